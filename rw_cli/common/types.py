@@ -1,0 +1,145 @@
+"""SQL data types and their one mapping to Arrow and DuckDB.
+
+Every layer names types through `DataType`; this module is the only place that knows how a
+RisingWave type is represented in Arrow (chunks, state) and in DuckDB (batch queries and
+expression evaluation).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+# Numeric is arbitrary precision in PostgreSQL; RisingWave uses 28 significant digits.
+# We store it as decimal128(38, 10) unless a narrower scale is known.
+NUMERIC_PRECISION = 38
+NUMERIC_SCALE = 10
+
+
+@dataclass(frozen=True)
+class DataType:
+    """A RisingWave/PostgreSQL type, named as `DESCRIBE` prints it."""
+
+    name: str
+    scale: int | None = None  # numeric only: the decimal scale of the Arrow representation
+
+    def __str__(self) -> str:
+        return self.name
+
+    # -- Arrow ---------------------------------------------------------------------------
+    def arrow(self) -> pa.DataType:
+        if self.name == "numeric":
+            return pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE if self.scale is None else self.scale)
+        return _TO_ARROW[self.name]
+
+    def duckdb(self) -> str:
+        if self.name == "numeric":
+            return f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE if self.scale is None else self.scale})"
+        return _TO_DUCKDB[self.name]
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.name in ("smallint", "integer", "bigint", "real", "double precision", "numeric")
+
+    @property
+    def is_integer(self) -> bool:
+        return self.name in ("smallint", "integer", "bigint")
+
+    @staticmethod
+    def from_arrow(t: pa.DataType) -> "DataType":
+        if pa.types.is_decimal(t):
+            return DataType("numeric", t.scale)
+        if pa.types.is_timestamp(t):
+            return TIMESTAMPTZ if t.tz else TIMESTAMP
+        if pa.types.is_large_string(t) or pa.types.is_string(t) or pa.types.is_string_view(t):
+            return VARCHAR
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            return BYTEA
+        if pa.types.is_time(t):
+            return TIME
+        if pa.types.is_null(t):
+            return VARCHAR
+        for name, at in _TO_ARROW.items():
+            if at == t:
+                return DataType(name)
+        raise TypeError(f"no SQL type for Arrow type {t}")
+
+    @staticmethod
+    def from_sql(text: str) -> "DataType":
+        """Parse a type name as written in SQL (`int4`, `double precision`, `varchar(10)`)."""
+        key = " ".join(text.lower().replace('"', "").split())
+        base = key.split("(")[0].strip()
+        if base in _ALIASES:
+            return DataType(_ALIASES[base])
+        raise KeyError(text)
+
+
+BOOLEAN = DataType("boolean")
+SMALLINT = DataType("smallint")
+INTEGER = DataType("integer")
+BIGINT = DataType("bigint")
+REAL = DataType("real")
+DOUBLE = DataType("double precision")
+NUMERIC = DataType("numeric")
+VARCHAR = DataType("character varying")
+BYTEA = DataType("bytea")
+DATE = DataType("date")
+TIME = DataType("time without time zone")
+TIMESTAMP = DataType("timestamp without time zone")
+TIMESTAMPTZ = DataType("timestamp with time zone")
+INTERVAL = DataType("interval")
+JSONB = DataType("jsonb")
+
+_TO_ARROW: dict[str, pa.DataType] = {
+    "boolean": pa.bool_(),
+    "smallint": pa.int16(),
+    "integer": pa.int32(),
+    "bigint": pa.int64(),
+    "real": pa.float32(),
+    "double precision": pa.float64(),
+    "character varying": pa.string(),
+    "bytea": pa.binary(),
+    "date": pa.date32(),
+    "time without time zone": pa.time64("us"),
+    "timestamp without time zone": pa.timestamp("us"),
+    "timestamp with time zone": pa.timestamp("us", tz="UTC"),
+    "interval": pa.month_day_nano_interval(),
+    "jsonb": pa.string(),
+}
+
+_TO_DUCKDB: dict[str, str] = {
+    "boolean": "BOOLEAN",
+    "smallint": "SMALLINT",
+    "integer": "INTEGER",
+    "bigint": "BIGINT",
+    "real": "REAL",
+    "double precision": "DOUBLE",
+    "character varying": "VARCHAR",
+    "bytea": "BLOB",
+    "date": "DATE",
+    "time without time zone": "TIME",
+    "timestamp without time zone": "TIMESTAMP",
+    "timestamp with time zone": "TIMESTAMPTZ",
+    "interval": "INTERVAL",
+    "jsonb": "JSON",
+}
+
+_ALIASES: dict[str, str] = {
+    "boolean": "boolean", "bool": "boolean",
+    "smallint": "smallint", "int2": "smallint",
+    "int": "integer", "integer": "integer", "int4": "integer",
+    "bigint": "bigint", "int8": "bigint",
+    "real": "real", "float4": "real",
+    "double precision": "double precision", "float8": "double precision", "double": "double precision",
+    "float": "double precision",
+    "numeric": "numeric", "decimal": "numeric",
+    "varchar": "character varying", "character varying": "character varying", "text": "character varying",
+    "string": "character varying", "char": "character varying", "character": "character varying",
+    "bytea": "bytea",
+    "date": "date",
+    "time": "time without time zone", "time without time zone": "time without time zone",
+    "timestamp": "timestamp without time zone", "timestamp without time zone": "timestamp without time zone",
+    "timestamptz": "timestamp with time zone", "timestamp with time zone": "timestamp with time zone",
+    "interval": "interval",
+    "jsonb": "jsonb",
+}

@@ -1,0 +1,56 @@
+"""Errors carry data (kind, message, position, hint); only the CLI renders them."""
+from __future__ import annotations
+
+
+class RwError(Exception):
+    """Base of every error a user can see.
+
+    `position` is a 0-based character offset into the SQL text given to `Session.execute`
+    (the whole text, also when it holds several statements), or None.
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, *, position: int | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.position = position
+        self.hint = hint
+
+
+class SqlSyntaxError(RwError):
+    kind = "syntax"
+
+
+class BindError(RwError):
+    """Unknown table or column, type mismatch, wrong number of values, duplicate names."""
+
+    kind = "bind"
+
+
+class NotSupported(RwError):
+    kind = "not_supported"
+
+    def __init__(self, what: str, *, position: int | None = None, hint: str | None = None):
+        super().__init__(f"not supported: {what}", position=position,
+                         hint=hint or "this feature is not implemented in rw yet")
+
+
+class CatalogError(RwError):
+    kind = "catalog"
+
+
+class ExecutionError(RwError):
+    """A runtime failure of a statement (division by zero, overflow, cast failure...)."""
+
+    kind = "execution"
+
+
+class LockedError(RwError):
+    kind = "locked"
+
+
+class StorageError(RwError):
+    """The store could not read or write (unreachable endpoint, corrupted object)."""
+
+    kind = "storage"
