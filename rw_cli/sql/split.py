@@ -1,0 +1,182 @@
+"""Lexical statement splitting and the shell's "submit now?" rule.
+
+Pure functions over text, no parser: a small scanner that knows PostgreSQL's quoting
+(`'...'`, `E'...'` with backslash escapes, `"..."`, `$$...$$` / `$tag$...$tag$`), comments
+(`--` to end of line, nested `/* */`) and bracket depth. A `;` splits statements only
+outside all of those, as psql does.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_DOLLAR_TAG = re.compile(r"\$([A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$")
+_IDENT_CHAR = re.compile(r"[A-Za-z0-9_$\u0080-\uffff]")
+
+_OPENERS = {"(": ")", "[": "]"}
+_CLOSERS = {")", "]"}
+
+
+@dataclass
+class _Scan:
+    """The outcome of scanning a text: statement spans and the state at the end."""
+
+    spans: list[tuple[int, int]] = field(default_factory=list)  # [start, end) of each statement
+    open: str | None = None  # the construct still open at the end: "'", '"', "$tag$", "/*", "(", "["
+    ends_with_semicolon: bool = False  # the last significant token is a top-level `;`
+
+
+def _scan(text: str) -> _Scan:
+    out = _Scan()
+    n = len(text)
+    i = 0
+    stack: list[str] = []  # open brackets
+    start: int | None = None  # first significant char of the current statement
+    last_end = 0  # end of the last significant token of the current statement
+    ends_semi = False
+
+    def mark(begin: int, end: int) -> None:
+        nonlocal start, last_end, ends_semi
+        if start is None:
+            start = begin
+        last_end = end
+        ends_semi = False
+
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+            continue
+        nxt = text[i + 1] if i + 1 < n else ""
+        # -- line comment
+        if c == "-" and nxt == "-":
+            j = text.find("\n", i)
+            i = n if j < 0 else j + 1
+            continue
+        # /* nested block comment */
+        if c == "/" and nxt == "*":
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            if depth:
+                out.open = "/*"
+                i = n
+                break
+            i = j
+            continue
+        # 'string', E'string' with backslash escapes
+        if c == "'" or (c in "eE" and nxt == "'" and not (i > 0 and _IDENT_CHAR.match(text[i - 1]))):
+            escapes = c != "'"
+            j = i + (2 if escapes else 1)
+            closed = False
+            while j < n:
+                ch = text[j]
+                if escapes and ch == "\\":
+                    j += 2
+                    continue
+                if ch == "'":
+                    if j + 1 < n and text[j + 1] == "'":
+                        j += 2
+                        continue
+                    closed = True
+                    j += 1
+                    break
+                j += 1
+            mark(i, min(j, n))
+            if not closed:
+                out.open = "'"
+                i = n
+                break
+            i = j
+            continue
+        # "quoted identifier"
+        if c == '"':
+            j = i + 1
+            closed = False
+            while j < n:
+                if text[j] == '"':
+                    if j + 1 < n and text[j + 1] == '"':
+                        j += 2
+                        continue
+                    closed = True
+                    j += 1
+                    break
+                j += 1
+            mark(i, j)
+            if not closed:
+                out.open = '"'
+                i = n
+                break
+            i = j
+            continue
+        # $tag$ dollar quoted string $tag$
+        if c == "$" and not (i > 0 and _IDENT_CHAR.match(text[i - 1])):
+            m = _DOLLAR_TAG.match(text, i)
+            if m:
+                tag = m.group(0)
+                j = text.find(tag, m.end())
+                if j < 0:
+                    mark(i, n)
+                    out.open = tag
+                    i = n
+                    break
+                mark(i, j + len(tag))
+                i = j + len(tag)
+                continue
+        if c in _OPENERS:
+            stack.append(c)
+        elif c in _CLOSERS:
+            if stack and _OPENERS[stack[-1]] == c:
+                stack.pop()
+        elif c == ";" and not stack:
+            if start is not None:
+                out.spans.append((start, last_end))
+            start = None
+            ends_semi = True
+            i += 1
+            continue
+        # an ordinary token character (identifiers and numbers are scanned as a run)
+        j = i + 1
+        if _IDENT_CHAR.match(c):
+            while j < n and _IDENT_CHAR.match(text[j]):
+                j += 1
+        mark(i, j)
+        i = j
+
+    if start is not None:
+        out.spans.append((start, last_end))
+    if out.open is None and stack:
+        out.open = stack[-1]
+    out.ends_with_semicolon = ends_semi and out.open is None
+    return out
+
+
+def split_statements(text: str) -> list[tuple[str, int]]:
+    """Each statement's text (without the trailing `;` and surrounding whitespace or
+    comments) and its 0-based start offset in `text`. Empty statements are dropped."""
+    return [(text[s:e], s) for s, e in _scan(text).spans]
+
+
+def _is_meta_command(text: str) -> bool:
+    return text.lstrip().startswith("\\")
+
+
+def is_complete(text: str) -> bool:
+    """The shell's submit rule: empty input, a backslash meta command (`\\q`, `\\d t`), or
+    text ending with a `;` outside quotes, comments and brackets."""
+    if not text.strip() or _is_meta_command(text):
+        return True
+    return _scan(text).ends_with_semicolon
+
+
+def why_incomplete(text: str) -> str | None:
+    """The construct left open at the end of `text` (`'`, `"`, `$$` or `$tag$`, `/*`,
+    `(` or `[`), for the continuation prompt; None when nothing is open."""
+    if not text.strip() or _is_meta_command(text):
+        return None
+    return _scan(text).open
