@@ -1,0 +1,190 @@
+"""Values as PostgreSQL / RisingWave print them in text form (psql, sqllogictest).
+
+`format_column` turns one Arrow column into a list of strings (None for NULL), using
+pyarrow.compute casts where Arrow's text form is already right and a per-value function
+where it is not (floats, intervals, bytea).
+"""
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rw_cli.common.types import DataType
+
+_STRIP_FRACTION_ZEROS = (r"(\.\d*?)0+$", r"\1")
+_STRIP_DANGLING_POINT = (r"\.$", "")
+
+
+def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | None]:
+    """One column as PostgreSQL text, NULL as None."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if pa.types.is_null(col.type):
+        return [None] * len(col)
+    name = t.name
+    if name == "boolean":
+        return pc.if_else(col, "t", "f").to_pylist()
+    if name in ("smallint", "integer", "bigint"):
+        return pc.cast(col, pa.string()).to_pylist()
+    if name == "double precision":
+        return _per_value(col, format_float8)
+    if name == "real":
+        return _per_value(col, format_float4)
+    if name == "numeric":
+        return _format_numeric(col, t.scale)
+    if name in ("character varying", "jsonb"):
+        return pc.cast(col, pa.string()).to_pylist() if not pa.types.is_string(col.type) else col.to_pylist()
+    if name == "date":
+        return pc.cast(col, pa.string()).to_pylist()
+    if name == "time without time zone":
+        return _strip_fraction(pc.cast(col, pa.string())).to_pylist()
+    if name == "timestamp without time zone":
+        return _strip_fraction(pc.cast(_naive(col), pa.string())).to_pylist()
+    if name == "timestamp with time zone":
+        text = _strip_fraction(pc.cast(_naive(col), pa.string()))
+        return pc.binary_join_element_wise(text, "+00:00", "").to_pylist()
+    if name == "interval":
+        return _per_value(col, format_interval)
+    if name == "bytea":
+        return _per_value(col, format_bytea)
+    return _per_value(col, str)
+
+
+def format_value_slt(text: str | None) -> str:
+    """A value as sqllogictest writes it: NULL, (empty) for the empty string."""
+    if text is None:
+        return "NULL"
+    if text == "":
+        return "(empty)"
+    return text
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+def _per_value(col: pa.Array, fn: Callable) -> list[str | None]:
+    return [None if v is None else fn(v) for v in col.to_pylist()]
+
+
+def _strip_fraction(text: pa.Array) -> pa.Array:
+    text = pc.replace_substring_regex(text, *_STRIP_FRACTION_ZEROS)
+    return pc.replace_substring_regex(text, *_STRIP_DANGLING_POINT)
+
+
+def _naive(col: pa.Array) -> pa.Array:
+    """Timestamps as UTC wall-clock time without a zone (Arrow appends 'Z' otherwise)."""
+    if pa.types.is_timestamp(col.type) and col.type.tz is not None:
+        return col.cast(pa.timestamp(col.type.unit))
+    return col
+
+
+def _format_numeric(col: pa.Array, scale: int | None) -> list[str | None]:
+    if not pa.types.is_decimal(col.type):  # e.g. an engine handed back float64
+        vals = [None if v is None else Decimal(str(v)) for v in col.to_pylist()]
+        return [None if v is None else format_numeric(v, scale) for v in vals]
+    # Arrow's own decimal-to-string switches to scientific notation ('0E-10'), so format
+    # with Python's Decimal.
+    return _per_value(col, lambda d: format_numeric(d, scale))
+
+
+def format_numeric(d: Decimal, scale: int | None = None) -> str:
+    """A decimal with exactly `scale` fraction digits, or normalized when scale is None."""
+    if d.is_nan():
+        return "NaN"
+    if d.is_infinite():
+        return "Infinity" if d > 0 else "-Infinity"
+    if d == 0:
+        d = abs(d)
+    if scale is not None:
+        d = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        return f"{d:f}"
+    if d == 0:
+        return "0"
+    return f"{d.normalize():f}"
+
+
+def _shortest(v: float, single: bool) -> tuple[str, int]:
+    """The shortest round-trip digits of v (no sign, no trailing zeros) and the decimal
+    exponent of the first digit."""
+    if single:
+        import numpy as np
+
+        text = np.format_float_scientific(np.float32(v), unique=True, trim="-")
+    else:
+        text = repr(abs(v))
+    sign, digits, exp = Decimal(text).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    first_exp = exp + len(digits) - 1
+    return ds, first_exp
+
+
+def _format_float(v: float, single: bool) -> str:
+    # RisingWave prints floats with ryu, drops a trailing '.0' and writes the exponent
+    # with a sign and at least two digits (1e+20, 1.5e-07).
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, v) < 0 else ""
+    if v == 0:
+        return sign + "0"
+    digits, e = _shortest(v, single)
+    lo, hi = (-6, 12) if single else (-5, 15)
+    if lo <= e <= hi:
+        if e < 0:
+            body = "0." + "0" * (-e - 1) + digits
+        elif len(digits) <= e + 1:
+            body = digits + "0" * (e + 1 - len(digits))
+        else:
+            body = digits[: e + 1] + "." + digits[e + 1:]
+    else:
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        body = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    return sign + body
+
+
+def format_float8(v: float) -> str:
+    return _format_float(float(v), single=False)
+
+
+def format_float4(v: float) -> str:
+    return _format_float(float(v), single=True)
+
+
+def format_bytea(b: bytes) -> str:
+    return "\\x" + bytes(b).hex()
+
+
+def format_interval(v) -> str:
+    """PostgreSQL's interval output (IntervalStyle postgres): `1 year 2 mons 3 days 04:05:06.5`,
+    `-1 years -1 mons -1 days +04:05:06`, `00:00:00`."""
+    if isinstance(v, pa.MonthDayNano) or hasattr(v, "months"):
+        months, days, nanos = v.months, v.days, v.nanoseconds
+    else:  # a datetime.timedelta
+        months, days, nanos = 0, v.days, (v.seconds * 1_000_000 + v.microseconds) * 1000
+    micros = nanos // 1000 if nanos >= 0 else -(-nanos // 1000)
+    years = abs(months) // 12 * (1 if months >= 0 else -1)
+    mons = months - years * 12
+    parts: list[str] = []
+    is_zero, is_before = True, False
+    for value, unit in ((years, "year"), (mons, "mon"), (days, "day")):
+        if value == 0:
+            continue
+        plus = "+" if is_before and value > 0 else ""
+        parts.append(f"{plus}{value} {unit}{'' if value == 1 else 's'}")
+        is_before = value < 0
+        is_zero = False
+    if is_zero or micros != 0:
+        minus = micros < 0
+        m = abs(micros)
+        hours, rem = divmod(m, 3_600_000_000)
+        mins, rem = divmod(rem, 60_000_000)
+        secs, frac = divmod(rem, 1_000_000)
+        text = f"{'-' if minus else ('+' if is_before else '')}{hours:02d}:{mins:02d}:{secs:02d}"
+        if frac:
+            text += "." + f"{frac:06d}".rstrip("0")
+        parts.append(text)
+    return " ".join(parts)
