@@ -1,0 +1,273 @@
+import io
+import textwrap
+
+import pytest
+
+from _fake_session import FakeSession, factory
+from rw_cli.slt.runner import compare, expand_paths, run_files
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return str(path)
+
+
+def run(paths, keep_going=False, data_dir=None):
+    out = io.StringIO()
+    FakeSession.instances.clear()
+    rc = run_files(paths if isinstance(paths, list) else [paths], keep_going=keep_going,
+                   data_dir=data_dir, engine="embedded", out=out, session_factory=factory)
+    return rc, out.getvalue()
+
+
+GOOD = """
+    statement ok
+    create table t (v int, s varchar);
+
+    statement ok
+    insert into t values (2, 'b'), (1, NULL), (3, '');
+
+    query IT rowsort
+    select v, s from t;
+    ----
+    1 NULL
+    2 b
+    3 (empty)
+
+    query I
+    select v from t order by v desc;
+    ----
+    3
+    2
+    1
+
+    query I valuesort
+    select v from t;
+    ----
+    1 2 3
+
+    statement error does not exist
+    select * from nope;
+
+    query error
+    select * from nope;
+
+    statement error
+    select * from nope2;
+    ----
+    db error: ERROR: Failed to run the query
+
+    Caused by:
+      whatever
+
+
+    query T
+    select 'a   b';
+    ----
+    a b
+
+    statement ok
+    flush;
+"""
+
+
+def test_passing_file(tmp_path):
+    path = write(tmp_path, "good.slt", GOOD)
+    rc, out = run(path)
+    assert rc == 0, out
+    assert out == f"ok {path}\n10 passed, 0 failed\n"
+    (s,) = FakeSession.instances
+    assert s.closed and s.data_dir.startswith("/")
+
+
+BAD = """
+    statement ok
+    create table t (v int);
+
+    statement ok
+    insert into t values (1);
+
+    query I
+    select v from t;
+    ----
+    2
+
+    statement error
+    select 1;
+
+    statement ok
+    select * from missing;
+
+    statement error some other message
+    select * from missing;
+
+    query I
+    select 5;
+    ----
+    5
+"""
+
+
+def test_failures_stop_file_without_keep_going(tmp_path):
+    path = write(tmp_path, "bad.slt", BAD)
+    rc, out = run(path)
+    assert rc == 1
+    assert f"{path}:7: query result mismatch\n[SQL]\nselect v from t;\n[Expected]\n2\n[Actual]\n1\n" in out
+    assert out.endswith(f"FAIL {path} (2 passed, 1 failed)\n2 passed, 1 failed\n")
+
+
+def test_keep_going_counts_everything(tmp_path):
+    path = write(tmp_path, "bad.slt", BAD)
+    rc, out = run(path, keep_going=True)
+    assert rc == 1
+    assert f"{path}:12: statement succeeded, but an error was expected" in out
+    assert f"{path}:15: statement failed\n[SQL]\nselect * from missing;\nERROR:  " in out
+    assert f"{path}:18: error did not match" in out
+    assert out.endswith("3 passed, 4 failed\n")
+
+
+def test_include_relative_glob_and_absolute(tmp_path):
+    write(tmp_path, "parts/a.slt.part", """
+        statement ok
+        create table a (v int);
+    """)
+    write(tmp_path, "parts/b.slt.part", """
+        statement ok
+        insert into a values (1);
+    """)
+    main = write(tmp_path, "main.slt", f"""
+        include ./parts/*.slt.part
+
+        query I
+        select count(*) from a;
+        ----
+        1
+
+        include {tmp_path}/parts/b.slt.part
+
+        query I
+        select count(*) from a;
+        ----
+        2
+    """)
+    rc, out = run(main)
+    assert rc == 0, out
+    assert out.endswith("5 passed, 0 failed\n")
+
+
+def test_missing_include_fails(tmp_path):
+    main = write(tmp_path, "main.slt", "include ./nothing.slt\n")
+    rc, out = run(main)
+    assert rc == 1 and "include matched no file" in out
+
+
+def test_skipif_onlyif_halt_and_control(tmp_path):
+    path = write(tmp_path, "x.slt", """
+        skipif risingwave
+        statement ok
+        this is not sql;
+
+        onlyif postgres
+        statement ok
+        neither is this;
+
+        onlyif risingwave
+        statement ok
+        create table t (v int);
+
+        statement ok
+        insert into t values (2), (1);
+
+        control sortmode rowsort
+
+        query I
+        select v from t;
+        ----
+        1
+        2
+
+        sleep 10ms
+        hash-threshold 8
+
+        halt
+
+        statement ok
+        this would fail;
+    """)
+    rc, out = run(path)
+    assert rc == 0, out
+    assert out.endswith("3 passed, 0 failed\n")
+
+
+def test_each_file_gets_its_own_session(tmp_path):
+    a = write(tmp_path, "d/a.slt", "statement ok\ncreate table t (v int);\n")
+    b = write(tmp_path, "d/sub/b.slt", "statement ok\ncreate table t (v int);\n")
+    write(tmp_path, "d/c.slt.part", "statement ok\nbroken;\n")
+    rc, out = run(str(tmp_path / "d"))
+    assert rc == 0, out
+    assert out == f"ok {a}\nok {b}\n2 passed, 0 failed\n"
+    assert len(FakeSession.instances) == 2
+    assert all(s.closed for s in FakeSession.instances)
+    assert FakeSession.instances[0].data_dir != FakeSession.instances[1].data_dir
+
+
+def test_explicit_data_dir(tmp_path):
+    a = write(tmp_path, "a.slt", "statement ok\nselect 1;\n")
+    rc, out = run(a, data_dir=str(tmp_path / "dd"))
+    assert rc == 0 and FakeSession.instances[0].data_dir == str(tmp_path / "dd")
+
+
+def test_missing_path(tmp_path):
+    rc, out = run(str(tmp_path / "nope.slt"))
+    assert rc == 1 and "no such file" in out and out.endswith("0 passed, 1 failed\n")
+
+
+def test_glob_paths(tmp_path):
+    a = write(tmp_path, "a.slt", "statement ok\nselect 1;\n")
+    b = write(tmp_path, "b.slt", "statement ok\nselect 1;\n")
+    files, missing = expand_paths([str(tmp_path / "*.slt")])
+    assert files == [a, b] and missing == []
+
+
+def test_session_open_failure(tmp_path):
+    from rw_cli.errors import LockedError
+
+    def locked(data_dir, engine):
+        raise LockedError(f"data directory {data_dir} is locked by process 1")
+
+    a = write(tmp_path, "a.slt", "statement ok\nselect 1;\n")
+    out = io.StringIO()
+    rc = run_files([a], keep_going=True, data_dir="/d", engine="embedded", out=out, session_factory=locked)
+    assert rc == 1 and "ERROR:  data directory /d is locked by process 1" in out.getvalue()
+
+
+def test_retry(tmp_path):
+    calls = []
+
+    class Flaky(FakeSession):
+        def execute(self, sql):
+            calls.append(sql)
+            if len(calls) < 3:
+                from rw_cli.errors import RwError
+                raise RwError("not yet")
+            return super().execute(sql)
+
+    a = write(tmp_path, "a.slt", "query I retry 5 backoff 1ms\nselect 1;\n----\n1\n")
+    out = io.StringIO()
+    rc = run_files([a], data_dir=str(tmp_path), engine="embedded", out=out,
+                   session_factory=lambda d, e: Flaky(d, e))
+    assert rc == 0 and len(calls) == 3
+
+
+@pytest.mark.parametrize("actual,expected,mode,ok", [
+    (["1 a", "2 b"], ["2 b", "1 a"], "rowsort", True),
+    (["1 a", "2 b"], ["2 b", "1 a"], "nosort", False),
+    (["1  a"], [" 1 a "], "nosort", True),
+    (["1 2", "3 4"], ["4 3", "2 1"], "valuesort", True),
+    ([], [], "nosort", True),
+    (["1"], [], "nosort", False),
+])
+def test_compare(actual, expected, mode, ok):
+    assert compare(actual, expected, mode) is ok
