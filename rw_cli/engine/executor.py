@@ -1,0 +1,33 @@
+"""The executor contract shared by every stream operator.
+
+An executor has static info (output types, stream key, identity) and reacts to messages:
+chunks (`on_chunk`) and barriers (`on_barrier`). Executors with state write it to their
+state tables and commit them with the barrier's `prev` epoch. They do not know which
+runtime drives them, nor anything of SQL parsing.
+"""
+from __future__ import annotations
+
+from rw_cli.common.types import DataType
+from rw_cli.engine.chunk import StreamChunk, arrow_schema
+from rw_cli.meta.epoch import EpochPair
+
+
+class Executor:
+    identity = "Executor"
+
+    def __init__(self, types: list[DataType], stream_key: list[int]):
+        self.types = types
+        self.stream_key = stream_key
+        self.schema = arrow_schema(types)
+
+    def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
+        raise NotImplementedError
+
+    def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
+        return []
+
+    def conform(self, chunk: StreamChunk) -> StreamChunk:
+        """Cast a chunk to this executor's output schema (DuckDB may widen types)."""
+        if chunk.data.schema.equals(self.schema):
+            return chunk
+        return StreamChunk(chunk.data.rename_columns(self.schema.names).cast(self.schema), chunk.ops)

@@ -1,0 +1,31 @@
+"""FilterExecutor: keeps rows whose predicate is true.
+
+An update pair whose halves fall on different sides of the predicate becomes a plain delete
+or insert, so every update pair that leaves the filter is whole.
+"""
+from __future__ import annotations
+
+
+
+from rw_cli.common.types import DataType
+from rw_cli.engine import duck
+from rw_cli.engine.chunk import StreamChunk
+from rw_cli.engine.executor import Executor
+
+
+class FilterExecutor(Executor):
+    identity = "StreamFilter"
+
+    def __init__(self, predicate: str, types: list[DataType], stream_key: list[int]):
+        super().__init__(types, stream_key)
+        self.predicate = predicate
+
+    def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
+        if len(chunk) == 0:
+            return []
+        mask = duck.filter_mask(chunk.data, self.predicate).to_numpy(zero_copy_only=False).astype(bool)
+        if not mask.any():
+            return []
+        return [chunk.filter(mask).compact_ops()] if not mask.all() else [chunk]
+
+

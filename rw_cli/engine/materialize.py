@@ -1,0 +1,58 @@
+"""MaterializeExecutor: writes the stream into a table's or MV's state table and forwards it.
+
+For tables with a user-declared primary key it also resolves conflicts as RisingWave does by
+default (`ON CONFLICT OVERWRITE`): an insert whose key exists replaces the old row and is
+forwarded as an update pair.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.common.types import DataType
+from rw_cli.engine import duck
+from rw_cli.engine.chunk import INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, to_schema
+from rw_cli.engine.executor import Executor
+from rw_cli.meta.epoch import EpochPair
+
+
+class MaterializeExecutor(Executor):
+    identity = "StreamMaterialize"
+
+    def __init__(self, types: list[DataType], pk: list[int], state_table, overwrite_on_conflict: bool = False):
+        super().__init__(types, pk)
+        self.table = state_table
+        self.overwrite = overwrite_on_conflict
+
+    def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
+        if len(chunk) == 0:
+            return []
+        chunk = self.conform(chunk)
+        if self.overwrite and chunk.is_insert().all():
+            chunk = self._resolve_conflicts(chunk)
+        if len(chunk):
+            self.table.write_chunk(to_schema(chunk.data, self.table.schema), chunk.ops)
+        return [chunk] if len(chunk) else []
+
+    def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
+        self.table.commit(epoch.prev)
+        return []
+
+    def _resolve_conflicts(self, chunk: StreamChunk) -> StreamChunk:
+        """Keep the last insert per key; turn inserts over existing keys into update pairs."""
+        data = chunk.data
+        keys = ", ".join(f"_{k}" for k in self.stream_key)
+        pos = data.append_column("__pos", pa.array(np.arange(data.num_rows)))
+        last = duck.query(f"SELECT max(__pos) AS p FROM t GROUP BY {keys} ORDER BY p", {"t": pos})
+        data = data.take(last.column("p"))
+        old, found = self.table.get_rows([data.column(k) for k in self.stream_key])
+        if not found.any():
+            return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))
+        old = pa.Table.from_batches([old]) if isinstance(old, pa.RecordBatch) else old
+        old = old.rename_columns(data.column_names).cast(data.schema)
+        idx_old = np.where(found)[0]
+        rows = pa.concat_tables([old.take(pa.array(idx_old)), data])
+        order = np.concatenate([idx_old * 2, np.arange(data.num_rows) * 2 + 1])
+        ops = np.concatenate([np.full(len(idx_old), UPDATE_DELETE), np.where(found, UPDATE_INSERT, INSERT)])
+        perm = np.argsort(order, kind="stable")
+        return StreamChunk(rows.take(pa.array(perm)), ops[perm].astype(np.int8))

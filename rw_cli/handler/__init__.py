@@ -1,0 +1,52 @@
+"""Statement handlers, one module per kind of statement; `dispatch` routes a parsed tree."""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rw_cli.errors import NotSupported
+from rw_cli.result import Result
+from rw_cli.sql.dialect import Explain, Flush, Show
+
+
+def dispatch(session, tree: exp.Expression, sql: str) -> Result:
+    from rw_cli.handler import create_mv, create_table, dml, drop, query, utility
+
+    if isinstance(tree, Explain):
+        return utility.handle_explain(session, tree)
+    if isinstance(tree, Flush):
+        session.barrier()
+        return Result("FLUSH")
+    if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
+            (isinstance(tree, exp.Subquery)):
+        return query.handle_query(session, tree)
+    if isinstance(tree, exp.Create):
+        kind = (tree.args.get("kind") or "").upper()
+        if kind == "TABLE":
+            return create_table.handle(session, tree)
+        if kind == "VIEW" and _is_materialized(tree):
+            return create_mv.handle(session, tree, sql)
+        raise NotSupported(f"CREATE {kind}")
+    if isinstance(tree, exp.Drop):
+        return drop.handle(session, tree)
+    if isinstance(tree, exp.Insert):
+        return dml.handle_insert(session, tree)
+    if isinstance(tree, exp.Delete):
+        return dml.handle_delete(session, tree)
+    if isinstance(tree, exp.Update):
+        return dml.handle_update(session, tree)
+    if isinstance(tree, exp.Set):
+        return utility.handle_set(session, tree)
+    if isinstance(tree, Show):
+        return utility.handle_show(session, tree)
+    if isinstance(tree, exp.Describe):
+        return utility.handle_describe(session, tree)
+    if isinstance(tree, (exp.Transaction, exp.Commit, exp.Rollback)):
+        return utility.handle_transaction(session, tree)
+    raise NotSupported(f"statement {type(tree).__name__.upper()}")
+
+
+def _is_materialized(tree: exp.Create) -> bool:
+    props = tree.args.get("properties")
+    if props is None:
+        return False
+    return any(isinstance(p, exp.MaterializedProperty) for p in props.expressions)

@@ -1,0 +1,85 @@
+"""CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [(aliases)] AS SELECT ...
+
+The view's job is built, filled from a snapshot of its upstreams (backfill), then connected
+to their change streams; a barrier commits it together with the catalog.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rw_cli.errors import BindError, RwError
+from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
+from rw_cli.result import Result
+
+
+def mv_target(tree: exp.Create) -> tuple[str, list[str] | None]:
+    target = tree.this
+    if isinstance(target, exp.Schema):
+        return target.this.name, [e.name for e in target.expressions]
+    return target.name, None
+
+
+def plan(session, tree: exp.Create):
+    from rw_cli.sql.planner import StreamPlanner
+
+    name, aliases = mv_target(tree)
+    query = tree.expression
+    if query is None:
+        raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
+    return StreamPlanner(session.catalog).plan_mv(query, name, aliases)
+
+
+def build_job(session, root, rel: RelationCatalog, table_ids=None):
+    from rw_cli.sql.stream_builder import StreamBuilder
+
+    if table_ids is None:
+        def alloc():
+            i = session.catalog.alloc_id()
+            rel.state_table_ids.append(i)
+            return i
+    else:
+        it = iter(table_ids)
+
+        def alloc():
+            return next(it)
+    return StreamBuilder(session.store, alloc).build(root, rel)
+
+
+def handle(session, tree: exp.Create, sql: str) -> Result:
+    name, _ = mv_target(tree)
+    if session.catalog.get(name) is not None:
+        if tree.args.get("exists"):
+            return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])
+        raise BindError(f'relation "{name}" already exists')
+    root, upstreams = plan(session, tree)
+    if session.dirty:
+        session.barrier()  # the snapshot below must be what upstream has emitted so far
+    columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
+    rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
+                          definition=sql, dependencies=[u.id for u in upstreams])
+    job = build_job(session, root, rel)
+    session.catalog.add(rel)
+    session.runtime.add_job(job)
+    try:
+        backfill(session, job)
+    except RwError:
+        session.runtime.drop_job(rel.id)
+        session.catalog.remove(rel.id)
+        raise
+    session.runtime.connect(job)
+    session.barrier()
+    return Result("CREATE_MATERIALIZED_VIEW")
+
+
+def backfill(session, job) -> None:
+    from rw_cli.engine.chunk import StreamChunk
+    from rw_cli.sql.stream_builder import relation_state_table
+
+    for upstream_id, node in job.scans:
+        upstream = session.catalog.relations[upstream_id]
+        snapshot = relation_state_table(session.store, upstream).scan()
+        for batch in snapshot.to_batches(max_chunksize=65536):
+            if batch.num_rows:
+                import pyarrow as pa
+
+                session.runtime.push_to(job, node, StreamChunk.inserts(pa.Table.from_batches([batch])))

@@ -1,0 +1,22 @@
+"""Rebuild every stream job from the committed catalog when a session opens."""
+from __future__ import annotations
+
+from rw_cli.meta.catalog import TABLE
+
+
+def recover(session) -> None:
+    from rw_cli.handler import create_mv
+    from rw_cli.handler.dml import RowIdGenerator
+    from rw_cli.sql.dialect import parse_statement
+    from rw_cli.sql.stream_builder import table_job
+
+    session.row_ids = RowIdGenerator()
+    for rel in session.catalog.in_creation_order():
+        if rel.kind == TABLE:
+            session.runtime.add_job(table_job(session.store, rel))
+            continue
+        tree = parse_statement(rel.definition)
+        root, _ = create_mv.plan(session, tree)
+        job = create_mv.build_job(session, root, rel, table_ids=rel.state_table_ids)
+        session.runtime.add_job(job)
+        session.runtime.connect(job)

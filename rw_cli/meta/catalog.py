@@ -1,0 +1,113 @@
+"""The catalog: tables and materialized views, persisted with every committed epoch.
+
+The catalog is serialized to JSON and committed atomically with the store's version (the
+version's `extra` blob), so catalog and state can never disagree after a crash.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from rw_cli.common.types import DataType
+from rw_cli.errors import CatalogError
+
+TABLE = "table"
+MATERIALIZED_VIEW = "materialized view"
+ROW_ID = "_row_id"
+
+
+@dataclass
+class ColumnCatalog:
+    name: str
+    type: DataType
+    hidden: bool = False
+
+
+@dataclass
+class RelationCatalog:
+    """A table or a materialized view. `id` is also the storage table id of its rows."""
+
+    id: int
+    name: str
+    kind: str
+    columns: list[ColumnCatalog]
+    pk: list[int]
+    definition: str = ""
+    dependencies: list[int] = field(default_factory=list)
+    state_table_ids: list[int] = field(default_factory=list)
+    append_only: bool = False
+    user_pk: bool = False  # True when the pk was declared by the user (tables only)
+
+    @property
+    def visible_columns(self) -> list[ColumnCatalog]:
+        return [c for c in self.columns if not c.hidden]
+
+    def column_index(self, name: str) -> int:
+        for i, c in enumerate(self.columns):
+            if c.name == name:
+                return i
+        raise CatalogError(f'column "{name}" does not exist in "{self.name}"')
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["columns"] = [{"name": c.name, "type": c.type.name, "scale": c.type.scale, "hidden": c.hidden}
+                        for c in self.columns]
+        return d
+
+    @staticmethod
+    def from_json(d: dict) -> "RelationCatalog":
+        cols = [ColumnCatalog(c["name"], DataType(c["type"], c.get("scale")), c["hidden"]) for c in d["columns"]]
+        return RelationCatalog(**{**d, "columns": cols})
+
+
+@dataclass
+class Catalog:
+    relations: dict[int, RelationCatalog] = field(default_factory=dict)
+    next_id: int = 1
+    settings: dict[str, str] = field(default_factory=dict)
+
+    def alloc_id(self) -> int:
+        i = self.next_id
+        self.next_id += 1
+        return i
+
+    def get(self, name: str) -> RelationCatalog | None:
+        for r in self.relations.values():
+            if r.name == name:
+                return r
+        return None
+
+    def must_get(self, name: str, kind: str | None = None) -> RelationCatalog:
+        r = self.get(name)
+        if r is None or (kind is not None and r.kind != kind):
+            what = kind or "relation"
+            raise CatalogError(f'{what} "{name}" does not exist')
+        return r
+
+    def add(self, rel: RelationCatalog) -> None:
+        if self.get(rel.name) is not None:
+            raise CatalogError(f'relation "{rel.name}" already exists')
+        self.relations[rel.id] = rel
+
+    def remove(self, rel_id: int) -> None:
+        del self.relations[rel_id]
+
+    def dependents(self, rel_id: int) -> list[RelationCatalog]:
+        return [r for r in self.relations.values() if rel_id in r.dependencies]
+
+    def in_creation_order(self) -> list[RelationCatalog]:
+        return [self.relations[k] for k in sorted(self.relations)]
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({
+            "relations": [r.to_json() for r in self.in_creation_order()],
+            "next_id": self.next_id,
+        }).encode()
+
+    @staticmethod
+    def from_bytes(data: bytes) -> "Catalog":
+        if not data:
+            return Catalog()
+        d = json.loads(data)
+        rels = {r["id"]: RelationCatalog.from_json(r) for r in d["relations"]}
+        return Catalog(relations=rels, next_id=d["next_id"])

@@ -1,0 +1,52 @@
+"""The result of one statement: rows as an Arrow table, plus the command tag."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from rw_cli.common.types import DataType
+
+
+@dataclass
+class Result:
+    """What `Session.execute` returns.
+
+    `table` is None for statements that return no rows (DDL, DML without RETURNING);
+    `status` is PostgreSQL's command tag (`CREATE_TABLE`, `INSERT 0 3`, `SELECT 2`, `FLUSH`).
+    """
+
+    status: str
+    table: pa.Table | None = None
+    types: list[DataType] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def has_rows(self) -> bool:
+        return self.table is not None
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.table.column_names) if self.table is not None else []
+
+    @property
+    def rowcount(self) -> int:
+        return self.table.num_rows if self.table is not None else 0
+
+    def arrow(self) -> pa.Table:
+        return self.table if self.table is not None else pa.table({})
+
+    def fetchall(self) -> list[tuple]:
+        if self.table is None:
+            return []
+        cols = [c.to_pylist() for c in self.table.columns]
+        return list(zip(*cols)) if cols else []
+
+    def text_rows(self) -> list[list[str | None]]:
+        """Rows as PostgreSQL prints them (None for NULL), column by column, vectorized."""
+        from rw_cli.common.pg_text import format_column
+
+        if self.table is None:
+            return []
+        cols = [format_column(self.table.column(i), t) for i, t in enumerate(self.types)]
+        return [list(r) for r in zip(*cols)] if cols else [[] for _ in range(self.table.num_rows)]

@@ -1,0 +1,101 @@
+"""Session: `execute(sql) -> Result`, the one entry point for the CLI, the slt runner and tests.
+
+A session owns a data directory (locked), its store, the catalog and the stream runtime.
+On open it recovers: the catalog comes from the last committed version, every stream job is
+rebuilt, and executors load their state from the store lazily.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from rw_cli.meta.catalog import Catalog
+from rw_cli.meta.epoch import EpochPair, next_epoch
+from rw_cli.meta.lock import DataDirLock
+from rw_cli.result import Result
+
+
+class Session:
+    def __init__(self, data_dir: str | None = None, engine: str = "embedded"):
+        from rw_cli.engine.runtime import EmbeddedRuntime
+        from rw_cli.store.hummock import HummockStorage
+        from rw_cli.store.object_store import open_object_store
+
+        if engine != "embedded":
+            from rw_cli.errors import NotSupported
+
+            raise NotSupported(f"engine {engine}", hint="only the embedded engine is available so far")
+        self.data_dir = os.path.abspath(data_dir or os.environ.get("RW_DATA_DIR") or "rw-data")
+        self.lock = DataDirLock(self.data_dir)
+        try:
+            self.store = HummockStorage(open_object_store(os.path.join(self.data_dir, "store")))
+            self.catalog = Catalog.from_bytes(self.store.extra)
+            committed = self.store.committed_epoch
+            self.epoch = EpochPair(next_epoch(committed), committed)
+            self.runtime = EmbeddedRuntime()
+            self.settings: dict[str, str] = {}
+            self.dirty = False
+            from rw_cli.handler.recovery import recover
+
+            recover(self)
+        except BaseException:
+            self.lock.release()
+            raise
+        self.closed = False
+
+    # -- statements ---------------------------------------------------------------------------
+    def execute(self, sql: str) -> Result:
+        result = Result("EMPTY")
+        for result in self.execute_iter(sql):
+            pass
+        return result
+
+    def execute_iter(self, sql: str) -> Iterator[Result]:
+        from rw_cli.handler import dispatch
+        from rw_cli.sql.dialect import parse_statement
+        from rw_cli.sql.split import split_statements
+
+        for text, offset in split_statements(sql):
+            tree = parse_statement(text, offset)
+            yield dispatch(self, tree, text)
+
+    # -- epochs -------------------------------------------------------------------------------
+    @property
+    def implicit_flush(self) -> bool:
+        return self.settings.get("rw_implicit_flush", "false").lower() in ("true", "on", "1")
+
+    def barrier(self) -> None:
+        """Pass a barrier through every job and commit its epoch with the catalog."""
+        pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
+        self.runtime.barrier(pair)
+        self.store.commit_epoch(pair.prev, self.catalog.to_bytes())
+        self.epoch = pair
+        self.dirty = False
+
+    def after_write(self) -> None:
+        self.dirty = True
+        if self.implicit_flush:
+            self.barrier()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        if getattr(self, "closed", True):
+            return
+        try:
+            if self.dirty:
+                self.barrier()
+            self.store.close()
+        finally:
+            self.closed = True
+            self.lock.release()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def connect(data_dir: str | None = None, engine: str = "embedded") -> Session:
+    """The Python API: `rw_cli.connect(dir).execute(sql).arrow()`."""
+    return Session(data_dir, engine)

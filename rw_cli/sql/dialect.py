@@ -1,0 +1,111 @@
+"""rw's SQL dialect: sqlglot's RisingWave dialect plus the statements it leaves to `Command`.
+
+sqlglot turns what it does not know into `exp.Command` (or, for FLUSH, a column); we parse
+those statements into explicit expression nodes here and refuse every remaining `Command`,
+so nothing downstream ever plans one.
+"""
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.risingwave import RisingWave
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from rw_cli.errors import NotSupported, SqlSyntaxError
+
+
+class Flush(exp.Expression):
+    arg_types: dict = {}
+
+
+class Show(exp.Expression):
+    """SHOW TABLES | MATERIALIZED VIEWS | COLUMNS FROM x | <parameter>."""
+
+    arg_types = {"this": True, "target": False}
+
+
+class Explain(exp.Expression):
+    """EXPLAIN <statement>: the statement is parsed, planned and described, never run."""
+
+    arg_types = {"this": True}
+
+
+_EXPLAIN = re.compile(r"^(\s*explain\s+)", re.IGNORECASE)
+
+
+class RwDialect(RisingWave):
+    class Tokenizer(RisingWave.Tokenizer):
+        COMMANDS = RisingWave.Tokenizer.COMMANDS - {TokenType.SHOW}
+
+    class Parser(RisingWave.Parser):
+        STATEMENT_PARSERS = {
+            **RisingWave.Parser.STATEMENT_PARSERS,
+            TokenType.SHOW: lambda self: self._parse_rw_show(),
+        }
+
+        def _parse_rw_show(self) -> exp.Expression:
+            words = []
+            while self._curr and self._curr.token_type != TokenType.SEMICOLON:
+                words.append(self._curr.text)
+                self._advance()
+            text = " ".join(words)
+            low = text.lower()
+            m = re.fullmatch(r"columns\s+(?:from|in)\s+(\S+)", low)
+            if m:
+                return Show(this="COLUMNS", target=words[-1])
+            return Show(this=" ".join(low.split()).upper())
+
+
+_APPEND_ONLY = re.compile(r"\)\s*append\s+only\s*$", re.IGNORECASE)
+
+
+def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
+    """Parse one statement; errors carry the position in the caller's text (`offset` added)."""
+    if sql.strip().rstrip(";").strip().lower() == "flush":
+        return Flush()
+    m = _EXPLAIN.match(sql)
+    if m:
+        return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
+    append_only = False
+    text = sql
+    m = _APPEND_ONLY.search(text)
+    if m and text.lstrip().lower().startswith("create table"):
+        append_only = True
+        text = text[: m.start() + 1]
+    try:
+        trees = sqlglot.parse(text, read=RwDialect)
+    except ParseError as e:
+        raise _syntax_error(e, text, offset) from None
+    except TokenError as e:
+        raise SqlSyntaxError(f"syntax error: {e}", position=offset + len(text)) from None
+    trees = [t for t in trees if t is not None]
+    if len(trees) != 1:
+        raise SqlSyntaxError("expected exactly one statement", position=offset)
+    tree = trees[0]
+    if isinstance(tree, exp.Command):
+        word = " ".join(str(tree.this).split()[:1]).upper()
+        rest = str(tree.expression or "").split()
+        what = " ".join([word] + rest[:2]).strip()
+        raise NotSupported(what or "this statement", position=offset)
+    if append_only:
+        tree.set("append_only", True)
+    return tree
+
+
+def _syntax_error(e: ParseError, text: str, offset: int) -> SqlSyntaxError:
+    err = e.errors[0] if e.errors else {}
+    line, col = err.get("line") or 1, err.get("col") or 1
+    highlight = err.get("highlight") or ""
+    lines = text.split("\n")
+    line_start = sum(len(x) + 1 for x in lines[: line - 1])
+    pos = line_start + max(col - len(highlight), 0)
+    near = highlight or text[pos: pos + 10]
+    description = err.get("description") or "syntax error"
+    if pos >= len(text.rstrip()):
+        msg = "syntax error at end of input"
+    else:
+        msg = f'syntax error at or near "{near}"'
+    return SqlSyntaxError(msg, position=offset + pos, hint=description)

@@ -1,0 +1,102 @@
+"""Stream plan nodes: what the planner produces and the stream builder turns into executors.
+
+Expressions are sqlglot trees over the input's positional columns (`_0`, `_1`, ...); the
+builder turns them into DuckDB SQL through `transpile`, so executors never see sqlglot.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from rw_cli.common.types import DataType
+from rw_cli.engine.hash_agg import AggCall
+from rw_cli.meta.catalog import RelationCatalog
+
+
+@dataclass
+class PlanNode:
+    types: list[DataType]
+    stream_key: list[int]
+    inputs: list["PlanNode"] = field(default_factory=list)
+
+    def explain_name(self) -> str:
+        return type(self).__name__
+
+    def explain_fields(self) -> str:
+        return ""
+
+    def explain(self, indent: str = "", last: bool = True, root: bool = True) -> list[str]:
+        head = f"{self.explain_name()} {{ {self.explain_fields()} }}" if self.explain_fields() else self.explain_name()
+        lines = [head if root else indent + ("└─" if last else "├─") + head]
+        child_indent = indent if root else indent + ("  " if last else "│ ")
+        for i, child in enumerate(self.inputs):
+            lines += child.explain(child_indent, i == len(self.inputs) - 1, False)
+        return lines
+
+
+@dataclass
+class StreamTableScan(PlanNode):
+    relation: RelationCatalog | None = None
+
+    def explain_name(self) -> str:
+        return "StreamTableScan"
+
+    def explain_fields(self) -> str:
+        cols = ", ".join(c.name for c in self.relation.columns)
+        return f"table: {self.relation.name}, columns: [{cols}]"
+
+
+@dataclass
+class StreamProject(PlanNode):
+    exprs: list[exp.Expression] = field(default_factory=list)
+
+    def explain_fields(self) -> str:
+        return "exprs: [" + ", ".join(e.sql(dialect="postgres") for e in self.exprs) + "]"
+
+
+@dataclass
+class StreamFilter(PlanNode):
+    predicate: exp.Expression | None = None
+
+    def explain_fields(self) -> str:
+        return f"predicate: {self.predicate.sql(dialect='postgres')}"
+
+
+@dataclass
+class StreamHashJoin(PlanNode):
+    left_keys: list[int] = field(default_factory=list)
+    right_keys: list[int] = field(default_factory=list)
+    condition: exp.Expression | None = None
+
+    def explain_fields(self) -> str:
+        nl = len(self.inputs[0].types)
+        eq = " AND ".join(f"_{a} = _{nl + b}" for a, b in zip(self.left_keys, self.right_keys))
+        cond = f" AND {self.condition.sql(dialect='postgres')}" if self.condition is not None else ""
+        return f"type: Inner, predicate: {eq}{cond}"
+
+
+@dataclass
+class StreamHashAgg(PlanNode):
+    group_keys: list[int] = field(default_factory=list)
+    calls: list[AggCall] = field(default_factory=list)
+
+    def explain_name(self) -> str:
+        return "StreamHashAgg" if self.group_keys else "StreamSimpleAgg"
+
+    def explain_fields(self) -> str:
+        aggs = ", ".join(f"{c.kind}({'*' if c.arg is None else '_' + str(c.arg)})" for c in self.calls)
+        keys = ", ".join(f"_{k}" for k in self.group_keys)
+        return (f"group_key: [{keys}], " if self.group_keys else "") + f"aggs: [{aggs}]"
+
+
+@dataclass
+class StreamMaterialize(PlanNode):
+    names: list[str] = field(default_factory=list)
+    hidden: list[bool] = field(default_factory=list)
+    name: str = ""
+
+    def explain_fields(self) -> str:
+        cols = ", ".join(self.names)
+        pk = ", ".join(self.names[k] for k in self.stream_key)
+        return f"columns: [{cols}], stream_key: [{pk}], pk_columns: [{pk}]"

@@ -1,0 +1,103 @@
+"""Turns a stream plan into a job of executors with their state tables.
+
+State table ids are allocated in a fixed order while walking the plan, and recorded in the
+catalog; on recovery the same plan walks in the same order and gets the same ids back, so
+every executor finds its state.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from rw_cli.common.types import BIGINT, DataType
+from rw_cli.engine.filter import FilterExecutor
+from rw_cli.engine.hash_agg import HashAggExecutor, state_types
+from rw_cli.engine.hash_join import HashJoinExecutor
+from rw_cli.engine.materialize import MaterializeExecutor
+from rw_cli.engine.project import ProjectExecutor
+from rw_cli.engine.runtime import Node, PassThrough, StreamJob
+from rw_cli.meta.catalog import RelationCatalog
+from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
+                             StreamProject, StreamTableScan)
+from rw_cli.sql.transpile import expr_to_duckdb
+from rw_cli.store.state_table import StateTable
+
+
+def relation_schema(rel: RelationCatalog) -> pa.Schema:
+    return pa.schema([pa.field(c.name, c.type.arrow()) for c in rel.columns])
+
+
+def relation_state_table(store, rel: RelationCatalog) -> StateTable:
+    return StateTable(store, rel.id, relation_schema(rel), list(rel.pk))
+
+
+def table_job(store, rel: RelationCatalog) -> StreamJob:
+    """A table's job: DML chunks enter its materialize (which resolves pk conflicts)."""
+    mat = MaterializeExecutor([c.type for c in rel.columns], list(rel.pk), relation_state_table(store, rel),
+                              overwrite_on_conflict=rel.user_pk)
+    return StreamJob(rel.id, [Node(mat)], [])
+
+
+class StreamBuilder:
+    def __init__(self, store, alloc_table_id: Callable[[], int]):
+        self.store = store
+        self.alloc = alloc_table_id
+        self.nodes: list[Node] = []
+        self.scans: list[tuple[int, Node]] = []
+
+    def build(self, root: StreamMaterialize, rel: RelationCatalog) -> StreamJob:
+        child = self._build(root.inputs[0])
+        mat = MaterializeExecutor(root.types, root.stream_key, relation_state_table(self.store, rel))
+        node = Node(mat)
+        child.downstream.append((node, 0))
+        self.nodes.append(node)
+        return StreamJob(rel.id, self.nodes, self.scans)
+
+    def _state_table(self, types: list[DataType], pk: list[int], names: list[str] | None = None) -> StateTable:
+        names = names or [f"_{i}" for i in range(len(types))]
+        schema = pa.schema([pa.field(n, t.arrow()) for n, t in zip(names, types)])
+        return StateTable(self.store, self.alloc(), schema, pk)
+
+    def _build(self, p: PlanNode) -> Node:
+        if isinstance(p, StreamTableScan):
+            node = Node(PassThrough(p.types, p.stream_key))
+            self.scans.append((p.relation.id, node))
+            self.nodes.append(node)
+            return node
+        children = [self._build(c) for c in p.inputs]
+        ex = self._executor(p)
+        node = Node(ex)
+        for side, c in enumerate(children):
+            c.downstream.append((node, side))
+        self.nodes.append(node)
+        return node
+
+    def _executor(self, p: PlanNode):
+        if isinstance(p, StreamProject):
+            inp = p.inputs[0].types
+            return ProjectExecutor([expr_to_duckdb(e, inp) for e in p.exprs], p.types, p.stream_key)
+        if isinstance(p, StreamFilter):
+            return FilterExecutor(expr_to_duckdb(p.predicate, p.inputs[0].types), p.types, p.stream_key)
+        if isinstance(p, StreamHashJoin):
+            lt, rt = p.inputs[0].types, p.inputs[1].types
+            cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
+            tables = (self._state_table(lt, p.inputs[0].stream_key), self._state_table(rt, p.inputs[1].stream_key))
+            return HashJoinExecutor(lt, rt, p.left_keys, p.right_keys, cond, p.inputs[0].stream_key,
+                                    p.inputs[1].stream_key, tables)
+        if isinstance(p, StreamHashAgg):
+            inp = p.inputs[0].types
+            keys = [inp[k] for k in p.group_keys]
+            names = [f"_{i}" for i in range(len(keys))] + ["_rc"]
+            types = keys + [BIGINT]
+            for i, c in enumerate(p.calls):
+                for n, t in state_types(c):
+                    names.append(f"a{i}_{n}")
+                    types.append(t)
+            result = self._state_table(types, list(range(len(keys))), names)
+            minput = {}
+            for i, c in enumerate(p.calls):
+                if c.needs_minput:
+                    minput[i] = self._state_table(keys + [c.arg_type, BIGINT], list(range(len(keys) + 1)))
+            return HashAggExecutor(inp, p.group_keys, p.calls, result, minput)
+        raise TypeError(f"no executor for {type(p).__name__}")

@@ -1,0 +1,67 @@
+"""PostgreSQL semantics on DuckDB: the one place where their differences are fixed.
+
+Both batch queries and stream executors' expressions are generated here, so an expression
+means the same thing in a materialized view and in a SELECT.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+
+from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE, DataType
+from rw_cli.sql.dialect import RwDialect
+
+_INTEGER_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
+                  exp.DataType.Type.TINYINT}
+_SMALL_INTS = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.TINYINT}
+
+
+def sqlglot_type(t: DataType) -> str:
+    """A type name sqlglot's schema understands."""
+    if t.name == "numeric":
+        return f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE if t.scale is None else t.scale})"
+    return t.duckdb()
+
+
+def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
+    """DuckDB SQL for a (qualified) PostgreSQL expression or query."""
+    tree = tree.copy()
+    if schema is not None:
+        try:
+            tree = annotate_types(tree, schema=schema, dialect=RwDialect)
+        except Exception:  # annotation is best effort; fixes that need types are skipped
+            pass
+    tree = tree.transform(_fix)
+    return tree.sql(dialect="duckdb")
+
+
+def expr_to_duckdb(tree: exp.Expression, input_types: list[DataType]) -> str:
+    """DuckDB SQL for an expression over positional input columns `_0.._n`."""
+    tree = tree.copy()
+    for col in tree.find_all(exp.Column):
+        col.set("table", exp.to_identifier("__in"))
+    wrapper = exp.select(tree).from_("__in")
+    schema = {"__in": {f"_{i}": sqlglot_type(t) for i, t in enumerate(input_types)}}
+    sql_tree = exp.maybe_parse(to_duckdb(wrapper, schema), dialect="duckdb")
+    out = sql_tree.expressions[0]
+    for col in out.find_all(exp.Column):
+        col.set("table", None)
+    return out.sql(dialect="duckdb")
+
+
+def _is_int(node: exp.Expression) -> bool:
+    t = getattr(node, "type", None)
+    return t is not None and t.this in _INTEGER_TYPES
+
+
+def _fix(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Div) and _is_int(node.this) and _is_int(node.expression):
+        return exp.IntDiv(this=node.this, expression=node.expression)
+    if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and not node.expressions:
+        return exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")
+    if isinstance(node, exp.Sum) and not isinstance(node.parent, exp.Cast):
+        arg = node.this
+        t = getattr(arg, "type", None)
+        if t is not None and t.this in _SMALL_INTS:
+            return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
+    return node
