@@ -1,0 +1,226 @@
+"""Key encoding: memcomparable pk bytes, user keys and full keys.
+
+user key = table_id (4 bytes BE) | vnode (2 bytes BE) | memcomparable(pk columns)
+full key = user key | (2**64 - 1 - epoch) (8 bytes BE)   -- newer epochs sort first
+
+memcomparable: per column a marker byte (0x01 value, 0x02 NULL: NULL sorts last for ASC)
+followed by the value bytes; DESC flips every byte of the column (NULL first, as in PG).
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rw_cli.common.vnode import (binary_parts, bool_values, fixed_values_u8, fixed_width,
+                                 normalize_array, null_mask)
+from rw_cli.errors import StorageError
+
+MAX_EPOCH = 2**64 - 1
+EPOCH_LEN = 8
+TABLE_PREFIX_LEN = 4
+VNODE_LEN = 2
+
+NOT_NULL = 0x01
+NULL = 0x02
+
+
+# ---------------------------------------------------------------------------------------
+# per-type encoders -> (n, w) uint8 matrices (fixed) or arrow binary arrays (variable)
+# ---------------------------------------------------------------------------------------
+
+def _be_int(mat_le: np.ndarray, signed: bool) -> np.ndarray:
+    out = mat_le[:, ::-1].copy()
+    if signed and out.shape[1]:
+        out[:, 0] ^= 0x80
+    return out
+
+
+def _encode_float(arr: pa.Array, w: int) -> np.ndarray:
+    n = len(arr)
+    fdt = {4: np.float32, 8: np.float64}[w]
+    udt = {4: np.uint32, 8: np.uint64}[w]
+    v = fixed_values_u8(arr, w).view(fdt).reshape(n) + fdt(0.0)  # -0.0 -> 0.0
+    v[np.isnan(v)] = np.nan  # one canonical (positive) NaN: sorts above +inf
+    bits = v.view(udt).copy()
+    sign = udt(1) << udt(w * 8 - 1)
+    neg = (bits & sign) != 0
+    bits[neg] = ~bits[neg]
+    bits[~neg] |= sign
+    return bits.astype(f">u{w}").view(np.uint8).reshape(n, w)
+
+
+def _encode_fixed(arr: pa.Array) -> np.ndarray | None:
+    """(n, w) matrix for fixed-width types, None if the type is variable-width."""
+    t = arr.type
+    n = len(arr)
+    if pa.types.is_boolean(t):
+        return bool_values(arr).reshape(n, 1)
+    if pa.types.is_null(t):
+        return np.zeros((n, 0), dtype=np.uint8)
+    if t == pa.month_day_nano_interval():
+        m = fixed_values_u8(arr, 16)
+        return np.hstack([_be_int(m[:, 0:4], True), _be_int(m[:, 4:8], True), _be_int(m[:, 8:16], True)])
+    if pa.types.is_floating(t):
+        if t.bit_width == 16:
+            arr = arr.cast(pa.float32())
+        return _encode_float(arr, arr.type.bit_width // 8)
+    if pa.types.is_decimal(t):
+        return _be_int(fixed_values_u8(arr, t.bit_width // 8), True)
+    if pa.types.is_fixed_size_binary(t):
+        return fixed_values_u8(arr, t.byte_width)
+    if pa.types.is_integer(t) or pa.types.is_temporal(t):
+        w = fixed_width(t)
+        if w is None:
+            return None
+        return _be_int(fixed_values_u8(arr, w), not pa.types.is_unsigned_integer(t))
+    return None
+
+
+def _is_varlen(t: pa.DataType) -> bool:
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t))
+
+
+def _fixed_to_binary(mat: np.ndarray) -> pa.Array:
+    n, w = mat.shape
+    offsets = (np.arange(n + 1, dtype=np.int64) * w)
+    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(mat).tobytes())])
+
+
+def _encode_varlen(arr: pa.Array, nulls: np.ndarray, descending: bool) -> pa.Array:
+    """marker | escaped bytes (0x00 -> 0x00 0xFF) | 0x00 0x00, as a large_binary array."""
+    offs, data = binary_parts(arr)
+    n = len(arr)
+    lengths = np.diff(offs)
+    zero = data == 0
+    # escaped length: each 0x00 becomes two bytes, plus marker and terminator
+    zeros_per_row = np.zeros(n, dtype=np.int64)
+    if zero.any():
+        owner = np.repeat(np.arange(n), lengths)
+        zeros_per_row = np.bincount(owner[zero], minlength=n)
+    body_len = np.where(nulls, 0, lengths + zeros_per_row + 2)
+    out_len = 1 + body_len
+    out_offs = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(out_len, out=out_offs[1:])
+    out = np.zeros(int(out_offs[-1]), dtype=np.uint8)
+    out[out_offs[:-1]] = np.where(nulls, NULL, NOT_NULL).astype(np.uint8)
+    if len(data):
+        owner = np.repeat(np.arange(n), lengths)
+        # position of each source byte in output: row start + 1 + index in row + zeros before it in row
+        idx_in_row = np.arange(len(data), dtype=np.int64) - offs[:-1][owner]
+        zc = np.cumsum(zero, dtype=np.int64) - zero  # zeros strictly before, global
+        zeros_before_row = (np.concatenate([[0], np.cumsum(zero, dtype=np.int64)]))[offs[:-1]]
+        zc_in_row = zc - zeros_before_row[owner]
+        dest = out_offs[:-1][owner] + 1 + idx_in_row + zc_in_row
+        out[dest] = data
+        out[dest[zero] + 1] = 0xFF
+    # terminator bytes are already zero
+    if descending:
+        out ^= 0xFF
+    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(out_offs), pa.py_buffer(out.tobytes())])
+
+
+def encode_pk_array(columns: list, descending: list[bool] | None = None,
+                    num_rows: int | None = None) -> pa.Array:
+    """Memcomparable encoding of each row as a large_binary Arrow array."""
+    if not columns:
+        n = num_rows or 0
+        return pa.array([b""] * n, type=pa.large_binary())
+    cols = [normalize_array(c) for c in columns]
+    n = len(cols[0])
+    if descending is None:
+        descending = [False] * len(cols)
+    pieces: list[np.ndarray | pa.Array] = []
+    for arr, desc in zip(cols, descending):
+        nulls = null_mask(arr)
+        if _is_varlen(arr.type):
+            pieces.append(_encode_varlen(arr, nulls, desc))
+            continue
+        mat = _encode_fixed(arr)
+        if mat is None:
+            raise StorageError(f"type {arr.type} cannot be used in a key")
+        marker = np.where(nulls, NULL, NOT_NULL).astype(np.uint8).reshape(n, 1)
+        mat = np.hstack([marker, mat])
+        if desc:
+            mat ^= 0xFF
+        pieces.append(mat)
+    # merge adjacent fixed-width matrices, then concatenate row-wise
+    merged: list[np.ndarray | pa.Array] = []
+    for p in pieces:
+        if isinstance(p, np.ndarray) and merged and isinstance(merged[-1], np.ndarray):
+            merged[-1] = np.hstack([merged[-1], p])
+        else:
+            merged.append(p)
+    arrays = [_fixed_to_binary(p) if isinstance(p, np.ndarray) else p for p in merged]
+    if len(arrays) == 1:
+        return arrays[0]
+    return pc.binary_join_element_wise(*arrays, pa.scalar(b"", pa.large_binary()))
+
+
+def _split_fixed(mat: np.ndarray) -> list[bytes]:
+    n, w = mat.shape
+    buf = np.ascontiguousarray(mat).tobytes()
+    return [buf[i:i + w] for i in range(0, n * w, w)] if w else [b""] * n
+
+
+def encode_pk(columns: list, descending: list[bool] | None = None,
+              num_rows: int | None = None) -> list[bytes]:
+    """Order-preserving bytes of each row's pk tuple."""
+    return encode_pk_array(columns, descending, num_rows).to_pylist()
+
+
+def table_key_prefix(table_id: int) -> bytes:
+    return struct.pack(">I", table_id)
+
+
+def vnode_prefix(table_id: int, vnode: int) -> bytes:
+    return struct.pack(">IH", table_id, vnode)
+
+
+def make_keys_array(table_id: int, vnodes: np.ndarray, pk: pa.Array) -> pa.Array:
+    n = len(pk)
+    mat = np.empty((n, 6), dtype=np.uint8)
+    mat[:, :4] = np.frombuffer(table_key_prefix(table_id), dtype=np.uint8)
+    mat[:, 4:] = np.asarray(vnodes, dtype=">u2").view(np.uint8).reshape(n, 2)
+    prefix = _fixed_to_binary(mat)
+    if pk.type != pa.large_binary():
+        pk = pk.cast(pa.large_binary())
+    return pc.binary_join_element_wise(prefix, pk, pa.scalar(b"", pa.large_binary()))
+
+
+def make_keys(table_id: int, vnodes: np.ndarray, pk_bytes: list[bytes]) -> list[bytes]:
+    """table_id (4B BE) | vnode (2B BE) | pk for each row."""
+    tv = np.asarray(vnodes, dtype=np.uint16)
+    head = struct.pack(">I", table_id)
+    vb = [bytes(x) for x in _split_fixed(tv.astype(">u2").view(np.uint8).reshape(len(tv), 2))]
+    return [head + v + k for v, k in zip(vb, pk_bytes)]
+
+
+def encode_epoch(epoch: int) -> bytes:
+    return struct.pack(">Q", MAX_EPOCH - epoch)
+
+
+def decode_epoch(b: bytes) -> int:
+    return MAX_EPOCH - struct.unpack(">Q", b)[0]
+
+
+def full_key(user_key: bytes, epoch: int) -> bytes:
+    return user_key + encode_epoch(epoch)
+
+
+def split_full_key(fk: bytes) -> tuple[bytes, int]:
+    return fk[:-EPOCH_LEN], decode_epoch(fk[-EPOCH_LEN:])
+
+
+def next_key(prefix: bytes) -> bytes | None:
+    """Smallest key greater than every key starting with `prefix` (None: no upper bound)."""
+    b = bytearray(prefix)
+    while b and b[-1] == 0xFF:
+        b.pop()
+    if not b:
+        return None
+    b[-1] += 1
+    return bytes(b)

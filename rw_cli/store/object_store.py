@@ -1,0 +1,232 @@
+"""Object stores: where SSTs and versions live. Every write is atomic (whole or absent)."""
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from abc import ABC, abstractmethod
+
+from rw_cli.errors import NotSupported, StorageError
+
+_TMP_PREFIX = ".tmp-"
+
+
+class ObjectStore(ABC):
+    """A flat namespace of immutable-ish byte objects addressed by '/'-separated paths."""
+
+    @abstractmethod
+    def put(self, path: str, data: bytes) -> None:
+        """Write `data` at `path` atomically (replacing any existing object)."""
+
+    @abstractmethod
+    def get(self, path: str) -> bytes:
+        """The whole object; StorageError if missing."""
+
+    @abstractmethod
+    def get_range(self, path: str, start: int, length: int) -> bytes:
+        """`length` bytes from `start`; StorageError if missing or shorter than asked."""
+
+    @abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def list(self, prefix: str) -> list[str]:
+        """Sorted paths starting with `prefix`."""
+
+    @abstractmethod
+    def delete(self, path: str) -> None:
+        """Remove an object; a missing object is fine."""
+
+    @abstractmethod
+    def put_if_absent(self, path: str, data: bytes) -> bool:
+        """Write atomically unless an object exists at `path`; True when written."""
+
+    def close(self) -> None:
+        pass
+
+
+def _check_path(path: str) -> str:
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/")):
+        raise StorageError(f"invalid object path {path!r}")
+    return path
+
+
+class MemoryObjectStore(ObjectStore):
+    def __init__(self) -> None:
+        self._objects: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def put(self, path: str, data: bytes) -> None:
+        _check_path(path)
+        with self._lock:
+            self._objects[path] = bytes(data)
+
+    def get(self, path: str) -> bytes:
+        try:
+            return self._objects[path]
+        except KeyError:
+            raise StorageError(f"object not found: {path}") from None
+
+    def get_range(self, path: str, start: int, length: int) -> bytes:
+        data = self.get(path)
+        if start < 0 or length < 0 or start + length > len(data):
+            raise StorageError(f"range {start}+{length} out of bounds for object {path} ({len(data)} bytes)")
+        return data[start:start + length]
+
+    def exists(self, path: str) -> bool:
+        return path in self._objects
+
+    def list(self, prefix: str) -> list[str]:
+        with self._lock:
+            return sorted(p for p in self._objects if p.startswith(prefix))
+
+    def delete(self, path: str) -> None:
+        with self._lock:
+            self._objects.pop(path, None)
+
+    def put_if_absent(self, path: str, data: bytes) -> bool:
+        _check_path(path)
+        with self._lock:
+            if path in self._objects:
+                return False
+            self._objects[path] = bytes(data)
+            return True
+
+
+class LocalObjectStore(ObjectStore):
+    """Objects are files under `root`; writes go to a temp file, fsync, then rename/link."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+        try:
+            os.makedirs(self.root, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"cannot create object store directory {self.root}: {e}") from e
+
+    def _full(self, path: str) -> str:
+        return os.path.join(self.root, *_check_path(path).split("/"))
+
+    def _write_tmp(self, full: str, data: bytes) -> str:
+        d = os.path.dirname(full)
+        os.makedirs(d, exist_ok=True)
+        tmp = os.path.join(d, f"{_TMP_PREFIX}{uuid.uuid4().hex}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return tmp
+
+    @staticmethod
+    def _fsync_dir(d: str) -> None:
+        try:
+            fd = os.open(d, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def put(self, path: str, data: bytes) -> None:
+        full = self._full(path)
+        try:
+            tmp = self._write_tmp(full, data)
+            os.replace(tmp, full)
+            self._fsync_dir(os.path.dirname(full))
+        except OSError as e:
+            raise StorageError(f"cannot write object {path}: {e}") from e
+
+    def put_if_absent(self, path: str, data: bytes) -> bool:
+        full = self._full(path)
+        try:
+            tmp = self._write_tmp(full, data)
+            try:
+                os.link(tmp, full)
+                linked = True
+            except FileExistsError:
+                linked = False
+            finally:
+                os.unlink(tmp)
+            if linked:
+                self._fsync_dir(os.path.dirname(full))
+            return linked
+        except OSError as e:
+            raise StorageError(f"cannot write object {path}: {e}") from e
+
+    def get(self, path: str) -> bytes:
+        full = self._full(path)
+        try:
+            with open(full, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            raise StorageError(f"object not found: {path}") from None
+        except OSError as e:
+            raise StorageError(f"cannot read object {path}: {e}") from e
+
+    def get_range(self, path: str, start: int, length: int) -> bytes:
+        full = self._full(path)
+        if start < 0 or length < 0:
+            raise StorageError(f"invalid range {start}+{length} for object {path}")
+        try:
+            with open(full, "rb") as f:
+                f.seek(start)
+                data = f.read(length)
+        except FileNotFoundError:
+            raise StorageError(f"object not found: {path}") from None
+        except OSError as e:
+            raise StorageError(f"cannot read object {path}: {e}") from e
+        if len(data) != length:
+            raise StorageError(f"range {start}+{length} out of bounds for object {path}")
+        return data
+
+    def exists(self, path: str) -> bool:
+        return os.path.isfile(self._full(path))
+
+    def list(self, prefix: str) -> list[str]:
+        out: list[str] = []
+        # walk only the deepest directory that the prefix names completely
+        base_rel = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+        base = os.path.join(self.root, *base_rel.split("/")) if base_rel else self.root
+        if not os.path.isdir(base):
+            return []
+        for dirpath, _dirnames, filenames in os.walk(base):
+            rel_dir = os.path.relpath(dirpath, self.root)
+            rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+            for name in filenames:
+                if name.startswith(_TMP_PREFIX):
+                    continue
+                p = rel_dir + name
+                if p.startswith(prefix):
+                    out.append(p)
+        out.sort()
+        return out
+
+    def delete(self, path: str) -> None:
+        try:
+            os.unlink(self._full(path))
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise StorageError(f"cannot delete object {path}: {e}") from e
+
+
+def open_object_store(url: str) -> ObjectStore:
+    if url.startswith("memory://"):
+        return MemoryObjectStore()
+    if url.startswith("s3://"):
+        raise NotSupported("s3 state store")
+    if url.startswith("file://"):
+        return LocalObjectStore(url[len("file://"):])
+    if "://" in url:
+        raise StorageError(f"unknown object store url {url!r}")
+    return LocalObjectStore(url)

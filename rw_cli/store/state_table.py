@@ -1,0 +1,166 @@
+"""StateTable: a relational view of one table's rows in Hummock, with a memtable for the
+running epoch (read-your-writes) that `commit(epoch)` hands to the shared buffer."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rw_cli.common.vnode import compute_vnodes
+from rw_cli.store.hummock import MAX_EPOCH, HummockStorage
+from rw_cli.store.keys import encode_pk_array, make_keys_array, next_key, table_key_prefix
+from rw_cli.store.row_codec import decode_rows_arrays, encode_rows_array
+
+OP_INSERT = 0
+OP_DELETE = 1
+OP_UPDATE_DELETE = 2
+OP_UPDATE_INSERT = 3
+
+
+class StateTable:
+    def __init__(self, store: HummockStorage, table_id: int, schema: pa.Schema, pk_indices: list[int],
+                 pk_descending: list[bool] | None = None, dist_key_indices: list[int] | None = None):
+        self.store = store
+        self.table_id = table_id
+        self.schema = schema
+        self.pk_indices = list(pk_indices)
+        self.pk_descending = list(pk_descending) if pk_descending is not None else [False] * len(self.pk_indices)
+        if len(self.pk_descending) != len(self.pk_indices):
+            raise ValueError("pk_descending must have one entry per pk column")
+        self.dist_key_indices = list(self.pk_indices if dist_key_indices is None else dist_key_indices)
+        missing = [i for i in self.dist_key_indices if i not in self.pk_indices]
+        if missing:
+            raise ValueError(f"distribution key columns {missing} are not part of the pk {self.pk_indices}")
+        # positions of the dist key columns inside the pk
+        self._dist_in_pk = [self.pk_indices.index(i) for i in self.dist_key_indices]
+        self._prefix = table_key_prefix(table_id)
+        self._end = next_key(self._prefix)
+        self._mem: dict[bytes, bytes | None] = {}
+
+    # -- keys ----------------------------------------------------------------------------
+    def _keys_from_pk(self, pk_cols: list, n: int) -> pa.Array:
+        vnodes = compute_vnodes([pk_cols[j] for j in self._dist_in_pk], num_rows=n)
+        pk = encode_pk_array(pk_cols, self.pk_descending, num_rows=n)
+        return make_keys_array(self.table_id, vnodes, pk)
+
+    def _keys(self, batch: pa.RecordBatch) -> pa.Array:
+        return self._keys_from_pk([batch.column(i) for i in self.pk_indices], batch.num_rows)
+
+    def _check(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
+        if isinstance(batch, pa.Table):
+            batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else \
+                pa.RecordBatch.from_pylist([], schema=batch.schema)
+        if batch.num_columns != len(self.schema):
+            raise ValueError(f"batch has {batch.num_columns} columns, table {self.table_id} has {len(self.schema)}")
+        if not batch.schema.equals(self.schema, check_metadata=False):
+            cols = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, self.schema)]
+            batch = pa.RecordBatch.from_arrays(cols, schema=self.schema)
+        return batch
+
+    # -- writes --------------------------------------------------------------------------
+    def insert(self, batch: pa.RecordBatch) -> None:
+        batch = self._check(batch)
+        if batch.num_rows == 0:
+            return
+        keys = self._keys(batch).to_pylist()
+        self._mem.update(zip(keys, encode_rows_array(batch).to_pylist()))
+
+    def delete(self, batch: pa.RecordBatch) -> None:
+        batch = self._check(batch)
+        if batch.num_rows == 0:
+            return
+        self._mem.update(dict.fromkeys(self._keys(batch).to_pylist()))
+
+    def write_chunk(self, batch: pa.RecordBatch, ops: np.ndarray) -> None:
+        batch = self._check(batch)
+        n = batch.num_rows
+        if n == 0:
+            return
+        ops = np.asarray(ops)
+        if len(ops) != n:
+            raise ValueError("ops and batch lengths differ")
+        is_insert = (ops == OP_INSERT) | (ops == OP_UPDATE_INSERT)
+        keys = self._keys(batch).to_pylist()
+        if is_insert.all():
+            values = encode_rows_array(batch).to_pylist()
+        else:
+            enc = encode_rows_array(batch)
+            values = pc.if_else(pa.array(is_insert), enc, pa.scalar(None, enc.type)).to_pylist()
+        self._mem.update(zip(keys, values))
+
+    def truncate_all(self) -> None:
+        t = self.store.scan_table(self._prefix, self._end, MAX_EPOCH)
+        self._mem.update(dict.fromkeys(t["key"].to_pylist()))
+        for k in list(self._mem):
+            self._mem[k] = None
+
+    def commit(self, epoch: int) -> None:
+        if self._mem:
+            kvs = list(self._mem.items())
+            self.store.ingest_batch(kvs, epoch)
+        self._mem = {}
+
+    @property
+    def has_pending_writes(self) -> bool:
+        return bool(self._mem)
+
+    # -- reads ---------------------------------------------------------------------------
+    def _decode(self, values) -> pa.RecordBatch:
+        return decode_rows_arrays(values, self.schema)
+
+    def get_rows(self, pk: pa.RecordBatch | list) -> tuple[pa.RecordBatch, np.ndarray]:
+        if isinstance(pk, (pa.RecordBatch, pa.Table)):
+            cols = list(pk.columns)
+            n = pk.num_rows
+        else:
+            cols = list(pk)
+            n = len(cols[0]) if cols else 0
+        if len(cols) != len(self.pk_indices):
+            raise ValueError(f"expected {len(self.pk_indices)} pk columns, got {len(cols)}")
+        cols = [c if c.type == self.schema.field(i).type else c.cast(self.schema.field(i).type)
+                for c, i in zip(cols, self.pk_indices)]
+        if n == 0:
+            return self._decode([]), np.zeros(0, dtype=bool)
+        keys = self._keys_from_pk(cols, n).to_pylist()
+        values: list[bytes | None] = [None] * n
+        mem = self._mem
+        todo = []
+        for i, k in enumerate(keys):
+            if k in mem:
+                values[i] = mem[k]
+            else:
+                todo.append(i)
+        if todo:
+            got = self.store.multi_get([keys[i] for i in todo], MAX_EPOCH)
+            for i, v in zip(todo, got):
+                values[i] = v
+        found = np.array([v is not None for v in values], dtype=bool)
+        present = [v for v in values if v is not None]
+        rows = self._decode(present)
+        if len(present) == n:
+            return rows, found
+        idx = np.cumsum(found) - 1
+        take = pa.array(idx, type=pa.int64(), mask=~found)
+        return rows.take(take), found
+
+    def scan(self, epoch: int | None = None) -> pa.Table:
+        read_epoch = MAX_EPOCH if epoch is None else epoch
+        t = self.store.scan_table(self._prefix, self._end, read_epoch, include_tombstones=False)
+        keys = t["key"]
+        values = t["value"]
+        if epoch is None and self._mem:
+            mem_keys = pa.array(list(self._mem.keys()), pa.binary())
+            mem_vals = pa.array(list(self._mem.values()), pa.binary())
+            if t.num_rows:
+                keep = pc.invert(pc.is_in(keys, value_set=mem_keys))
+                keys = keys.filter(keep)
+                values = values.filter(keep)
+            live = pc.is_valid(mem_vals)
+            merged = pa.table({
+                "key": pa.chunked_array(list(keys.chunks) + [mem_keys.filter(live)], pa.binary()),
+                "value": pa.chunked_array(list(values.chunks) + [mem_vals.filter(live)], pa.binary()),
+            }).sort_by([("key", "ascending")])
+            keys, values = merged["key"], merged["value"]
+        if len(values) == 0:
+            return pa.Table.from_batches([self._decode([])])
+        return pa.Table.from_batches([self._decode(values.combine_chunks())])

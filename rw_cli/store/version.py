@@ -1,0 +1,166 @@
+"""Hummock versions: the committed set of SSTs plus the max committed epoch.
+
+`version/{id:020d}.json` objects are written once (put_if_absent) and never overwritten; the
+write of version N is the commit point. `CURRENT` names the latest version and is only a hint:
+on open we load it (or scan for the highest version if it is missing or corrupt) and then roll
+forward over any later version objects that exist.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+
+from rw_cli.errors import StorageError
+from rw_cli.store.object_store import ObjectStore
+
+VERSION_PREFIX = "version/"
+SST_PREFIX = "sst/"
+CURRENT = "CURRENT"
+_VERSION_RE = re.compile(r"^version/(\d{20})\.json$")
+_SST_RE = re.compile(r"^sst/(\d+)\.sst$")
+
+
+def version_path(vid: int) -> str:
+    return f"{VERSION_PREFIX}{vid:020d}.json"
+
+
+def sst_path(sst_id: int) -> str:
+    return f"{SST_PREFIX}{sst_id}.sst"
+
+
+def parse_sst_id(path: str) -> int | None:
+    m = _SST_RE.match(path)
+    return int(m.group(1)) if m else None
+
+
+@dataclass
+class SstInfo:
+    """What a version knows of one SST (enough to read its meta with one ranged get)."""
+
+    id: int
+    file_size: int
+    meta_offset: int
+    meta_len: int
+    meta_crc: int
+    smallest_key: bytes
+    largest_key: bytes
+    min_epoch: int
+    max_epoch: int
+    key_count: int
+    table_ids: list[int] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return sst_path(self.id)
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "file_size": self.file_size, "meta_offset": self.meta_offset,
+            "meta_len": self.meta_len, "meta_crc": self.meta_crc,
+            "smallest_key": base64.b64encode(self.smallest_key).decode(),
+            "largest_key": base64.b64encode(self.largest_key).decode(),
+            "min_epoch": self.min_epoch, "max_epoch": self.max_epoch, "key_count": self.key_count,
+            "table_ids": self.table_ids,
+        }
+
+    @staticmethod
+    def from_json(d: dict) -> "SstInfo":
+        return SstInfo(d["id"], d["file_size"], d["meta_offset"], d["meta_len"], d["meta_crc"],
+                       base64.b64decode(d["smallest_key"]), base64.b64decode(d["largest_key"]),
+                       d["min_epoch"], d["max_epoch"], d["key_count"], list(d.get("table_ids", [])))
+
+
+@dataclass
+class HummockVersion:
+    id: int = 0
+    max_committed_epoch: int = 0
+    levels: list[list[SstInfo]] = field(default_factory=lambda: [[]])  # levels[0] = L0, newest first
+    extra: bytes = b""
+
+    def ssts(self) -> list[SstInfo]:
+        return [s for level in self.levels for s in level]
+
+    def encode(self) -> bytes:
+        body = {
+            "id": self.id,
+            "max_committed_epoch": self.max_committed_epoch,
+            "levels": [[s.to_json() for s in level] for level in self.levels],
+            "extra": base64.b64encode(self.extra).decode(),
+        }
+        text = json.dumps(body, separators=(",", ":"), sort_keys=True)
+        return json.dumps({"crc32": zlib.crc32(text.encode()), "version": body},
+                          separators=(",", ":"), sort_keys=True).encode()
+
+    @staticmethod
+    def decode(data: bytes, path: str = "version") -> "HummockVersion":
+        try:
+            outer = json.loads(data)
+            body = outer["version"]
+            text = json.dumps(body, separators=(",", ":"), sort_keys=True)
+            if zlib.crc32(text.encode()) != outer["crc32"]:
+                raise StorageError(f"corrupted object {path}: checksum mismatch")
+            return HummockVersion(
+                id=body["id"], max_committed_epoch=body["max_committed_epoch"],
+                levels=[[SstInfo.from_json(s) for s in level] for level in body["levels"]] or [[]],
+                extra=base64.b64decode(body["extra"]),
+            )
+        except StorageError:
+            raise
+        except (ValueError, KeyError, TypeError) as e:
+            raise StorageError(f"corrupted object {path}: {e}") from e
+
+
+class VersionStore:
+    """Loads and commits versions in an object store."""
+
+    def __init__(self, store: ObjectStore):
+        self.store = store
+
+    def _load(self, vid: int) -> HummockVersion:
+        p = version_path(vid)
+        v = HummockVersion.decode(self.store.get(p), p)
+        if v.id != vid:
+            raise StorageError(f"corrupted object {p}: id mismatch")
+        return v
+
+    def load_current(self) -> HummockVersion:
+        version: HummockVersion | None = None
+        try:
+            if self.store.exists(CURRENT):
+                vid = int(self.store.get(CURRENT).decode().strip())
+                version = self._load(vid)
+        except (StorageError, ValueError, UnicodeDecodeError):
+            version = None
+        if version is None:
+            ids = sorted((int(m.group(1)) for p in self.store.list(VERSION_PREFIX)
+                          if (m := _VERSION_RE.match(p))), reverse=True)
+            for vid in ids:
+                try:
+                    version = self._load(vid)
+                    break
+                except StorageError:
+                    continue
+            if version is None:
+                if ids:
+                    raise StorageError("no readable version in the state store (all corrupted)")
+                return HummockVersion()
+        # roll forward over versions committed after CURRENT was last written
+        while self.store.exists(version_path(version.id + 1)):
+            version = self._load(version.id + 1)
+        return version
+
+    def commit(self, version: HummockVersion) -> None:
+        p = version_path(version.id)
+        if not self.store.put_if_absent(p, version.encode()):
+            raise StorageError(f"version {version.id} already exists in the state store "
+                               f"(is another process writing to it?)")
+        try:
+            self.store.put(CURRENT, str(version.id).encode())
+        except StorageError:
+            pass  # CURRENT is a hint; the version object is the commit point
+
+    def version_ids(self) -> list[int]:
+        return sorted(int(m.group(1)) for p in self.store.list(VERSION_PREFIX) if (m := _VERSION_RE.match(p)))

@@ -1,0 +1,97 @@
+import threading
+
+import pytest
+
+from rw_cli.errors import NotSupported, StorageError
+from rw_cli.store.object_store import LocalObjectStore, MemoryObjectStore, ObjectStore, open_object_store
+
+
+@pytest.fixture(params=["local", "memory"])
+def store(request, tmp_path) -> ObjectStore:
+    if request.param == "local":
+        return LocalObjectStore(str(tmp_path / "objs"))
+    return MemoryObjectStore()
+
+
+def test_put_get_exists_delete(store):
+    assert not store.exists("a/b.bin")
+    store.put("a/b.bin", b"hello")
+    assert store.exists("a/b.bin")
+    assert store.get("a/b.bin") == b"hello"
+    store.put("a/b.bin", b"world!")  # overwrite
+    assert store.get("a/b.bin") == b"world!"
+    store.delete("a/b.bin")
+    assert not store.exists("a/b.bin")
+    store.delete("a/b.bin")  # missing is fine
+    with pytest.raises(StorageError):
+        store.get("a/b.bin")
+
+
+def test_get_range(store):
+    store.put("x", bytes(range(100)))
+    assert store.get_range("x", 10, 5) == bytes(range(10, 15))
+    assert store.get_range("x", 0, 0) == b""
+    assert store.get_range("x", 95, 5) == bytes(range(95, 100))
+    with pytest.raises(StorageError):
+        store.get_range("x", 98, 5)
+    with pytest.raises(StorageError):
+        store.get_range("missing", 0, 1)
+
+
+def test_list_sorted_with_prefix(store):
+    for p in ["sst/10.sst", "sst/2.sst", "version/1.json", "CURRENT", "sst2/x"]:
+        store.put(p, b"1")
+    assert store.list("sst/") == ["sst/10.sst", "sst/2.sst"]
+    assert store.list("sst") == ["sst/10.sst", "sst/2.sst", "sst2/x"]
+    assert store.list("") == sorted(["sst/10.sst", "sst/2.sst", "version/1.json", "CURRENT", "sst2/x"])
+    assert store.list("nothing/") == []
+
+
+def test_put_if_absent(store):
+    assert store.put_if_absent("v/1", b"first") is True
+    assert store.put_if_absent("v/1", b"second") is False
+    assert store.get("v/1") == b"first"
+
+
+def test_put_if_absent_race(store):
+    wins = []
+
+    def worker(i):
+        wins.append(store.put_if_absent("race", str(i).encode()))
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert wins.count(True) == 1
+    assert store.get("race") in {str(i).encode() for i in range(8)}
+
+
+def test_invalid_paths(store):
+    for p in ["", "/abs", "a/../b", "a//b"]:
+        with pytest.raises(StorageError):
+            store.put(p, b"x")
+
+
+def test_local_leaves_no_temp_files(tmp_path):
+    s = LocalObjectStore(str(tmp_path))
+    s.put("d/a", b"1")
+    s.put_if_absent("d/a", b"2")
+    s.put_if_absent("d/b", b"2")
+    import os
+    assert sorted(os.listdir(tmp_path / "d")) == ["a", "b"]
+    assert s.list("d/") == ["d/a", "d/b"]
+
+
+def test_local_persists_across_instances(tmp_path):
+    LocalObjectStore(str(tmp_path)).put("k", b"v")
+    assert LocalObjectStore(str(tmp_path)).get("k") == b"v"
+
+
+def test_open_object_store(tmp_path):
+    assert isinstance(open_object_store(str(tmp_path)), LocalObjectStore)
+    assert isinstance(open_object_store("file://" + str(tmp_path)), LocalObjectStore)
+    assert isinstance(open_object_store("memory://"), MemoryObjectStore)
+    with pytest.raises(NotSupported):
+        open_object_store("s3://bucket/prefix")

@@ -1,0 +1,208 @@
+import decimal
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from rw_cli.common.vnode import compute_vnodes
+from rw_cli.store.hummock import HummockStorage
+from rw_cli.store.keys import encode_pk
+from rw_cli.store.object_store import LocalObjectStore, MemoryObjectStore
+from rw_cli.store.state_table import StateTable
+
+SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.decimal128(38, 2)),
+                    ("ts", pa.timestamp("us", tz="UTC"))])
+
+
+def _rows(ids, names=None, amounts=None):
+    return pa.record_batch([
+        pa.array(ids, pa.int64()),
+        pa.array(names if names is not None else [f"n{i}" for i in ids]),
+        pa.array(amounts if amounts is not None else [decimal.Decimal(i) / 4 if i is not None else None for i in ids],
+                 pa.decimal128(38, 2)),
+        pa.array([i * 1000 if i is not None else None for i in ids], pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+    ], schema=SCHEMA)
+
+
+def _by_id(t: pa.Table):
+    return {r["id"]: r for r in t.to_pylist()}
+
+
+def test_insert_get_scan_commit_reopen(tmp_path):
+    store = LocalObjectStore(str(tmp_path))
+    h = HummockStorage(store)
+    t = StateTable(h, 7, SCHEMA, [0])
+    t.insert(_rows([1, 2, 3, 4]))
+    t.insert(_rows([2], names=["two"]))  # upsert
+    rows, found = t.get_rows([pa.array([2, 9, 1], pa.int64())])
+    assert found.tolist() == [True, False, True]
+    assert rows.schema == SCHEMA
+    assert rows.column("name").to_pylist() == ["two", None, "n1"]
+    s = t.scan()
+    assert s.schema == SCHEMA and s.num_rows == 4
+    t.commit(1)
+    h.commit_epoch(1, b"cat")
+    t.delete(_rows([3]))
+    assert sorted(_by_id(t.scan())) == [1, 2, 4]
+    assert sorted(_by_id(t.scan(1))) == [1, 2, 3, 4]  # snapshot at the committed epoch
+    t.commit(2)
+    assert sorted(_by_id(t.scan())) == [1, 2, 4]
+    # epoch 2 not committed: a reopen sees epoch 1
+    h2 = HummockStorage(store)
+    t2 = StateTable(h2, 7, SCHEMA, [0])
+    assert sorted(_by_id(t2.scan())) == [1, 2, 3, 4]
+    assert _by_id(t2.scan())[2]["name"] == "two"
+    h.commit_epoch(2)
+    t3 = StateTable(HummockStorage(store), 7, SCHEMA, [0])
+    assert sorted(_by_id(t3.scan())) == [1, 2, 4]
+    got, found = t3.get_rows(pa.record_batch([pa.array([4, 3], pa.int64())], names=["id"]))
+    assert found.tolist() == [True, False]
+    assert got.to_pylist()[0] == _rows([4]).to_pylist()[0]
+
+
+def test_scan_order_is_vnode_then_pk():
+    h = HummockStorage(MemoryObjectStore())
+    t = StateTable(h, 1, SCHEMA, [1, 0], pk_descending=[False, True], dist_key_indices=[1])
+    ids = list(range(50))
+    names = [f"g{i % 5}" for i in ids]
+    t.insert(_rows(ids, names=names))
+    t.commit(1)
+    h.commit_epoch(1)
+    t.insert(_rows([100, 101], names=["g0", "zz"]))  # memtable rows merge into the order
+    s = t.scan()
+    name = s.column("name")
+    idc = s.column("id")
+    vn = compute_vnodes([name])
+    pk = encode_pk([name, idc], [False, True])
+    keys = list(zip(vn.tolist(), pk))
+    assert keys == sorted(keys)
+    assert s.num_rows == 52
+    # within one name (one vnode), ids descending
+    g0 = [r["id"] for r in s.to_pylist() if r["name"] == "g0"]
+    assert g0 == sorted(g0, reverse=True)
+
+
+def test_write_chunk_ops_in_row_order():
+    h = HummockStorage(MemoryObjectStore())
+    t = StateTable(h, 2, SCHEMA, [0])
+    t.insert(_rows([1, 2]))
+    b = _rows([3, 3, 1, 1, 2, 4], names=["a", "a", "n1", "new1", "n2", "x"])
+    ops = np.array([0, 1, 2, 3, 1, 0], dtype=np.int8)  # insert+delete 3; update 1; delete 2; insert 4
+    t.write_chunk(b, ops)
+    got = _by_id(t.scan())
+    assert sorted(got) == [1, 4]
+    assert got[1]["name"] == "new1"
+    t.commit(1)
+    h.commit_epoch(1)
+    assert sorted(_by_id(t.scan(1))) == [1, 4]
+
+
+def test_truncate_all_and_other_tables_untouched():
+    h = HummockStorage(MemoryObjectStore())
+    a = StateTable(h, 1, SCHEMA, [0])
+    b = StateTable(h, 2, SCHEMA, [0])
+    a.insert(_rows([1, 2, 3]))
+    b.insert(_rows([1, 2]))
+    a.commit(1)
+    b.commit(1)
+    h.commit_epoch(1)
+    a.insert(_rows([4]))
+    a.truncate_all()
+    assert a.scan().num_rows == 0
+    a.commit(2)
+    h.commit_epoch(2)
+    assert a.scan().num_rows == 0 and a.scan(1).num_rows == 3
+    assert b.scan().num_rows == 2
+
+
+def test_empty_pk_singleton_table():
+    schema = pa.schema([("cnt", pa.int64()), ("s", pa.float64())])
+    h = HummockStorage(MemoryObjectStore())
+    t = StateTable(h, 3, schema, [])
+    t.insert(pa.record_batch([pa.array([1]), pa.array([1.5])], schema=schema))
+    t.insert(pa.record_batch([pa.array([2]), pa.array([None], pa.float64())], schema=schema))
+    s = t.scan()
+    assert s.to_pylist() == [{"cnt": 2, "s": None}]
+    rows, found = t.get_rows([])
+    assert rows.num_rows == 0
+
+
+def test_all_types_round_trip_through_state_table():
+    schema = pa.schema([
+        ("b", pa.bool_()), ("i16", pa.int16()), ("i32", pa.int32()), ("i64", pa.int64()), ("f32", pa.float32()),
+        ("f64", pa.float64()), ("d", pa.decimal128(38, 10)), ("s", pa.string()), ("by", pa.binary()),
+        ("dt", pa.date32()), ("t", pa.time64("us")), ("ts", pa.timestamp("us")),
+        ("tz", pa.timestamp("us", tz="UTC")), ("iv", pa.month_day_nano_interval()),
+    ])
+    cols = [
+        pa.array([True, False, None]), pa.array([1, -2, None], pa.int16()), pa.array([-5, 6, None], pa.int32()),
+        pa.array([10, 11, 12]), pa.array([1.5, None, -0.5], pa.float32()), pa.array([None, 2.5, -1e100]),
+        pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3")], pa.decimal128(38, 10)),
+        pa.array(["a\x00", None, ""]), pa.array([b"\x00\xff", b"", None]),
+        pa.array([1, None, -1], pa.int32()).cast(pa.date32()),
+        pa.array([None, 5, 86_399_999_999], pa.int64()).cast(pa.time64("us")),
+        pa.array([1, None, -1], pa.int64()).cast(pa.timestamp("us")),
+        pa.array([1, 2, None], pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+        pa.array([pa.MonthDayNano([1, 2, 3]), None, pa.MonthDayNano([-1, 0, 5])], pa.month_day_nano_interval()),
+    ]
+    batch = pa.record_batch(cols, schema=schema)
+    for pk in ([3], [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 3]):
+        h = HummockStorage(MemoryObjectStore())
+        t = StateTable(h, 1, schema, pk)
+        t.insert(batch)
+        t.commit(1)
+        h.commit_epoch(1)
+        s = t.scan()
+        assert s.schema == schema
+        got = sorted(s.to_pylist(), key=lambda r: r["i64"])
+        assert got == batch.to_pylist()
+        rows, found = t.get_rows([batch.column(i) for i in pk])
+        assert found.all() and rows.to_pylist() == batch.to_pylist()
+
+
+def test_random_state_table_against_dict():
+    r = random.Random(42)
+    store = MemoryObjectStore()
+    h = HummockStorage(store, block_size=512)
+    t = StateTable(h, 9, SCHEMA, [1, 0], dist_key_indices=[0])
+    model: dict[tuple, dict] = {}
+    committed_model: dict[tuple, dict] = {}
+    epoch = 1
+    for step in range(60):
+        n = r.randint(1, 40)
+        ids = [r.randint(0, 30) for _ in range(n)]
+        names = [r.choice(["a", "b", None]) for _ in range(n)]
+        b = _rows(ids, names=names)
+        ops = np.array([r.choice([0, 0, 1, 3]) for _ in range(n)], dtype=np.int8)
+        t.write_chunk(b, ops)
+        for row, op in zip(b.to_pylist(), ops):
+            key = (row["name"], row["id"])
+            if op in (0, 3):
+                model[key] = row
+            else:
+                model.pop(key, None)
+        if r.random() < 0.5:
+            t.commit(epoch)
+            if r.random() < 0.7:
+                h.commit_epoch(epoch)
+                committed_model = dict(model)
+            epoch += 1
+        if r.random() < 0.1 and not t.has_pending_writes:
+            # reopen at the committed state
+            h = HummockStorage(store, block_size=512)
+            t = StateTable(h, 9, SCHEMA, [1, 0], dist_key_indices=[0])
+            model = dict(committed_model)
+        got = {(x["name"], x["id"]): x for x in t.scan().to_pylist()}
+        assert got == model
+        probe = [r.randint(0, 30) for _ in range(10)]
+        pnames = [r.choice(["a", "b", None]) for _ in range(10)]
+        rows, found = t.get_rows([pa.array(pnames), pa.array(probe, pa.int64())])
+        assert found.tolist() == [(nm, i) in model for nm, i in zip(pnames, probe)]
+        for row, f, nm, i in zip(rows.to_pylist(), found, pnames, probe):
+            assert row == (model[(nm, i)] if f else {k: None for k in SCHEMA.names})
+
+
+def test_dist_key_must_be_in_pk():
+    with pytest.raises(ValueError):
+        StateTable(HummockStorage(MemoryObjectStore()), 1, SCHEMA, [0], dist_key_indices=[1])
