@@ -48,7 +48,8 @@ class DataType:
     @staticmethod
     def from_arrow(t: pa.DataType) -> "DataType":
         if pa.types.is_decimal(t):
-            return DataType("numeric", t.scale)
+            # Our default scale means "unconstrained numeric": printed without trailing zeros.
+            return DataType("numeric", None if t.scale == NUMERIC_SCALE else t.scale)
         if pa.types.is_timestamp(t):
             return TIMESTAMPTZ if t.tz else TIMESTAMP
         if pa.types.is_large_string(t) or pa.types.is_string(t) or pa.types.is_string_view(t):

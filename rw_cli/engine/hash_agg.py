@@ -114,9 +114,12 @@ class HashAggExecutor(Executor):
     def _apply(self, buf: StreamChunk) -> list[StreamChunk]:
         data = buf.data.append_column("_sign", pa.array(buf.signs()))
         nk = len(self.group_keys)
-        delta = self._delta(data)
-        if nk == 0 and delta.num_rows == 0:
+        if data.num_rows == 0:
+            if nk:
+                return []
             delta = self._empty_delta()
+        else:
+            delta = self._delta(data)
         old, found = self.result_table.get_rows(delta.slice(0, delta.num_rows).select(list(range(nk))))
         old = _rename(old, self._state_names())
         merged = self._merge(delta, old, found)
@@ -140,21 +143,21 @@ class HashAggExecutor(Executor):
 
     def _delta(self, data: pa.Table) -> pa.Table:
         keys = [f"_{k}" for k in self.group_keys]
-        sel = [f"{q(k)} AS _{j}" for j, k in enumerate(keys)] + ["SUM(_sign) AS d_rc"]
+        sel = [f"{q(k)} AS _{j}" for j, k in enumerate(keys)] + ["CAST(SUM(_sign) AS BIGINT) AS d_rc"]
         for i, c in enumerate(self.calls):
             a = f"_{c.arg}" if c.arg is not None else None
             if c.kind == "count_star":
-                sel.append(f"SUM(_sign) AS d{i}_cnt")
+                sel.append(f"CAST(SUM(_sign) AS BIGINT) AS d{i}_cnt")
             elif c.kind == "count":
-                sel.append(f"SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS d{i}_cnt")
+                sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_cnt")
             elif c.kind in ("sum", "avg"):
                 acc = state_types(c)[0][1]
                 sel.append(f"SUM(CAST({a} AS {acc.duckdb()}) * _sign) AS d{i}_sum")
-                sel.append(f"SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS d{i}_nn")
+                sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_nn")
             else:
                 fn = "MIN" if c.kind == "min" else "MAX"
                 sel.append(f"{fn}(CASE WHEN _sign > 0 THEN {a} END) AS d{i}_val")
-                sel.append(f"SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS d{i}_nn")
+                sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_nn")
                 sel.append(f"COUNT(CASE WHEN _sign < 0 AND {a} IS NOT NULL THEN 1 END) AS d{i}_del")
         group = f" GROUP BY {', '.join(keys)}" if keys else ""
         delta = duck.query(f"SELECT {', '.join(sel)} FROM buf{group}", {"buf": data})
@@ -208,7 +211,7 @@ class HashAggExecutor(Executor):
         table = self.minput_tables[i]
         keys = [f"_{k}" for k in self.group_keys]
         a = f"_{call.arg}"
-        sel = ", ".join([f"{k} AS _{j}" for j, k in enumerate(keys)] + [f"{a} AS _{nk}", "SUM(_sign) AS d"])
+        sel = ", ".join([f"{k} AS _{j}" for j, k in enumerate(keys)] + [f"{a} AS _{nk}", "CAST(SUM(_sign) AS BIGINT) AS d"])
         grp = ", ".join(keys + [a])
         counts = duck.query(f"SELECT {sel} FROM buf WHERE {a} IS NOT NULL GROUP BY {grp}", {"buf": data})
         if counts.num_rows:

@@ -18,7 +18,7 @@ def handle(session, tree: exp.Drop) -> Result:
         raise NotSupported(f"DROP {kind}")
     if tree.args.get("cascade"):
         raise NotSupported("DROP ... CASCADE")
-    for table in tree.expressions if tree.expressions else [tree.this]:
+    for table in tree.args.get("tables") or [tree.this]:
         name = table.name
         rel = session.catalog.get(name)
         if rel is None or rel.kind != want:
