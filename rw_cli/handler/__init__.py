@@ -9,10 +9,10 @@ from rw_cli.sql.dialect import Explain, Flush, Show
 
 
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
-    from rw_cli.handler import create_mv, create_table, dml, drop, query, utility
+    from rw_cli.handler import create_mv, create_table, dml, drop, explain, query, utility
 
     if isinstance(tree, Explain):
-        return utility.handle_explain(session, tree)
+        return explain.handle_explain(session, tree)
     if isinstance(tree, Flush):
         session.barrier()
         return Result("FLUSH")

@@ -66,14 +66,3 @@ def handle_transaction(session, tree) -> Result:
     if isinstance(tree, exp.Commit):
         return Result("COMMIT")
     return Result("ROLLBACK")
-
-
-def handle_explain(session, tree) -> Result:
-    from rw_cli.handler import create_mv
-
-    inner = tree.this
-    if isinstance(inner, exp.Create) and (inner.args.get("kind") or "").upper() == "VIEW":
-        root, _ = create_mv.plan(session, inner)
-        lines = root.explain()
-        return text_result("EXPLAIN", ["QUERY PLAN"], [[line] for line in lines])
-    raise NotSupported(f"EXPLAIN {type(inner).__name__.upper()}")
