@@ -212,6 +212,9 @@ def parse(text: str, path: str = "<string>") -> list[Record]:
         elif head == "sleep":
             rec.arg = tokens[1] if len(tokens) > 1 else "0s"
             i += 1
+        elif head == "restart":
+            # rw's own extension: close the database (checkpointing) and open it again
+            i += 1
         elif head in ("halt", "hash-threshold"):
             rec.arg = " ".join(tokens[1:])
             i += 1

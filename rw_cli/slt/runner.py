@@ -101,8 +101,10 @@ class FileOutcome:
 
 
 class FileRunner:
-    def __init__(self, session, out: TextIO, keep_going: bool, engine_name: str = ENGINE):
+    def __init__(self, session, out: TextIO, keep_going: bool, engine_name: str = ENGINE,
+                 reopen: Callable | None = None):
         self.session = session
+        self.reopen = reopen
         self.out = out
         self.keep_going = keep_going
         self.engine_name = engine_name
@@ -190,6 +192,9 @@ class FileRunner:
                     pass
             elif rec.kind == "halt":
                 raise _Stop()
+            elif rec.kind == "restart" and self.reopen is not None:
+                self.session.close()
+                self.session = self.reopen()
             elif rec.kind == "unsupported":
                 self.out.write(f"{rec.path}:{rec.line}: skipped unsupported record: {rec.arg}\n")
             # hash-threshold and other controls: accepted, nothing to do
@@ -224,14 +229,15 @@ def run_file(path: str, *, keep_going: bool, data_dir: str | None, engine: str, 
         except Exception as e:  # noqa: BLE001
             out.write(f"{path}: cannot open a session: {FileRunner._describe_error(e)}\n")
             return FileOutcome(failed=1)
-        runner = FileRunner(session, out, keep_going)
+        runner = FileRunner(session, out, keep_going,
+                            reopen=lambda: factory(data_dir or os.path.join(tmp, "data"), engine))
         try:
             runner.run_records(records)
         except _Stop:
             pass
         finally:
             try:
-                session.close()
+                runner.session.close()
             except Exception as e:  # noqa: BLE001
                 out.write(f"{path}: error while closing the session: {e}\n")
         return runner.outcome

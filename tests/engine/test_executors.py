@@ -1,0 +1,142 @@
+"""Executors in isolation: text-format chunks in, chunks out (as RisingWave's executor tests)."""
+from rw_cli.common.types import BIGINT, DOUBLE, INTEGER, VARCHAR, DataType
+from rw_cli.engine.chunk import StreamChunk
+from rw_cli.engine.filter import FilterExecutor
+from rw_cli.engine.hash_agg import AggCall, HashAggExecutor, agg_return_type, state_types
+from rw_cli.engine.hash_join import HashJoinExecutor
+from rw_cli.engine.materialize import MaterializeExecutor
+from rw_cli.engine.project import ProjectExecutor
+from rw_cli.meta.epoch import EpochPair
+
+II = [INTEGER, INTEGER]
+
+
+def chunk(text, types=II):
+    return StreamChunk.from_pretty(text, types)
+
+
+def pretty(chunks):
+    return "\n".join(c.to_pretty() for c in chunks)
+
+
+def barrier(n=1):
+    return EpochPair(curr=(n + 1) << 16, prev=n << 16)
+
+
+def test_project_evaluates_expressions_and_keeps_ops():
+    ex = ProjectExecutor(["_0 + _1", "_0 // 2"], [INTEGER, INTEGER], [])
+    out = ex.on_chunk(chunk("+ 1 2\n- 5 .\nU- 3 4\nU+ 3 5"))
+    assert pretty(out) == "+ 3 0\n- . 2\nU- 7 1\nU+ 8 1"
+
+
+def test_filter_splits_update_pairs_whose_halves_differ():
+    ex = FilterExecutor("_1 > 10", II, [0])
+    out = ex.on_chunk(chunk("+ 1 20\n+ 2 5\nU- 3 5\nU+ 3 50\n- 4 .", II))
+    assert pretty(out) == "+ 1 20\n+ 3 50"
+
+
+def test_filter_passes_whole_chunk_unchanged():
+    ex = FilterExecutor("_1 > 0", II, [0])
+    out = ex.on_chunk(chunk("U- 3 5\nU+ 3 50"))
+    assert pretty(out) == "U- 3 5\nU+ 3 50"
+
+
+def _agg(make_table, calls, group_keys=(0,), input_types=II):
+    keys = [input_types[k] for k in group_keys]
+    types, names = keys + [BIGINT], None
+    for c in calls:
+        c.arg_type = input_types[c.arg] if c.arg is not None else None
+        c.return_type = agg_return_type(c.kind, c.arg_type)
+        types += [t for _, t in state_types(c)]
+    result = make_table(types, list(range(len(keys))))
+    minput = {i: make_table(keys + [c.arg_type, BIGINT], list(range(len(keys) + 1)))
+              for i, c in enumerate(calls) if c.needs_minput}
+    return HashAggExecutor(input_types, list(group_keys), calls, result, minput)
+
+
+def test_hash_agg_emits_at_barrier_with_retractions(make_table):
+    ex = _agg(make_table, [AggCall("count_star", None, None, None), AggCall("sum", 1, None, None)])
+    assert ex.on_chunk(chunk("+ 1 10\n+ 1 5\n+ 2 7")) == []
+    assert pretty(ex.on_barrier(barrier(1))) == "+ 1 2 15\n+ 2 1 7"
+    ex.on_chunk(chunk("- 1 5\n- 2 7"))
+    assert pretty(ex.on_barrier(barrier(2))) == "U- 1 2 15\nU+ 1 1 10\n- 2 1 7"
+
+
+def test_hash_agg_unchanged_group_emits_nothing(make_table):
+    ex = _agg(make_table, [AggCall("sum", 1, None, None)])
+    ex.on_chunk(chunk("+ 1 10"))
+    ex.on_barrier(barrier(1))
+    ex.on_chunk(chunk("+ 1 0"))
+    assert pretty(ex.on_barrier(barrier(2))) == ""
+
+
+def test_retractable_min_max_answered_from_state(make_table):
+    ex = _agg(make_table, [AggCall("min", 1, None, None), AggCall("max", 1, None, None)])
+    ex.on_chunk(chunk("+ 1 3\n+ 1 1\n+ 1 9\n+ 1 1"))
+    assert pretty(ex.on_barrier(barrier(1))) == "+ 1 1 9"
+    ex.on_chunk(chunk("- 1 1"))  # one of two 1s: the minimum stays
+    assert pretty(ex.on_barrier(barrier(2))) == ""
+    ex.on_chunk(chunk("- 1 1\n- 1 9"))
+    assert pretty(ex.on_barrier(barrier(3))) == "U- 1 1 9\nU+ 1 3 3"
+
+
+def test_simple_agg_has_a_row_from_the_start(make_table):
+    ex = _agg(make_table, [AggCall("count_star", None, None, None), AggCall("sum", 1, None, None)],
+              group_keys=())
+    assert pretty(ex.on_barrier(barrier(1))) == "+ 0 ."
+    ex.on_chunk(chunk("+ 1 4"))
+    assert pretty(ex.on_barrier(barrier(2))) == "U- 0 .\nU+ 1 4"
+    ex.on_chunk(chunk("- 1 4"))
+    assert pretty(ex.on_barrier(barrier(3))) == "U- 1 4\nU+ 0 ."
+
+
+def test_hash_agg_recovers_state_from_store(make_table, store):
+    ex = _agg(make_table, [AggCall("sum", 1, None, None)])
+    ex.on_chunk(chunk("+ 1 10"))
+    ex.on_barrier(barrier(1))
+    store.commit_epoch(1 << 16)
+    again = HashAggExecutor(ex.input_types, ex.group_keys, ex.calls, ex.result_table.__class__(
+        store, ex.result_table.table_id, ex.result_table.schema, ex.result_table.pk_indices), {})
+    again.on_chunk(chunk("+ 1 1"))
+    assert pretty(again.on_barrier(barrier(2))) == "U- 1 10\nU+ 1 11"
+
+
+def test_avg_of_double(make_table):
+    ex = _agg(make_table, [AggCall("avg", 1, None, None)], input_types=[INTEGER, DOUBLE])
+    ex.on_chunk(chunk("+ 1 1.5\n+ 1 2.5", [INTEGER, DOUBLE]))
+    assert pretty(ex.on_barrier(barrier(1))) == "+ 1 2.0"
+
+
+def test_hash_join_inner_with_both_sides(make_table):
+    lt, rt = [INTEGER, VARCHAR], [INTEGER, INTEGER]
+    ex = HashJoinExecutor(lt, rt, [0], [0], None, [1], [1], (make_table(lt, [1]), make_table(rt, [1])))
+    assert ex.on_chunk(StreamChunk.from_pretty("+ 1 a\n+ 2 b", lt), 0) == []
+    out = ex.on_chunk(StreamChunk.from_pretty("+ 1 100\n+ 1 101\n+ 3 102", rt), 1)
+    assert pretty(out) == "+ 1 a 1 100\n+ 1 a 1 101"
+    out = ex.on_chunk(StreamChunk.from_pretty("- 1 a", lt), 0)
+    assert pretty(out) == "- 1 a 1 100\n- 1 a 1 101"
+    out = ex.on_chunk(StreamChunk.from_pretty("+ 3 c", lt), 0)
+    assert pretty(out) == "+ 3 c 3 102"
+
+
+def test_hash_join_condition_and_null_keys(make_table):
+    lt = rt = II
+    ex = HashJoinExecutor(lt, rt, [0], [0], "_1 < _3", [1], [1], (make_table(lt, [1]), make_table(rt, [1])))
+    ex.on_chunk(chunk("+ 1 5\n+ . 6"), 0)
+    out = ex.on_chunk(chunk("+ 1 4\n+ 1 9\n+ . 10"), 1)
+    assert pretty(out) == "+ 1 5 1 9"
+
+
+def test_materialize_overwrites_on_pk_conflict(make_table):
+    table = make_table(II, [0])
+    ex = MaterializeExecutor(II, [0], table, overwrite_on_conflict=True)
+    assert pretty(ex.on_chunk(chunk("+ 1 10\n+ 2 20"))) == "+ 1 10\n+ 2 20"
+    assert pretty(ex.on_chunk(chunk("+ 1 11\n+ 3 30\n+ 3 31"))) == "U- 1 10\nU+ 1 11\n+ 3 31"
+    rows = table.scan().to_pylist()
+    assert sorted((r["_0"], r["_1"]) for r in rows) == [(1, 11), (2, 20), (3, 31)]
+
+
+def test_from_pretty_round_trip():
+    c = StreamChunk.from_pretty("+ 1 x\nU- . y", [INTEGER, VARCHAR])
+    assert c.to_pretty() == "+ 1 x\nU- . y"
+    assert DataType.from_arrow(c.data.schema.field(1).type) == VARCHAR

@@ -1,0 +1,49 @@
+"""The dialect routes what sqlglot leaves to `Command` and reports syntax errors with positions."""
+import pytest
+from sqlglot import exp
+
+from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.sql.dialect import Explain, Flush, Show, parse_statement
+
+
+@pytest.mark.parametrize("sql,kind", [
+    ("flush", Flush), ("FLUSH", Flush), ("show tables", Show), ("SHOW MATERIALIZED VIEWS", Show),
+    ("explain create materialized view m as select 1 from t", Explain),
+    ("create table t (a int)", exp.Create), ("select 1", exp.Select),
+])
+def test_statements(sql, kind):
+    assert isinstance(parse_statement(sql), kind)
+
+
+def test_show_targets():
+    assert parse_statement("show materialized views").this == "MATERIALIZED VIEWS"
+    s = parse_statement("show columns from t")
+    assert (s.this, s.args["target"]) == ("COLUMNS", "t")
+
+
+def test_append_only_is_a_flag_not_a_command():
+    tree = parse_statement("create table t (v int) append only")
+    assert isinstance(tree, exp.Create) and tree.args.get("append_only")
+
+
+def test_flush_as_a_column_is_still_a_column():
+    assert isinstance(parse_statement("select flush from t"), exp.Select)
+
+
+@pytest.mark.parametrize("sql,offset,pos,near", [
+    ("select * fro t", 0, 13, '"t"'),
+    ("selec 1", 0, 6, '"1"'),
+    ("select 1;\nselect * fro t", 10, 23, '"t"'),
+])
+def test_syntax_error_positions(sql, offset, pos, near):
+    text = sql[offset:]
+    with pytest.raises(SqlSyntaxError) as e:
+        parse_statement(text, offset)
+    assert e.value.position == pos
+    assert near in e.value.message and "at or near" in e.value.message
+
+
+def test_commands_are_refused():
+    with pytest.raises(NotSupported) as e:
+        parse_statement("alter system set x = 1")
+    assert e.value.message.startswith("not supported")

@@ -1,0 +1,125 @@
+"""The Session / Python API end to end: persistence, recovery, locking, errors that change nothing."""
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+
+import rw_cli
+from rw_cli.errors import BindError, CatalogError, LockedError, RwError, SqlSyntaxError
+
+RW = [sys.executable, "-m", "rw_cli.cli"]
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    return str(tmp_path / "data")
+
+
+def test_python_api_fetchall_and_arrow(data_dir):
+    with rw_cli.connect(data_dir) as s:
+        s.execute("create table t (k int, v varchar); insert into t values (1, 'a'), (2, NULL); flush")
+        r = s.execute("select * from t order by k")
+        assert r.fetchall() == [(1, "a"), (2, None)]
+        assert isinstance(r.arrow(), pa.Table) and r.arrow().column_names == ["k", "v"]
+        assert r.status == "SELECT 2"
+
+
+def test_reads_see_committed_epoch_only(data_dir):
+    with rw_cli.connect(data_dir) as s:
+        s.execute("create table t (k int); insert into t values (1)")
+        assert s.execute("select count(*) from t").fetchall() == [(0,)]
+        s.execute("flush")
+        assert s.execute("select count(*) from t").fetchall() == [(1,)]
+        s.execute("set rw_implicit_flush to true; insert into t values (2)")
+        assert s.execute("select count(*) from t").fetchall() == [(2,)]
+
+
+def test_mv_maintained_across_processes(data_dir):
+    with rw_cli.connect(data_dir) as s:
+        s.execute("create table t (k int, v int); create materialized view m as "
+                  "select k, sum(v) as s, count(*) as c from t group by k; "
+                  "insert into t values (1,10),(1,5),(2,7)")
+    # closing checkpointed the insert; a new session recovers the MV's executor state
+    with rw_cli.connect(data_dir) as s:
+        s.execute("delete from t where v = 5; flush")
+        assert s.execute("select * from m order by k").fetchall() == [(1, 10, 1), (2, 7, 1)]
+
+
+def test_uncommitted_work_is_discarded_on_crash(data_dir):
+    code = ("import rw_cli, os\n"
+            f"s = rw_cli.connect({data_dir!r})\n"
+            "s.execute('create table t (k int); insert into t values (1); flush; insert into t values (2)')\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with rw_cli.connect(data_dir) as s:
+        assert s.execute("select k from t").fetchall() == [(1,)]
+
+
+def test_second_process_is_refused(data_dir):
+    with rw_cli.connect(data_dir):
+        p = subprocess.run(RW + ["--data-dir", data_dir, "-c", "select 1"], capture_output=True, text=True)
+        assert p.returncode == 1
+        assert f"data directory {data_dir} is locked by process {os.getpid()}" in p.stderr
+        with pytest.raises(LockedError):
+            rw_cli.connect(data_dir)
+
+
+@pytest.mark.parametrize("bad,err", [
+    ("insert into t values (1, 2, 3)", BindError),
+    ("insert into nope values (1)", CatalogError),
+    ("select nope from t", BindError),
+    ("create table t (k int)", BindError),
+    ("insert into t values ('x', 1)", RwError),
+    ("selec 1", SqlSyntaxError),
+    ("create materialized view m2 as select k from nope", CatalogError),
+    ("drop table t", CatalogError),
+])
+def test_bad_input_changes_nothing(data_dir, bad, err):
+    with rw_cli.connect(data_dir) as s:
+        s.execute("create table t (k int, v int); create materialized view m as select k from t; "
+                  "insert into t values (1, 1); flush")
+        before = (s.catalog.to_bytes(), s.execute("select * from t").fetchall())
+        with pytest.raises(err):
+            s.execute(bad)
+        s.execute("flush")
+        assert (s.catalog.to_bytes(), s.execute("select * from t").fetchall()) == before
+
+
+def test_statements_before_an_error_take_effect(data_dir):
+    with rw_cli.connect(data_dir) as s:
+        with pytest.raises(RwError):
+            s.execute("create table a (x int); create table a (x int)")
+        assert s.execute("show tables").fetchall() == [("a",)]
+
+
+def test_cli_exit_codes_and_output(data_dir):
+    ok = subprocess.run(RW + ["--data-dir", data_dir, "-c", "select 1 as one"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "(1 row)" in ok.stdout and " one " in ok.stdout
+    bad = subprocess.run(RW + ["--data-dir", data_dir, "-c", "select 1;\nselect * fro t"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert 'ERROR:  syntax error at or near "t"' in bad.stderr
+    assert "LINE 2: select * fro t" in bad.stderr
+    caret = bad.stderr.splitlines()[[i for i, l in enumerate(bad.stderr.splitlines()) if l.startswith("LINE 2")][0] + 1]
+    assert caret.index("^") == len("LINE 2: select * fro ")
+    usage = subprocess.run(RW + ["--no-such-option"], capture_output=True, text=True)
+    assert usage.returncode == 2
+
+
+def test_cli_stdin_and_file(data_dir, tmp_path):
+    f = tmp_path / "q.sql"
+    f.write_text("create table t (k int);\ninsert into t values (7);\nflush;\nselect * from t;\n")
+    p = subprocess.run(RW + ["--data-dir", data_dir, "-f", str(f)], capture_output=True, text=True)
+    assert p.returncode == 0 and " 7" in p.stdout
+    p = subprocess.run(RW + ["--data-dir", data_dir], input="select k + 1 as k1 from t;", capture_output=True,
+                       text=True)
+    assert p.returncode == 0 and " 8" in p.stdout
+
+
+def test_embedded_engine_never_imports_pyspark(data_dir):
+    code = ("import sys, rw_cli\n"
+            f"s = rw_cli.connect({data_dir!r}); s.execute('create table t (k int); select * from t'); s.close()\n"
+            "assert 'pyspark' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
