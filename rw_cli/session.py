@@ -17,7 +17,6 @@ from rw_cli.result import Result
 
 class Session:
     def __init__(self, data_dir: str | None = None, engine: str = "embedded"):
-        from rw_cli.engine.runtime import EmbeddedRuntime
         from rw_cli.store.hummock import HummockStorage
         from rw_cli.store.object_store import open_object_store
 
@@ -32,16 +31,27 @@ class Session:
             self.catalog = Catalog.from_bytes(self.store.extra)
             committed = self.store.committed_epoch
             self.epoch = EpochPair(next_epoch(committed), committed)
-            self.runtime = EmbeddedRuntime()
+            self._runtime = None
             self.settings: dict[str, str] = {}
             self.dirty = False
-            from rw_cli.handler.recovery import recover
+            from rw_cli.handler.dml import RowIdGenerator
 
-            recover(self)
+            self.row_ids = RowIdGenerator()
         except BaseException:
             self.lock.release()
             raise
         self.closed = False
+
+    @property
+    def runtime(self):
+        """The stream jobs, rebuilt from the catalog on first use (a plain SELECT needs none)."""
+        if self._runtime is None:
+            from rw_cli.engine.runtime import EmbeddedRuntime
+            from rw_cli.handler.recovery import recover
+
+            self._runtime = EmbeddedRuntime()
+            recover(self)
+        return self._runtime
 
     # -- statements ---------------------------------------------------------------------------
     def execute(self, sql: str) -> Result:

@@ -6,11 +6,9 @@ from rw_cli.meta.catalog import TABLE
 
 def recover(session) -> None:
     from rw_cli.handler import create_mv
-    from rw_cli.handler.dml import RowIdGenerator
     from rw_cli.sql.dialect import parse_statement
     from rw_cli.sql.stream_builder import table_job
 
-    session.row_ids = RowIdGenerator()
     for rel in session.catalog.in_creation_order():
         if rel.kind == TABLE:
             session.runtime.add_job(table_job(session.store, rel))
