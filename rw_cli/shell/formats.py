@@ -1,0 +1,105 @@
+"""Data formats for scripts: csv, tsv, json, jsonl, markdown.
+
+Each writer takes column names, rows of PostgreSQL text values (None for NULL, as
+`Result.text_rows()` gives them) and the column types, and returns the whole text. The
+output is the same whether or not stdout is a terminal.
+
+- csv: RFC 4180 with a header line, as `psql --csv` (NULL is an empty field).
+- tsv: a header line, then PostgreSQL's COPY text format (NULL is `\\N`; tab, newline,
+  carriage return and backslash are escaped).
+- json: one array per result set, one object per line; jsonl: one object per line.
+  Numbers and booleans are JSON numbers and booleans, jsonb is embedded as JSON, every
+  other type is its PostgreSQL text form as a string.
+- markdown: a GitHub table, numbers right-aligned, NULL empty.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Callable, Sequence
+
+FORMATS = ("table", "expanded", "csv", "tsv", "json", "jsonl", "markdown")
+
+_INTEGER = ("smallint", "integer", "bigint")
+_FLOAT = ("real", "double precision", "numeric")
+_SPECIAL_FLOATS = ("NaN", "Infinity", "-Infinity")
+
+Rows = Sequence[Sequence[str | None]]
+
+
+def write_csv(columns: Sequence[str], rows: Rows, types: Sequence = ()) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows(["" if v is None else v for v in row] for row in rows)
+    return buf.getvalue()
+
+
+_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _tsv_field(v: str | None) -> str:
+    return "\\N" if v is None else v.translate(_TSV_ESCAPES)
+
+
+def write_tsv(columns: Sequence[str], rows: Rows, types: Sequence = ()) -> str:
+    lines = ["\t".join(_tsv_field(c) for c in columns)]
+    lines += ["\t".join(_tsv_field(v) for v in row) for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _json_value(text: str | None, type_name: str) -> str:
+    if text is None:
+        return "null"
+    if type_name == "boolean":
+        return "true" if text == "t" else "false"
+    if type_name in _INTEGER:
+        return text
+    if type_name in _FLOAT and text not in _SPECIAL_FLOATS:
+        return text
+    if type_name == "jsonb":
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _json_objects(columns: Sequence[str], rows: Rows, types: Sequence) -> list[str]:
+    keys = [json.dumps(c, ensure_ascii=False) + ": " for c in columns]
+    names = [getattr(types[i], "name", "") if i < len(types) else "" for i in range(len(columns))]
+    return ["{" + ", ".join(k + _json_value(v, t) for k, v, t in zip(keys, row, names)) + "}"
+            for row in rows]
+
+
+def write_json(columns: Sequence[str], rows: Rows, types: Sequence = ()) -> str:
+    objs = _json_objects(columns, rows, types)
+    if not objs:
+        return "[]\n"
+    return "[\n" + ",\n".join(objs) + "\n]\n"
+
+
+def write_jsonl(columns: Sequence[str], rows: Rows, types: Sequence = ()) -> str:
+    return "".join(o + "\n" for o in _json_objects(columns, rows, types))
+
+
+def _md_cell(v: str | None) -> str:
+    if v is None:
+        return ""
+    return v.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+
+
+def write_markdown(columns: Sequence[str], rows: Rows, types: Sequence = ()) -> str:
+    right = [bool(getattr(types[i], "is_numeric", False)) if i < len(types) else False
+             for i in range(len(columns))]
+    lines = ["| " + " | ".join(_md_cell(c) for c in columns) + " |",
+             "|" + "|".join("---:" if r else "---" for r in right) + "|"]
+    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+WRITERS: dict[str, Callable[[Sequence[str], Rows, Sequence], str]] = {
+    "csv": write_csv,
+    "tsv": write_tsv,
+    "json": write_json,
+    "jsonl": write_jsonl,
+    "markdown": write_markdown,
+}
