@@ -54,3 +54,13 @@ class StorageError(RwError):
     """The store could not read or write (unreachable endpoint, corrupted object)."""
 
     kind = "storage"
+
+
+class QueryCanceled(RwError):
+    """The user cancelled the statement (Ctrl-C); raised at a safe point, so nothing the
+    statement touched is changed."""
+
+    kind = "canceled"
+
+    def __init__(self, message: str = "canceling statement due to user request", **kw):
+        super().__init__(message, **kw)

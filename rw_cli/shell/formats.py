@@ -19,7 +19,8 @@ import io
 import json
 from typing import Callable, Sequence
 
-FORMATS = ("table", "expanded", "csv", "tsv", "json", "jsonl", "markdown")
+from rw_cli.config import FORMATS  # noqa: F401 - re-exported
+
 
 _INTEGER = ("smallint", "integer", "bigint")
 _FLOAT = ("real", "double precision", "numeric")
