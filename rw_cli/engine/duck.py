@@ -23,13 +23,36 @@ def connection() -> duckdb.DuckDBPyConnection:
     if con is None:
         con = duckdb.connect(":memory:", config={"threads": 1})
         con.execute("SET TimeZone='UTC'")
+        # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
+        # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
+        from rw_cli.sql.functions import MACROS
+
+        for macro in MACROS:
+            con.execute(macro)
         _local.con = con
+        _local.settings = {"timezone": "UTC"}
     return con
 
 
-def query(sql: str, tables: dict[str, pa.Table] | None = None) -> pa.Table:
-    """Run `sql` with each of `tables` visible under its key; return the result as Arrow."""
+def _apply(con, settings: dict[str, str] | None) -> None:
+    if not settings:
+        return
+    current = _local.settings
+    tz = settings.get("timezone")
+    if tz and tz != current.get("timezone"):
+        try:
+            con.execute(f"SET TimeZone='{tz.replace(chr(39), chr(39) * 2)}'")
+        except duckdb.Error as e:
+            raise ExecutionError(f'invalid value for parameter "TimeZone": "{tz}"') from e
+        current["timezone"] = tz
+
+
+def query(sql: str, tables: dict[str, pa.Table] | None = None,
+          settings: dict[str, str] | None = None) -> pa.Table:
+    """Run `sql` with each of `tables` visible under its key; return the result as Arrow.
+    `settings` (e.g. the session's `timezone`) are applied first."""
     con = connection()
+    _apply(con, settings)
     names = []
     try:
         for name, table in (tables or {}).items():

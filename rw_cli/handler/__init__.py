@@ -25,6 +25,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
             return create_table.handle(session, tree)
         if kind == "VIEW" and _is_materialized(tree):
             return create_mv.handle(session, tree, sql)
+        if kind == "VIEW":
+            from rw_cli.handler import create_view
+
+            return create_view.handle(session, tree, sql)
         raise NotSupported(f"CREATE {kind}")
     if isinstance(tree, exp.Drop):
         return drop.handle(session, tree)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.errors import CatalogError, NotSupported
-from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE
+from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE, VIEW
 from rw_cli.result import Result
 
 
@@ -14,6 +14,8 @@ def handle(session, tree: exp.Drop) -> Result:
         want, tag = TABLE, "DROP_TABLE"
     elif kind == "VIEW" and tree.args.get("materialized"):
         want, tag = MATERIALIZED_VIEW, "DROP_MATERIALIZED_VIEW"
+    elif kind == "VIEW":
+        want, tag = VIEW, "DROP_VIEW"
     else:
         raise NotSupported(f"DROP {kind}")
     if tree.args.get("cascade"):
@@ -40,6 +42,9 @@ def handle(session, tree: exp.Drop) -> Result:
 def drop_relation(session, rel) -> None:
     from rw_cli.sql.stream_builder import relation_state_table
 
+    if rel.kind == VIEW:
+        session.catalog.remove(rel.id)
+        return
     session.runtime.drop_job(rel.id)
     table = relation_state_table(session.store, rel)
     table.truncate_all()

@@ -1,8 +1,10 @@
 """SELECT (and VALUES, set operations): a batch query on DuckDB over committed snapshots.
 
-The query is qualified against the catalog (so errors name the missing table or column and
-`*` expands to visible columns), each relation it reads is registered as the Arrow snapshot
-of the last committed epoch, and the SQL is transpiled to DuckDB with PostgreSQL's semantics.
+The query is bound against the catalog (`rw_cli.sql.batch`: views expanded, time windows
+rewritten, system catalogs materialized, `*` expanded to visible columns), each relation it
+reads is registered as the Arrow snapshot of the last committed epoch, and the SQL is
+transpiled to DuckDB with PostgreSQL's semantics. A lookup on a relation's whole primary key
+is answered from the store directly (`rw_cli.handler.point_lookup`).
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.result import Result
-from rw_cli.sql.planner import output_name, qualify_query, schema_of
+from rw_cli.sql.batch import bind_query
+from rw_cli.sql.planner import output_name
 from rw_cli.sql.transpile import to_duckdb
 
 
@@ -25,56 +28,79 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True) -> pa.Table:
     return table.scan(epoch=session.store.committed_epoch if committed else None)
 
 
-def run_query(session, tree: exp.Expression, committed: bool = True, hidden: bool = False) -> tuple[pa.Table, list[DataType]]:
-    """Run a query; `committed=False` reads the session's own uncommitted writes (DML)."""
-    q, rels = qualify_query(tree, session.catalog) if not hidden else _qualify_all(session, tree)
-    tables = {}
-    for rel in rels:
-        reg = f"__rel_{rel.id}"
-        data = snapshot(session, rel, committed)
+def run_query(session, tree: exp.Expression, committed: bool = True, hidden: bool = False,
+              empty: bool = False) -> tuple[pa.Table, list[DataType]]:
+    """Run a query; `committed=False` reads the session's own uncommitted writes (DML),
+    `hidden=True` makes hidden columns visible, `empty=True` runs it on empty inputs (to
+    learn its output schema)."""
+    if committed and not hidden and not empty:
+        from rw_cli.handler.point_lookup import try_point_lookup
+
+        fast = try_point_lookup(session, tree)
+        if fast is not None:
+            return fast
+    return run_query_on(session, tree, None, committed, hidden, empty)
+
+
+def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] | None,
+                 committed: bool = True, hidden: bool = False, empty: bool = False):
+    """Run a query; relations whose id is in `overrides` read those rows instead of a snapshot."""
+    bound = bind_query(tree, session.catalog, hidden=hidden, session=session)
+    tables: dict[str, pa.Table] = dict(bound.system)
+    for reg, rel in bound.relations.items():
+        if overrides and rel.id in overrides:
+            data = overrides[rel.id]
+        elif empty:
+            from rw_cli.sql.stream_builder import relation_schema
+
+            data = relation_schema(rel).empty_table()
+        else:
+            data = snapshot(session, rel, committed)
         if not hidden:
             data = data.select([c.name for c in rel.visible_columns])
         tables[reg] = data
-    for t in q.find_all(exp.Table):
-        rel = session.catalog.get(t.name)
-        if rel is not None:
-            alias = t.alias_or_name
-            t.set("this", exp.to_identifier(f"__rel_{rel.id}"))
-            t.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
-    schema = {f"__rel_{r.id}": s for r, s in zip(rels, schema_of(rels, visible_only=not hidden).values())}
-    sql = to_duckdb(q, schema)
-    result = duck.query(sql, tables)
+    q = bound.tree
+    sql = to_duckdb(q, bound.schema)
+    result = duck.query(sql, tables, settings=session_settings(session))
     names = _output_names(q, result)
     result = result.rename_columns(names)
     types = [DataType.from_arrow(f.type) for f in result.schema]
     return _normalize(result, types), types
 
 
-def _qualify_all(session, tree):
-    from sqlglot.optimizer.qualify import qualify
-
-    from rw_cli.sql.dialect import RwDialect
-    from rw_cli.sql.planner import check_relations
-
-    rels = check_relations(tree, session.catalog)
-    q = qualify(tree.copy(), schema=schema_of(rels, visible_only=False), dialect=RwDialect,
-                quote_identifiers=False, identify=False)
-    return q, rels
+def session_settings(session) -> dict[str, str]:
+    settings = getattr(session, "settings", {}) or {}
+    return {"timezone": settings.get("timezone", "UTC")}
 
 
 def _output_names(q: exp.Expression, result: pa.Table) -> list[str]:
     s = q
     while isinstance(s, (exp.Union, exp.Except, exp.Intersect)):
         s = s.this
-    if isinstance(s, exp.Select) and len(s.expressions) == result.num_columns:
+    if isinstance(s, exp.Subquery):
+        s = s.unnest()
+    if isinstance(s, exp.Select) and len(s.expressions) == result.num_columns \
+            and not any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                        for e in s.expressions):
         return [output_name(e) for e in s.expressions]
-    return list(result.column_names)
+    return [_clean_name(n) for n in result.column_names]
+
+
+def _clean_name(n: str) -> str:
+    return n if n.isidentifier() else "?column?"
 
 
 def _normalize(t: pa.Table, types: list[DataType]) -> pa.Table:
     """Cast DuckDB's result types to our Arrow mapping (e.g. string_view -> string)."""
-    cols = [c.cast(dt.arrow()) if c.type != dt.arrow() and dt.name != "numeric" else c
-            for c, dt in zip(t.columns, types)]
+    cols = []
+    for c, dt in zip(t.columns, types):
+        want = dt.arrow()
+        if c.type != want and dt.name != "numeric":
+            try:
+                c = c.cast(want)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
+        cols.append(c)
     return pa.Table.from_arrays(cols, names=t.column_names)
 
 

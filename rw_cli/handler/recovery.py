@@ -1,7 +1,7 @@
 """Rebuild every stream job from the committed catalog when a session opens."""
 from __future__ import annotations
 
-from rw_cli.meta.catalog import TABLE
+from rw_cli.meta.catalog import TABLE, VIEW
 
 
 def recover(session) -> None:
@@ -10,6 +10,8 @@ def recover(session) -> None:
     from rw_cli.sql.stream_builder import table_job
 
     for rel in session.catalog.in_creation_order():
+        if rel.kind == VIEW:
+            continue
         if rel.kind == TABLE:
             session.runtime.add_job(table_job(session.store, rel))
             continue

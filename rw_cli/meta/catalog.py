@@ -13,6 +13,7 @@ from rw_cli.errors import CatalogError
 
 TABLE = "table"
 MATERIALIZED_VIEW = "materialized view"
+VIEW = "view"  # a named query, expanded by batch queries; no state, no job
 ROW_ID = "_row_id"
 
 

@@ -92,6 +92,11 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         raise NotSupported(what or "this statement", position=offset)
     if append_only:
         tree.set("append_only", True)
+    if not isinstance(tree, (exp.Set, Show)):
+        # PostgreSQL folds unquoted identifiers to lower case, in DDL and queries alike.
+        from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+        tree = normalize_identifiers(tree, dialect=RwDialect)
     return tree
 
 

@@ -1,0 +1,254 @@
+"""Binds a batch query (SELECT, VALUES, set operations) against the catalog.
+
+What DuckDB cannot know is resolved here, before transpiling:
+- views are expanded into subqueries (recursively);
+- RisingWave's time-window table functions `tumble(t, col, size [, offset])` and
+  `hop(t, col, slide, size [, offset])` become subqueries over `t`;
+- `information_schema.*` and `pg_catalog.*` relations are materialized as small Arrow tables;
+- every table or materialized view read is renamed to `__rel_<id>`, the name its committed
+  snapshot is registered under in DuckDB.
+
+The result is qualified by sqlglot when possible (unknown columns are errors, `*` expands to
+visible columns, types can be annotated for the PostgreSQL fixes in `transpile`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.optimizer.qualify import qualify
+
+from rw_cli.errors import BindError, CatalogError
+from rw_cli.meta.catalog import VIEW, Catalog, RelationCatalog
+from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.transpile import sqlglot_type
+
+SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
+_MAX_VIEW_DEPTH = 32
+
+
+@dataclass
+class BoundQuery:
+    tree: exp.Expression                      # qualified (if possible), tables renamed
+    relations: dict[str, RelationCatalog] = field(default_factory=dict)  # registered name -> rel
+    system: dict[str, pa.Table] = field(default_factory=dict)            # registered name -> rows
+    schema: dict = field(default_factory=dict)                           # for type annotation
+    qualified: bool = True
+
+
+def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None) -> BoundQuery:
+    """Bind `tree` (not modified). `hidden=True` makes hidden columns visible (DML)."""
+    tree = normalize_identifiers(tree.copy(), dialect=RwDialect)
+    tree = _expand(tree, catalog)
+    ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    bound = BoundQuery(tree)
+    rels: list[RelationCatalog] = []
+    for t in list(tree.find_all(exp.Table)):
+        if not isinstance(t.this, exp.Identifier):
+            continue
+        name = t.name
+        db = t.text("db").lower()
+        if db in SYSTEM_SCHEMAS or (not db and name not in ctes and catalog.get(name) is None
+                                    and _is_system_name(name)):
+            from rw_cli.sql.pg_catalog import system_table
+
+            data = system_table(db or None, name, catalog, session)
+            if data is None:
+                raise CatalogError(f'relation "{t.sql(dialect="postgres")}" does not exist')
+            reg = f"__sys_{(db or 'pg_catalog')}_{name}"
+            bound.system[reg] = data
+            _rename(t, reg)
+            bound.schema[reg] = {f.name: sqlglot_type(_dt(f.type)) for f in data.schema}
+            continue
+        if name in ctes and not db:
+            continue
+        if db and db != "public":
+            raise CatalogError(f'schema "{db}" does not exist')
+        rel = catalog.get(name)
+        if rel is None:
+            raise CatalogError(f'relation "{name}" does not exist')
+        reg = f"__rel_{rel.id}"
+        if rel not in rels:
+            rels.append(rel)
+        bound.relations[reg] = rel
+        bound.schema[reg] = {c.name: sqlglot_type(c.type) for c in
+                             (rel.columns if hidden else rel.visible_columns)}
+        _rename(t, reg)
+    bound.tree = _qualify(tree, bound)
+    return bound
+
+
+def _dt(t: pa.DataType):
+    from rw_cli.common.types import DataType
+
+    return DataType.from_arrow(t)
+
+
+def _rename(t: exp.Table, reg: str) -> None:
+    alias = t.alias_or_name
+    t.set("this", exp.to_identifier(reg))
+    t.set("db", None)
+    t.set("catalog", None)
+    old = t.args.get("alias")
+    if old is not None and old.columns:
+        old.set("this", exp.to_identifier(alias))
+    else:
+        t.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+
+
+_SYSTEM_NAMES = {"pg_class", "pg_namespace", "pg_attribute", "pg_type", "pg_index", "pg_tables",
+                 "pg_views", "pg_matviews", "pg_settings", "pg_database", "pg_roles", "pg_user",
+                 "pg_description", "pg_am", "pg_proc", "pg_constraint", "pg_attrdef",
+                 "pg_inherits", "pg_depend", "pg_collation", "pg_indexes", "pg_enum",
+                 "pg_tablespace", "pg_stat_activity", "pg_shdescription", "pg_keywords",
+                 "pg_partitioned_table", "pg_policy", "pg_rewrite", "pg_trigger", "pg_extension",
+                 "pg_range", "pg_sequence", "pg_statistic_ext", "pg_publication", "pg_cast",
+                 "pg_conversion", "pg_language", "pg_opclass", "pg_operator", "pg_event_trigger",
+                 "pg_foreign_table", "pg_foreign_server", "pg_foreign_data_wrapper",
+                 "pg_user_mapping", "pg_auth_members", "pg_shadow", "pg_settings"}
+
+
+def _is_system_name(name: str) -> bool:
+    return name in _SYSTEM_NAMES
+
+
+def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCatalog]:
+    """Catalog relations (tables, MVs, views) a query names directly."""
+    ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    out: list[RelationCatalog] = []
+    for t in tree.find_all(exp.Table):
+        names = [t.name] if isinstance(t.this, exp.Identifier) else \
+            [a.name for a in t.this.find_all(exp.Column)][:1] if isinstance(t.this, exp.Anonymous) else []
+        for n in names:
+            rel = catalog.get(n) if n not in ctes else None
+            if rel is not None and rel not in out:
+                out.append(rel)
+    return out
+
+
+# -- views and table functions ------------------------------------------------------------------
+
+def _expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
+    for _ in range(_MAX_VIEW_DEPTH):
+        ctes = {c.alias for c in tree.find_all(exp.CTE)}
+        changed = False
+        for t in list(tree.find_all(exp.Table)):
+            fn = t.this
+            if isinstance(fn, exp.Anonymous) and fn.name.lower() in ("tumble", "hop"):
+                t.replace(_time_window(t, fn, catalog))
+                changed = True
+                continue
+            if isinstance(t.this, exp.Identifier) and t.name not in ctes and not t.text("db"):
+                rel = catalog.get(t.name)
+                if rel is not None and rel.kind == VIEW:
+                    t.replace(_view_subquery(t, rel))
+                    changed = True
+        if not changed:
+            return tree
+    raise BindError("views nested too deeply (or recursive)")
+
+
+def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
+    from rw_cli.sql.dialect import parse_statement
+
+    body = parse_statement(rel.definition)
+    if isinstance(body, exp.Create):
+        body = body.expression
+    names = [c.name for c in rel.columns]
+    alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name))
+    old = t.args.get("alias")
+    cols = old.columns if old is not None and old.columns else [exp.to_identifier(n) for n in names]
+    alias.set("columns", cols)
+    return exp.Subquery(this=body, alias=alias)
+
+
+def _time_window(t: exp.Table, fn: exp.Anonymous, catalog: Catalog) -> exp.Expression:
+    kind = fn.name.lower()
+    args = list(fn.expressions)
+    need = (3, 4) if kind == "tumble" else (4, 5)
+    if len(args) not in need:
+        raise BindError(f"{kind} expects {need[0]} or {need[1]} arguments, got {len(args)}")
+    src = args[0]
+    if isinstance(src, exp.Column):
+        src = exp.Table(this=src.this.copy())
+    elif not isinstance(src, (exp.Table, exp.Subquery)):
+        raise BindError(f"the first argument of {kind} must be a relation")
+    col = exp.column(args[1].name, table="__tw")
+    size = args[2]
+    offset = args[3] if kind == "tumble" and len(args) == 4 else (args[4] if kind == "hop" and len(args) == 5 else None)
+    src_alias = src.copy()
+    src_alias.set("alias", exp.TableAlias(this=exp.to_identifier("__tw")))
+    origin = _origin(src, args[1].name, catalog, offset)
+    alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name if t.args.get("alias") else src.name or "__tw"))
+    if kind == "tumble":
+        start = exp.Anonymous(this="time_bucket", expressions=[size.copy(), col, origin])
+        sel = exp.select(exp.column(exp.Star(), table="__tw"),
+                         exp.alias_(start, "window_start"),
+                         exp.alias_(exp.Add(this=start.copy(), expression=size.copy()), "window_end"))
+        return exp.Subquery(this=sel.from_(src_alias), alias=alias)
+    slide, size = args[2], args[3]
+    n = _interval_ratio(size, slide)
+    k = exp.column("__k", table="__hop")
+    start = exp.Sub(this=exp.Anonymous(this="time_bucket", expressions=[slide.copy(), col, origin]),
+                    expression=exp.Mul(this=k, expression=slide.copy()))
+    gen = exp.Table(this=exp.ExplodingGenerateSeries(start=exp.Literal.number(0), end=exp.Literal.number(n - 1)),
+                    alias=exp.TableAlias(this=exp.to_identifier("__hop"), columns=[exp.to_identifier("__k")]))
+    sel = exp.select(exp.column(exp.Star(), table="__tw"), exp.alias_(start, "window_start"),
+                     exp.alias_(exp.Add(this=start.copy(), expression=size.copy()), "window_end"))
+    sel = sel.from_(src_alias).join(gen).where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null())))
+    return exp.Subquery(this=sel, alias=alias)
+
+
+def _origin(src, col_name: str, catalog: Catalog, offset) -> exp.Expression:
+    tz = False
+    rel = catalog.get(src.name) if isinstance(src, exp.Table) else None
+    if rel is not None:
+        for c in rel.columns:
+            if c.name == col_name:
+                tz = c.type.name == "timestamp with time zone"
+    lit = exp.Cast(this=exp.Literal.string("1970-01-01 00:00:00" + ("+00" if tz else "")),
+                   to=exp.DataType.build("TIMESTAMPTZ" if tz else "TIMESTAMP"))
+    if offset is None:
+        return lit
+    return exp.Add(this=lit, expression=offset.copy())
+
+
+def _interval_ratio(size: exp.Expression, slide: exp.Expression) -> int:
+    from rw_cli.engine import duck
+
+    sql = f"SELECT epoch({size.sql(dialect='duckdb')}), epoch({slide.sql(dialect='duckdb')})"
+    a, b = duck.query(sql).to_pylist()[0].values()
+    if not b or b <= 0:
+        raise BindError("hop slide must be positive")
+    if a % b:
+        raise BindError("hop size must be a multiple of its slide")
+    return int(a // b)
+
+
+# -- qualification ------------------------------------------------------------------------------
+
+def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
+    try:
+        return qualify(tree.copy(), schema=bound.schema, dialect=RwDialect, quote_identifiers=False,
+                       identify=False, validate_qualify_columns=True)
+    except OptimizeError as e:
+        msg = str(e).split(". Line:")[0]
+        if "could not be resolved" in msg and not _has_opaque_source(tree):
+            name = msg.split("'")[1] if "'" in msg else msg
+            raise BindError(f'column "{name}" does not exist') from None
+        bound.qualified = False
+        return tree
+    except Exception:
+        bound.qualified = False
+        return tree
+
+
+def _has_opaque_source(tree: exp.Expression) -> bool:
+    """Sources whose columns sqlglot cannot know (table functions, unnest, ...)."""
+    for t in tree.find_all(exp.Table):
+        if not isinstance(t.this, exp.Identifier):
+            return True
+    return any(True for _ in tree.find_all(exp.Unnest))

@@ -1,0 +1,285 @@
+"""information_schema and pg_catalog relations, built from the catalog when a query reads them.
+
+Enough of PostgreSQL's system catalogs for tools and psql's `\\d`: pg_class, pg_namespace,
+pg_attribute, pg_type, pg_index (+ pg_tables, pg_views, pg_matviews, pg_database, pg_settings)
+and information_schema.tables / columns / schemata / views.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE, VIEW, Catalog
+
+PUBLIC_OID = 2200
+PG_CATALOG_OID = 11
+INFORMATION_SCHEMA_OID = 13000
+RW_CATALOG_OID = 13100
+DATABASE = "dev"
+OWNER_OID = 1
+
+# (oid, typname, typlen, array oid)
+PG_TYPES = {
+    "boolean": (16, "bool", 1, 1000),
+    "bytea": (17, "bytea", -1, 1001),
+    "bigint": (20, "int8", 8, 1016),
+    "smallint": (21, "int2", 2, 1005),
+    "integer": (23, "int4", 4, 1007),
+    "character varying": (1043, "varchar", -1, 1015),
+    "real": (700, "float4", 4, 1021),
+    "double precision": (701, "float8", 8, 1022),
+    "date": (1082, "date", 4, 1182),
+    "time without time zone": (1083, "time", 8, 1183),
+    "timestamp without time zone": (1114, "timestamp", 8, 1115),
+    "timestamp with time zone": (1184, "timestamptz", 8, 1185),
+    "interval": (1186, "interval", 16, 1187),
+    "numeric": (1700, "numeric", -1, 1231),
+    "jsonb": (3802, "jsonb", -1, 3807),
+}
+_EXTRA_TYPES = [(25, "text", -1, 1009), (26, "oid", 4, 1028), (19, "name", 64, 1003),
+                (1042, "bpchar", -1, 1014), (22, "int2vector", -1, 1006), (2205, "regclass", 4, 2210)]
+
+_KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
+
+
+def _rels(catalog: Catalog):
+    return catalog.in_creation_order()
+
+
+def _table(cols: dict[str, tuple[pa.DataType, list]]) -> pa.Table:
+    return pa.table({k: pa.array(v, t) for k, (t, v) in cols.items()})
+
+
+def _type_name(t) -> str:
+    return t.name
+
+
+def system_table(schema: str | None, name: str, catalog: Catalog, session=None) -> pa.Table | None:
+    fn = _BUILDERS.get((schema or "pg_catalog", name))
+    if fn is None and schema is None:
+        fn = _BUILDERS.get(("information_schema", name))
+    return fn(catalog, session) if fn is not None else None
+
+
+# -- information_schema -----------------------------------------------------------------------
+
+def info_tables(catalog: Catalog, session=None) -> pa.Table:
+    rels = _rels(catalog)
+    kinds = {TABLE: "BASE TABLE", MATERIALIZED_VIEW: "MATERIALIZED VIEW", VIEW: "VIEW"}
+    s = pa.string()
+    rows = [(DATABASE, "public", r.name, kinds.get(r.kind, "BASE TABLE")) for r in rels]
+    return _table({"table_catalog": (s, [r[0] for r in rows]), "table_schema": (s, [r[1] for r in rows]),
+                   "table_name": (s, [r[2] for r in rows]), "table_type": (s, [r[3] for r in rows]),
+                   "is_insertable_into": (s, ["YES" if r.kind == TABLE else "NO" for r in rels])})
+
+
+def info_columns(catalog: Catalog, session=None) -> pa.Table:
+    rows = []
+    for r in _rels(catalog):
+        pos = 0
+        for c in r.columns:
+            if c.hidden:
+                continue
+            pos += 1
+            rows.append((DATABASE, "public", r.name, c.name, pos, "YES", c.type.name,
+                         PG_TYPES.get(c.type.name, (0, c.type.name, 0, 0))[1]))
+    s = pa.string()
+    col = lambda i: [row[i] for row in rows]  # noqa: E731
+    return _table({"table_catalog": (s, col(0)), "table_schema": (s, col(1)), "table_name": (s, col(2)),
+                   "column_name": (s, col(3)), "ordinal_position": (pa.int32(), col(4)),
+                   "column_default": (s, [None] * len(rows)), "is_nullable": (s, col(5)),
+                   "data_type": (s, col(6)), "udt_name": (s, col(7))})
+
+
+def info_schemata(catalog: Catalog, session=None) -> pa.Table:
+    names = ["information_schema", "pg_catalog", "public", "rw_catalog"]
+    s = pa.string()
+    return _table({"catalog_name": (s, [DATABASE] * 4), "schema_name": (s, names),
+                   "schema_owner": (s, ["root"] * 4)})
+
+
+def info_views(catalog: Catalog, session=None) -> pa.Table:
+    rels = [r for r in _rels(catalog) if r.kind == VIEW]
+    s = pa.string()
+    return _table({"table_catalog": (s, [DATABASE] * len(rels)), "table_schema": (s, ["public"] * len(rels)),
+                   "table_name": (s, [r.name for r in rels]),
+                   "view_definition": (s, [r.definition for r in rels])})
+
+
+# -- pg_catalog ---------------------------------------------------------------------------------
+
+def pg_namespace(catalog: Catalog, session=None) -> pa.Table:
+    rows = [(PG_CATALOG_OID, "pg_catalog"), (PUBLIC_OID, "public"),
+            (INFORMATION_SCHEMA_OID, "information_schema"), (RW_CATALOG_OID, "rw_catalog")]
+    return _table({"oid": (pa.int32(), [r[0] for r in rows]), "nspname": (pa.string(), [r[1] for r in rows]),
+                   "nspowner": (pa.int32(), [OWNER_OID] * len(rows)),
+                   "nspacl": (pa.string(), [None] * len(rows))})
+
+
+def pg_class(catalog: Catalog, session=None) -> pa.Table:
+    rels = _rels(catalog)
+    n = len(rels)
+    i32, s = pa.int32(), pa.string()
+    return _table({
+        "oid": (i32, [r.id for r in rels]),
+        "relname": (s, [r.name for r in rels]),
+        "relnamespace": (i32, [PUBLIC_OID] * n),
+        "reltype": (i32, [0] * n),
+        "reloftype": (i32, [0] * n),
+        "relowner": (i32, [OWNER_OID] * n),
+        "relam": (i32, [0] * n),
+        "relfilenode": (i32, [0] * n),
+        "reltablespace": (i32, [0] * n),
+        "relpages": (i32, [0] * n),
+        "reltuples": (pa.float32(), [-1.0] * n),
+        "relallvisible": (i32, [0] * n),
+        "reltoastrelid": (i32, [0] * n),
+        "relhasindex": (pa.bool_(), [bool(r.pk) and r.kind != VIEW for r in rels]),
+        "relisshared": (pa.bool_(), [False] * n),
+        "relpersistence": (s, ["p"] * n),
+        "relkind": (s, [_KIND.get(r.kind, "r") for r in rels]),
+        "relnatts": (pa.int16(), [len(r.visible_columns) for r in rels]),
+        "relchecks": (pa.int16(), [0] * n),
+        "relhasrules": (pa.bool_(), [False] * n),
+        "relhastriggers": (pa.bool_(), [False] * n),
+        "relhassubclass": (pa.bool_(), [False] * n),
+        "relrowsecurity": (pa.bool_(), [False] * n),
+        "relforcerowsecurity": (pa.bool_(), [False] * n),
+        "relispopulated": (pa.bool_(), [True] * n),
+        "relreplident": (s, ["d"] * n),
+        "relispartition": (pa.bool_(), [False] * n),
+        "relacl": (s, [None] * n),
+        "reloptions": (s, [None] * n),
+    })
+
+
+def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
+    rows = []
+    for r in _rels(catalog):
+        num = 0
+        for c in r.columns:
+            if c.hidden:
+                continue
+            num += 1
+            oid, _, length, _ = PG_TYPES.get(c.type.name, (0, c.type.name, -1, 0))
+            rows.append((r.id, c.name, oid, length, num, r.user_pk and r.columns.index(c) in r.pk))
+    col = lambda i: [row[i] for row in rows]  # noqa: E731
+    n = len(rows)
+    i32 = pa.int32()
+    return _table({
+        "attrelid": (i32, col(0)), "attname": (pa.string(), col(1)), "atttypid": (i32, col(2)),
+        "attlen": (pa.int16(), col(3)), "attnum": (pa.int16(), col(4)),
+        "attnotnull": (pa.bool_(), col(5)), "atttypmod": (i32, [-1] * n),
+        "attndims": (pa.int16(), [0] * n), "atthasdef": (pa.bool_(), [False] * n),
+        "attidentity": (pa.string(), [""] * n), "attgenerated": (pa.string(), [""] * n),
+        "attisdropped": (pa.bool_(), [False] * n), "attcollation": (i32, [0] * n),
+        "attislocal": (pa.bool_(), [True] * n), "attinhcount": (i32, [0] * n),
+    })
+
+
+def pg_type(catalog: Catalog, session=None) -> pa.Table:
+    rows = list(PG_TYPES.values()) + _EXTRA_TYPES
+    n = len(rows)
+    i32, s = pa.int32(), pa.string()
+    base = [(oid, name, length, arr, "b", 0) for oid, name, length, arr in rows]
+    arrays = [(arr, "_" + name, -1, 0, "b", oid) for oid, name, length, arr in rows]
+    allrows = base + arrays
+    n = len(allrows)
+    col = lambda i: [row[i] for row in allrows]  # noqa: E731
+    return _table({
+        "oid": (i32, col(0)), "typname": (s, col(1)), "typnamespace": (i32, [PG_CATALOG_OID] * n),
+        "typowner": (i32, [OWNER_OID] * n), "typlen": (pa.int16(), col(2)), "typbyval": (pa.bool_(), [False] * n),
+        "typtype": (s, col(4)), "typcategory": (s, [""] * n), "typisdefined": (pa.bool_(), [True] * n),
+        "typdelim": (s, [","] * n), "typrelid": (i32, [0] * n), "typelem": (i32, col(5)),
+        "typarray": (i32, col(3)), "typinput": (s, [""] * n), "typoutput": (s, [""] * n),
+        "typnotnull": (pa.bool_(), [False] * n), "typbasetype": (i32, [0] * n), "typtypmod": (i32, [-1] * n),
+        "typndims": (i32, [0] * n), "typcollation": (i32, [0] * n),
+    })
+
+
+def pg_index(catalog: Catalog, session=None) -> pa.Table:
+    rels = [r for r in _rels(catalog) if r.kind in (TABLE, MATERIALIZED_VIEW) and r.user_pk]
+    n = len(rels)
+    i32 = pa.int32()
+    return _table({
+        "indexrelid": (i32, [0] * n), "indrelid": (i32, [r.id for r in rels]),
+        "indnatts": (pa.int16(), [len(r.pk) for r in rels]), "indnkeyatts": (pa.int16(), [len(r.pk) for r in rels]),
+        "indisunique": (pa.bool_(), [True] * n), "indisprimary": (pa.bool_(), [True] * n),
+        "indisexclusion": (pa.bool_(), [False] * n), "indimmediate": (pa.bool_(), [True] * n),
+        "indisclustered": (pa.bool_(), [False] * n), "indisvalid": (pa.bool_(), [True] * n),
+        "indisready": (pa.bool_(), [True] * n), "indislive": (pa.bool_(), [True] * n),
+        "indisreplident": (pa.bool_(), [False] * n),
+        "indkey": (pa.list_(pa.int16()), [[_attnum(r, k) for k in r.pk] for r in rels]),
+    })
+
+
+def _attnum(rel, k: int) -> int:
+    visible = [i for i, c in enumerate(rel.columns) if not c.hidden]
+    return visible.index(k) + 1 if k in visible else 0
+
+
+def pg_tables(catalog: Catalog, session=None) -> pa.Table:
+    rels = [r for r in _rels(catalog) if r.kind == TABLE]
+    n = len(rels)
+    s = pa.string()
+    return _table({"schemaname": (s, ["public"] * n), "tablename": (s, [r.name for r in rels]),
+                   "tableowner": (s, ["root"] * n), "tablespace": (s, [None] * n),
+                   "hasindexes": (pa.bool_(), [False] * n), "hasrules": (pa.bool_(), [False] * n),
+                   "hastriggers": (pa.bool_(), [False] * n), "rowsecurity": (pa.bool_(), [False] * n)})
+
+
+def pg_matviews(catalog: Catalog, session=None) -> pa.Table:
+    rels = [r for r in _rels(catalog) if r.kind == MATERIALIZED_VIEW]
+    n = len(rels)
+    s = pa.string()
+    return _table({"schemaname": (s, ["public"] * n), "matviewname": (s, [r.name for r in rels]),
+                   "matviewowner": (s, ["root"] * n), "definition": (s, [r.definition for r in rels])})
+
+
+def pg_views(catalog: Catalog, session=None) -> pa.Table:
+    rels = [r for r in _rels(catalog) if r.kind == VIEW]
+    n = len(rels)
+    s = pa.string()
+    return _table({"schemaname": (s, ["public"] * n), "viewname": (s, [r.name for r in rels]),
+                   "viewowner": (s, ["root"] * n), "definition": (s, [r.definition for r in rels])})
+
+
+def pg_database(catalog: Catalog, session=None) -> pa.Table:
+    return _table({"oid": (pa.int32(), [1]), "datname": (pa.string(), [DATABASE]),
+                   "datdba": (pa.int32(), [OWNER_OID]), "encoding": (pa.int32(), [6]),
+                   "datcollate": (pa.string(), ["C"]), "datctype": (pa.string(), ["C"]),
+                   "datallowconn": (pa.bool_(), [True]), "datconnlimit": (pa.int32(), [-1])})
+
+
+def pg_settings(catalog: Catalog, session=None) -> pa.Table:
+    from rw_cli.handler.utility import all_settings
+
+    items = all_settings(session) if session is not None else []
+    return _table({"name": (pa.string(), [k for k, _ in items]), "setting": (pa.string(), [v for _, v in items])})
+
+
+def pg_empty(*cols: str):
+    def build(catalog: Catalog, session=None) -> pa.Table:
+        return _table({c: (pa.int32() if c.endswith("oid") or c.endswith("relid") else pa.string(), []) for c in cols})
+    return build
+
+
+_BUILDERS = {
+    ("information_schema", "tables"): info_tables,
+    ("information_schema", "columns"): info_columns,
+    ("information_schema", "schemata"): info_schemata,
+    ("information_schema", "views"): info_views,
+    ("pg_catalog", "pg_namespace"): pg_namespace,
+    ("pg_catalog", "pg_class"): pg_class,
+    ("pg_catalog", "pg_attribute"): pg_attribute,
+    ("pg_catalog", "pg_type"): pg_type,
+    ("pg_catalog", "pg_index"): pg_index,
+    ("pg_catalog", "pg_tables"): pg_tables,
+    ("pg_catalog", "pg_matviews"): pg_matviews,
+    ("pg_catalog", "pg_views"): pg_views,
+    ("pg_catalog", "pg_database"): pg_database,
+    ("pg_catalog", "pg_settings"): pg_settings,
+    ("pg_catalog", "pg_description"): pg_empty("objoid", "classoid", "objsubid", "description"),
+    ("pg_catalog", "pg_constraint"): pg_empty("oid", "conname", "connamespace", "contype", "conrelid"),
+    ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
+    ("pg_catalog", "pg_tablespace"): pg_empty("oid", "spcname"),
+}
