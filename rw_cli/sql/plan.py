@@ -63,17 +63,61 @@ class StreamFilter(PlanNode):
         return f"predicate: {self.predicate.sql(dialect='postgres')}"
 
 
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti")
+
+
 @dataclass
 class StreamHashJoin(PlanNode):
+    """A join of any kind; `null_safe[i]` marks an `IS NOT DISTINCT FROM` key pair."""
+
     left_keys: list[int] = field(default_factory=list)
     right_keys: list[int] = field(default_factory=list)
     condition: exp.Expression | None = None
+    kind: str = "inner"
+    null_safe: list[bool] = field(default_factory=list)
+
+    def explain_name(self) -> str:
+        return "StreamHashJoin" if self.left_keys else "StreamNestedLoopJoin"
 
     def explain_fields(self) -> str:
         nl = len(self.inputs[0].types)
-        eq = " AND ".join(f"_{a} = _{nl + b}" for a, b in zip(self.left_keys, self.right_keys))
-        cond = f" AND {self.condition.sql(dialect='postgres')}" if self.condition is not None else ""
-        return f"type: Inner, predicate: {eq}{cond}"
+        eq = [f"_{a} {'IS NOT DISTINCT FROM' if ns else '='} _{nl + b}"
+              for a, b, ns in zip(self.left_keys, self.right_keys, self.null_safe)]
+        if self.condition is not None:
+            eq.append(self.condition.sql(dialect="postgres"))
+        kind = {"inner": "Inner", "left": "LeftOuter", "right": "RightOuter", "full": "FullOuter",
+                "semi": "LeftSemi", "anti": "LeftAnti"}[self.kind]
+        return f"type: {kind}, predicate: {' AND '.join(eq) or 'true'}"
+
+
+@dataclass
+class StreamPartitionRecompute(PlanNode):
+    """An operator maintained by recomputing touched partitions (see partition_recompute.py).
+
+    `sql` reads `in0` (columns `_0.._n`) and yields the output columns; `name` is the
+    RisingWave operator it implements (StreamOverWindow, StreamGroupTopN, ...).
+    """
+
+    name: str = ""
+    partition_keys: list[int] = field(default_factory=list)
+    sql: str = ""
+    detail: str = ""
+
+    def explain_name(self) -> str:
+        return self.name
+
+    def explain_fields(self) -> str:
+        return self.detail
+
+
+@dataclass
+class StreamUnion(PlanNode):
+    """UNION ALL: each input is projected onto (columns, branch tag, every branch's key)."""
+
+    layouts: list[list[str]] = field(default_factory=list)  # per input: DuckDB expressions
+
+    def explain_fields(self) -> str:
+        return f"all: true, inputs: {len(self.inputs)}"
 
 
 @dataclass

@@ -68,6 +68,44 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     return q, rels
 
 
+def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
+    if e is None:
+        return []
+    if isinstance(e, exp.Paren):
+        return conjuncts(e.this)
+    if isinstance(e, exp.And):
+        return conjuncts(e.this) + conjuncts(e.expression)
+    return [e]
+
+
+def fix_decorrelated_counts(q: exp.Expression) -> exp.Expression:
+    """A correlated scalar `count(...)` becomes a LEFT JOIN on an aggregate: a row with no
+    match must read 0, not NULL (the classic decorrelation count bug)."""
+    for sel in list(q.find_all(exp.Select)):
+        for join in sel.args.get("joins") or []:
+            sub = join.this
+            if not (isinstance(sub, exp.Subquery) and sub.alias.startswith("_u_") and isinstance(sub.this, exp.Select)):
+                continue
+            counts = {e.alias for e in sub.this.expressions if isinstance(e, exp.Alias) and isinstance(e.this, exp.Count)}
+            for col in list(sel.find_all(exp.Column)):
+                if col.table == sub.alias and col.name in counts and col.find_ancestor(exp.Select) is sel \
+                        and not isinstance(col.parent, exp.Coalesce):
+                    col.replace(exp.Coalesce(this=col.copy(), expressions=[exp.Literal.number(0)]))
+    return q
+
+
+def join_kind(join: exp.Join) -> str:
+    side = (join.side or "").lower()
+    kind = (join.kind or "").lower()
+    if side in ("left", "right", "full"):
+        return side
+    if kind in ("semi", "anti"):
+        return kind
+    if kind in ("", "inner", "cross", "outer"):
+        return "inner"
+    raise NotSupported(f"{kind.upper()} JOIN in a materialized view")
+
+
 def output_name(e: exp.Expression) -> str:
     """PostgreSQL's name for a select item: its alias, column name, or function name."""
     if isinstance(e, exp.Alias):
@@ -88,7 +126,11 @@ class StreamPlanner:
         self.catalog = catalog
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
+        from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
+        from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
+
         q, rels = qualify_query(query, self.catalog)
+        q = pushdown_predicates(fix_decorrelated_counts(unnest_subqueries(q)))
         if not isinstance(q, exp.Select):
             raise NotSupported(f"{type(q).__name__.upper()} in a materialized view")
         planned = self.plan_select(q)
@@ -118,7 +160,13 @@ class StreamPlanner:
         node, scope = self.plan_from(s)
         where = s.args.get("where")
         if where is not None:
-            node = StreamFilter(node.types, node.stream_key, [node], predicate=self.rewrite(where.this, scope))
+            node, scope, rest = self.semi_joins(node, scope, where.this)
+            rest = [c for c in rest if not (isinstance(c, exp.Boolean) and c.this)]
+            if rest:
+                pred = rest[0]
+                for c in rest[1:]:
+                    pred = exp.and_(pred, c)
+                node = StreamFilter(node.types, node.stream_key, [node], predicate=self.rewrite(pred, scope))
         items = list(s.expressions)
         names = [output_name(e) for e in items]
         exprs = [e.this if isinstance(e, exp.Alias) else e for e in items]
@@ -131,7 +179,7 @@ class StreamPlanner:
                 node = StreamFilter(node.types, node.stream_key, [node], predicate=having_expr)
         else:
             exprs = [self.rewrite(e, scope) for e in exprs]
-        planned = self.project(node, exprs, names)
+        planned = self.project(node, exprs, names, [e.alias_or_name for e in items])
         if s.args.get("distinct"):
             planned = self.distinct(planned)
         return planned
@@ -143,11 +191,9 @@ class StreamPlanner:
         node, scope = self.plan_source(from_.this)
         for join in s.args.get("joins") or []:
             right, rscope = self.plan_source(join.this)
-            if join.side or (join.kind and join.kind.upper() not in ("INNER", "CROSS")):
-                raise NotSupported(f"{(join.side or join.kind).upper()} JOIN in a materialized view")
             if join.args.get("using"):
                 raise NotSupported("JOIN ... USING in a materialized view")
-            node, scope = self.join(node, scope, right, rscope, join.args.get("on"))
+            node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join))
         return node, scope
 
     def plan_source(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
@@ -159,32 +205,65 @@ class StreamPlanner:
         if isinstance(src, exp.Subquery) and isinstance(src.this, exp.Select):
             inner = self.plan_select(src.this)
             alias = src.alias_or_name
-            scope = [(alias, n) if i < inner.visible else (alias, f"__hidden_{i}") for i, n in enumerate(inner.names)]
+            scope = [(alias, n) for _, n in inner.scope]
             return inner.node, scope
         raise NotSupported(f"{type(src).__name__} in FROM of a materialized view")
 
-    def join(self, left, lscope, right, rscope, on):
+    def join(self, left, lscope, right, rscope, on, kind: str = "inner"):
         nl = len(left.types)
         scope = lscope + rscope
-        lkeys, rkeys, rest = [], [], []
-        conjuncts = list(on.flatten()) if isinstance(on, exp.And) else ([on] if on is not None else [])
-        for c in conjuncts:
-            if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column):
+        lkeys, rkeys, null_safe, rest = [], [], [], []
+        for c in conjuncts(on):
+            if isinstance(c, (exp.EQ, exp.NullSafeEQ)) and isinstance(c.this, exp.Column) \
+                    and isinstance(c.expression, exp.Column):
                 a, b = self.lookup(c.this, scope), self.lookup(c.expression, scope)
-                if a < nl <= b:
-                    lkeys.append(a), rkeys.append(b - nl)
-                    continue
                 if b < nl <= a:
-                    lkeys.append(b), rkeys.append(a - nl)
+                    a, b = b, a
+                if a < nl <= b:
+                    lkeys.append(a), rkeys.append(b - nl), null_safe.append(isinstance(c, exp.NullSafeEQ))
                     continue
+            if isinstance(c, exp.Boolean) and c.this:
+                continue
             rest.append(self.rewrite(c, scope))
         cond = None
         for r in rest:
             cond = r if cond is None else exp.and_(cond, r)
-        types = left.types + right.types
-        sk = left.stream_key + [nl + k for k in right.stream_key]
-        node = StreamHashJoin(types, sk, [left, right], left_keys=lkeys, right_keys=rkeys, condition=cond)
+        if kind in ("semi", "anti"):
+            types, sk, scope = list(left.types), list(left.stream_key), lscope
+        else:
+            types = left.types + right.types
+            sk = left.stream_key + [nl + k for k in right.stream_key]
+        node = StreamHashJoin(types, sk, [left, right], left_keys=lkeys, right_keys=rkeys, condition=cond,
+                              kind=kind, null_safe=null_safe)
         return node, scope
+
+    def semi_joins(self, node, scope, where: exp.Expression | None):
+        """`x [NOT] IN (subquery)` conjuncts of WHERE become semi / anti joins; the rest stays."""
+        rest = []
+        for c in conjuncts(where):
+            neg = isinstance(c, exp.Not)
+            inner = c.this if neg else c
+            if isinstance(inner, exp.In) and inner.args.get("query") is not None:
+                sub = inner.args["query"]
+                sub = sub.this if isinstance(sub, exp.Subquery) else sub
+                planned = self.plan_select(sub) if isinstance(sub, exp.Select) else None
+                if planned is None or planned.visible != 1:
+                    raise NotSupported("IN (subquery) with more than one column in a materialized view")
+                alias = "__in_sub"
+                rscope = [(alias, f"c{i}") for i in range(len(planned.names))]
+                probe = inner.this
+                right_col = exp.column("c0", table=alias)
+                if neg:
+                    # NOT IN is false as soon as either side is NULL (PostgreSQL's three-valued logic)
+                    on = exp.or_(exp.EQ(this=probe.copy(), expression=right_col.copy()),
+                                 exp.Is(this=probe.copy(), expression=exp.Null()),
+                                 exp.Is(this=right_col.copy(), expression=exp.Null()))
+                else:
+                    on = exp.EQ(this=probe.copy(), expression=right_col)
+                node, scope = self.join(node, scope, planned.node, rscope, on, "anti" if neg else "semi")
+            else:
+                rest.append(c)
+        return node, scope, rest
 
     # -- aggregation ------------------------------------------------------------------------------
     def plan_agg(self, node, scope, exprs, group, having):
@@ -251,8 +330,11 @@ class StreamPlanner:
         return Planned(agg, p.scope[:n], p.names[:n], n)
 
     # -- projection -------------------------------------------------------------------------------
-    def project(self, node: PlanNode, exprs: list[exp.Expression], names: list[str]) -> Planned:
+    def project(self, node: PlanNode, exprs: list[exp.Expression], names: list[str],
+                aliases: list[str] | None = None) -> Planned:
+        """`names` are what users see; `aliases` what an outer query references (sqlglot's)."""
         exprs = list(exprs)
+        aliases = list(aliases or names)
         visible = len(exprs)
         key = []
         for k in node.stream_key:
@@ -260,11 +342,12 @@ class StreamPlanner:
             if ref is None:
                 exprs.append(exp.column(f"_{k}"))
                 names = names + [f"_{k}"]
+                aliases.append(f"__hidden_{len(exprs) - 1}")
                 ref = len(exprs) - 1
             key.append(ref)
         types = self.expr_types(node, exprs)
         proj = StreamProject(types, key, [node], exprs=exprs)
-        scope = [("", n) for n in names]
+        scope = [("", n) for n in aliases]
         return Planned(proj, scope, names, visible)
 
     def expr_types(self, node: PlanNode, exprs: list[exp.Expression]) -> list[DataType]:

@@ -15,11 +15,13 @@ from rw_cli.engine.filter import FilterExecutor
 from rw_cli.engine.hash_agg import HashAggExecutor, state_types
 from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
+from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
+from rw_cli.engine.union import UnionExecutor
 from rw_cli.engine.project import ProjectExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamProject, StreamTableScan)
+                             StreamPartitionRecompute, StreamProject, StreamTableScan, StreamUnion)
 from rw_cli.sql.transpile import expr_to_duckdb
 from rw_cli.store.state_table import StateTable
 
@@ -40,8 +42,9 @@ def table_job(store, rel: RelationCatalog) -> StreamJob:
 
 
 class StreamBuilder:
-    def __init__(self, store, alloc_table_id: Callable[[], int]):
+    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True):
         self.store = store
+        self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
         self.nodes: list[Node] = []
         self.scans: list[tuple[int, Node]] = []
@@ -83,8 +86,15 @@ class StreamBuilder:
             lt, rt = p.inputs[0].types, p.inputs[1].types
             cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
             tables = (self._state_table(lt, p.inputs[0].stream_key), self._state_table(rt, p.inputs[1].stream_key))
-            return HashJoinExecutor(lt, rt, p.left_keys, p.right_keys, cond, p.inputs[0].stream_key,
-                                    p.inputs[1].stream_key, tables)
+            return HashJoinExecutor(p.kind, lt, rt, p.left_keys, p.right_keys, p.null_safe, cond,
+                                    p.inputs[0].stream_key, p.inputs[1].stream_key, tables, fresh=self.fresh)
+        if isinstance(p, StreamPartitionRecompute):
+            inp = p.inputs[0]
+            table = self._state_table(inp.types, inp.stream_key)
+            return PartitionRecomputeExecutor(p.name, [inp.types], [inp.stream_key], [p.partition_keys], p.sql,
+                                              p.types, p.stream_key, [table], fresh=self.fresh)
+        if isinstance(p, StreamUnion):
+            return UnionExecutor(p.layouts, p.types, p.stream_key)
         if isinstance(p, StreamHashAgg):
             inp = p.inputs[0].types
             keys = [inp[k] for k in p.group_keys]

@@ -107,24 +107,74 @@ def test_avg_of_double(make_table):
     assert pretty(ex.on_barrier(barrier(1))) == "+ 1 2.0"
 
 
+def _join(make_table, kind, lt, rt, lk, rk, cond=None, null_safe=None):
+    return HashJoinExecutor(kind, lt, rt, lk, rk, null_safe or [False] * len(lk), cond, [1], [1],
+                            (make_table(lt, [1]), make_table(rt, [1])))
+
+
 def test_hash_join_inner_with_both_sides(make_table):
     lt, rt = [INTEGER, VARCHAR], [INTEGER, INTEGER]
-    ex = HashJoinExecutor(lt, rt, [0], [0], None, [1], [1], (make_table(lt, [1]), make_table(rt, [1])))
+    ex = _join(make_table, "inner", lt, rt, [0], [0])
     assert ex.on_chunk(StreamChunk.from_pretty("+ 1 a\n+ 2 b", lt), 0) == []
-    out = ex.on_chunk(StreamChunk.from_pretty("+ 1 100\n+ 1 101\n+ 3 102", rt), 1)
-    assert pretty(out) == "+ 1 a 1 100\n+ 1 a 1 101"
-    out = ex.on_chunk(StreamChunk.from_pretty("- 1 a", lt), 0)
-    assert pretty(out) == "- 1 a 1 100\n- 1 a 1 101"
-    out = ex.on_chunk(StreamChunk.from_pretty("+ 3 c", lt), 0)
-    assert pretty(out) == "+ 3 c 3 102"
+    ex.on_chunk(StreamChunk.from_pretty("+ 1 100\n+ 1 101\n+ 3 102", rt), 1)
+    assert sorted(pretty(ex.on_barrier(barrier(1))).splitlines()) == ["+ 1 a 1 100", "+ 1 a 1 101"]
+    ex.on_chunk(StreamChunk.from_pretty("- 1 a", lt), 0)
+    assert sorted(pretty(ex.on_barrier(barrier(2))).splitlines()) == ["- 1 a 1 100", "- 1 a 1 101"]
+    ex.on_chunk(StreamChunk.from_pretty("+ 3 c", lt), 0)
+    assert pretty(ex.on_barrier(barrier(3))) == "+ 3 c 3 102"
 
 
 def test_hash_join_condition_and_null_keys(make_table):
-    lt = rt = II
-    ex = HashJoinExecutor(lt, rt, [0], [0], "_1 < _3", [1], [1], (make_table(lt, [1]), make_table(rt, [1])))
+    ex = _join(make_table, "inner", II, II, [0], [0], cond="_1 < _3")
     ex.on_chunk(chunk("+ 1 5\n+ . 6"), 0)
-    out = ex.on_chunk(chunk("+ 1 4\n+ 1 9\n+ . 10"), 1)
-    assert pretty(out) == "+ 1 5 1 9"
+    ex.on_chunk(chunk("+ 1 4\n+ 1 9\n+ . 10"), 1)
+    assert pretty(ex.on_barrier(barrier(1))) == "+ 1 5 1 9"
+
+
+def test_null_safe_join_matches_nulls(make_table):
+    ex = _join(make_table, "inner", II, II, [0], [0], null_safe=[True])
+    ex.on_chunk(chunk("+ . 6"), 0)
+    ex.on_chunk(chunk("+ . 10"), 1)
+    assert pretty(ex.on_barrier(barrier(1))) == "+ . 6 . 10"
+
+
+def test_left_join_pads_and_unpads(make_table):
+    ex = _join(make_table, "left", II, II, [0], [0])
+    ex.on_chunk(chunk("+ 1 5"), 0)
+    assert pretty(ex.on_barrier(barrier(1))) == "+ 1 5 . ."
+    ex.on_chunk(chunk("+ 1 7"), 1)
+    assert pretty(ex.on_barrier(barrier(2))) == "- 1 5 . .\n+ 1 5 1 7"
+    ex.on_chunk(chunk("- 1 7"), 1)
+    assert pretty(ex.on_barrier(barrier(3))) == "- 1 5 1 7\n+ 1 5 . ."
+
+
+def test_full_join(make_table):
+    ex = _join(make_table, "full", II, II, [0], [0])
+    ex.on_chunk(chunk("+ 1 5"), 0)
+    ex.on_chunk(chunk("+ 2 7"), 1)
+    assert sorted(pretty(ex.on_barrier(barrier(1))).splitlines()) == ["+ . . 2 7", "+ 1 5 . ."]
+
+
+def test_semi_and_anti_join(make_table):
+    semi = _join(make_table, "semi", II, II, [0], [0])
+    anti = _join(make_table, "anti", II, II, [0], [0])
+    for ex in (semi, anti):
+        ex.on_chunk(chunk("+ 1 5\n+ 2 6"), 0)
+        ex.on_chunk(chunk("+ 1 9\n+ 1 10"), 1)
+    assert pretty(semi.on_barrier(barrier(1))) == "+ 1 5"
+    assert pretty(anti.on_barrier(barrier(1))) == "+ 2 6"
+    anti.on_chunk(chunk("- 1 9\n- 1 10"), 1)
+    assert pretty(anti.on_barrier(barrier(2))) == "+ 1 5"
+
+
+def test_join_recovers_sides_from_store(make_table, store):
+    ex = _join(make_table, "inner", II, II, [0], [0])
+    ex.on_chunk(chunk("+ 1 5"), 0)
+    ex.on_barrier(barrier(1))
+    store.commit_epoch(1 << 16)
+    again = HashJoinExecutor("inner", II, II, [0], [0], [False], None, [1], [1], tuple(ex.tables), fresh=False)
+    again.on_chunk(chunk("+ 1 7"), 1)
+    assert pretty(again.on_barrier(barrier(2))) == "+ 1 5 1 7"
 
 
 def test_materialize_overwrites_on_pk_conflict(make_table):
