@@ -11,8 +11,8 @@ import sys
 import click
 
 ENGINES = ("embedded", "spark")
+FORMATS = ("table", "expanded", "csv", "tsv", "json", "jsonl", "markdown")  # = rw_cli.config.FORMATS
 DEFAULT_DATA_DIR = "./rw-data"
-DEFAULT_HISTORY = "~/.rw_history"
 
 
 def _session_factory(data_dir: str, engine: str):
@@ -24,14 +24,6 @@ def _session_factory(data_dir: str, engine: str):
     if engine not in supported:
         raise NotSupported(f"engine {engine}")
     return session_module.Session(data_dir, engine=engine)
-
-
-def _data_dir(given: str | None) -> str:
-    return given or os.environ.get("RW_DATA_DIR") or DEFAULT_DATA_DIR
-
-
-def _history_path() -> str:
-    return os.path.expanduser(os.environ.get("RW_HISTFILE") or DEFAULT_HISTORY)
 
 
 def _error(text: str) -> None:
@@ -50,26 +42,26 @@ def _render_exception(err: BaseException, sql: str | None = None) -> str:
     return f"ERROR:  internal error: {type(err).__name__}: {err}\n"
 
 
-def run_sql(session, sql: str, out=None) -> bool:
+def _load_config(path: str | None, no_config: bool):
+    from rw_cli import config
+    from rw_cli.errors import RwError
+
+    try:
+        cfg = config.load(path, no_config=no_config)
+    except RwError as err:
+        _error(_render_exception(err))
+        sys.exit(2)
+    config.warn(cfg)
+    return cfg
+
+
+def run_sql(session, sql: str, out=None, cfg=None) -> bool:
     """Run every statement of `sql`, printing each result; stop at the first error (printed
     to stderr). Returns True when all succeeded."""
-    from rw_cli.shell.format import render_notices, render_result
+    from rw_cli.config import Config
+    from rw_cli.shell.execute import Executor
 
-    out = out or sys.stdout
-    try:
-        for result in session.execute_iter(sql):
-            notices = render_notices(result)
-            if notices:
-                _error(notices)
-            out.write(render_result(result))
-            out.flush()
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as err:  # noqa: BLE001 - every failure is reported, not raised
-        out.flush()
-        _error(_render_exception(err, sql))
-        return False
-    return True
+    return Executor(session, cfg or Config(), out=out or sys.stdout).run(sql)
 
 
 def _open(data_dir: str, engine: str):
@@ -84,23 +76,38 @@ def _open(data_dir: str, engine: str):
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--data-dir", metavar="DIR", default=None,
-              help=f"Data directory (default: $RW_DATA_DIR or {DEFAULT_DATA_DIR}).")
-@click.option("--engine", type=click.Choice(ENGINES), default="embedded", show_default=True,
-              help="Runtime that executes the streaming jobs.")
+              help=f"Data directory (default: $RW_DATA_DIR, the config file, or {DEFAULT_DATA_DIR}).")
+@click.option("--engine", type=click.Choice(ENGINES), default=None,
+              help="Runtime that executes the streaming jobs (default: embedded).")
 @click.option("-c", "--command", "commands", multiple=True, metavar="SQL",
               help="Run SQL and exit (may be given several times).")
 @click.option("-f", "--file", "file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
               help="Run the SQL in FILE and exit.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output format (default: table; also `format` in the config file, $RW_FORMAT).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Config file (default: $RW_CONFIG or ~/.config/rw/config.toml).")
+@click.option("--no-config", is_flag=True, help="Read no config file.")
 @click.pass_context
-def main(ctx: click.Context, data_dir: str | None, engine: str, commands: tuple[str, ...],
-         file: str | None) -> None:
+def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands: tuple[str, ...],
+         file: str | None, fmt: str | None, config_path: str | None, no_config: bool) -> None:
     """A streaming database in one command: RisingWave's SQL, embedded.
 
     With -c or -f (or SQL on a non-terminal stdin) run the statements and exit; otherwise
     open the interactive shell.
     """
     ctx.ensure_object(dict)
-    ctx.obj.update(data_dir=data_dir, engine=engine)
+    if ctx.invoked_subcommand == "config":
+        ctx.obj.update(config_path=config_path)
+        return
+    cfg = _load_config(config_path, no_config)
+    if data_dir is not None:
+        cfg.data_dir = data_dir
+    if engine is not None:
+        cfg.engine = engine
+    if fmt is not None:
+        cfg.format = fmt
+    ctx.obj.update(data_dir=data_dir, engine=cfg.engine, config=cfg)
     if ctx.invoked_subcommand is not None:
         if commands or file:
             raise click.UsageError("-c and -f cannot be combined with a subcommand")
@@ -120,16 +127,16 @@ def main(ctx: click.Context, data_dir: str | None, engine: str, commands: tuple[
     if not scripts and not interactive:
         scripts.append(sys.stdin.read())
 
-    session = _open(_data_dir(data_dir), engine)
+    session = _open(cfg.data_dir, cfg.engine)
     ok = True
     try:
         if interactive:
             from rw_cli.shell.repl import run_shell
 
-            run_shell(session, _history_path())
+            run_shell(session, cfg)
         else:
             for sql in scripts:
-                if not run_sql(session, sql):
+                if not run_sql(session, sql, cfg=cfg):
                     ok = False
                     break
     finally:
@@ -139,6 +146,38 @@ def main(ctx: click.Context, data_dir: str | None, engine: str, commands: tuple[
             _error(_render_exception(err))
             ok = False
     sys.exit(0 if ok else 1)
+
+
+@main.group("config")
+def config_group() -> None:
+    """Manage the config file."""
+
+
+@config_group.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.argument("path", required=False)
+@click.pass_context
+def config_init(ctx: click.Context, force: bool, path: str | None) -> None:
+    """Write a commented config template (to PATH, --config, $RW_CONFIG or the default)."""
+    from rw_cli import config
+    from rw_cli.errors import RwError
+
+    target = config.config_path(path or (ctx.obj or {}).get("config_path"))
+    try:
+        config.write_template(target, force=force)
+    except RwError as err:
+        _error(_render_exception(err))
+        sys.exit(1)
+    click.echo(f"wrote {target}")
+
+
+@config_group.command("path")
+@click.pass_context
+def config_path_command(ctx: click.Context) -> None:
+    """Print the path of the config file rw reads."""
+    from rw_cli import config
+
+    click.echo(config.config_path((ctx.obj or {}).get("config_path")))
 
 
 @main.command("slt")

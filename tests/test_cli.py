@@ -11,8 +11,11 @@ from rw_cli.errors import LockedError
 
 
 @pytest.fixture
-def fake(monkeypatch):
+def fake(monkeypatch, tmp_path):
     FakeSession.instances.clear()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    for var in ("RW_CONFIG", "RW_FORMAT", "RW_ENGINE", "RW_TIMING", "RW_EXPANDED", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
     opened = []
 
     def factory(data_dir, engine):
@@ -85,7 +88,7 @@ def test_interactive_opens_shell(fake, monkeypatch, tmp_path):
     with pytest.raises(SystemExit) as e:
         cli.main.main([], standalone_mode=False)
     assert e.value.code == 0
-    assert seen and seen[0][1] == str(tmp_path / "hist")
+    assert seen and seen[0][1].history_path == str(tmp_path / "hist")
     assert FakeSession.instances[0].closed
 
 
@@ -138,3 +141,74 @@ def test_import_is_cheap():
             "'prompt_toolkit', 'pandas', 'rw_cli.session') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_format_option(fake):
+    r = runner().invoke(cli.main, ["--format", "csv", "-c", "create table t (v int); select 1 as a, 'x' as b"])
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "a,b\n1,x\n"
+    r = runner().invoke(cli.main, ["--format", "jsonl", "-c", "select 1 as a", "-c", "select 2 as a"])
+    assert r.stdout == '{"a": 1}\n{"a": 2}\n'
+    r = runner().invoke(cli.main, ["--format", "expanded", "-c", "select 1 as a"])
+    assert r.stdout == "-[ RECORD 1 ]\na | 1\n\n"
+    assert runner().invoke(cli.main, ["--format", "xml", "-c", "select 1"]).exit_code == 2
+
+
+def test_config_file_env_and_option(fake, tmp_path, monkeypatch):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[shell]\nformat = "tsv"\ntiming = false\n[database]\ndata_dir = "/from/config"\n')
+    r = runner().invoke(cli.main, ["--config", str(cfg), "-c", "select 1 as a"])
+    assert r.stdout == "a\n1\n" and fake[-1][0] == "/from/config"
+    monkeypatch.setenv("RW_FORMAT", "csv")
+    r = runner().invoke(cli.main, ["--config", str(cfg), "-c", "select 1 as a"])
+    assert r.stdout == "a\n1\n"  # csv and tsv agree here; check the override with json
+    monkeypatch.setenv("RW_FORMAT", "json")
+    r = runner().invoke(cli.main, ["--config", str(cfg), "-c", "select 1 as a"])
+    assert r.stdout == '[\n{"a": 1}\n]\n'
+    r = runner().invoke(cli.main, ["--config", str(cfg), "--format", "table", "-c", "select 1 as a"])
+    assert r.stdout.startswith(" a \n")
+    monkeypatch.delenv("RW_FORMAT")
+    r = runner().invoke(cli.main, ["--config", str(cfg), "--no-config", "-c", "select 1 as a"])
+    assert r.stdout.startswith(" a \n") and fake[-1][0] == "./rw-data"
+    r = runner().invoke(cli.main, ["--config", str(tmp_path / "missing.toml"), "-c", "select 1"])
+    assert r.exit_code == 2 and r.stderr.startswith("ERROR:  cannot read config file")
+    cfg.write_text('[shell]\nformt = "csv"\n')
+    r = runner().invoke(cli.main, ["--config", str(cfg), "-c", "select 1 as a"])
+    assert r.exit_code == 0 and r.stderr == f"WARNING:  {cfg}: unknown key shell.formt\n"
+
+
+def test_config_init(fake, tmp_path):
+    from rw_cli.config import template
+
+    r = runner().invoke(cli.main, ["config", "init"])
+    target = tmp_path / "xdg" / "rw" / "config.toml"
+    assert r.exit_code == 0 and r.stdout == f"wrote {target}\n"
+    assert target.read_text() == template()
+    r = runner().invoke(cli.main, ["config", "init"])
+    assert r.exit_code == 1 and "already exists" in r.stderr and "HINT:  use --force" in r.stderr
+    assert runner().invoke(cli.main, ["config", "init", "--force"]).exit_code == 0
+    other = tmp_path / "other.toml"
+    assert runner().invoke(cli.main, ["--config", str(other), "config", "init"]).exit_code == 0
+    assert other.exists()
+    r = runner().invoke(cli.main, ["config", "path"])
+    assert r.stdout == f"{target}\n"
+    assert fake == []  # no session was opened
+
+
+def test_misspelled_names_get_a_hint_and_caret(tmp_path):
+    """Against the real engine: an unknown relation or column gets a caret and a hint."""
+    data = str(tmp_path / "d")
+    r = runner().invoke(cli.main, ["--no-config", "--data-dir", data, "-c",
+                                   "create table orders (amount int); select amout from orders"])
+    assert r.exit_code == 1
+    assert r.stderr == ('ERROR:  column "amout" does not exist\n'
+                        "LINE 1: create table orders (amount int); select amout from orders\n"
+                        + " " * (8 + 41) + "^\n"
+                        'HINT:  Perhaps you meant to reference the column "orders.amount".\n')
+    r = runner().invoke(cli.main, ["--no-config", "--data-dir", data, "-c", "select * from order"])
+    assert 'HINT:  Perhaps you meant the table "orders".' in r.stderr or "syntax error" in r.stderr
+    r = runner().invoke(cli.main, ["--no-config", "--data-dir", data, "-c", "select * from ordrs"])
+    assert r.stderr == ('ERROR:  relation "ordrs" does not exist\n'
+                        "LINE 1: select * from ordrs\n"
+                        "                      ^\n"
+                        'HINT:  Perhaps you meant the table "orders".\n')

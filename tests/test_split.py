@@ -97,3 +97,23 @@ def test_every_prefix_of_real_statements(stmt):
     # two statements in a row split into exactly two
     both = stmt + "\n" + stmt
     assert len(split_statements(both)) == 2
+
+
+@pytest.mark.parametrize("text,sql,meta", [
+    ("select 1", "select 1", None),
+    ("select 1 \\watch 2", "select 1 ", "\\watch 2"),
+    ("select '\\x' \\g", "select '\\x' ", "\\g"),
+    ("select E'\\\\' \\g", "select E'\\\\' ", "\\g"),
+    ("select 1 -- \\x\n", "select 1 -- \\x\n", None),
+    ("select 1; \\x on", "select 1; ", "\\x on"),
+    ("\\d t", "", "\\d t"),
+])
+def test_split_meta(text, sql, meta):
+    from rw_cli.sql.split import split_meta
+
+    assert split_meta(text) == (sql, meta)
+    assert is_complete(text) is (meta is not None or text.rstrip().endswith(";"))
+
+
+def test_split_statements_keeps_backslashes():  # the session reports them as syntax errors
+    assert split_statements("select 1 \\watch 2") == [("select 1 \\watch 2", 0)]

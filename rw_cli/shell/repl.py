@@ -1,4 +1,4 @@
-"""The interactive shell: prompt-toolkit input, psql-like prompts, results via format.py.
+"""The interactive shell: prompt-toolkit input, psql's prompts and backslash commands.
 
 Enter submits when the text is complete (`rw_cli.sql.split.is_complete`: a `;` outside
 quotes/comments/brackets, or a backslash command); otherwise it starts a new line and the
@@ -10,19 +10,13 @@ import os
 import sys
 from typing import TextIO
 
-from rw_cli.shell.format import render_notices, render_result
-from rw_cli.sql.split import is_complete, why_incomplete
+from rw_cli.shell import catalog, meta
+from rw_cli.shell.execute import Executor
+from rw_cli.sql.split import is_complete, split_meta, why_incomplete
 
 PROMPT = "rw=> "
-HELP = """\
-General
-  \\q          quit rw
-  \\?          show this help
-Input
-  A statement runs when it ends with `;`. Ctrl-C clears the input, Ctrl-D quits.
-"""
-
 _OPEN_CHAR = {"'": "'", '"': '"', "/*": "*", "(": "(", "[": "["}
+_RUNS_THE_BUFFER = {"\\watch", "\\e", "\\edit", "\\g"}
 
 
 def continuation_prompt(text_so_far: str) -> str:
@@ -45,42 +39,92 @@ def ensure_history_file(path: str) -> None:
     if not os.path.exists(path):
         fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
         os.close(fd)
-        os.chmod(path, 0o600)
+    os.chmod(path, 0o600)
+
+
+class Shell:
+    """The state of one shell: settings (`cfg`, changed by `\\x`, `\\pset`...), the query
+    buffer, the catalog snapshot; `handle` runs one submitted input."""
+
+    def __init__(self, session, cfg=None, out: TextIO | None = None, err: TextIO | None = None):
+        from rw_cli.config import Config
+
+        self.session = session
+        self.cfg = cfg or Config()
+        self.executor = Executor(session, self.cfg, out, err)
+        self.err = self.executor.err
+        self.last_query = ""  # the last SQL run (for \watch, \e, \g)
+        self.query_buffer = ""  # SQL typed before a backslash command on the same input
+        self.next_input = ""  # text to put into the next prompt (after \e)
+        self._signature: tuple | None = None
+        self._relations: tuple[catalog.Relation, ...] = ()
+
+    @property
+    def out(self) -> TextIO:
+        return self.executor.out
+
+    def print(self, text: str) -> None:
+        self.executor.write_result(text)
+
+    def relations(self) -> tuple[catalog.Relation, ...]:
+        """The catalog snapshot, re-read only when a relation was created or dropped."""
+        sig = catalog.signature(self.session)
+        if sig != self._signature:
+            self._relations = catalog.snapshot(self.session)
+            self._signature = sig
+        return self._relations
+
+    def run_sql(self, sql: str) -> bool:
+        return self.executor.run(sql)
+
+    def handle(self, text: str) -> bool:
+        """Run one submitted input: SQL, a backslash command, or SQL followed by one.
+        Returns False when the shell should quit."""
+        if not text.strip():
+            return True
+        sql, command = split_meta(text)
+        try:
+            if command is None:
+                self.last_query = sql
+                self.run_sql(sql)
+                return True
+            name = meta.parse(command)[0]
+            if sql.strip() and name in _RUNS_THE_BUFFER:
+                self.query_buffer = sql
+                try:
+                    meta.run(self, command)
+                finally:
+                    self.query_buffer = ""
+                return True
+            if sql.strip() and is_complete(sql):
+                self.last_query = sql
+                self.run_sql(sql)
+            elif sql.strip():
+                self.next_input = sql.rstrip()  # not run yet: keep it for the next prompt
+            meta.run(self, command)
+        except meta.Quit:
+            return False
+        return True
+
+    def run_script(self, text: str) -> bool:
+        """Run a file's text as if typed line by line (`\\i`). False when it ran `\\q`."""
+        buffer: list[str] = []
+        for line in text.splitlines():
+            buffer.append(line)
+            chunk = "\n".join(buffer)
+            if chunk.strip() and is_complete(chunk):
+                buffer = []
+                if not self.handle(chunk):
+                    return False
+        rest = "\n".join(buffer)
+        if rest.strip():
+            return self.handle(rest)
+        return True
 
 
 def handle_input(session, text: str, out: TextIO | None = None, err: TextIO | None = None) -> bool:
-    """Run one submitted input: a meta command or SQL. Returns False when the shell should
-    quit."""
-    out = out or sys.stdout
-    err = err or sys.stderr
-    stripped = text.strip()
-    if not stripped:
-        return True
-    if stripped.startswith("\\"):
-        cmd = stripped.split()[0]
-        if cmd in ("\\q", "\\quit"):
-            return False
-        if cmd in ("\\?", "\\h", "\\help"):
-            out.write(HELP)
-            return True
-        err.write(f"invalid command {cmd}\nTry \\? for help.\n")
-        return True
-    try:
-        for result in session.execute_iter(text):
-            notices = render_notices(result)
-            if notices:
-                err.write(notices)
-            out.write(render_result(result))
-            out.flush()
-    except KeyboardInterrupt:
-        err.write("Cancel request sent\n")
-    except Exception as e:  # noqa: BLE001 - the shell reports every error and goes on
-        from rw_cli.cli import _render_exception
-
-        out.flush()
-        err.write(_render_exception(e, text))
-    err.flush()
-    return True
+    """Run one input in a fresh shell (kept for callers of the first version)."""
+    return Shell(session, None, out, err).handle(text)
 
 
 def _key_bindings():
@@ -98,6 +142,9 @@ def _key_bindings():
     @kb.add("enter", filter=not_searching)
     def _(event) -> None:
         buf = event.current_buffer
+        if buf.complete_state and buf.complete_state.current_completion is not None:
+            buf.apply_completion(buf.complete_state.current_completion)
+            return
         if is_complete(buf.text):
             buf.validate_and_handle()
         else:
@@ -110,20 +157,48 @@ def _key_bindings():
     return kb
 
 
-def run_shell(session, history_path: str | None, *, input=None, output=None) -> None:
-    """Read, run and print until `\\q` or Ctrl-D. `input`/`output` are prompt-toolkit
-    Input/Output objects (tests pass pipe input and a dummy output)."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.application.current import get_app
+def _history(path: str | None):
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
-    history = InMemoryHistory()
-    if history_path:
+    if path:
         try:
-            ensure_history_file(history_path)
-            history = FileHistory(history_path)
+            ensure_history_file(path)
+            return FileHistory(path)
         except OSError as e:
-            sys.stderr.write(f"WARNING:  cannot use history file {history_path}: {e}\n")
+            sys.stderr.write(f"WARNING:  cannot use history file {path}: {e}\n")
+    return InMemoryHistory()
+
+
+def _lexer_and_style(cfg):
+    if not cfg.use_color(sys.stdout):
+        return None, None
+    from prompt_toolkit.lexers import PygmentsLexer
+    from prompt_toolkit.styles import style_from_pygments_cls
+    from pygments.lexers.sql import PostgresLexer
+    from pygments.styles import get_style_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        style = style_from_pygments_cls(get_style_by_name(cfg.syntax_style))
+    except ClassNotFound:
+        sys.stderr.write(f"WARNING:  unknown syntax_style {cfg.syntax_style!r}\n")
+        style = style_from_pygments_cls(get_style_by_name("default"))
+    return PygmentsLexer(PostgresLexer), style
+
+
+def run_shell(session, cfg=None, *, input=None, output=None, history: str | None | bool = True) -> None:
+    """Read, run and print until `\\q` or Ctrl-D. `input`/`output` are prompt-toolkit
+    Input/Output objects (tests pass pipe input and a dummy output); `history` is a path,
+    None for no file, or True for the configured one."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.application.current import get_app
+    from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+
+    from rw_cli.config import Config
+    from rw_cli.shell.completer import SqlCompleter
+
+    cfg = cfg or Config()
+    shell = Shell(session, cfg)
 
     def prompt_continuation(width: int, line_number: int, is_soft_wrap: bool) -> str:
         if is_soft_wrap:
@@ -136,21 +211,31 @@ def run_shell(session, history_path: str | None, *, input=None, output=None) -> 
         kwargs["input"] = input
     if output is not None:
         kwargs["output"] = output
+    lexer, style = _lexer_and_style(cfg)
     prompt = PromptSession(
         message=PROMPT,
         multiline=True,
-        history=history,
+        history=_history(cfg.history_path if history is True else history),
         key_bindings=_key_bindings(),
         prompt_continuation=prompt_continuation,
         enable_history_search=False,
+        completer=SqlCompleter(shell.relations),
+        complete_while_typing=True,
+        auto_suggest=AutoSuggestFromHistory(),
+        lexer=lexer,
+        style=style,
+        include_default_pygments_style=False,
+        vi_mode=cfg.vi,
         **kwargs,
     )
     while True:
+        default, shell.next_input = shell.next_input, ""
         try:
-            text = prompt.prompt()
+            text = prompt.prompt(default=default)
         except KeyboardInterrupt:  # Ctrl-C: drop the input, keep going
             continue
         except EOFError:  # Ctrl-D on an empty line
             break
-        if not handle_input(session, text):
+        if not shell.handle(text):
             break
+    shell.executor.set_output(None)

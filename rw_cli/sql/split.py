@@ -24,9 +24,10 @@ class _Scan:
     spans: list[tuple[int, int]] = field(default_factory=list)  # [start, end) of each statement
     open: str | None = None  # the construct still open at the end: "'", '"', "$tag$", "/*", "(", "["
     ends_with_semicolon: bool = False  # the last significant token is a top-level `;`
+    meta: int | None = None  # offset of a backslash command outside quotes and comments
 
 
-def _scan(text: str) -> _Scan:
+def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
     out = _Scan()
     n = len(text)
     i = 0
@@ -128,6 +129,9 @@ def _scan(text: str) -> _Scan:
                 mark(i, j + len(tag))
                 i = j + len(tag)
                 continue
+        if c == "\\" and stop_at_meta:  # a backslash command (`\\g`, `\\watch 2`) runs to the end of the text
+            out.meta = i
+            break
         if c in _OPENERS:
             stack.append(c)
         elif c in _CLOSERS:
@@ -166,12 +170,23 @@ def _is_meta_command(text: str) -> bool:
     return text.lstrip().startswith("\\")
 
 
+def split_meta(text: str) -> tuple[str, str | None]:
+    """The SQL before a backslash command and the command (`"select 1 \\watch 2"` ->
+    `("select 1 ", "\\watch 2")`); the command is None when there is none."""
+    at = _scan(text, stop_at_meta=True).meta
+    if at is None:
+        return text, None
+    return text[:at], text[at:].strip()
+
+
 def is_complete(text: str) -> bool:
-    """The shell's submit rule: empty input, a backslash meta command (`\\q`, `\\d t`), or
-    text ending with a `;` outside quotes, comments and brackets."""
+    """The shell's submit rule: empty input, a backslash meta command (`\\q`, `\\d t`,
+    also after SQL: `select 1 \\watch 2`), or text ending with a `;` outside quotes,
+    comments and brackets."""
     if not text.strip() or _is_meta_command(text):
         return True
-    return _scan(text).ends_with_semicolon
+    scan = _scan(text, stop_at_meta=True)
+    return scan.ends_with_semicolon or scan.meta is not None
 
 
 def why_incomplete(text: str) -> str | None:

@@ -1,0 +1,225 @@
+"""Run SQL and print what it returns: used by one-shot runs (`rw -c`, `-f`, stdin) and by the
+shell. Results go to stdout (or the `\\o` file) in the configured format, through the pager
+when they are taller than the terminal; errors go to stderr in psql's layout with a "did you
+mean" hint; `\\timing` adds `Time: ... ms`; Ctrl-C cancels the running statement.
+
+Ctrl-C: a read-only statement (SELECT, SHOW, ...) is interrupted at once. A statement that
+changes data is asked to stop at its next safe point (every `Progress.update` in the engine
+is one); a second Ctrl-C stops it at once, and then the shell exits without committing, so
+the data directory keeps its last committed state.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import TextIO
+
+from rw_cli.common import progress as progress_hook
+from rw_cli.errors import QueryCanceled, RwError
+from rw_cli.shell.format import render_error, render_notices, render_result
+from rw_cli.sql.split import split_statements
+
+_READ_ONLY = re.compile(r"^\s*(select|with|values|table|show|describe|explain)\b", re.I)
+CANCELED = QueryCanceled().message
+
+
+def is_read_only(statement: str) -> bool:
+    return bool(_READ_ONLY.match(statement))
+
+
+def format_timing(seconds: float) -> str:
+    """psql's `\\timing` line: `Time: 1.234 ms`, with `(mm:ss.fff)` from a second on."""
+    ms = seconds * 1000
+    text = f"Time: {ms:.3f} ms"
+    if ms >= 1000:
+        m, s = divmod(seconds, 60)
+        h, m = divmod(int(m), 60)
+        clock = f"{h:02d}:{m:02d}:{s:06.3f}" if h else f"{m:02d}:{s:06.3f}"
+        text += f" ({clock})"
+    return text
+
+
+class _Interrupts:
+    """The SIGINT handler while a statement runs."""
+
+    def __init__(self, err: TextIO):
+        self.err = err
+        self.read_only = True
+        self.fired = False  # Ctrl-C was pressed during the current statement
+        self.forced = False  # ...and a statement that changes data was stopped mid-way
+
+    def __call__(self, signum, frame) -> None:
+        self.fired = True
+        if self.read_only or progress_hook.cancel_requested():
+            progress_hook.clear_cancel()
+            if not self.read_only:
+                self.forced = True
+            raise KeyboardInterrupt
+        progress_hook.request_cancel()
+        self.err.write("Cancel request sent\n")
+        self.err.flush()
+
+
+class Executor:
+    """Runs SQL on a session and prints results with the current settings (a `Config`)."""
+
+    def __init__(self, session, cfg, out: TextIO | None = None, err: TextIO | None = None):
+        self.session = session
+        self.cfg = cfg
+        self.stdout = out or sys.stdout
+        self.err = err or sys.stderr
+        self.out = self.stdout  # where results go: stdout or the `\o` file
+        self.out_file: TextIO | None = None
+
+    # -- output -------------------------------------------------------------------------------
+    def set_output(self, path: str | None) -> None:
+        """`\\o FILE` sends results to FILE (`|command` to a pipe is not supported); `\\o` back
+        to stdout."""
+        if self.out_file is not None:
+            self.out_file.close()
+            self.out_file = None
+        if path:
+            self.out_file = open(os.path.expanduser(path), "w", encoding="utf-8")
+            self.out = self.out_file
+        else:
+            self.out = self.stdout
+
+    def _terminal_size(self) -> os.terminal_size | None:
+        if self.out is not self.stdout:
+            return None
+        try:
+            if not self.out.isatty():
+                return None
+            return os.get_terminal_size(self.out.fileno())
+        except (AttributeError, OSError, ValueError):
+            return None
+
+    def write_result(self, text: str) -> None:
+        size = self._terminal_size()
+        pager = self.cfg.pager_command if size is not None else ""
+        if pager and self.cfg.format in ("table", "expanded") and _too_big(text, size):
+            if self._page(text, pager):
+                return
+        self.out.write(text)
+        self.out.flush()
+
+    def _page(self, text: str, command: str) -> bool:
+        try:
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE,
+                                    env={**os.environ, "LESSSECURE": "1"}, text=True)
+        except OSError:
+            return False
+        try:
+            proc.communicate(text)
+        except BrokenPipeError:
+            pass
+        except KeyboardInterrupt:  # the pager handles Ctrl-C itself; wait for it to quit
+            proc.wait()
+        return True
+
+    def error(self, err: BaseException, sql: str | None = None, statement: tuple[str, int] | None = None) -> None:
+        self.out.flush()
+        self.err.write(self.render_exception(err, sql, statement))
+        self.err.flush()
+
+    def render_exception(self, err: BaseException, sql: str | None, statement: tuple[str, int] | None) -> str:
+        if not isinstance(err, RwError):
+            if os.environ.get("RW_DEBUG"):
+                raise err
+            return f"ERROR:  internal error: {type(err).__name__}: {err}\n"
+        if statement is not None and err.hint is None:
+            from rw_cli.shell import catalog
+            from rw_cli.shell.hints import did_you_mean
+
+            hint, where = did_you_mean(err.message, statement[0], catalog.snapshot(self.session))
+            position = err.position
+            if position is None and where is not None:
+                position = statement[1] + where
+            return render_error(RwError(err.message, position=position, hint=hint), sql)
+        return render_error(err, sql)
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self, sql: str) -> bool:
+        """Run every statement of `sql`; stop at the first error. True when all succeeded."""
+        statements = split_statements(sql)
+        listener = _progress_listener(self.err)
+        token = progress_hook.install(listener)
+        interrupts = _Interrupts(self.err)
+        previous = _set_sigint(interrupts)
+        index = 0
+        try:
+            results = self.session.execute_iter(sql)
+            while True:
+                interrupts.read_only = index >= len(statements) or is_read_only(statements[index][0])
+                interrupts.fired = False
+                progress_hook.clear_cancel()
+                started = time.perf_counter()
+                try:
+                    result = next(results)
+                except StopIteration:
+                    return True
+                except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - reported, not raised
+                    if interrupts.fired or isinstance(e, (KeyboardInterrupt, QueryCanceled)):
+                        self._canceled(interrupts)
+                    else:
+                        self.error(e, sql, statements[index] if index < len(statements) else None)
+                    return False
+                elapsed = time.perf_counter() - started
+                notices = render_notices(result)
+                if notices:
+                    self.err.write(notices)
+                    self.err.flush()
+                self.write_result(render_result(result, self.cfg.format, expanded=self.cfg.expanded,
+                                                null=self.cfg.null, width=self._width()))
+                if self.cfg.timing:
+                    self.out.write(format_timing(elapsed) + "\n")
+                    self.out.flush()
+                index += 1
+        finally:
+            progress_hook.clear_cancel()
+            _restore_sigint(previous)
+            progress_hook.uninstall(token)
+
+    def _width(self) -> int | None:
+        size = self._terminal_size()
+        return size.columns if size is not None else None
+
+    def _canceled(self, interrupts: _Interrupts) -> None:
+        self.out.flush()
+        self.err.write(f"ERROR:  {CANCELED}\n")
+        self.err.flush()
+        if interrupts.forced:
+            self.err.write("WARNING:  a statement that changes data was stopped mid-way; exiting without "
+                           "committing it (the data directory keeps its last committed state)\n")
+            self.err.flush()
+            os._exit(1)
+
+
+def _too_big(text: str, size: os.terminal_size) -> bool:
+    lines = text.split("\n")
+    if len(lines) - 1 > size.lines - 1:
+        return True
+    return any(len(line) > size.columns for line in lines)
+
+
+def _progress_listener(err: TextIO):
+    from rw_cli.shell.progress import listener_for
+
+    return listener_for(err)
+
+
+def _set_sigint(handler):
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, handler)
+
+
+def _restore_sigint(previous) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
