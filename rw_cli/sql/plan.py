@@ -102,6 +102,7 @@ class StreamPartitionRecompute(PlanNode):
     partition_keys: list[int] = field(default_factory=list)
     sql: str = ""
     detail: str = ""
+    right_partition_keys: list[int] = field(default_factory=list)  # set operations: the second input
 
     def explain_name(self) -> str:
         return self.name

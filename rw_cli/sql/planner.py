@@ -20,10 +20,19 @@ from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamProject, StreamTableScan)
+                             StreamPartitionRecompute, StreamProject, StreamTableScan, StreamUnion)
 from rw_cli.sql.transpile import expr_to_duckdb, sqlglot_type
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+BIGINT_T = DataType("bigint")
+
+
+def _int_literal(e: exp.Expression | None) -> int | None:
+    if e is None:
+        return None
+    if isinstance(e, exp.Literal) and not e.is_string:
+        return int(e.this)
+    raise NotSupported("LIMIT / OFFSET that is not an integer constant in a materialized view")
 
 
 @dataclass
@@ -66,6 +75,31 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
             raise BindError(f'column "{name}" does not exist') from None
         raise BindError(msg) from None
     return q, rels
+
+
+def _aggs(e: exp.Expression) -> list[exp.Expression]:
+    """Aggregate calls of a GROUP BY query (not window functions), each with its FILTER."""
+    out = []
+    for a in e.find_all(exp.AggFunc):
+        if a.find_ancestor(exp.Window) is not None:
+            continue
+        out.append(a.parent if isinstance(a.parent, exp.Filter) else a)
+    return out
+
+
+def _shift(e: exp.Expression, by: int) -> exp.Expression:
+    """Positional column references moved by `by`."""
+    def repl(n):
+        if isinstance(n, exp.Column) and not n.table and n.name.startswith("_") and n.name[1:].isdigit():
+            return exp.column(f"_{int(n.name[1:]) + by}")
+        return n
+    return e.copy().transform(repl)
+
+
+def _is_ref(e: exp.Expression) -> int | None:
+    if isinstance(e, exp.Column) and not e.table and e.name.startswith("_") and e.name[1:].isdigit():
+        return int(e.name[1:])
+    return None
 
 
 def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
@@ -131,9 +165,7 @@ class StreamPlanner:
 
         q, rels = qualify_query(query, self.catalog)
         q = pushdown_predicates(fix_decorrelated_counts(unnest_subqueries(q)))
-        if not isinstance(q, exp.Select):
-            raise NotSupported(f"{type(q).__name__.upper()} in a materialized view")
-        planned = self.plan_select(q)
+        planned = self.plan_query(q)
         names = planned.names
         if column_aliases:
             if len(column_aliases) > planned.visible:
@@ -151,8 +183,17 @@ class StreamPlanner:
         return root, rels
 
     # -- SELECT -------------------------------------------------------------------------------
+    def plan_query(self, q: exp.Expression) -> Planned:
+        if isinstance(q, exp.Subquery):
+            return self.plan_query(q.this)
+        if isinstance(q, exp.Select):
+            return self.plan_select(q)
+        if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+            return self.plan_set_op(q)
+        raise NotSupported(f"{type(q).__name__.upper()} in a materialized view")
+
     def plan_select(self, s: exp.Select) -> Planned:
-        for key in ("limit", "offset", "windows", "qualify"):
+        for key in ("windows", "qualify"):
             if s.args.get(key):
                 raise NotSupported(f"{key.upper()} in a materialized view")
         if s.args.get("with"):
@@ -170,17 +211,30 @@ class StreamPlanner:
         items = list(s.expressions)
         names = [output_name(e) for e in items]
         exprs = [e.this if isinstance(e, exp.Alias) else e for e in items]
+        order = list(s.args["order"].expressions) if s.args.get("order") else []
+        limit = s.args.get("limit")
+        order_exprs = [o.this for o in order]
         having = s.args.get("having")
         group = s.args.get("group")
-        has_agg = any(e.find(exp.AggFunc) for e in exprs) or (having is not None)
+        has_agg = any(_aggs(e) for e in exprs + order_exprs) or (having is not None)
         if group is not None or has_agg:
-            node, exprs, having_expr = self.plan_agg(node, scope, exprs, group, having)
+            node, post, having_expr = self.plan_agg(node, scope, exprs + order_exprs, group, having)
+            exprs, order_exprs = post[: len(exprs)], post[len(exprs):]
             if having_expr is not None:
                 node = StreamFilter(node.types, node.stream_key, [node], predicate=having_expr)
         else:
             exprs = [self.rewrite(e, scope) for e in exprs]
+            order_exprs = [self.rewrite(e, scope) for e in order_exprs]
+        if any(e.find(exp.Window) for e in exprs + order_exprs):
+            node, rewritten = self.over_window(node, exprs + order_exprs)
+            exprs, order_exprs = rewritten[: len(exprs)], rewritten[len(exprs):]
+        distinct = s.args.get("distinct")
+        if limit is not None or s.args.get("offset") is not None:
+            return self.top_n(node, exprs, names, [e.alias_or_name for e in items], order, order_exprs, s)
+        if distinct is not None and distinct.args.get("on") is not None:
+            return self.distinct_on(node, exprs, names, items, distinct, order, order_exprs)
         planned = self.project(node, exprs, names, [e.alias_or_name for e in items])
-        if s.args.get("distinct"):
+        if distinct is not None:
             planned = self.distinct(planned)
         return planned
 
@@ -267,61 +321,238 @@ class StreamPlanner:
 
     # -- aggregation ------------------------------------------------------------------------------
     def plan_agg(self, node, scope, exprs, group, having):
+        if group is not None and (any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
+                isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for e in group.expressions)):
+            raise NotSupported("GROUPING SETS / ROLLUP / CUBE in a materialized view")
         group_exprs = list(group.expressions) if group is not None else []
         pre: list[exp.Expression] = [self.rewrite(g, scope) for g in group_exprs]
         group_sql = [g.sql() for g in group_exprs]
         calls: list[AggCall] = []
+        agg_nodes: list[exp.Expression] = []
         agg_sql: list[str] = []
+        complex_agg = False
 
         def collect(e: exp.Expression) -> None:
-            for a in e.find_all(exp.AggFunc):
+            nonlocal complex_agg
+            for a in _aggs(e):
                 if a.sql() in agg_sql:
                     continue
-                if a.find_ancestor(exp.AggFunc):
+                if any(x is not a and x.find_ancestor(exp.Window) is None for x in a.this.find_all(exp.AggFunc)) \
+                        if isinstance(a, exp.AggFunc) and a.this is not None else False:
                     raise BindError("aggregate function calls cannot be nested")
-                kind = next((v for k, v in _AGGS.items() if isinstance(a, k)), None)
-                if kind is None:
-                    raise NotSupported(f"aggregate {a.sql_name() if hasattr(a, 'sql_name') else a.key} in a materialized view")
-                arg = a.this
-                if isinstance(arg, exp.Distinct):
-                    raise NotSupported(f"{kind}(DISTINCT ...) in a materialized view")
-                if kind == "count" and (arg is None or isinstance(arg, exp.Star)):
+                agg_nodes.append(a)
+                agg_sql.append(a.sql())
+                kind = next((v for k, v in _AGGS.items() if type(a) is k), None)
+                arg = a.this if isinstance(a, exp.AggFunc) else None
+                simple = (kind is not None and isinstance(a, exp.AggFunc) and not isinstance(arg, exp.Distinct)
+                          and a.find(exp.Order) is None)
+                if not simple:
+                    complex_agg = True
+                    calls.append(None)
+                elif kind == "count" and (arg is None or isinstance(arg, exp.Star)):
                     calls.append(AggCall("count_star", None, None, agg_return_type("count_star", None)))
                 else:
                     pre.append(self.rewrite(arg, scope))
                     calls.append(AggCall(kind, len(pre) - 1, None, None))  # types filled below
-                agg_sql.append(a.sql())
 
         for e in exprs:
             collect(e)
         if having is not None:
             collect(having.this)
-        pre_types = self.expr_types(node, pre)
-        project = StreamProject(pre_types, [], [node], exprs=pre)
-        for c in calls:
-            if c.arg is not None:
-                c.arg_type = pre_types[c.arg]
-                c.return_type = agg_return_type(c.kind, c.arg_type)
         ng = len(group_exprs)
-        agg_types = pre_types[:ng] + [c.return_type for c in calls]
-        agg = StreamHashAgg(agg_types, list(range(ng)), [project], group_keys=list(range(ng)), calls=calls)
+        if complex_agg:
+            agg = self.recompute_agg(node, scope, group_exprs, agg_nodes)
+        else:
+            pre_types = self.expr_types(node, pre)
+            project = StreamProject(pre_types, [], [node], exprs=pre)
+            for c in calls:
+                if c.arg is not None:
+                    c.arg_type = pre_types[c.arg]
+                    c.return_type = agg_return_type(c.kind, c.arg_type)
+            agg_types = pre_types[:ng] + [c.return_type for c in calls]
+            agg = StreamHashAgg(agg_types, list(range(ng)), [project], group_keys=list(range(ng)), calls=calls)
 
         def post(e: exp.Expression) -> exp.Expression:
             def repl(n: exp.Expression):
                 sql = n.sql()
-                if isinstance(n, exp.AggFunc) and sql in agg_sql:
+                if sql in agg_sql and (isinstance(n, (exp.AggFunc, exp.Filter))):
                     return exp.column(f"_{ng + agg_sql.index(sql)}")
                 if sql in group_sql and not isinstance(n, exp.Literal):
                     return exp.column(f"_{group_sql.index(sql)}")
                 return n
             out = e.copy().transform(repl)
             for col in out.find_all(exp.Column):
-                if not (col.name.startswith("_") and col.name[1:].isdigit() and not col.table):
+                if _is_ref(col) is None:
                     raise BindError(f'column "{col.sql()}" must appear in the GROUP BY clause '
                                     f"or be used in an aggregate function")
             return out
 
         return agg, [post(e) for e in exprs], post(having.this) if having is not None else None
+
+    def recompute_agg(self, node, scope, group_exprs, agg_nodes) -> PlanNode:
+        """Aggregates without retractable state of their own (DISTINCT, FILTER, ORDER BY inside,
+        string_agg, array_agg, stddev, ...): recomputed per touched group."""
+        ng = len(group_exprs)
+        width = len(node.types)
+        pre = [self.rewrite(g, scope) for g in group_exprs] + [exp.column(f"_{i}") for i in range(width)]
+        pre_types = self.expr_types(node, pre)
+        project = StreamProject(pre_types, [ng + k for k in node.stream_key], [node], exprs=pre)
+        aggs = [_shift(self.rewrite(a, scope), ng) for a in agg_nodes]
+        keys = [f"_{i}" for i in range(ng)]
+        cols = keys + [expr_to_duckdb(a, pre_types) for a in aggs]
+        sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
+        if keys:
+            sql += f" GROUP BY {', '.join(keys)}"
+        types = pre_types[:ng] + self.expr_types(project, aggs, group_by=list(range(ng)))
+        detail = (f"group_key: [{', '.join(keys)}], " if keys else "") + \
+            "aggs: [" + ", ".join(a.sql(dialect="postgres") for a in aggs) + "]"
+        return StreamPartitionRecompute(types, list(range(ng)), [project], name="StreamHashAgg" if ng else
+                                        "StreamSimpleAgg", partition_keys=list(range(ng)), sql=sql, detail=detail)
+
+    def over_window(self, node: PlanNode, exprs: list[exp.Expression]):
+        """Window functions: the input plus one column per window, recomputed per partition."""
+        windows: list[exp.Expression] = []
+        wsql: list[str] = []
+        for e in exprs:
+            for w in e.find_all(exp.Window):
+                if w.sql() not in wsql:
+                    windows.append(w)
+                    wsql.append(w.sql())
+        width = len(node.types)
+        parts = [tuple(p.sql() for p in (w.args.get("partition_by") or [])) for w in windows]
+        pkeys: list[int] = []
+        if len(set(parts)) == 1 and all(_is_ref(p) is not None for p in (windows[0].args.get("partition_by") or [])):
+            pkeys = [_is_ref(p) for p in windows[0].args.get("partition_by") or []]
+        cols = [f"_{i}" for i in range(width)] + [expr_to_duckdb(w, node.types) for w in windows]
+        sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
+        types = list(node.types) + self.expr_types(node, windows)
+        detail = "window_functions: [" + ", ".join(w.sql(dialect="postgres") for w in windows) + "]"
+        out = StreamPartitionRecompute(types, list(node.stream_key), [node], name="StreamOverWindow",
+                                       partition_keys=pkeys, sql=sql, detail=detail)
+
+        def repl(n):
+            if isinstance(n, exp.Window) and n.sql() in wsql:
+                return exp.column(f"_{width + wsql.index(n.sql())}")
+            return n
+        return out, [e.copy().transform(repl) for e in exprs]
+
+    def top_n(self, node, exprs, names, aliases, order, order_exprs, s: exp.Select) -> Planned:
+        """ORDER BY ... LIMIT / OFFSET in an MV: one partition, recomputed when it changes."""
+        planned = self.project(node, list(exprs) + list(order_exprs), names + [f"__order_{i}" for i in range(len(order_exprs))],
+                               aliases + [f"__order_{i}" for i in range(len(order_exprs))])
+        planned = Planned(planned.node, planned.scope, planned.names, planned.visible)
+        n_out = len(exprs)
+        keys = self._order_keys(order, n_out) + [f"_{k} ASC" for k in planned.node.stream_key]
+        limit = s.args.get("limit")
+        offset = s.args.get("offset")
+        n = _int_literal(limit.expression if limit is not None else None)
+        m = _int_literal(offset.expression if offset is not None else None) or 0
+        width = len(planned.node.types)
+        sql = f"SELECT * FROM in0 ORDER BY {', '.join(keys)}"
+        if limit is not None and limit.args.get("with_ties"):
+            sql = (f"SELECT {', '.join(f'_{i}' for i in range(width))} FROM (SELECT *, rank() OVER "
+                   f"(ORDER BY {', '.join(keys[: len(order)])}) AS __r FROM in0) WHERE __r <= {n + m} "
+                   f"AND __r > {m}")
+        else:
+            if n is not None:
+                sql += f" LIMIT {n}"
+            if m:
+                sql += f" OFFSET {m}"
+        detail = f"order: [{', '.join(keys)}], limit: {n}, offset: {m}"
+        top = StreamPartitionRecompute(list(planned.node.types), list(planned.node.stream_key), [planned.node],
+                                       name="StreamTopN", partition_keys=[], sql=sql, detail=detail)
+        # drop the ORDER BY helper columns again (keep hidden stream-key columns)
+        keep = [i for i in range(width) if not (n_out <= i < n_out + len(order_exprs))
+                or i in planned.node.stream_key]
+        return self._select_columns(top, keep, planned, n_out)
+
+    def _select_columns(self, node, keep, planned: Planned, visible: int) -> Planned:
+        exprs = [exp.column(f"_{i}") for i in keep]
+        sk = [keep.index(k) for k in node.stream_key]
+        proj = StreamProject([node.types[i] for i in keep], sk, [node], exprs=exprs)
+        return Planned(proj, [planned.scope[i] for i in keep], [planned.names[i] for i in keep], visible)
+
+    def _order_keys(self, order, first: int) -> list[str]:
+        keys = []
+        for i, o in enumerate(order):
+            desc = bool(o.args.get("desc"))
+            nulls_first = o.args.get("nulls_first")
+            if nulls_first is None:
+                nulls_first = desc  # PostgreSQL: NULLs sort as larger than any value
+            keys.append(f"_{first + i} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}")
+        return keys
+
+    def distinct_on(self, node, exprs, names, items, distinct, order, order_exprs) -> Planned:
+        """DISTINCT ON (keys): the first row per key in ORDER BY order (a group top-1)."""
+        ons = distinct.args["on"]
+        ons = ons.expressions if isinstance(ons, exp.Tuple) else [ons]
+        aliases = [e.alias_or_name for e in items]
+        keys = []
+        for o in ons:
+            name = o.name if isinstance(o, exp.Column) else None
+            match = [i for i, e in enumerate(items) if e.sql() == o.sql() or (name and aliases[i] == name)]
+            if not match:
+                raise NotSupported("DISTINCT ON an expression that is not in the select list")
+            keys.append(match[0])
+        n_out = len(exprs)
+        extra = [f"__order_{i}" for i in range(len(order_exprs))]
+        p = self.project(node, list(exprs) + list(order_exprs), names + extra, aliases + extra)
+        width = len(p.node.types)
+        order_sql = self._order_keys(order, n_out) + [f"_{k}" for k in p.node.stream_key]
+        sql = (f"SELECT {', '.join(f'_{i}' for i in range(width))} FROM (SELECT *, row_number() OVER "
+               f"(PARTITION BY {', '.join(f'_{k}' for k in keys)} ORDER BY {', '.join(order_sql)}) AS __rn "
+               f"FROM in0) WHERE __rn = 1")
+        top = StreamPartitionRecompute(list(p.node.types), keys, [p.node], name="StreamGroupTopN",
+                                       partition_keys=keys, sql=sql,
+                                       detail=f"limit: 1, group_key: [{', '.join(f'_{k}' for k in keys)}]")
+        keep = [i for i in range(width) if not (n_out <= i < n_out + len(order_exprs)) or i in keys]
+        return self._select_columns(top, keep, p, n_out)
+
+    def plan_set_op(self, q) -> Planned:
+        left, right = self.plan_query(q.this), self.plan_query(q.expression)
+        n = left.visible
+        if right.visible != n:
+            raise BindError(f"each {q.key.upper()} query must have the same number of columns")
+        distinct = bool(q.args.get("distinct"))
+        lt, rt = left.node.types, right.node.types
+        types = list(lt[:n])
+        if isinstance(q, exp.Union):
+            lsk, rsk = left.node.stream_key, right.node.stream_key
+            hidden_types = [BIGINT_T] + [lt[k] for k in lsk] + [rt[k] for k in rsk]
+            def layout(side_sk, other_len, tag, mine_first, side_types):
+                cols = [f"CAST(_{i} AS {types[i].duckdb()})" for i in range(n)] + [f"CAST({tag} AS BIGINT)"]
+                mine = [f"_{k}" for k in side_sk]
+                nulls = ["NULL"] * other_len
+                return cols + (mine + nulls if mine_first else nulls + mine)
+            lay_l = layout(lsk, len(rsk), 0, True, lt)
+            lay_r = layout(rsk, len(lsk), 1, False, rt)
+            hidden_casts = [f"CAST({c} AS {t.duckdb()})" for c, t in zip(lay_l[n:], hidden_types)]
+            lay_l = lay_l[:n] + hidden_casts
+            lay_r = lay_r[:n] + [f"CAST({c} AS {t.duckdb()})" for c, t in zip(lay_r[n:], hidden_types)]
+            out_types = types + hidden_types
+            sk = list(range(n, len(out_types)))
+            union = StreamUnion(out_types, sk, [left.node, right.node], layouts=[lay_l, lay_r])
+            names = left.names[:n] + [f"__u{i}" for i in range(len(hidden_types))]
+            scope = left.scope[:n] + [("", f"__hidden_u{i}") for i in range(len(hidden_types))]
+            planned = Planned(union, scope, names, n)
+            return self.distinct(planned) if distinct else planned
+        op = "EXCEPT" if isinstance(q, exp.Except) else "INTERSECT"
+        wl = len(lt)
+        cols = ", ".join(f"_{i}" for i in range(n))
+        rcols = ", ".join(f"CAST(_{wl + i} AS {types[i].duckdb()}) AS _{i}" for i in range(n))
+        body = f"SELECT {cols} FROM in0 {op}{'' if distinct else ' ALL'} SELECT {rcols} FROM in1"
+        if distinct:
+            sql, out_types, sk = body, types, list(range(n))
+        else:
+            sql = f"SELECT *, row_number() OVER (PARTITION BY {cols}) AS _{n} FROM ({body})"
+            out_types, sk = types + [BIGINT_T], list(range(n + 1))
+        node = StreamPartitionRecompute(out_types, sk, [left.node, right.node], name=f"Stream{op.title()}",
+                                        partition_keys=list(range(n)), sql=sql,
+                                        detail=f"all: {str(not distinct).lower()}")
+        node.right_partition_keys = list(range(n))
+        names = left.names[:n] + ([] if distinct else ["__row"])
+        scope = left.scope[:n] + ([] if distinct else [("", "__hidden_row")])
+        return Planned(node, scope, names, n)
 
     def distinct(self, p: Planned) -> Planned:
         n = p.visible
@@ -350,14 +581,21 @@ class StreamPlanner:
         scope = [("", n) for n in aliases]
         return Planned(proj, scope, names, visible)
 
-    def expr_types(self, node: PlanNode, exprs: list[exp.Expression]) -> list[DataType]:
+    def expr_types(self, node: PlanNode, exprs: list[exp.Expression],
+                   group_by: list[int] | None = None) -> list[DataType]:
+        """Result types, learned by running the expressions on an empty input in DuckDB."""
         if not exprs:
             return []
         import pyarrow as pa
 
         sql = [expr_to_duckdb(e, node.types) for e in exprs]
         empty = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(node.types)]).empty_table()
-        out = duck.eval_exprs(empty, sql)
+        if group_by:
+            select = ", ".join(f"{e} AS _{i}" for i, e in enumerate(sql))
+            keys = ", ".join(f"_{k}" for k in group_by)
+            out = duck.query(f"SELECT {select} FROM t GROUP BY {keys}", {"t": empty})
+        else:
+            out = duck.eval_exprs(empty, sql)
         return [DataType.from_arrow(f.type) for f in out.schema]
 
     # -- name resolution ---------------------------------------------------------------------------

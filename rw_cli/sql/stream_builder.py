@@ -89,10 +89,12 @@ class StreamBuilder:
             return HashJoinExecutor(p.kind, lt, rt, p.left_keys, p.right_keys, p.null_safe, cond,
                                     p.inputs[0].stream_key, p.inputs[1].stream_key, tables, fresh=self.fresh)
         if isinstance(p, StreamPartitionRecompute):
-            inp = p.inputs[0]
-            table = self._state_table(inp.types, inp.stream_key)
-            return PartitionRecomputeExecutor(p.name, [inp.types], [inp.stream_key], [p.partition_keys], p.sql,
-                                              p.types, p.stream_key, [table], fresh=self.fresh)
+            tables = [self._state_table(i.types, i.stream_key) for i in p.inputs]
+            keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
+            offsets = [0, len(p.inputs[0].types)][: len(p.inputs)]
+            return PartitionRecomputeExecutor(p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs],
+                                              keys, p.sql, p.types, p.stream_key, tables, column_offsets=offsets,
+                                              fresh=self.fresh)
         if isinstance(p, StreamUnion):
             return UnionExecutor(p.layouts, p.types, p.stream_key)
         if isinstance(p, StreamHashAgg):
