@@ -51,6 +51,8 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
         return _per_value(col, format_interval)
     if name == "bytea":
         return _per_value(col, format_bytea)
+    if t.is_list or t.is_struct:
+        return _format_nested(col, t)
     return _per_value(col, str)
 
 
@@ -61,6 +63,48 @@ def format_value_slt(text: str | None) -> str:
     if text == "":
         return "(empty)"
     return text
+
+
+def _format_nested(col: pa.Array, t: DataType) -> list[str | None]:
+    """Arrays as `{a,"b c",NULL}` and structs as `(1,"x y")`, elements quoted as PostgreSQL does."""
+    if t.is_list:
+        if not pa.types.is_list(col.type):
+            col = col.cast(pa.list_(col.type.value_type))
+        items = format_column(col.flatten(), t.inner[0])
+        offsets = col.offsets.to_pylist()
+        valid = col.is_valid().to_pylist()
+        base = offsets[0]
+        out = []
+        for i, ok in enumerate(valid):
+            if not ok:
+                out.append(None)
+                continue
+            a, b = offsets[i] - base, offsets[i + 1] - base
+            parts = [_quote_array_item(v, t.inner[0]) for v in items[a:b]]
+            out.append("{" + ",".join(parts) + "}")
+        return out
+    fields = [format_column(f, ft) for f, ft in zip(col.flatten(), t.inner)]
+    valid = col.is_valid().to_pylist()
+    return [("(" + ",".join(_quote_record_item(f[i]) for f in fields) + ")") if ok else None
+            for i, ok in enumerate(valid)]
+
+
+def _quote_array_item(v: str | None, t: DataType) -> str:
+    if v is None:
+        return "NULL"
+    if t.is_list:
+        return v
+    if v == "" or v.upper() == "NULL" or any(c in v for c in '{},"\\ \t\n'):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return v
+
+
+def _quote_record_item(v: str | None) -> str:
+    if v is None:
+        return ""
+    if v == "" or any(c in v for c in '(),"\\ \t\n'):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return v
 
 
 # -- helpers -----------------------------------------------------------------------------

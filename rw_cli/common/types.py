@@ -22,17 +22,36 @@ class DataType:
 
     name: str
     scale: int | None = None  # numeric only: the decimal scale of the Arrow representation
+    # list: (element type,); struct: (field types,) with `field_names`
+    inner: tuple["DataType", ...] | None = None
+    field_names: tuple[str, ...] | None = None
 
     def __str__(self) -> str:
         return self.name
 
     # -- Arrow ---------------------------------------------------------------------------
+    @property
+    def is_list(self) -> bool:
+        return self.name.endswith("[]") and self.inner is not None
+
+    @property
+    def is_struct(self) -> bool:
+        return self.name.startswith("struct<") and self.inner is not None
+
     def arrow(self) -> pa.DataType:
+        if self.is_list:
+            return pa.list_(self.inner[0].arrow())
+        if self.is_struct:
+            return pa.struct([pa.field(n, t.arrow()) for n, t in zip(self.field_names, self.inner)])
         if self.name == "numeric":
             return pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE if self.scale is None else self.scale)
         return _TO_ARROW[self.name]
 
     def duckdb(self) -> str:
+        if self.is_list:
+            return f"{self.inner[0].duckdb()}[]"
+        if self.is_struct:
+            return "STRUCT(" + ", ".join(f'"{n}" {t.duckdb()}' for n, t in zip(self.field_names, self.inner)) + ")"
         if self.name == "numeric":
             return f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE if self.scale is None else self.scale})"
         return _TO_DUCKDB[self.name]
@@ -60,9 +79,26 @@ class DataType:
             return TIME
         if pa.types.is_null(t):
             return VARCHAR
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) \
+                or pa.types.is_list_view(t):
+            inner = DataType.from_arrow(t.value_type)
+            return DataType(f"{inner.name}[]", inner=(inner,))
+        if pa.types.is_struct(t):
+            fields = [t.field(i) for i in range(t.num_fields)]
+            inner = tuple(DataType.from_arrow(f.type) for f in fields)
+            name = "struct<" + ", ".join(f"{f.name} {d.name}" for f, d in zip(fields, inner)) + ">"
+            return DataType(name, inner=inner, field_names=tuple(f.name for f in fields))
+        if pa.types.is_float16(t):
+            return REAL
+        if pa.types.is_duration(t):
+            return INTERVAL
+        if pa.types.is_date64(t):
+            return DATE
         for name, at in _TO_ARROW.items():
             if at == t:
                 return DataType(name)
+        if pa.types.is_integer(t):  # DuckDB's unsigned / tiny integers
+            return SMALLINT if t.bit_width <= 8 else (INTEGER if t.bit_width <= 16 else BIGINT)
         raise TypeError(f"no SQL type for Arrow type {t}")
 
     @staticmethod

@@ -25,10 +25,14 @@ def connection() -> duckdb.DuckDBPyConnection:
         con.execute("SET TimeZone='UTC'")
         # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
         # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
-        from rw_cli.sql.functions import MACROS
+        con.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
+        from rw_cli.sql.functions import MACROS, UDFS
 
         for macro in MACROS:
             con.execute(macro)
+        for name, (fn, params, ret) in UDFS.items():
+            con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
+                                type="arrow", null_handling="special", side_effects=False)
         _local.con = con
         _local.settings = {"timezone": "UTC"}
     return con

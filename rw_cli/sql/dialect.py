@@ -37,6 +37,11 @@ _EXPLAIN = re.compile(r"^(\s*explain\s+)", re.IGNORECASE)
 
 
 class RwDialect(RisingWave):
+    # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
+    TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",
+                    "Day": "%A", "AM": "%p", "PM": "%p", "HH": "%I", "TZH:TZM": "%z", "TZHTZM": "%z",
+                    "TZH": "%z"}
+
     class Tokenizer(RisingWave.Tokenizer):
         COMMANDS = RisingWave.Tokenizer.COMMANDS - {TokenType.SHOW}
 

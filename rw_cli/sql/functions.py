@@ -1,12 +1,20 @@
 """PostgreSQL / RisingWave functions that DuckDB lacks or spells differently.
 
-`MACROS` are created on every DuckDB connection (`rw_cli.engine.duck`); `rewrite_function`
-is called by `rw_cli.sql.transpile` for each function call of the PostgreSQL tree and returns
-a replacement node (or None to keep it).
+- `MACROS`: SQL macros created on every DuckDB connection (`rw_cli.engine.duck`).
+- `UDFS`: vectorized Python functions over Arrow arrays, registered there too, for the few
+  functions with no SQL form (bytea escape format, PostgreSQL float text, ...).
+- `rewrite_function(node)`: called by `rw_cli.sql.transpile` for every node of the
+  (type-annotated) PostgreSQL tree; returns a replacement or None.
 """
 from __future__ import annotations
 
+import base64
+import re
+
+import pyarrow as pa
 from sqlglot import exp
+
+from rw_cli.errors import BindError
 
 MACROS = [
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
@@ -17,8 +25,315 @@ MACROS = [
     "WHEN lower(trim(s)) IN ('t','tr','tru','true','y','ye','yes','on','1') THEN TRUE "
     "WHEN lower(trim(s)) IN ('f','fa','fal','fals','false','n','no','of','off','0') THEN FALSE "
     "ELSE error('invalid input syntax for type boolean: \"' || s || '\"') END)",
+    "CREATE OR REPLACE MACRO pg_bool_out(b) AS (CASE WHEN b THEN 't' WHEN NOT b THEN 'f' END)",
+    # numeric text as RisingWave prints it: no trailing fraction zeros
+    "CREATE OR REPLACE MACRO pg_numeric_out(x) AS (CASE WHEN position('.' IN x::VARCHAR) > 0 "
+    "THEN rtrim(rtrim(x::VARCHAR, '0'), '.') ELSE x::VARCHAR END)",
+    "CREATE OR REPLACE MACRO pg_gamma(x) AS (CASE "
+    "WHEN x IS NULL THEN NULL "
+    "WHEN isnan(x) THEN x "
+    "WHEN isinf(x) AND x < 0 THEN error('value out of range: overflow') "
+    "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
+    "WHEN NOT isfinite(gamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
+    "WHEN gamma(x) = 0 AND isfinite(x) THEN error('value out of range: underflow') "
+    "ELSE gamma(x) END)",
+    "CREATE OR REPLACE MACRO pg_lgamma(x) AS (CASE "
+    "WHEN x IS NULL THEN NULL "
+    "WHEN isnan(x) THEN x "
+    "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
+    "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
+    "ELSE lgamma(x) END)",
+    "CREATE OR REPLACE MACRO pg_scale(x) AS (CASE WHEN x IS NULL THEN NULL "
+    "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
+    "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
+    "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
 ]
 
 
+# -- Python UDFs (vectorized over Arrow) ---------------------------------------------------------
+
+def _map(arr: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
+    return pa.array([None if v is None else fn(v) for v in arr.to_pylist()], type=out_type)
+
+
+def bytea_in(text: str) -> bytes:
+    """PostgreSQL's bytea input: `\\x` hex, or escape format (`\\\\`, `\\ooo`)."""
+    if text.startswith("\\x"):
+        try:
+            return bytes.fromhex(text[2:])
+        except ValueError:
+            raise ValueError(f'invalid hexadecimal data: "{text}"') from None
+    out = bytearray()
+    i = 0
+    raw = text.encode()
+    while i < len(raw):
+        c = raw[i]
+        if c == 0x5C:
+            if raw[i + 1: i + 2] == b"\\":
+                out.append(0x5C)
+                i += 2
+                continue
+            digits = raw[i + 1: i + 4]
+            if len(digits) == 3 and all(0x30 <= d <= 0x37 for d in digits):
+                out.append(int(digits, 8))
+                i += 4
+                continue
+            raise ValueError("invalid input syntax for type bytea")
+        out.append(c)
+        i += 1
+    return bytes(out)
+
+
+def _escape_out(b: bytes) -> str:
+    parts = []
+    for c in b:
+        if c == 0x5C:
+            parts.append("\\\\")
+        elif 0x20 <= c < 0x7F:
+            parts.append(chr(c))
+        else:
+            parts.append(f"\\{c:03o}")
+    return "".join(parts)
+
+
+def _encode(b: bytes, fmt: str) -> str:
+    fmt = fmt.lower()
+    if fmt == "hex":
+        return b.hex()
+    if fmt == "base64":
+        text = base64.b64encode(b).decode()
+        return "\n".join(text[i:i + 76] for i in range(0, len(text), 76))
+    if fmt == "escape":
+        return _escape_out(b)
+    raise ValueError(f'unrecognized encoding: "{fmt}"')
+
+
+def _decode(s: str, fmt: str) -> bytes:
+    fmt = fmt.lower()
+    if fmt == "hex":
+        return bytes.fromhex(s)
+    if fmt == "base64":
+        return base64.b64decode("".join(s.split()), validate=False)
+    if fmt == "escape":
+        return bytea_in(s) if "\\" in s else s.encode()
+    raise ValueError(f'unrecognized encoding: "{fmt}"')
+
+
+def udf_bytea_in(a: pa.Array) -> pa.Array:
+    return _map(a, bytea_in, pa.binary())
+
+
+def udf_encode(b: pa.Array, fmt: pa.Array) -> pa.Array:
+    return pa.array([None if x is None or f is None else _encode(x, f)
+                     for x, f in zip(b.to_pylist(), fmt.to_pylist())], pa.string())
+
+
+def udf_decode(s: pa.Array, fmt: pa.Array) -> pa.Array:
+    return pa.array([None if x is None or f is None else _decode(x, f)
+                     for x, f in zip(s.to_pylist(), fmt.to_pylist())], pa.binary())
+
+
+def _string_to_array(s, d, n):
+    if s is None:
+        return None
+    if d is None:
+        parts = list(s)
+    elif d == "":
+        parts = [s] if s != "" else []
+    else:
+        parts = s.split(d) if s != "" else []
+    return [None if (n is not None and p == n) else p for p in parts]
+
+
+def udf_string_to_array(s: pa.Array, d: pa.Array, n: pa.Array) -> pa.Array:
+    return pa.array([_string_to_array(a, b, c) for a, b, c in zip(s.to_pylist(), d.to_pylist(), n.to_pylist())],
+                    pa.list_(pa.string()))
+
+
+def udf_float8_out(a: pa.Array) -> pa.Array:
+    from rw_cli.common.pg_text import format_float8
+
+    return _map(a, format_float8, pa.string())
+
+
+def udf_float4_out(a: pa.Array) -> pa.Array:
+    from rw_cli.common.pg_text import format_float4
+
+    return _map(a, format_float4, pa.string())
+
+
+# name -> (function, parameter types, return type) in DuckDB type names
+UDFS = {
+    "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
+    "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
+    "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),
+    "pg_string_to_array": (udf_string_to_array, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[]"),
+    "pg_float8_out": (udf_float8_out, ["DOUBLE"], "VARCHAR"),
+    "pg_float4_out": (udf_float4_out, ["FLOAT"], "VARCHAR"),
+}
+
+
+# -- rewrites -----------------------------------------------------------------------------------
+
+T = exp.DataType.Type
+_TEXT = {T.VARCHAR, T.TEXT, T.CHAR, T.NCHAR, T.NVARCHAR}
+_DATE_TRUNC_UNITS = {"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
+                     "quarter", "year", "decade", "century", "millennium"}
+
+SERVER_SETTINGS = {"server_version": "13.14.0", "server_version_num": "130014", "server_encoding": "UTF8",
+                   "client_encoding": "UTF8", "datestyle": "ISO, MDY", "intervalstyle": "postgres",
+                   "standard_conforming_strings": "on", "integer_datetimes": "on",
+                   "application_name": "", "client_min_messages": "notice",
+                   "search_path": '"$user", public', "timezone": "UTC"}
+
+
+def _type(node: exp.Expression):
+    t = getattr(node, "type", None)
+    return t.this if t is not None else None
+
+
+def _is_text_literal(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string
+
+
+def _fn(name: str, *args: exp.Expression) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _bytea(node: exp.Expression) -> exp.Expression:
+    """An argument PostgreSQL would take as bytea: text literals use bytea input syntax."""
+    if _is_text_literal(node) or _type(node) in _TEXT:
+        return _fn("pg_bytea_in", node)
+    return node
+
+
+def _numeric_literal(node: exp.Literal) -> exp.Expression | None:
+    """`1e-6` is numeric in PostgreSQL (DuckDB reads it as a double)."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        d = Decimal(node.this)
+    except InvalidOperation:
+        return None
+    if not d.is_finite():
+        return None
+    _, digits, exponent = d.as_tuple()
+    if exponent < -38 or len(digits) + max(exponent, 0) > 38:
+        raise BindError(f'"{node.this}" is out of range for type numeric')
+    return exp.Literal.number(format(d, "f"))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Literal) and not node.is_string and ("e" in node.this or "E" in node.this):
+        return _numeric_literal(node)
+    if isinstance(node, exp.Encode):
+        return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
+    if isinstance(node, exp.Decode):
+        return _fn("pg_decode", node.this, node.args.get("charset") or exp.Literal.string("hex"))
+    if isinstance(node, exp.Cast) and node.to.this in (T.VARBINARY, T.BINARY) \
+            and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
+        return _fn("pg_bytea_in", node.this)
+    if isinstance(node, exp.Cast) and node.to.this == T.BOOLEAN \
+            and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
+        return _fn("pg_text_to_bool", node.this)
+    if isinstance(node, exp.StringToArray):
+        null = node.args.get("null") or exp.Null()
+        return _fn("pg_string_to_array", node.this, node.expression, null)
+    if isinstance(node, exp.Concat):
+        return _concat(node)
+    if isinstance(node, exp.TimestampTrunc) or isinstance(node, exp.DateTrunc):
+        return _date_trunc(node)
+    if isinstance(node, exp.Round) and node.args.get("decimals") is None:
+        arg = node.this
+        if _is_text_literal(arg) or _type(arg) in (T.DOUBLE, T.FLOAT):
+            return _fn("round_even", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE")), exp.Literal.number(0))
+        return None
+    if isinstance(node, exp.StrToTime) and not isinstance(node.parent, exp.Cast):
+        # to_timestamp(text, format) is timestamptz in PostgreSQL
+        return exp.Cast(this=node.copy(), to=exp.DataType.build("TIMESTAMPTZ"))
+    if isinstance(node, exp.Anonymous):
+        return _anonymous(node)
     return None
+
+
+def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
+    name = node.name.lower()
+    args = node.expressions
+    if name == "convert_from" and len(args) == 2:
+        return _fn("decode", _bytea(args[0]))
+    if name == "convert_to" and len(args) == 2:
+        return _fn("encode", args[0])
+    if name == "gamma" and len(args) == 1:
+        return _fn("pg_gamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
+    if name == "lgamma" and len(args) == 1:
+        return _fn("pg_lgamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
+    if name == "scale" and len(args) == 1:
+        return _fn("pg_scale", args[0])
+    if name == "current_setting" and args and _is_text_literal(args[0]):
+        key = args[0].this.lower()
+        if key not in SERVER_SETTINGS:
+            if len(args) > 1 and isinstance(args[1], exp.Boolean) and args[1].this:
+                return exp.Null()
+            raise BindError(f'unrecognized configuration parameter "{args[0].this}"')
+        return exp.Literal.string(SERVER_SETTINGS[key])
+    if name == "set_config" and len(args) == 3:
+        return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
+    if name in ("pg_typeof",):
+        return None
+    return None
+
+
+def _text_of(arg: exp.Expression) -> exp.Expression:
+    """An argument as PostgreSQL's output function writes it (used by concat)."""
+    t = _type(arg)
+    if t == T.BOOLEAN or isinstance(arg, exp.Boolean):
+        return _fn("pg_bool_out", arg)
+    if t == T.DECIMAL and not isinstance(arg, exp.Literal):
+        return _fn("pg_numeric_out", arg)
+    if t == T.DOUBLE:
+        return _fn("pg_float8_out", arg)
+    if t == T.FLOAT:
+        return _fn("pg_float4_out", arg)
+    return arg
+
+
+def _concat(node: exp.Concat) -> exp.Expression | None:
+    args = node.expressions
+    if not args:
+        raise BindError("function concat() does not exist")
+    new = [_text_of(a) for a in args]
+    if all(a is b for a, b in zip(new, args)):
+        return None
+    out = node.copy()
+    out.set("expressions", [a.copy() if a is not b else b.copy() for a, b in zip(new, args)])
+    return out
+
+
+def _date_trunc(node: exp.Expression) -> exp.Expression | None:
+    unit = node.args.get("unit")
+    this = node.this
+    zone = node.args.get("zone")
+    if isinstance(unit, exp.Var) or (isinstance(unit, exp.Literal) and unit.is_string):
+        text = unit.name.lower()
+        if text not in _DATE_TRUNC_UNITS:
+            if isinstance(unit, exp.Var) and re.fullmatch(r"[a-z_][a-z0-9_]*", text) and \
+                    text not in ("s", "ms", "us", "m", "h", "d", "w", "y", "mon", "sec", "min"):
+                unit_expr = exp.column(unit.name)
+            else:
+                raise BindError(f'timestamp units "{unit.name}" not recognized')
+        else:
+            unit_expr = exp.Literal.string(text)
+    else:
+        unit_expr = unit
+    t = _type(this)
+    if t == T.INTERVAL:
+        if isinstance(unit_expr, exp.Literal) and unit_expr.this == "week":
+            raise BindError('interval units "week" not supported because months usually have fractional weeks')
+        return _fn("date_trunc", unit_expr, this)
+    if zone is not None:
+        local = _fn("timezone", zone, this)
+        return _fn("timezone", zone.copy(), _fn("date_trunc", unit_expr, local))
+    out = _fn("date_trunc", unit_expr, this)
+    if t == T.DATE:
+        return exp.Cast(this=out, to=exp.DataType.build("TIMESTAMPTZ"))
+    return out

@@ -31,8 +31,24 @@ def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
             tree = annotate_types(tree, schema=schema, dialect=RwDialect)
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
-    tree = tree.transform(_fix)
+    tree = _transform_post(tree, _fix)
     return tree.sql(dialect="duckdb")
+
+
+def _transform_post(node: exp.Expression, fn) -> exp.Expression:
+    """Apply `fn` bottom-up (children first), so a rewritten node's arguments are rewritten
+    too; a replacement keeps the annotated type of the node it replaces."""
+    for child in list(node.iter_expressions()):
+        new = _transform_post(child, fn)
+        if new is not child:
+            child.replace(new)
+    out = fn(node)
+    if out is None:
+        return node
+    if out is not node and getattr(out, "type", None) is None and getattr(node, "type", None) is not None \
+            and not isinstance(out, exp.Cast):
+        out.type = node.type
+    return out
 
 
 def expr_to_duckdb(tree: exp.Expression, input_types: list[DataType]) -> str:
@@ -55,13 +71,29 @@ def _is_int(node: exp.Expression) -> bool:
 
 
 def _fix(node: exp.Expression) -> exp.Expression:
+    from rw_cli.sql.functions import rewrite_function
+
+    new = rewrite_function(node)
+    if new is not None:
+        return new
     if isinstance(node, exp.Div) and _is_int(node.this) and _is_int(node.expression):
         return exp.IntDiv(this=node.this, expression=node.expression)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and not node.expressions:
         return exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")
-    if isinstance(node, exp.Sum) and not isinstance(node.parent, exp.Cast):
+    if isinstance(node, (exp.Window, exp.Filter)) and isinstance(node.this, exp.Sum) \
+            and not isinstance(node.parent, (exp.Cast, exp.Window)):
+        t = getattr(node.this.this, "type", None)
+        if t is not None and t.this in _SMALL_INTS:
+            return exp.Cast(this=node.copy(), to=exp.DataType.build("BIGINT"))
+    if isinstance(node, exp.Sum) and not isinstance(node.parent, (exp.Cast, exp.Window, exp.Filter)):
         arg = node.this
         t = getattr(arg, "type", None)
         if t is not None and t.this in _SMALL_INTS:
-            return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
+            return exp.Cast(this=node.copy(), to=exp.DataType.build("BIGINT"))
+    if isinstance(node, exp.Cast) and node.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT):
+        t = getattr(node.this, "type", None)
+        if t is not None and t.this == exp.DataType.Type.DOUBLE:
+            return exp.Anonymous(this="pg_float8_out", expressions=[node.this])
+        if t is not None and t.this == exp.DataType.Type.FLOAT:
+            return exp.Anonymous(this="pg_float4_out", expressions=[node.this])
     return node
