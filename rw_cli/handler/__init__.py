@@ -23,6 +23,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         kind = (tree.args.get("kind") or "").upper()
         if kind == "TABLE":
             return create_table.handle(session, tree)
+        if kind == "INDEX":
+            from rw_cli.handler import create_index
+
+            return create_index.handle(session, tree, sql)
         if kind == "VIEW" and _is_materialized(tree):
             return create_mv.handle(session, tree, sql)
         if kind == "VIEW":

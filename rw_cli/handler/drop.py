@@ -1,10 +1,13 @@
-"""DROP TABLE | MATERIALIZED VIEW [IF EXISTS] name: refused while a dependent MV exists."""
+"""DROP TABLE | MATERIALIZED VIEW | VIEW | INDEX [IF EXISTS] name [CASCADE].
+
+Refused while something depends on the relation, unless CASCADE drops the dependents too;
+a table's or MV's indexes go with it."""
 from __future__ import annotations
 
 from sqlglot import exp
 
 from rw_cli.errors import CatalogError, NotSupported
-from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE, VIEW
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, TABLE, VIEW
 from rw_cli.result import Result
 
 
@@ -16,10 +19,11 @@ def handle(session, tree: exp.Drop) -> Result:
         want, tag = MATERIALIZED_VIEW, "DROP_MATERIALIZED_VIEW"
     elif kind == "VIEW":
         want, tag = VIEW, "DROP_VIEW"
+    elif kind == "INDEX":
+        want, tag = INDEX, "DROP_INDEX"
     else:
         raise NotSupported(f"DROP {kind}")
-    if tree.args.get("cascade"):
-        raise NotSupported("DROP ... CASCADE")
+    cascade = bool(tree.args.get("cascade"))
     for table in tree.args.get("tables") or [tree.this]:
         name = table.name
         rel = session.catalog.get(name)
@@ -30,13 +34,31 @@ def handle(session, tree: exp.Drop) -> Result:
                 raise CatalogError(f'"{name}" is a {rel.kind}, not a {want}',
                                    hint=f"use DROP {rel.kind.upper()}")
             raise CatalogError(f'{want} "{name}" does not exist')
-        deps = session.catalog.dependents(rel.id)
-        if deps:
+        victims = _with_dependents(session.catalog, rel)
+        blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
+        if blocking:
             raise CatalogError(f'cannot drop {want} "{name}" because other objects depend on it',
-                               hint=f'{deps[0].kind} "{deps[0].name}" depends on it')
-        drop_relation(session, rel)
+                               hint=f'{blocking[0].kind} "{blocking[0].name}" depends on it; '
+                                    f"use DROP ... CASCADE to drop the dependent objects too")
+        for victim in victims:
+            drop_relation(session, victim)
     session.barrier()
     return Result(tag)
+
+
+def _with_dependents(catalog, rel) -> list:
+    """`rel` and everything that depends on it, dependents first (newest first)."""
+    seen = {rel.id: rel}
+    frontier = [rel]
+    while frontier:
+        nxt = []
+        for r in frontier:
+            for d in catalog.dependents(r.id):
+                if d.id not in seen:
+                    seen[d.id] = d
+                    nxt.append(d)
+        frontier = nxt
+    return sorted(seen.values(), key=lambda r: -r.id)
 
 
 def drop_relation(session, rel) -> None:

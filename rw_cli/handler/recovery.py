@@ -1,7 +1,7 @@
 """Rebuild every stream job from the committed catalog when a session opens."""
 from __future__ import annotations
 
-from rw_cli.meta.catalog import TABLE, VIEW
+from rw_cli.meta.catalog import INDEX, TABLE, VIEW
 
 
 def recover(session) -> None:
@@ -16,7 +16,12 @@ def recover(session) -> None:
             session.runtime.add_job(table_job(session.store, rel))
             continue
         tree = parse_statement(rel.definition)
-        root, _ = create_mv.plan(session, tree)
+        if rel.kind == INDEX:
+            from rw_cli.handler import create_index
+
+            root, _, _ = create_index.plan(session, tree)
+        else:
+            root, _ = create_mv.plan(session, tree)
         job = create_mv.build_job(session, root, rel, table_ids=rel.state_table_ids)
         session.runtime.add_job(job)
         session.runtime.connect(job)

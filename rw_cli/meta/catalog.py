@@ -13,6 +13,7 @@ from rw_cli.errors import CatalogError
 
 TABLE = "table"
 MATERIALIZED_VIEW = "materialized view"
+INDEX = "index"  # an arrangement of a table or MV, maintained like an MV
 VIEW = "view"  # a named query, expanded by batch queries; no state, no job
 ROW_ID = "_row_id"
 

@@ -145,3 +145,14 @@ class StreamMaterialize(PlanNode):
         cols = ", ".join(self.names)
         pk = ", ".join(self.names[k] for k in self.stream_key)
         return f"columns: [{cols}], stream_key: [{pk}], pk_columns: [{pk}]"
+
+
+@dataclass
+class StreamProjectSet(PlanNode):
+    """Input columns plus `k` for k in start..end (a constant generate_series joined in)."""
+
+    start: int = 0
+    end: int = 0
+
+    def explain_fields(self) -> str:
+        return f"select_list: [$*, generate_series({self.start}, {self.end})]"

@@ -20,7 +20,8 @@ from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamPartitionRecompute, StreamProject, StreamTableScan, StreamUnion)
+                             StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
+                             StreamUnion)
 from rw_cli.sql.transpile import expr_to_duckdb, sqlglot_type
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
@@ -48,7 +49,7 @@ def check_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCata
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     rels = []
     for t in tree.find_all(exp.Table):
-        if t.name in ctes:
+        if t.name in ctes or not isinstance(t.this, exp.Identifier):
             continue
         rel = catalog.get(t.name)
         if rel is None:
@@ -64,6 +65,9 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 
 
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
+    from rw_cli.sql.batch import _expand
+
+    tree = inline_ctes(_expand(tree.copy(), catalog))  # views, tumble/hop and CTEs become subqueries
     rels = check_relations(tree, catalog)
     try:
         q = qualify(tree.copy(), schema=schema_of(rels), dialect=RwDialect, quote_identifiers=False,
@@ -75,6 +79,24 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
             raise BindError(f'column "{name}" does not exist') from None
         raise BindError(msg) from None
     return q, rels
+
+
+def inline_ctes(tree: exp.Expression) -> exp.Expression:
+    """WITH x AS (q) ... FROM x  ->  ... FROM (q) AS x (stream plans have no shared subplans yet)."""
+    for _ in range(32):
+        with_ = next((w for w in tree.find_all(exp.With)), None)
+        if with_ is None:
+            return tree
+        if with_.args.get("recursive"):
+            raise NotSupported("WITH RECURSIVE in a materialized view")
+        owner = with_.parent
+        ctes = {c.alias: c.this for c in with_.expressions}
+        with_.pop()
+        for t in list(owner.find_all(exp.Table)):
+            if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name in ctes:
+                alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name))
+                t.replace(exp.Subquery(this=ctes[t.name].copy(), alias=alias))
+    raise BindError("WITH nested too deeply")
 
 
 def _aggs(e: exp.Expression) -> list[exp.Expression]:
@@ -196,8 +218,6 @@ class StreamPlanner:
         for key in ("windows", "qualify"):
             if s.args.get(key):
                 raise NotSupported(f"{key.upper()} in a materialized view")
-        if s.args.get("with"):
-            raise NotSupported("WITH in a materialized view")
         node, scope = self.plan_from(s)
         where = s.args.get("where")
         if where is not None:
@@ -244,11 +264,32 @@ class StreamPlanner:
             raise NotSupported("a materialized view without FROM")
         node, scope = self.plan_source(from_.this)
         for join in s.args.get("joins") or []:
+            series = join.this
+            if isinstance(series, exp.Table) and isinstance(series.this, (exp.ExplodingGenerateSeries,
+                                                                           exp.GenerateSeries)):
+                node, scope = self.project_set(node, scope, series, join)
+                continue
             right, rscope = self.plan_source(join.this)
             if join.args.get("using"):
                 raise NotSupported("JOIN ... USING in a materialized view")
             node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join))
         return node, scope
+
+    def project_set(self, node, scope, series: exp.Table, join: exp.Join):
+        """`, generate_series(a, b) AS g(k)` with constant bounds: every row times the series."""
+        if join.args.get("on") is not None or join_kind(join) != "inner":
+            raise NotSupported("a join with generate_series other than a cross join in a materialized view")
+        gen = series.this
+        start, end = _int_literal(gen.args.get("start")), _int_literal(gen.args.get("end"))
+        if gen.args.get("step") is not None:
+            raise NotSupported("generate_series with a step in a materialized view")
+        alias = series.args.get("alias")
+        name = alias.this.name if alias is not None and alias.this else "generate_series"
+        col = alias.columns[0].name if alias is not None and alias.columns else name
+        width = len(node.types)
+        out = StreamProjectSet(list(node.types) + [BIGINT_T], list(node.stream_key) + [width], [node],
+                               start=start, end=end)
+        return out, scope + [(name, col)]
 
     def plan_source(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
         if isinstance(src, exp.Table):
@@ -363,6 +404,8 @@ class StreamPlanner:
         if complex_agg:
             agg = self.recompute_agg(node, scope, group_exprs, agg_nodes)
         else:
+            if not pre:
+                pre = [exp.true()]  # count(*) alone: a chunk needs a column to carry its rows
             pre_types = self.expr_types(node, pre)
             project = StreamProject(pre_types, [], [node], exprs=pre)
             for c in calls:

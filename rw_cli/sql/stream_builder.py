@@ -18,10 +18,12 @@ from rw_cli.engine.materialize import MaterializeExecutor
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 from rw_cli.engine.union import UnionExecutor
 from rw_cli.engine.project import ProjectExecutor
+from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamPartitionRecompute, StreamProject, StreamTableScan, StreamUnion)
+                             StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
+                             StreamUnion)
 from rw_cli.sql.transpile import expr_to_duckdb
 from rw_cli.store.state_table import StateTable
 
@@ -95,6 +97,8 @@ class StreamBuilder:
             return PartitionRecomputeExecutor(p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs],
                                               keys, p.sql, p.types, p.stream_key, tables, column_offsets=offsets,
                                               fresh=self.fresh)
+        if isinstance(p, StreamProjectSet):
+            return ProjectSetExecutor(p.start, p.end, p.types, p.stream_key)
         if isinstance(p, StreamUnion):
             return UnionExecutor(p.layouts, p.types, p.stream_key)
         if isinstance(p, StreamHashAgg):
