@@ -1,0 +1,164 @@
+"""The real `rw` shell in a pseudo-terminal: what the user sees on the screen."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+pytest.importorskip("pyte")
+
+from pty_term import Term  # noqa: E402
+
+RW = os.path.join(os.path.dirname(sys.executable), "rw")
+
+
+def _env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RW_")}
+    env.update(TERM="xterm", NO_COLOR="1", HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "xdg"),
+               RW_HISTFILE=str(tmp_path / "hist"), PAGER="cat", COLUMNS="100", LINES="40")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def rw(tmp_path):
+    terms = []
+
+    def start(*args, **env):
+        t = Term([RW, "--data-dir", str(tmp_path / "data"), *args], _env(tmp_path, **env))
+        terms.append(t)
+        t.wait_for("rw=>")
+        return t
+
+    yield start
+    for t in terms:
+        t.close()
+
+
+def test_multiline_statement_and_continuation_prompt(rw):
+    t = rw()
+    t.type("select (1 +\r")
+    t.wait_for("rw(>")
+    t.type("2) as three,\r")
+    t.wait_for("rw->")
+    t.type("'a;b' as s;\r")
+    screen = t.wait_for("(1 row)")
+    assert "rw=> select (1 +\nrw(> 2) as three,\nrw-> 'a;b' as s;\n three |  s\n-------+-----\n     3 | a;b\n(1 row)" in screen
+    t.type("\\q\r")
+    t.child.expect(pexpect.EOF, timeout=5)
+
+
+def test_completion_of_a_table_name_and_its_kind(rw):
+    t = rw()
+    t.type("create table customer_orders (amount int);\r")
+    t.wait_for("CREATE_TABLE")
+    t.type("create materialized view cust_mv as select * from customer_orders;\r")
+    t.wait_for("CREATE_MATERIALIZED_VIEW")  # created in this session: the completer sees it
+    t.type("select * from cu")
+    menu = t.wait_for(r"^ +cust_mv +materialized view$", regex=True)
+    assert re.search(r"^rw=> select \* from cu\n +customer_orders +table$", menu, re.M)
+    t.send("\t")  # take the first entry
+    t.type(" where am")
+    t.wait_for(r"^ +amount +column \(customer_orders\)$", regex=True)
+    t.send("\t")
+    t.type(" = 1;\r")
+    screen = t.wait_for("(0 rows)")
+    assert "rw=> select * from customer_orders where amount = 1;" in screen
+
+
+def test_describe_expanded_timing(rw):
+    t = rw()
+    t.type("create table t (v1 int primary key, v2 varchar);\r")
+    t.wait_for("CREATE_TABLE")
+    t.type("insert into t values (1, 'one');\r")
+    t.wait_for("INSERT 0 1")
+    t.type("flush;\r")
+    t.wait_for("FLUSH")
+    t.type("\\d t\r")
+    screen = t.wait_for("Primary key: v1")
+    assert ' Column |       Type\n--------+-------------------\n v1     | integer\n v2     | character varying' in screen
+    t.type("\\x\r")
+    t.wait_for("Expanded display is on.")
+    t.type("select * from t;\r")
+    screen = t.wait_for("v2 | one")
+    assert "-[ RECORD 1 ]\nv1 | 1\nv2 | one" in screen
+    t.type("\\x off\r")
+    t.type("\\timing\r")
+    t.wait_for("Timing is on.")
+    t.type("select v1 from t;\r")
+    t.wait_for(r"^Time: \d+\.\d{3} ms$", regex=True)
+
+
+def test_syntax_error_with_caret(rw):
+    t = rw()
+    t.type("select 1 +;\r")
+    screen = t.wait_for("^")
+    assert 'ERROR:  syntax error at or near ";"\nLINE 1: select 1 +;\n                  ^' in screen or \
+        "ERROR:  syntax error at or near" in screen
+    lines = screen.splitlines()
+    line = next(i for i, s in enumerate(lines) if s.startswith("LINE 1: "))
+    caret = lines[line + 1].index("^")
+    assert lines[line][caret] in "+;"  # the caret points into the statement
+    t.type("selec 1;\r")
+    t.wait_for("LINE 1: selec 1;")
+    t.type("select 2 as alive;\r")
+    t.wait_for("alive")
+
+
+def test_ctrl_c_cancels_a_long_statement_and_keeps_the_shell(rw, tmp_path):
+    values = ",".join(f"({i})" for i in range(2000))
+    subprocess.run([RW, "--no-config", "--data-dir", str(tmp_path / "data"), "-c",
+                    f"create table big (v int); insert into big values {values}; flush;"],
+                   check=True, capture_output=True)
+    t = rw()
+    t.type("select count(*) from big a, big b, big c;\r")
+    time.sleep(1.0)
+    t.pump()
+    assert "(1 row)" not in t.text()
+    started = time.monotonic()
+    t.send("\x03")
+    t.wait_for("ERROR:  canceling statement due to user request", timeout=10)
+    assert time.monotonic() - started < 5
+    t.wait_for("rw=>")
+    t.type("select 42 as still_here;\r")
+    t.wait_for(" 42")
+
+
+def test_ctrl_d_exits_and_history_is_private(rw, tmp_path):
+    t = rw()
+    t.type("select 1;\r")
+    t.wait_for("(1 row)")
+    t.send("\x04")
+    t.child.expect(pexpect.EOF, timeout=5)
+    assert oct(os.stat(tmp_path / "hist").st_mode & 0o777) == "0o600"
+    assert "select 1;" in (tmp_path / "hist").read_text()
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    script = (
+        "import time\n"
+        "from rw_cli.common.progress import Progress\n"
+        "from rw_cli.config import Config\n"
+        "from rw_cli.shell.execute import Executor\n"
+        "from rw_cli.result import Result\n"
+        "class Slow:\n"
+        "    def execute_iter(self, sql):\n"
+        "        with Progress('backfill mv', total=1000) as p:\n"
+        "            for i in range(20):\n"
+        "                time.sleep(0.1); p.advance(10)\n"
+        "            time.sleep(0.5)\n"
+        "        yield Result('CREATE_MATERIALIZED_VIEW')\n"
+        "Executor(Slow(), Config()).run('create materialized view mv as select 1')\n"
+        "time.sleep(5)\n"
+    )
+    t = Term([sys.executable, "-c", script], _env(tmp_path))
+    try:
+        screen = t.wait_for(r"backfill mv  \[#+\.+\] +\d+%  \d+/1,000 rows  \d+ rows/s  ETA \d+s", regex=True)
+        assert "CREATE_MATERIALIZED_VIEW" not in screen
+        screen = t.wait_for("CREATE_MATERIALIZED_VIEW")
+        assert "backfill" not in screen  # the bar is erased before the result
+    finally:
+        t.close()
