@@ -32,7 +32,7 @@ def join_sql(kind: str, nl: int, nr: int, left_keys: list[int], right_keys: list
 class HashJoinExecutor(PartitionRecomputeExecutor):
     def __init__(self, kind: str, left_types: list[DataType], right_types: list[DataType],
                  left_keys: list[int], right_keys: list[int], null_safe: list[bool], condition: str | None,
-                 left_sk: list[int], right_sk: list[int], state_tables: tuple, fresh: bool = True):
+                 left_sk: list[int], right_sk: list[int], state_tables: tuple, fresh: bool = True, vnodes=None):
         nl, nr = len(left_types), len(right_types)
         sql = join_sql(kind, nl, nr, left_keys, right_keys, null_safe, condition)
         if kind in ("semi", "anti"):
@@ -42,4 +42,4 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         identity = "StreamHashJoin" if left_keys else "StreamNestedLoopJoin"
         super().__init__(identity, [left_types, right_types], [left_sk, right_sk],
                          [list(left_keys), list(right_keys)], sql, types, sk, list(state_tables),
-                         column_offsets=[0, nl], fresh=fresh)
+                         column_offsets=[0, nl], fresh=fresh, vnodes=vnodes)

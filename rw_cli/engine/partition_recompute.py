@@ -25,7 +25,8 @@ from rw_cli.meta.epoch import EpochPair
 class PartitionRecomputeExecutor(Executor):
     def __init__(self, identity: str, input_types: list[list[DataType]], input_keys: list[list[int]],
                  partition_keys: list[list[int]], sql: str, types: list[DataType], stream_key: list[int],
-                 state_tables: list, column_offsets: list[int] | None = None, fresh: bool = True):
+                 state_tables: list, column_offsets: list[int] | None = None, fresh: bool = True,
+                 vnodes=None):
         """`sql` reads `in0`, `in1`, ... whose columns are named `_{offset + i}` (offsets default
         to 0 for every input) and produces positional columns `_0.._n`."""
         super().__init__(types, stream_key)
@@ -36,6 +37,7 @@ class PartitionRecomputeExecutor(Executor):
         self.sql = sql
         self.tables = state_tables
         self.offsets = column_offsets or [0] * len(input_types)
+        self.vnodes = vnodes  # as an actor of a parallel fragment: the vnodes it owns (bool mask)
         # A new job has emitted nothing yet: its first epoch diffs against no output at all
         # (a recovered job's output is already materialized).
         self.fresh = fresh
@@ -62,7 +64,13 @@ class PartitionRecomputeExecutor(Executor):
     def _rows(self, side: int) -> pa.Table:
         if self.cache[side] is None:
             rows = self.tables[side].scan()
-            self.cache[side] = pa.Table.from_arrays(rows.columns, schema=self.schemas[side])
+            rows = pa.Table.from_arrays(rows.columns, schema=self.schemas[side])
+            if self.vnodes is not None and rows.num_rows:
+                from rw_cli.common.vnode import compute_vnodes
+
+                vn = compute_vnodes([rows.column(k) for k in self.partition_keys[side]], num_rows=rows.num_rows)
+                rows = rows.filter(pa.array(self.vnodes[vn]))
+            self.cache[side] = rows
         return self.cache[side]
 
     def _names(self, side: int) -> list[str]:

@@ -42,7 +42,7 @@ def build_job(session, root, rel: RelationCatalog, table_ids=None):
 
         def alloc():
             return next(it)
-    return StreamBuilder(session.store, alloc, fresh=table_ids is None).build(root, rel)
+    return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism).build(root, rel)
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
@@ -56,7 +56,8 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         session.barrier()  # the snapshot below must be what upstream has emitted so far
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
-                          definition=sql, dependencies=[u.id for u in upstreams])
+                          definition=sql, dependencies=[u.id for u in upstreams],
+                          parallelism=streaming_parallelism(session))
     job = build_job(session, root, rel)
     session.catalog.add(rel)
     session.runtime.add_job(job)
@@ -69,6 +70,25 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     session.runtime.connect(job)
     session.barrier()
     return Result("CREATE_MATERIALIZED_VIEW")
+
+
+def streaming_parallelism(session) -> int:
+    """`SET STREAMING_PARALLELISM = N` (0 or unset: 1 in the embedded runtime)."""
+    from rw_cli.errors import BindError
+
+    import os
+
+    default = os.environ.get("RW_STREAMING_PARALLELISM", "1")
+    value = str(session.settings.get("streaming_parallelism", default)).strip("'\"").lower()
+    if value in ("", "0", "default", "adaptive"):
+        return 1
+    try:
+        n = int(value)
+    except ValueError:
+        raise BindError(f'invalid value for parameter "streaming_parallelism": "{value}"') from None
+    if not 1 <= n <= 256:
+        raise BindError("streaming_parallelism must be between 1 and 256")
+    return n
 
 
 def backfill(session, job) -> None:

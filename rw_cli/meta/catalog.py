@@ -39,6 +39,7 @@ class RelationCatalog:
     state_table_ids: list[int] = field(default_factory=list)
     append_only: bool = False
     user_pk: bool = False  # True when the pk was declared by the user (tables only)
+    parallelism: int = 1  # actors per partitioned fragment of this job
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

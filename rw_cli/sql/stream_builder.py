@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from rw_cli.common.types import BIGINT, DataType
+from rw_cli.engine.exchange import ExchangeExecutor, owned_vnodes
 from rw_cli.engine.filter import FilterExecutor
 from rw_cli.engine.hash_agg import HashAggExecutor, state_types
 from rw_cli.engine.hash_join import HashJoinExecutor
@@ -44,10 +45,11 @@ def table_job(store, rel: RelationCatalog) -> StreamJob:
 
 
 class StreamBuilder:
-    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True):
+    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1):
         self.store = store
         self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
+        self.parallelism = max(1, parallelism)
         self.nodes: list[Node] = []
         self.scans: list[tuple[int, Node]] = []
 
@@ -59,10 +61,13 @@ class StreamBuilder:
         self.nodes.append(node)
         return StreamJob(rel.id, self.nodes, self.scans)
 
-    def _state_table(self, types: list[DataType], pk: list[int], names: list[str] | None = None) -> StateTable:
+    def _table_spec(self, types: list[DataType], pk: list[int], names: list[str] | None = None,
+                    dist: list[int] | None = None) -> Callable[[], StateTable]:
+        """Allocates a state table id now; each actor opens its own handle on that table."""
         names = names or [f"_{i}" for i in range(len(types))]
         schema = pa.schema([pa.field(n, t.arrow()) for n, t in zip(names, types)])
-        return StateTable(self.store, self.alloc(), schema, pk)
+        table_id = self.alloc()
+        return lambda: StateTable(self.store, table_id, schema, pk, dist_key_indices=dist)
 
     def _build(self, p: PlanNode) -> Node:
         if isinstance(p, StreamTableScan):
@@ -78,42 +83,59 @@ class StreamBuilder:
         self.nodes.append(node)
         return node
 
+    def _parallel(self, make: Callable[[object], object], dist_keys: list[list[int]]):
+        """One executor, or N actors behind a hash exchange when the operator is partitioned."""
+        n = self.parallelism
+        if n == 1 or not all(dist_keys):
+            return make(None)
+        return ExchangeExecutor([make(owned_vnodes(i, n)) for i in range(n)], dist_keys)
+
     def _executor(self, p: PlanNode):
         if isinstance(p, StreamProject):
             inp = p.inputs[0].types
             return ProjectExecutor([expr_to_duckdb(e, inp) for e in p.exprs], p.types, p.stream_key)
         if isinstance(p, StreamFilter):
             return FilterExecutor(expr_to_duckdb(p.predicate, p.inputs[0].types), p.types, p.stream_key)
-        if isinstance(p, StreamHashJoin):
-            lt, rt = p.inputs[0].types, p.inputs[1].types
-            cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
-            tables = (self._state_table(lt, p.inputs[0].stream_key), self._state_table(rt, p.inputs[1].stream_key))
-            return HashJoinExecutor(p.kind, lt, rt, p.left_keys, p.right_keys, p.null_safe, cond,
-                                    p.inputs[0].stream_key, p.inputs[1].stream_key, tables, fresh=self.fresh)
-        if isinstance(p, StreamPartitionRecompute):
-            tables = [self._state_table(i.types, i.stream_key) for i in p.inputs]
-            keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
-            offsets = [0, len(p.inputs[0].types)][: len(p.inputs)]
-            return PartitionRecomputeExecutor(p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs],
-                                              keys, p.sql, p.types, p.stream_key, tables, column_offsets=offsets,
-                                              fresh=self.fresh)
         if isinstance(p, StreamProjectSet):
             return ProjectSetExecutor(p.start, p.end, p.types, p.stream_key)
         if isinstance(p, StreamUnion):
             return UnionExecutor(p.layouts, p.types, p.stream_key)
+        if isinstance(p, StreamHashJoin):
+            lt, rt = p.inputs[0].types, p.inputs[1].types
+            cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
+            lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
+            specs = (self._input_table(lt, p.left_keys, lsk), self._input_table(rt, p.right_keys, rsk))
+            return self._parallel(lambda vn: HashJoinExecutor(
+                p.kind, lt, rt, p.left_keys, p.right_keys, p.null_safe, cond, lsk, rsk,
+                tuple(spec() for spec in specs), fresh=self.fresh, vnodes=vn), [p.left_keys, p.right_keys])
+        if isinstance(p, StreamPartitionRecompute):
+            keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
+            specs = [self._input_table(i.types, k, i.stream_key) for i, k in zip(p.inputs, keys)]
+            offsets = [0, len(p.inputs[0].types)][: len(p.inputs)]
+            return self._parallel(lambda vn: PartitionRecomputeExecutor(
+                p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs], keys, p.sql, p.types,
+                p.stream_key, [spec() for spec in specs], column_offsets=offsets, fresh=self.fresh, vnodes=vn),
+                keys)
         if isinstance(p, StreamHashAgg):
             inp = p.inputs[0].types
             keys = [inp[k] for k in p.group_keys]
-            names = [f"_{i}" for i in range(len(keys))] + ["_rc"]
+            gk = list(range(len(keys)))
+            names = [f"_{i}" for i in gk] + ["_rc"]
             types = keys + [BIGINT]
             for i, c in enumerate(p.calls):
                 for n, t in state_types(c):
                     names.append(f"a{i}_{n}")
                     types.append(t)
-            result = self._state_table(types, list(range(len(keys))), names)
-            minput = {}
-            for i, c in enumerate(p.calls):
-                if c.needs_minput:
-                    minput[i] = self._state_table(keys + [c.arg_type, BIGINT], list(range(len(keys) + 1)))
-            return HashAggExecutor(inp, p.group_keys, p.calls, result, minput)
+            result = self._table_spec(types, gk, names)
+            minput = {i: self._table_spec(keys + [c.arg_type, BIGINT], gk + [len(keys)], dist=gk)
+                      for i, c in enumerate(p.calls) if c.needs_minput}
+            return self._parallel(lambda vn: HashAggExecutor(
+                inp, p.group_keys, p.calls, result(), {i: spec() for i, spec in minput.items()}),
+                [list(p.group_keys)])
         raise TypeError(f"no executor for {type(p).__name__}")
+
+    def _input_table(self, types: list[DataType], partition_keys: list[int], stream_key: list[int]):
+        """Materialized input of a partitioned operator: pk = partition key + stream key, so a
+        partition's rows are contiguous and its vnode comes from the partition key."""
+        pk = list(dict.fromkeys(list(partition_keys) + list(stream_key)))
+        return self._table_spec(types, pk, dist=list(partition_keys))
