@@ -24,6 +24,8 @@ from rw_cli.errors import QueryCanceled, RwError
 from rw_cli.shell.format import render_error, render_notices, render_result
 from rw_cli.sql.split import split_statements
 
+_LABEL = re.compile(r"^(ERROR|WARNING|HINT|NOTICE):", re.M)
+_LABEL_COLORS = {"ERROR": "01;31", "WARNING": "01;35", "HINT": "01;36", "NOTICE": "01;36"}
 _READ_ONLY = re.compile(r"^\s*(select|with|values|table|show|describe|explain)\b", re.I)
 CANCELED = QueryCanceled().message
 
@@ -124,7 +126,14 @@ class Executor:
 
     def error(self, err: BaseException, sql: str | None = None, statement: tuple[str, int] | None = None) -> None:
         self.out.flush()
-        self.err.write(self.render_exception(err, sql, statement))
+        self.write_err(self.render_exception(err, sql, statement))
+
+    def write_err(self, text: str) -> None:
+        """Write to stderr, with psql's colours for the labels on a terminal (PG_COLORS'
+        defaults: error bold red, warning bold magenta, hint/notice bold cyan)."""
+        if self.cfg.use_color(self.err):
+            text = _LABEL.sub(lambda m: f"\x1b[{_LABEL_COLORS[m.group(1)]}m{m.group(1)}:\x1b[0m", text)
+        self.err.write(text)
         self.err.flush()
 
     def render_exception(self, err: BaseException, sql: str | None, statement: tuple[str, int] | None) -> str:
@@ -172,8 +181,7 @@ class Executor:
                 elapsed = time.perf_counter() - started
                 notices = render_notices(result)
                 if notices:
-                    self.err.write(notices)
-                    self.err.flush()
+                    self.write_err(notices)
                 self.write_result(render_result(result, self.cfg.format, expanded=self.cfg.expanded,
                                                 null=self.cfg.null, width=self._width()))
                 if self.cfg.timing:
@@ -191,12 +199,10 @@ class Executor:
 
     def _canceled(self, interrupts: _Interrupts) -> None:
         self.out.flush()
-        self.err.write(f"ERROR:  {CANCELED}\n")
-        self.err.flush()
+        self.write_err(f"ERROR:  {CANCELED}\n")
         if interrupts.forced:
-            self.err.write("WARNING:  a statement that changes data was stopped mid-way; exiting without "
+            self.write_err("WARNING:  a statement that changes data was stopped mid-way; exiting without "
                            "committing it (the data directory keeps its last committed state)\n")
-            self.err.flush()
             os._exit(1)
 
 

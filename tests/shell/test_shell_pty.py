@@ -162,3 +162,65 @@ def test_progress_bar_on_a_terminal(tmp_path):
         assert "backfill" not in screen  # the bar is erased before the result
     finally:
         t.close()
+
+
+def _fill(tmp_path, n):
+    values = ",".join(f"({i})" for i in range(n))
+    subprocess.run([RW, "--no-config", "--data-dir", str(tmp_path / "data"), "-c",
+                    f"create table nums (v int); insert into nums values {values}; flush;"],
+                   check=True, capture_output=True)
+
+
+def test_pager_for_tall_results_only(rw, tmp_path):
+    _fill(tmp_path, 60)
+    t = rw(PAGER="sed s/^/PAGED:/")
+    t.type("select count(*) as n from nums;\r")
+    screen = t.wait_for("(1 row)")
+    assert "PAGED:" not in screen  # fits on the screen
+    t.type("select v from nums order by v;\r")
+    screen = t.wait_for("PAGED:(60 rows)")
+    assert "PAGED: 59" in screen
+
+
+def test_one_shot_output_is_the_same_on_a_terminal_and_in_a_pipe(tmp_path):
+    _fill(tmp_path, 3)
+    for fmt in ("table", "json"):
+        args = [RW, "--no-config", "--data-dir", str(tmp_path / "data"), "--format", fmt,
+                "-c", "select v, v * 2 as w from nums order by v"]
+        piped = subprocess.run(args, capture_output=True, text=True, env=_env(tmp_path)).stdout
+        t = Term(args, _env(tmp_path))
+        try:
+            t.child.expect(pexpect.EOF, timeout=10)
+            on_tty = (t.raw + t.child.before).replace("\r\n", "\n")
+        finally:
+            t.close()
+        assert on_tty == piped and piped
+
+
+def test_colour_and_no_color(rw):
+    t = rw(NO_COLOR="")  # colour on: the input is highlighted, ERROR: is red
+    t.type("select 'text' from nowhere;\r")
+    t.wait_for("ERROR:")
+    assert "\x1b[01;31mERROR:\x1b[0m" in t.raw
+    assert any(code in t.raw for code in ("\x1b[38;", "\x1b[0;38", "\x1b[0;3", "\x1b[3")), "no highlighting"
+    t.close()
+    plain = rw()  # NO_COLOR=1
+    plain.type("select 'text' from nowhere;\r")
+    plain.wait_for("ERROR:")
+    assert "\x1b[01;31m" not in plain.raw and "\x1b[38;" not in plain.raw
+
+
+def test_history_search_with_ctrl_r(rw):
+    t = rw()
+    t.type("select 'first' as a;\r")
+    t.wait_for("first")
+    t.type("select 'second' as b;\r")
+    t.wait_for("second")
+    t.send("\x12")  # Ctrl-R
+    t.type("fir")
+    t.wait_for("second\n(1 row)\n\nrw=> select 'first' as a;")  # the match is in the input
+    t.send("\r")  # accept the match
+    time.sleep(0.2)
+    t.send("\r")  # and run it
+    screen = t.wait_for("second\n(1 row)\n\nrw=> select 'first' as a;\n   a\n-------\n first\n(1 row)")
+    assert screen.count(" first\n(1 row)") == 2
