@@ -10,8 +10,9 @@ import sys
 
 import click
 
+from rw_cli.config import FORMATS  # cheap: the standard library and rw_cli.errors only
+
 ENGINES = ("embedded", "spark")
-FORMATS = ("table", "expanded", "csv", "tsv", "json", "jsonl", "markdown")  # = rw_cli.config.FORMATS
 DEFAULT_DATA_DIR = "./rw-data"
 
 

@@ -117,3 +117,26 @@ def test_split_meta(text, sql, meta):
 
 def test_split_statements_keeps_backslashes():  # the session reports them as syntax errors
     assert split_statements("select 1 \\watch 2") == [("select 1 \\watch 2", 0)]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = ["select", " ", "1", ";", "'", "''", '"', "$$", "$t$", "--", "\n", "/*", "*/", "(", ")",
+           "[", "]", "E'", "\\", "a", ","]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=25))
+def test_fuzz_submit_rule(pieces):
+    text = "".join(pieces)
+    why = why_incomplete(text)
+    complete = is_complete(text)
+    if text.strip() and not text.lstrip().startswith("\\"):
+        # a `;` on a fresh line finishes the text exactly when nothing is open
+        assert is_complete(text + "\n;") is (why is None) or "\\" in text
+    if why is not None and "\\" not in text:
+        assert not complete
+    for stmt, off in split_statements(text):
+        assert text[off:off + len(stmt)] == stmt
+        assert why is not None or "\\" in text or stmt.strip() == stmt

@@ -112,8 +112,7 @@ class Executor:
 
     def _page(self, text: str, command: str) -> bool:
         try:
-            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE,
-                                    env={**os.environ, "LESSSECURE": "1"}, text=True)
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, text=True)
         except OSError:
             return False
         try:

@@ -122,11 +122,6 @@ class Shell:
         return True
 
 
-def handle_input(session, text: str, out: TextIO | None = None, err: TextIO | None = None) -> bool:
-    """Run one input in a fresh shell (kept for callers of the first version)."""
-    return Shell(session, None, out, err).handle(text)
-
-
 def _key_bindings():
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.key_binding import KeyBindings
