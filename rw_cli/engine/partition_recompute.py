@@ -98,12 +98,7 @@ class PartitionRecomputeExecutor(Executor):
             self.cache[side] = pa.concat_tables([rest, new.cast(rest.schema)]) if rest is not None else new
             olds.append(old)
             news.append(new)
-        if self.fresh:
-            before = self.schema.empty_table()
-        else:
-            before = duck.query(self.sql, {f"in{i}": t for i, t in enumerate(olds)})
-        after = duck.query(self.sql, {f"in{i}": t for i, t in enumerate(news)})
-        return self._diff(before, after)
+        return self._diff(olds, news)
 
     def _touched(self, deltas: list[StreamChunk]) -> pa.Table | None:
         """The partition keys changed in this epoch (None: one partition, everything)."""
@@ -132,17 +127,31 @@ class PartitionRecomputeExecutor(Executor):
 
         return marked.filter(hit), marked.filter(pc.invert(hit))
 
-    def _diff(self, before: pa.Table, after: pa.Table) -> list[StreamChunk]:
-        if before.num_rows == 0 and after.num_rows == 0:
+    def _diff(self, olds: list[pa.Table], news: list[pa.Table]) -> list[StreamChunk]:
+        """f(before) and f(after), and their difference, in one DuckDB query."""
+        tables: dict[str, pa.Table] = {}
+        def scope(prefix: str, rows: list[pa.Table]) -> str:
+            ctes = []
+            for i, t in enumerate(rows):
+                tables[f"{prefix}{i}"] = t
+                ctes.append(f"in{i} AS (SELECT * FROM {prefix}{i})")
+            return f"WITH {', '.join(ctes)} {self.sql}"
+        names = ", ".join(self.schema.names)
+        after = f"SELECT * FROM ({scope('new', news)}) AS a({names})"
+        if self.fresh:
+            sql = f"SELECT *, TRUE AS __ins FROM ({after})"
+        else:
+            before = f"SELECT * FROM ({scope('old', olds)}) AS b({names})"
+            sql = (f"WITH b AS ({before}), a AS ({after}) "
+                   f"SELECT *, FALSE AS __ins FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) "
+                   f"UNION ALL SELECT *, TRUE AS __ins FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b)")
+        out = duck.query(sql, tables)
+        if out.num_rows == 0:
             return []
-        before = before.rename_columns(self.schema.names)
-        after = after.rename_columns(self.schema.names)
-        dels = duck.query("SELECT * FROM b EXCEPT ALL SELECT * FROM a", {"a": after, "b": before})
-        ins = duck.query("SELECT * FROM a EXCEPT ALL SELECT * FROM b", {"a": after, "b": before})
-        if dels.num_rows == 0 and ins.num_rows == 0:
-            return []
-        data = pa.concat_tables([dels.cast(self.schema), ins.cast(self.schema)])
-        ops = np.concatenate([np.full(dels.num_rows, DELETE), np.full(ins.num_rows, INSERT)]).astype(np.int8)
+        ins = out.column("__ins").to_numpy(zero_copy_only=False).astype(bool)
+        order = np.argsort(ins, kind="stable")  # deletes first, then inserts
+        data = out.drop_columns(["__ins"]).take(pa.array(order)).cast(self.schema)
+        ops = np.where(ins[order], INSERT, DELETE).astype(np.int8)
         return [StreamChunk(data, ops)]
 
 
