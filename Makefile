@@ -1,4 +1,4 @@
-.PHONY: venv run test
+.PHONY: venv run test golden
 
 VENV := .venv
 
@@ -19,3 +19,7 @@ run: venv
 test: venv
 	$(VENV)/bin/pytest -q
 	$(VENV)/bin/rw slt slt/
+
+# regenerate the golden files of planner tests (EXPLAIN output) after an intended change
+golden: venv
+	RW_UPDATE_GOLDEN=1 $(VENV)/bin/pytest -q tests/sql/test_explain_golden.py
