@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pyarrow as pa
+from sqlglot import exp
 
 from rw_cli.common.types import BIGINT, DataType
 from rw_cli.engine.exchange import ExchangeExecutor, owned_vnodes
@@ -42,6 +43,34 @@ def table_job(store, rel: RelationCatalog) -> StreamJob:
     mat = MaterializeExecutor([c.type for c in rel.columns], list(rel.pk), relation_state_table(store, rel),
                               overwrite_on_conflict=rel.user_pk)
     return StreamJob(rel.id, [Node(mat)], [])
+
+
+_MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
+
+
+def non_strict(duck_sql: str) -> str:
+    """Stream expressions do not fail: as in RisingWave, an expression node whose evaluation
+    errors (division by zero, overflow, a bad cast) yields NULL for that row, node by node."""
+    import sqlglot
+
+    tree = sqlglot.parse_one(f"SELECT {duck_sql}", read="duckdb").expressions[0]
+
+    def wrap(node: exp.Expression) -> exp.Expression:
+        for child in list(node.iter_expressions()):
+            new = wrap(child)
+            if new is not child:
+                child.replace(new)
+        if isinstance(node, _MAY_FAIL):
+            return exp.Anonymous(this="TRY", expressions=[node.copy()])
+        return node
+    return wrap(tree).sql(dialect="duckdb")
+
+
+def _lenient(duck_sql: str) -> str:
+    """Plain column references need no TRY (and most projections are just those)."""
+    if duck_sql.startswith("_") and duck_sql[1:].isdigit():
+        return duck_sql
+    return non_strict(duck_sql)
 
 
 class StreamBuilder:
@@ -93,9 +122,9 @@ class StreamBuilder:
     def _executor(self, p: PlanNode):
         if isinstance(p, StreamProject):
             inp = p.inputs[0].types
-            return ProjectExecutor([expr_to_duckdb(e, inp) for e in p.exprs], p.types, p.stream_key)
+            return ProjectExecutor([_lenient(expr_to_duckdb(e, inp)) for e in p.exprs], p.types, p.stream_key)
         if isinstance(p, StreamFilter):
-            return FilterExecutor(expr_to_duckdb(p.predicate, p.inputs[0].types), p.types, p.stream_key)
+            return FilterExecutor(_lenient(expr_to_duckdb(p.predicate, p.inputs[0].types)), p.types, p.stream_key)
         if isinstance(p, StreamProjectSet):
             return ProjectSetExecutor(p.start, p.end, p.types, p.stream_key)
         if isinstance(p, StreamUnion):
