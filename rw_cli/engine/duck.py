@@ -25,7 +25,6 @@ def connection() -> duckdb.DuckDBPyConnection:
         con.execute("SET TimeZone='UTC'")
         # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
         # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
-        con.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
         from rw_cli.sql.functions import MACROS, UDFS
 
         for macro in MACROS:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import base64
+import math
 import re
 
 import pyarrow as pa
@@ -47,6 +48,19 @@ MACROS = [
     "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
     "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
     "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
+    "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a % b END)",
+    "CREATE OR REPLACE MACRO quote_ident(s) AS (CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s "
+    "ELSE '\"' || replace(s, '\"', '\"\"') || '\"' END)",
+    "CREATE OR REPLACE MACRO quote_literal(s) AS (chr(39) || replace(s::VARCHAR, chr(39), chr(39) || chr(39)) "
+    "|| chr(39))",
+    "CREATE OR REPLACE MACRO pg_substr(s, st, ln) AS (CASE WHEN ln < 0 THEN "
+    "error('negative substring length not allowed') "
+    "ELSE substring(s, greatest(st, 1), greatest(ln + least(st, 1) - 1, 0)) END)",
+    "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (substring(s, greatest(st, 1)))",
+    "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE json_type(j::JSON) WHEN 'OBJECT' THEN 'object' "
+    "WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean' "
+    "WHEN 'NULL' THEN 'null' ELSE 'number' END)",
+    "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
 ]
 
 
@@ -162,6 +176,72 @@ def udf_float4_out(a: pa.Array) -> pa.Array:
     return _map(a, format_float4, pa.string())
 
 
+def _mdn(v) -> tuple[int, int, int]:
+    return v.months, v.days, v.nanoseconds // 1000
+
+
+def _to_mdn(t: tuple[int, int, int]):
+    return pa.MonthDayNano([t[0], t[1], t[2] * 1000])
+
+
+def udf_interval_in(a: pa.Array) -> pa.Array:
+    from rw_cli.sql.pg_interval import parse_interval
+
+    return pa.array([None if v is None else _to_mdn(parse_interval(v)) for v in a.to_pylist()],
+                    pa.month_day_nano_interval())
+
+
+def _interval_udf(name: str):
+    def udf(a: pa.Array) -> pa.Array:
+        from rw_cli.sql import pg_interval
+
+        fn = getattr(pg_interval, name)
+        return pa.array([None if v is None else _to_mdn(fn(*_mdn(v))) for v in a.to_pylist()],
+                        pa.month_day_nano_interval())
+    return udf
+
+
+def _jsonb_text(v) -> str:
+    import json
+
+    if isinstance(v, dict):
+        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_jsonb_text(v[k])}" for k in keys) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_jsonb_text(x) for x in v) + "]"
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, (int, float)) or hasattr(v, "as_tuple"):
+        return str(v)
+    return json.dumps(v, ensure_ascii=False)
+
+
+def jsonb_in(text: str) -> str:
+    """jsonb's text form: keys sorted (by length, then bytes), `, ` and `: ` separators."""
+    import json
+    from decimal import Decimal
+
+    try:
+        return _jsonb_text(json.loads(text, parse_float=Decimal))
+    except ValueError:
+        raise ValueError("invalid input syntax for type json") from None
+
+
+def udf_jsonb_in(a: pa.Array) -> pa.Array:
+    return _map(a, jsonb_in, pa.string())
+
+
+def _regexp_match(s, p):
+    m = re.search(p, s) if s is not None and p is not None else None
+    if m is None:
+        return None
+    return list(m.groups()) if m.groups() else [m.group(0)]
+
+
+def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
+    return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
+
+
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
@@ -170,6 +250,14 @@ UDFS = {
     "pg_string_to_array": (udf_string_to_array, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[]"),
     "pg_float8_out": (udf_float8_out, ["DOUBLE"], "VARCHAR"),
     "pg_float4_out": (udf_float4_out, ["FLOAT"], "VARCHAR"),
+    "pg_cbrt": (lambda a: _map(a, lambda v: math.cbrt(v) if hasattr(math, "cbrt") else
+                               math.copysign(abs(v) ** (1 / 3), v), pa.float64()), ["DOUBLE"], "DOUBLE"),
+    "pg_interval_in": (udf_interval_in, ["VARCHAR"], "INTERVAL"),
+    "justify_hours": (_interval_udf("justify_hours"), ["INTERVAL"], "INTERVAL"),
+    "justify_days": (_interval_udf("justify_days"), ["INTERVAL"], "INTERVAL"),
+    "justify_interval": (_interval_udf("justify_interval"), ["INTERVAL"], "INTERVAL"),
+    "pg_jsonb_in": (udf_jsonb_in, ["VARCHAR"], "VARCHAR"),
+    "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),
 }
 
 
@@ -177,6 +265,22 @@ UDFS = {
 
 T = exp.DataType.Type
 _TEXT = {T.VARCHAR, T.TEXT, T.CHAR, T.NCHAR, T.NVARCHAR}
+_INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+
+
+def _similar_to_regex(pattern: str) -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append({"%": ".*", "_": ".", ".": "\\."}.get(c, c))
+        i += 1
+    return "".join(out)
+
 _DATE_TRUNC_UNITS = {"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
                      "quarter", "year", "decade", "century", "millennium"}
 
@@ -219,13 +323,118 @@ def _numeric_literal(node: exp.Literal) -> exp.Expression | None:
         return None
     _, digits, exponent = d.as_tuple()
     if exponent < -38 or len(digits) + max(exponent, 0) > 38:
-        raise BindError(f'"{node.this}" is out of range for type numeric')
+        if d != 0 and not (1e-307 < abs(float(d)) < 1.7e308):
+            raise BindError(f'"{node.this}" is out of range for type numeric')
+        return exp.Cast(this=exp.Literal.string(node.this), to=exp.DataType.build("DOUBLE"))
     return exp.Literal.number(format(d, "f"))
+
+
+_JSON_TYPES = {T.JSON, T.JSONB}
+
+
+def _widen_real(node: exp.Expression) -> None:
+    """PostgreSQL computes real op (int | numeric | double) in double precision."""
+    lt, rt = _type(node.this), _type(node.expression)
+    if (lt == T.FLOAT) != (rt == T.FLOAT) and None not in (lt, rt):
+        side = node.this if lt == T.FLOAT else node.expression
+        side.replace(exp.Cast(this=side.copy(), to=exp.DataType.build("DOUBLE")))
+
+
+def _interval_literal(node: exp.Expression) -> exp.Expression | None:
+    """interval 'text' with PostgreSQL's input syntax (signs, ISO 8601, fractions, hh:mm:ss)."""
+    if isinstance(node, exp.Interval) and _is_text_literal(node.this):
+        unit = node.args.get("unit")
+        text = node.this.this
+        if unit is not None:
+            uname = unit.name.lower() if hasattr(unit, "name") else str(unit).lower()
+            if not re.fullmatch(r"[+-]?\d+(\.\d+)?", text.strip()):
+                return None
+            text = f"{text} {uname}"
+        return _fn("pg_interval_in", exp.Literal.string(text))
+    return None
+
+
+def _values_decimals(node: exp.Values) -> None:
+    """DuckDB unifies a VALUES column of decimal literals to a narrow scale (1e20 and 1e-7 ->
+    DECIMAL(_, 3)); give every decimal literal of a column one type that holds them all."""
+    rows = [r.expressions for r in node.expressions if isinstance(r, exp.Tuple)]
+    if not rows or len({len(r) for r in rows}) != 1:
+        return
+    for j in range(len(rows[0])):
+        lits = []
+        for r in rows:
+            e = r[j]
+            lit = e.this if isinstance(e, exp.Neg) else e
+            if isinstance(lit, exp.Literal) and not lit.is_string:
+                lits.append((e, lit))
+        if not any("." in lit.this for _, lit in lits):
+            continue
+        ints = max(len(lit.this.split(".")[0].lstrip("0") or "0") for _, lit in lits)
+        scale = max(len(lit.this.split(".")[1]) if "." in lit.this else 0 for _, lit in lits)
+        scale = min(scale, 38 - min(ints, 38))
+        typ = exp.DataType.build(f"DECIMAL({min(38, ints + scale)}, {scale})")
+        for e, _ in lits:
+            e.replace(exp.Cast(this=e.copy(), to=typ.copy()))
 
 
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Literal) and not node.is_string and ("e" in node.this or "E" in node.this):
         return _numeric_literal(node)
+    if isinstance(node, exp.Values):
+        _values_decimals(node)
+        return None
+    if isinstance(node, exp.Interval):
+        return _interval_literal(node)
+    if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _is_text_literal(node.this):
+        return _fn("pg_interval_in", node.this)
+    if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES and \
+            (_is_text_literal(node.this) or _type(node.this) in _TEXT):
+        return exp.Cast(this=_fn("pg_jsonb_in", node.this), to=exp.DataType.build("JSON"))
+    if isinstance(node, exp.JSONExtract) and not isinstance(node.parent, exp.JSONExtract):
+        return exp.Cast(this=_fn("pg_jsonb_in", exp.Cast(this=node.copy(), to=exp.DataType.build("VARCHAR"))),
+                        to=exp.DataType.build("JSON"))
+    if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
+                                              and _type(node.this) in _JSON_TYPES):
+        return _fn("json_contains", node.this, node.expression)
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
+        _widen_real(node)
+    if isinstance(node, (exp.Sum, exp.Min, exp.Max)) and _type(node.this) == T.FLOAT \
+            and not isinstance(node.parent, exp.Cast):
+        return exp.Cast(this=node.copy(), to=exp.DataType.build("FLOAT"))
+    if isinstance(node, exp.Cbrt) or (isinstance(node, exp.Anonymous) and node.name.lower() == "cbrt"):
+        arg = node.this if isinstance(node, exp.Cbrt) else node.expressions[0]
+        return _fn("pg_cbrt", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE")))
+    if isinstance(node, exp.Div):
+        lt, rt = _type(node.this), _type(node.expression)
+        if not (lt in _INTS and rt in _INTS):
+            return _fn("pg_div", node.this, node.expression)
+        return None
+    if isinstance(node, exp.Mod):
+        return _fn("pg_mod", node.this, node.expression)
+    if isinstance(node, exp.Substring):
+        if node.args.get("length") is not None:
+            return _fn("pg_substr", node.this, node.args.get("start") or exp.Literal.number(1), node.args["length"])
+        return _fn("pg_substr1", node.this, node.args.get("start") or exp.Literal.number(1))
+    if isinstance(node, exp.SimilarTo) and _is_text_literal(node.expression):
+        return _fn("regexp_full_match", node.this, exp.Literal.string(_similar_to_regex(node.expression.this)))
+    if isinstance(node, exp.Hex) or (isinstance(node, exp.Anonymous) and node.name.lower() == "to_hex"):
+        arg = node.this if isinstance(node, exp.Hex) else node.expressions[0]
+        at = _type(arg)
+        if at is None and isinstance(arg, exp.Neg) and isinstance(arg.this, exp.Literal):
+            at = _type(arg.this)
+        if at in (T.INT, T.SMALLINT, T.TINYINT):  # two's complement in 32 bits
+            big = exp.Cast(this=arg, to=exp.DataType.build("BIGINT"))
+            arg = exp.If(this=exp.LT(this=big, expression=exp.Literal.number(0)),
+                         true=exp.Add(this=big.copy(), expression=exp.Literal.number(4294967296)),
+                         false=big.copy())
+        return _fn("lower", _fn("hex", exp.Cast(this=arg, to=exp.DataType.build("BIGINT"))))
+    if isinstance(node, exp.Extract):
+        part = node.this.name.lower() if node.this is not None else ""
+        if part in ("second", "seconds"):
+            micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
+            return exp.Div(this=exp.Cast(this=micros, to=exp.DataType.build("DECIMAL(18, 6)")),
+                           expression=exp.Literal.number(1000000))
+        return None
     if isinstance(node, exp.Encode):
         return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
     if isinstance(node, exp.Decode):
@@ -259,6 +468,12 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     name = node.name.lower()
     args = node.expressions
+    if name == "every" and len(args) == 1:
+        return exp.LogicalAnd(this=args[0])
+    if name == "octet_length" and len(args) == 1 and _type(args[0]) not in (T.VARBINARY, T.BINARY, T.BLOB):
+        return _fn("strlen", args[0])
+    if name == "regexp_match" and len(args) == 2:
+        return _fn("pg_regexp_match", *args)
     if name == "convert_from" and len(args) == 2:
         return _fn("decode", _bytea(args[0]))
     if name == "convert_to" and len(args) == 2:

@@ -16,6 +16,25 @@ _INTEGER_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataTyp
 _SMALL_INTS = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.TINYINT}
 
 
+def _annotate_literal(self, e: exp.Literal) -> exp.Literal:
+    """PostgreSQL's literal types: integers are int4, int8 or numeric by size; `1.5` and `1e3`
+    are numeric (sqlglot would say DOUBLE)."""
+    if e.is_string:
+        self._set_type(e, exp.DataType.Type.VARCHAR)
+    elif e.is_int:
+        v = int(e.this)
+        t = exp.DataType.Type.INT if -2**31 <= v < 2**31 else (
+            exp.DataType.Type.BIGINT if -2**63 <= v < 2**63 else exp.DataType.Type.DECIMAL)
+        self._set_type(e, t)
+    else:
+        self._set_type(e, exp.DataType.Type.DECIMAL)
+    e.meta["nonnull"] = True
+    return e
+
+
+_METADATA = {**RwDialect.EXPRESSION_METADATA, exp.Literal: {"annotator": _annotate_literal}}
+
+
 def sqlglot_type(t: DataType) -> str:
     """A type name sqlglot's schema understands."""
     if t.name == "numeric":
@@ -23,12 +42,28 @@ def sqlglot_type(t: DataType) -> str:
     return t.duckdb()
 
 
+_CACHE: dict[tuple, str] = {}
+_CACHE_LIMIT = 4096
+
+
 def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
-    """DuckDB SQL for a (qualified) PostgreSQL expression or query."""
+    """DuckDB SQL for a (qualified) PostgreSQL expression or query (memoized: type
+    annotation costs milliseconds, and the same queries and expressions recur)."""
+    key = (tree.sql(), repr(schema))
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = _to_duckdb(tree, schema)
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[key] = hit
+    return hit
+
+
+def _to_duckdb(tree: exp.Expression, schema: dict | None) -> str:
     tree = tree.copy()
     if schema is not None:
         try:
-            tree = annotate_types(tree, schema=schema, dialect=RwDialect)
+            tree = annotate_types(tree, schema=schema, dialect=RwDialect, expression_metadata=_METADATA)
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
     tree = _transform_post(tree, _fix)
@@ -70,6 +105,19 @@ def _is_int(node: exp.Expression) -> bool:
     return t is not None and t.this in _INTEGER_TYPES
 
 
+def _pg_agg_type(agg: exp.Expression) -> str | None:
+    """PostgreSQL's result type where DuckDB's differs: sum(int) is bigint (DuckDB: int128),
+    avg of an integer or numeric is numeric (DuckDB: double)."""
+    t = getattr(agg.this, "type", None)
+    if t is None:
+        return None
+    if isinstance(agg, exp.Sum) and t.this in _SMALL_INTS:
+        return "BIGINT"
+    if isinstance(agg, exp.Avg) and (t.this in _INTEGER_TYPES or t.this == exp.DataType.Type.DECIMAL):
+        return f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})"
+    return None
+
+
 def _fix(node: exp.Expression) -> exp.Expression:
     from rw_cli.sql.functions import rewrite_function
 
@@ -80,16 +128,15 @@ def _fix(node: exp.Expression) -> exp.Expression:
         return exp.IntDiv(this=node.this, expression=node.expression)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and not node.expressions:
         return exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")
-    if isinstance(node, (exp.Window, exp.Filter)) and isinstance(node.this, exp.Sum) \
+    if isinstance(node, (exp.Window, exp.Filter)) and isinstance(node.this, (exp.Sum, exp.Avg)) \
             and not isinstance(node.parent, (exp.Cast, exp.Window)):
-        t = getattr(node.this.this, "type", None)
-        if t is not None and t.this in _SMALL_INTS:
-            return exp.Cast(this=node.copy(), to=exp.DataType.build("BIGINT"))
-    if isinstance(node, exp.Sum) and not isinstance(node.parent, (exp.Cast, exp.Window, exp.Filter)):
-        arg = node.this
-        t = getattr(arg, "type", None)
-        if t is not None and t.this in _SMALL_INTS:
-            return exp.Cast(this=node.copy(), to=exp.DataType.build("BIGINT"))
+        target = _pg_agg_type(node.this)
+        if target is not None:
+            return exp.Cast(this=node.copy(), to=exp.DataType.build(target))
+    if isinstance(node, (exp.Sum, exp.Avg)) and not isinstance(node.parent, (exp.Cast, exp.Window, exp.Filter)):
+        target = _pg_agg_type(node)
+        if target is not None:
+            return exp.Cast(this=node.copy(), to=exp.DataType.build(target))
     if isinstance(node, exp.Cast) and node.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT):
         t = getattr(node.this, "type", None)
         if t is not None and t.this == exp.DataType.Type.DOUBLE:
