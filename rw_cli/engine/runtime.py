@@ -56,6 +56,11 @@ class EmbeddedRuntime:
         for upstream, node in job.scans:
             self.subscribers.setdefault(upstream, []).append(node)
 
+    def live_table(self, relation_id: int):
+        """The state table a job materializes into, with its uncommitted writes (or None)."""
+        job = self.jobs.get(relation_id)
+        return getattr(job.root.executor, "table", None) if job is not None else None
+
     def drop_job(self, relation_id: int) -> None:
         job = self.jobs.pop(relation_id)
         for upstream, node in job.scans:

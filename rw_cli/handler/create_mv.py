@@ -97,7 +97,8 @@ def backfill(session, job) -> None:
 
     for upstream_id, node in job.scans:
         upstream = session.catalog.relations[upstream_id]
-        snapshot = relation_state_table(session.store, upstream).scan()
+        live = session.runtime.live_table(upstream_id)
+        snapshot = (live if live is not None else relation_state_table(session.store, upstream)).scan()
         for batch in snapshot.to_batches(max_chunksize=65536):
             if batch.num_rows:
                 import pyarrow as pa

@@ -24,6 +24,10 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True) -> pa.Table:
     """A relation's rows (all columns, named) at the committed epoch, or with own writes."""
     from rw_cli.sql.stream_builder import relation_state_table
 
+    if not committed:
+        live = session.runtime.live_table(rel.id)  # its memtable holds this epoch's writes
+        if live is not None:
+            return live.scan()
     table = relation_state_table(session.store, rel)
     return table.scan(epoch=session.store.committed_epoch if committed else None)
 
