@@ -224,3 +224,102 @@ def next_key(prefix: bytes) -> bytes | None:
         return None
     b[-1] += 1
     return bytes(b)
+
+
+# ---------------------------------------------------------------------------------------
+# sortable fixed-width forms of user keys (numpy 'S' arrays) for searchsorted and merges
+# ---------------------------------------------------------------------------------------
+
+class KeyForm:
+    """How a set of user keys is turned into a numpy bytes array that sorts like the keys.
+
+    fixed: every key has exactly `width` bytes; the form is the key bytes themselves.
+    variable: keys of at most `width` bytes, zero-padded to `width`, then the length as
+    2 big-endian bytes (the padding alone would make b"a" equal b"a\\x00")."""
+
+    __slots__ = ("fixed", "width")
+
+    def __init__(self, fixed: bool, width: int):
+        self.fixed = bool(fixed) and width > 0
+        self.width = int(width)
+
+    @property
+    def itemsize(self) -> int:
+        return self.width if self.fixed else self.width + 2
+
+    def key(self) -> tuple[bool, int]:
+        return (self.fixed, self.width)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, KeyForm) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __repr__(self) -> str:
+        return f"KeyForm({'fixed' if self.fixed else 'variable'}, {self.width})"
+
+    @staticmethod
+    def common(forms: list["KeyForm"]) -> "KeyForm":
+        """A form every key of every given form fits in."""
+        if forms and all(f.fixed for f in forms) and len({f.width for f in forms}) == 1:
+            return forms[0]
+        return KeyForm(False, max((f.width for f in forms), default=0))
+
+    @staticmethod
+    def of_lengths(lens: np.ndarray) -> "KeyForm":
+        if len(lens) == 0:
+            return KeyForm(False, 0)
+        mx = int(lens.max())
+        if mx > 0xFFFF:
+            raise StorageError(f"key of {mx} bytes is too long (at most 65535)")
+        return KeyForm(int(lens.min()) == mx, mx)
+
+
+def sortable_from_parts(offs: np.ndarray, data: np.ndarray, form: KeyForm) -> tuple[np.ndarray, np.ndarray | None]:
+    """(S array in `form`, mask of keys that fit the form or None when all do)."""
+    n = len(offs) - 1
+    lens = np.diff(offs)
+    w = form.width
+    if form.fixed:
+        ok = lens == w
+        if ok.all():
+            return np.ascontiguousarray(data[:n * w]).view(f"S{w}"), None
+        mat = np.zeros((n, w), dtype=np.uint8)
+        rows = np.flatnonzero(ok)
+        if len(rows):
+            idx = offs[:-1][rows][:, None] + np.arange(w, dtype=np.int64)[None, :]
+            mat[rows] = data[idx]
+        return mat.view(f"S{w}").reshape(n), ok
+    ok = lens <= w
+    mat = np.zeros((n, w + 2), dtype=np.uint8)
+    if n:
+        if len(lens) and lens.min() == lens.max() and ok.all():
+            L = int(lens[0])
+            if L:
+                mat[:, :L] = data[:n * L].reshape(n, L)
+        else:
+            starts = offs[:-1]
+            for j in range(w):
+                has = lens > j
+                if not has.any():
+                    break
+                rows = np.flatnonzero(has & ok)
+                mat[rows, j] = data[starts[rows] + j]
+        ln = np.where(ok, lens, 0)
+        mat[:, w] = (ln >> 8).astype(np.uint8)
+        mat[:, w + 1] = (ln & 0xFF).astype(np.uint8)
+    return mat.view(f"S{w + 2}").reshape(n), (None if ok.all() else ok)
+
+
+def sortable_keys(keys: pa.Array, form: KeyForm) -> tuple[np.ndarray, np.ndarray | None]:
+    return sortable_from_parts(*binary_parts(keys), form)
+
+
+def sortable_one(key: bytes, form: KeyForm) -> bytes | None:
+    """The form of one key (None if it does not fit)."""
+    if form.fixed:
+        return key if len(key) == form.width else None
+    if len(key) > form.width:
+        return None
+    return key.ljust(form.width, b"\0") + len(key).to_bytes(2, "big")

@@ -1,34 +1,37 @@
-"""Sorted String Tables.
+"""Sorted String Tables (format 2).
 
 Entries are (user key, epoch, value | tombstone), sorted by user key ascending then epoch
-descending (the order of full keys `user key | (MAX_EPOCH - epoch)`; comparisons split the
-full key so that user keys that are prefixes of one another still order correctly).
+descending. Blocks and SSTs are cut only where a new user key starts, so every version of a
+key lives in one block.
 
 Object layout::
 
     block 0 | block 1 | ... | meta | footer
 
-block (all little endian)::
+block (little endian; stored compressed when the SST says so)::
 
-    n u32 | key_offsets (n+1) u32 | val_offsets (n+1) u32 | epochs n u64 | tombstone flags n u8
+    n u32 | flags u32 (bit 0: has tombstones) | key bytes u32 | value bytes u32
+    | epochs n u64 | key offsets (n+1) u32 | value offsets (n+1) u32 | [tombstone flags n u8]
     | key bytes | value bytes
 
 meta::
 
-    format u32 | n_blocks u32 | per block: offset u64, len u32, crc32 u32, first_key (u32 len + bytes)
-    | smallest_user_key | largest_user_key (u32 len + bytes) | min_epoch u64 | max_epoch u64
-    | key_count u64 | n_tables u32 | table ids u32... | bloom_k u32 | bloom (u32 len + bytes)
+    header (META_HEAD) | block offsets u64[nb] | stored lengths u32[nb] | raw lengths u32[nb]
+    | crc32 u32[nb] | first-key offsets u32[nb+1] | first-key bytes | smallest | largest
+    | table ids u32[nt] | bloom bytes
 
 footer (28 bytes)::
 
     meta_offset u64 | meta_len u32 | meta_crc32 u32 | format u32 | magic 8 bytes
+
+The block index holds the first user key of each block; the bloom filter covers the user
+keys. Every block and the meta carry a CRC32; a mismatch is reported as a corrupted object.
 """
 from __future__ import annotations
 
 import struct
 import zlib
-from bisect import bisect_right
-from collections import OrderedDict
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,288 +40,403 @@ import pyarrow.compute as pc
 
 from rw_cli.common.vnode import binary_parts, hash_bytes_parts
 from rw_cli.errors import StorageError
-from rw_cli.store.keys import EPOCH_LEN, MAX_EPOCH, encode_epoch, full_key, split_full_key
+from rw_cli.store.cache import LruCache
+from rw_cli.store.keys import MAX_EPOCH, KeyForm, sortable_keys, sortable_one, split_full_key
 from rw_cli.store.object_store import ObjectStore
+from rw_cli.store.run import EMPTY_BINARY, Run, as_binary
 
-MAGIC = b"RWHMSST\x01"
-FORMAT = 1
+MAGIC = b"RWHMSST\x02"
+FORMAT = 2
 FOOTER = struct.Struct("<QIII8s")
 FOOTER_LEN = FOOTER.size
+META_HEAD = struct.Struct("<IIBBxxIIQQQQQIIIIII")
+BLOCK_HEAD = struct.Struct("<IIII")
 BLOOM_BITS_PER_KEY = 10
 BLOOM_K = 6
+COMPRESSIONS = {None: 0, "none": 0, "lz4": 1, "zstd": 2}
+_CODEC_NAMES = {1: "lz4", 2: "zstd"}
+READ_AHEAD = 1 << 20  # bytes fetched per ranged read when iterating
+
+_U64 = np.uint64
+_GOLDEN = _U64(0x9E3779B97F4A7C15)
+_STR_P = _U64(0x100000001B3)
 
 
 # ---------------------------------------------------------------------------------------
-# bloom filter over user keys
+# hashing and bloom filter over user keys
 # ---------------------------------------------------------------------------------------
+
+def key_hashes(keys: pa.Array) -> np.ndarray:
+    """Stable 64-bit hash of each key (the same function as vnode.hash_bytes_parts)."""
+    offs, data = binary_parts(keys)
+    n = len(offs) - 1
+    if n == 0:
+        return np.zeros(0, _U64)
+    lens = np.diff(offs)
+    L = int(lens[0])
+    if L and (lens == L).all() and L <= 64:
+        from rw_cli.common.vnode import _mix64
+        mat = data[:n * L].reshape(n, L)
+        with np.errstate(over="ignore"):
+            h = np.zeros(n, _U64)
+            p = _U64(1)
+            for j in range(L):
+                h += (mat[:, j].astype(_U64) + _U64(1)) * p
+                p = p * _STR_P
+            h += _U64(L) * _GOLDEN
+        return _mix64(h)
+    # bound the temporaries of the general routine
+    out = np.empty(n, _U64)
+    step = 65536
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        o = offs[s:e + 1]
+        out[s:e] = hash_bytes_parts(o - o[0], data[o[0]:o[-1]])
+    return out
+
 
 def _bloom_positions(hashes: np.ndarray, nbits: int, k: int) -> np.ndarray:
-    h1 = hashes & np.uint64(0xFFFFFFFF)
-    h2 = (hashes >> np.uint64(32)) | np.uint64(1)
-    i = np.arange(k, dtype=np.uint64)
+    h1 = hashes & _U64(0xFFFFFFFF)
+    h2 = (hashes >> _U64(32)) | _U64(1)
+    i = np.arange(k, dtype=_U64)
     with np.errstate(over="ignore"):
-        return ((h1[:, None] + i[None, :] * h2[:, None]) % np.uint64(nbits)).astype(np.int64)
+        return ((h1[:, None] + i[None, :] * h2[:, None]) % _U64(nbits)).astype(np.int64)
 
 
-def _hash_keys(keys: pa.Array) -> np.ndarray:
-    return hash_bytes_parts(*binary_parts(keys))
-
-
-def build_bloom(user_keys: pa.Array, k: int = BLOOM_K) -> bytes:
-    n = len(user_keys)
-    nbits = max(64, ((n * BLOOM_BITS_PER_KEY + 7) // 8) * 8)
-    bits = np.zeros(nbits, dtype=bool)
+def build_bloom_from_hashes(hashes: np.ndarray, k: int = BLOOM_K) -> bytes:
+    n = len(hashes)
+    nbytes = max(8, (n * BLOOM_BITS_PER_KEY + 7) // 8)
+    bits = np.zeros(nbytes * 8, dtype=bool)
     if n:
-        bits[_bloom_positions(_hash_keys(user_keys), nbits, k).ravel()] = True
+        bits[_bloom_positions(hashes, nbytes * 8, k).ravel()] = True
     return np.packbits(bits, bitorder="little").tobytes()
 
 
+def build_bloom(user_keys: pa.Array, k: int = BLOOM_K) -> bytes:
+    return build_bloom_from_hashes(key_hashes(as_binary(user_keys)), k)
+
+
+def bloom_check(bloom: np.ndarray, k: int, hashes: np.ndarray) -> np.ndarray:
+    if len(bloom) == 0:
+        return np.ones(len(hashes), dtype=bool)
+    pos = _bloom_positions(hashes, len(bloom) * 8, k)
+    return ((bloom[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).all(axis=1)
+
+
 def bloom_may_contain(bloom: bytes, k: int, user_keys: pa.Array) -> np.ndarray:
-    if not bloom:
-        return np.ones(len(user_keys), dtype=bool)
-    bits = np.unpackbits(np.frombuffer(bloom, dtype=np.uint8), bitorder="little")
-    pos = _bloom_positions(_hash_keys(user_keys), len(bits), k)
-    return bits[pos].all(axis=1)
+    return bloom_check(np.frombuffer(bloom, np.uint8), k, key_hashes(as_binary(user_keys)))
 
 
 # ---------------------------------------------------------------------------------------
 # meta
 # ---------------------------------------------------------------------------------------
 
-@dataclass
-class BlockMeta:
-    offset: int
-    length: int
-    crc: int
-    first_key: bytes  # full key
-
-
-@dataclass
+@dataclass(eq=False)
 class SstMeta:
-    blocks: list[BlockMeta]
-    smallest_key: bytes  # user key
-    largest_key: bytes   # user key
+    offsets: np.ndarray      # u64 per block
+    lengths: np.ndarray      # stored bytes per block
+    raw_lengths: np.ndarray  # decoded bytes per block
+    crcs: np.ndarray
+    first_keys: pa.Array     # first user key of each block
+    smallest_key: bytes
+    largest_key: bytes
     min_epoch: int
     max_epoch: int
     key_count: int
+    distinct_keys: int
+    tombstones: int
     table_ids: list[int]
+    form: KeyForm
+    compression: int = 0
     bloom_k: int = BLOOM_K
     bloom: bytes = b""
-    _first: list = field(default_factory=list, repr=False)
-
-    def encode(self) -> bytes:
-        out = [struct.pack("<II", FORMAT, len(self.blocks))]
-        for b in self.blocks:
-            out.append(struct.pack("<QIII", b.offset, b.length, b.crc, len(b.first_key)))
-            out.append(b.first_key)
-        for k in (self.smallest_key, self.largest_key):
-            out.append(struct.pack("<I", len(k)))
-            out.append(k)
-        out.append(struct.pack("<QQQI", self.min_epoch, self.max_epoch, self.key_count, len(self.table_ids)))
-        out.append(struct.pack(f"<{len(self.table_ids)}I", *self.table_ids))
-        out.append(struct.pack("<II", self.bloom_k, len(self.bloom)))
-        out.append(self.bloom)
-        return b"".join(out)
-
-    @staticmethod
-    def decode(data: bytes) -> "SstMeta":
-        try:
-            fmt, nb = struct.unpack_from("<II", data, 0)
-            if fmt != FORMAT:
-                raise StorageError(f"unknown sst format {fmt}")
-            p = 8
-            blocks = []
-            for _ in range(nb):
-                off, ln, crc, kl = struct.unpack_from("<QIII", data, p)
-                p += 20
-                blocks.append(BlockMeta(off, ln, crc, bytes(data[p:p + kl])))
-                p += kl
-            keys = []
-            for _ in range(2):
-                (kl,) = struct.unpack_from("<I", data, p)
-                p += 4
-                keys.append(bytes(data[p:p + kl]))
-                p += kl
-            min_e, max_e, kc, nt = struct.unpack_from("<QQQI", data, p)
-            p += 28
-            tids = list(struct.unpack_from(f"<{nt}I", data, p))
-            p += 4 * nt
-            bk, bl = struct.unpack_from("<II", data, p)
-            p += 8
-            bloom = bytes(data[p:p + bl])
-            if len(bloom) != bl:
-                raise StorageError("truncated sst meta")
-        except struct.error as e:
-            raise StorageError(f"corrupted sst meta: {e}") from e
-        return SstMeta(blocks, keys[0], keys[1], min_e, max_e, kc, tids, bk, bloom)
+    _first_sk: np.ndarray | None = field(default=None, repr=False)
+    _first_list: list | None = field(default=None, repr=False)
+    _bloom_np: np.ndarray | None = field(default=None, repr=False)
 
     @property
-    def first_keys(self) -> list[tuple[bytes, bytes]]:
-        """(user key, inverted epoch bytes) of each block's first entry, for bisecting."""
-        if not self._first:
-            self._first = [(b.first_key[:-EPOCH_LEN], b.first_key[-EPOCH_LEN:]) for b in self.blocks]
-        return self._first
+    def n_blocks(self) -> int:
+        return len(self.offsets)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.bloom) + self.first_keys.nbytes * 3 + 32 * self.n_blocks + 256
+
+    def first_sk(self) -> np.ndarray:
+        if self._first_sk is None:
+            self._first_sk = sortable_keys(self.first_keys, self.form)[0]
+        return self._first_sk
+
+    def first_list(self) -> list[bytes]:
+        if self._first_list is None:
+            self._first_list = self.first_keys.to_pylist()
+        return self._first_list
+
+    def bloom_np(self) -> np.ndarray:
+        if self._bloom_np is None:
+            self._bloom_np = np.frombuffer(self.bloom, np.uint8)
+        return self._bloom_np
+
+    def encode(self) -> bytes:
+        nb = self.n_blocks
+        fo, fd = binary_parts(self.first_keys)
+        head = META_HEAD.pack(FORMAT, nb, self.compression, int(self.form.fixed), self.form.width, self.bloom_k,
+                              self.min_epoch, self.max_epoch, self.key_count, self.distinct_keys, self.tombstones,
+                              len(self.table_ids), len(fd), len(self.smallest_key), len(self.largest_key),
+                              len(self.bloom), 0)
+        return b"".join([
+            head, self.offsets.astype("<u8").tobytes(), self.lengths.astype("<u4").tobytes(),
+            self.raw_lengths.astype("<u4").tobytes(), self.crcs.astype("<u4").tobytes(),
+            fo.astype("<u4").tobytes(), fd.tobytes(), self.smallest_key, self.largest_key,
+            np.asarray(self.table_ids, "<u4").tobytes(), self.bloom,
+        ])
+
+    @staticmethod
+    def decode(data: bytes, path: str = "sst") -> "SstMeta":
+        try:
+            (fmt, nb, comp, fixed, width, bk, min_e, max_e, kc, dk, tombs, nt, fklen, sl, ll, bl,
+             _) = META_HEAD.unpack_from(data, 0)
+            if fmt != FORMAT:
+                raise StorageError(f"corrupted object {path}: unknown sst format {fmt}")
+            p = META_HEAD.size
+
+            def arr(dt, count):
+                nonlocal p
+                a = np.frombuffer(data, dtype=dt, count=count, offset=p)
+                p += a.nbytes
+                return a
+
+            offsets = arr("<u8", nb).astype(np.int64)
+            lengths = arr("<u4", nb).astype(np.int64)
+            raw_lengths = arr("<u4", nb).astype(np.int64)
+            crcs = arr("<u4", nb)
+            fo = arr("<u4", nb + 1).astype(np.int32)
+            fd = bytes(data[p:p + fklen])
+            p += fklen
+            smallest = bytes(data[p:p + sl])
+            p += sl
+            largest = bytes(data[p:p + ll])
+            p += ll
+            tids = arr("<u4", nt).tolist()
+            bloom = bytes(data[p:p + bl])
+            p += bl
+            if p != len(data) or len(fd) != fklen:
+                raise StorageError(f"corrupted object {path}: sst meta length mismatch")
+            first = pa.Array.from_buffers(pa.binary(), nb, [None, pa.py_buffer(fo), pa.py_buffer(fd)])
+        except (struct.error, ValueError) as e:
+            raise StorageError(f"corrupted object {path}: bad sst meta ({e})") from e
+        return SstMeta(offsets, lengths, raw_lengths, crcs, first, smallest, largest, min_e, max_e, kc, dk, tombs,
+                       tids, KeyForm(bool(fixed), width), comp, bk, bloom)
+
+
+# ---------------------------------------------------------------------------------------
+# blocks
+# ---------------------------------------------------------------------------------------
+
+def encode_block(keys: pa.Array, epochs: np.ndarray, values: pa.Array) -> bytes:
+    n = len(keys)
+    ko, kd = binary_parts(keys)
+    vo, vd = binary_parts(values)
+    tomb = values.null_count > 0
+    parts = [BLOCK_HEAD.pack(n, 1 if tomb else 0, len(kd), len(vd)), np.asarray(epochs, "<u8").tobytes(),
+             ko.astype("<u4").tobytes(), vo.astype("<u4").tobytes()]
+    if tomb:
+        parts.append(values.is_null().to_numpy(zero_copy_only=False).astype(np.uint8).tobytes())
+    parts.append(kd.tobytes())
+    parts.append(vd.tobytes())
+    return b"".join(parts)
+
+
+def decode_block(data, unique: bool = False) -> Run:
+    n, flags, klen, vlen = BLOCK_HEAD.unpack_from(data, 0)
+    p = BLOCK_HEAD.size
+    epochs = np.frombuffer(data, dtype="<u8", count=n, offset=p)
+    p += 8 * n
+    ko = np.frombuffer(data, dtype="<i4", count=n + 1, offset=p)
+    p += 4 * (n + 1)
+    vo = np.frombuffer(data, dtype="<i4", count=n + 1, offset=p)
+    p += 4 * (n + 1)
+    validity = None
+    if flags & 1:
+        tomb = np.frombuffer(data, dtype=np.uint8, count=n, offset=p)
+        p += n
+        validity = pa.py_buffer(np.packbits(tomb == 0, bitorder="little").tobytes())
+    if p + klen + vlen != len(data) or int(ko[-1]) != klen or int(vo[-1]) != vlen:
+        raise ValueError("block length mismatch")
+    buf = pa.py_buffer(data)
+    keys = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(ko), buf.slice(p, klen)])
+    values = pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(vo), buf.slice(p + klen, vlen)])
+    return Run(keys, epochs, values, unique)
 
 
 # ---------------------------------------------------------------------------------------
 # builder
 # ---------------------------------------------------------------------------------------
 
+def _table_ids(offs: np.ndarray, data: np.ndarray, rows: np.ndarray) -> set[int]:
+    rows = rows[np.diff(offs)[rows] >= 4]
+    if not len(rows):
+        return set()
+    st = offs[:-1][rows]
+    b = data[st[:, None] + np.arange(4)[None, :]].astype(np.uint32)
+    return set(np.unique((b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]).tolist())
+
+
 class SstBuilder:
-    """Collects sorted entries and produces one SST object.
+    """Builds one SST from sorted runs appended in order (`add_run`/`add_arrays`), or entry
+    by entry (`add`, for tests). Blocks are cut at user-key boundaries."""
 
-    `add(full_key, value)` takes entries one by one (in order); `add_arrays` takes a sorted
-    run at once (user keys, epochs, values with nulls for tombstones)."""
-
-    def __init__(self, block_size: int = 65536):
+    def __init__(self, block_size: int = 65536, compression: str | None = None):
         self.block_size = max(1, block_size)
-        self._keys: list[bytes] = []
-        self._epochs: list[int] = []
-        self._vals: list[bytes | None] = []
-        self._runs: list[tuple[pa.Array, np.ndarray, pa.Array]] = []
+        self.compression = COMPRESSIONS.get(compression)
+        if self.compression is None:
+            raise StorageError(f"unknown compression {compression!r}")
+        self._codec = pa.Codec(_CODEC_NAMES[self.compression]) if self.compression else None
+        self._pending: list[Run] = []
+        self._pending_bytes = 0
+        self._one: list[tuple[bytes, int, bytes | None]] = []
+        self._parts: list[bytes] = []
+        self._offset = 0
+        self._offsets: list[int] = []
+        self._lengths: list[int] = []
+        self._raw: list[int] = []
+        self._crcs: list[int] = []
+        self._first: list[bytes] = []
+        self._hashes: list[np.ndarray] = []
+        self._tables: set[int] = set()
+        self._count = self._distinct = self._tombs = 0
+        self._min_e, self._max_e = MAX_EPOCH, 0
+        self._minlen, self._maxlen = 1 << 30, 0
+        self._smallest = self._largest = None
+        self.blocks: list[Run] = []  # decoded blocks (kept only when keep_blocks)
+        self.keep_blocks = False
 
+    # -- input ---------------------------------------------------------------------------
     def add(self, full_key_: bytes, value: bytes | None) -> None:
         uk, epoch = split_full_key(full_key_)
-        self._keys.append(uk)
-        self._epochs.append(epoch)
-        self._vals.append(value)
+        self._one.append((uk, epoch, value))
 
     def add_arrays(self, user_keys: pa.Array, epochs: np.ndarray, values: pa.Array) -> None:
-        self._flush_list()
-        self._runs.append((user_keys, np.asarray(epochs, dtype=np.uint64), values))
+        self.add_run(Run(as_binary(user_keys), np.asarray(epochs, dtype=np.uint64), as_binary(values)))
 
-    def _flush_list(self) -> None:
-        if self._keys:
-            self._runs.append((pa.array(self._keys, pa.large_binary()), np.array(self._epochs, dtype=np.uint64),
-                               pa.array(self._vals, pa.large_binary())))
-            self._keys, self._epochs, self._vals = [], [], []
+    def add_run(self, run: Run) -> None:
+        self._flush_one()
+        if not len(run):
+            return
+        self._pending.append(run)
+        self._pending_bytes += run.keys.nbytes + run.values.nbytes
+        if self._pending_bytes >= 16 * self.block_size:
+            self._emit(final=False)
+
+    def _flush_one(self) -> None:
+        if self._one:
+            ks, es, vs = zip(*self._one)
+            self._one = []
+            self.add_run(Run(pa.array(ks, pa.binary()), np.array(es, np.uint64), pa.array(vs, pa.binary())))
 
     @property
     def empty(self) -> bool:
-        return not self._keys and not any(len(r[0]) for r in self._runs)
+        return not self._one and not self._pending and not self._offsets
+
+    @property
+    def estimated_size(self) -> int:
+        return self._offset + self._pending_bytes
+
+    # -- blocks --------------------------------------------------------------------------
+    def _emit(self, final: bool) -> None:
+        run = Run.concat(self._pending)
+        self._pending, self._pending_bytes = [], 0
+        n = len(run)
+        if not n:
+            return
+        ko, kd = binary_parts(run.keys)
+        vo, _ = binary_parts(run.values)
+        starts = np.flatnonzero(run.key_starts())
+        if not final:
+            # keep the last user key (it may continue in the next run)
+            cut = int(starts[-1])
+            if cut == 0:
+                self._pending, self._pending_bytes = [run], run.keys.nbytes + run.values.nbytes
+                return
+            self._pending = [run.slice(cut, n)]
+            self._pending_bytes = self._pending[0].keys.nbytes + self._pending[0].values.nbytes
+            run = run.slice(0, cut)
+            n = cut
+            starts = starts[starts < cut]
+            ko, vo = ko[:n + 1], vo[:n + 1]
+        sizes = np.diff(ko) + np.diff(vo) + 17
+        before = np.cumsum(sizes) - sizes
+        bid = before[starts] // self.block_size
+        first_groups = np.flatnonzero(np.concatenate([[True], bid[1:] != bid[:-1]]))
+        bstarts = starts[first_groups].tolist() + [n]
+        lens = np.diff(ko)
+        self._minlen = min(self._minlen, int(lens.min()))
+        self._maxlen = max(self._maxlen, int(lens.max()))
+        self._tables |= _table_ids(ko, kd, starts)
+        self._hashes.append(key_hashes(run.keys.take(pa.array(starts))) if len(starts) < n else key_hashes(run.keys))
+        self._count += n
+        self._distinct += len(starts)
+        self._tombs += run.values.null_count
+        self._min_e = min(self._min_e, int(run.epochs.min()))
+        self._max_e = max(self._max_e, int(run.epochs.max()))
+        if self._smallest is None:
+            self._smallest = run.keys[0].as_py()
+        self._largest = run.keys[n - 1].as_py()
+        for s, e in zip(bstarts[:-1], bstarts[1:]):
+            blk = run.slice(s, e)
+            raw = encode_block(blk.keys, blk.epochs, blk.values)
+            stored = raw if self._codec is None else self._codec.compress(raw, asbytes=True)
+            self._offsets.append(self._offset)
+            self._lengths.append(len(stored))
+            self._raw.append(len(raw))
+            self._crcs.append(zlib.crc32(stored))
+            self._first.append(kd[ko[s]:ko[s + 1]].tobytes())
+            self._parts.append(stored)
+            self._offset += len(stored)
+            if self.keep_blocks:
+                self.blocks.append(decode_block(raw, unique=False))
 
     def finish(self) -> bytes:
         return self.finish_with_meta()[0]
 
     def finish_with_meta(self) -> tuple[bytes, SstMeta, int]:
         """(object bytes, meta, meta offset)."""
-        self._flush_list()
-        if self._runs:
-            keys = pa.concat_arrays([r[0].cast(pa.large_binary()) for r in self._runs])
-            epochs = np.concatenate([r[1] for r in self._runs])
-            vals = pa.concat_arrays([r[2].cast(pa.large_binary()) for r in self._runs])
+        self._flush_one()
+        self._emit(final=True)
+        hashes = np.concatenate(self._hashes) if self._hashes else np.zeros(0, _U64)
+        if self._count:
+            form = KeyForm(self._minlen == self._maxlen, self._maxlen)
         else:
-            keys, epochs, vals = pa.array([], pa.large_binary()), np.zeros(0, np.uint64), pa.array([], pa.large_binary())
-        n = len(keys)
-        koffs, kdata = binary_parts(keys)
-        tomb = null_mask_np(vals)
-        voffs, vdata = binary_parts(vals)
-        # cut into blocks of ~block_size bytes
-        sizes = np.diff(koffs) + np.diff(voffs) + 17
-        csum = np.cumsum(sizes) - sizes
-        block_of = csum // self.block_size
-        starts = np.flatnonzero(np.concatenate([[True], block_of[1:] != block_of[:-1]])) if n else np.zeros(0, np.int64)
-        bounds = list(starts) + [n]
-        parts: list[bytes] = []
-        blocks: list[BlockMeta] = []
-        offset = 0
-        for bi in range(len(starts)):
-            s, e = int(bounds[bi]), int(bounds[bi + 1])
-            m = e - s
-            ko = (koffs[s:e + 1] - koffs[s]).astype("<u4")
-            vo = (voffs[s:e + 1] - voffs[s]).astype("<u4")
-            blk = b"".join([
-                struct.pack("<I", m), ko.tobytes(), vo.tobytes(),
-                epochs[s:e].astype("<u8").tobytes(), tomb[s:e].astype(np.uint8).tobytes(),
-                kdata[koffs[s]:koffs[e]].tobytes(), vdata[voffs[s]:voffs[e]].tobytes(),
-            ])
-            first_uk = kdata[koffs[s]:koffs[s + 1]].tobytes()
-            blocks.append(BlockMeta(offset, len(blk), zlib.crc32(blk), full_key(first_uk, int(epochs[s]))))
-            parts.append(blk)
-            offset += len(blk)
-        if n:
-            tk = pc.unique(pc.binary_slice(pc.filter(keys, pc.greater_equal(pc.binary_length(keys), 4)), 0, 4))
-            table_ids = sorted(struct.unpack(">I", t)[0] for t in tk.to_pylist())
-            ukeys = pc.unique(keys)
-            meta = SstMeta(blocks, keys[0].as_py(), keys[n - 1].as_py(), int(epochs.min()), int(epochs.max()), n,
-                           table_ids, BLOOM_K, build_bloom(ukeys))
-        else:
-            meta = SstMeta([], b"", b"", 0, 0, 0, [], BLOOM_K, b"")
+            form = KeyForm(False, 0)
+            self._min_e = 0
+        meta = SstMeta(np.array(self._offsets, np.int64), np.array(self._lengths, np.int64),
+                       np.array(self._raw, np.int64), np.array(self._crcs, np.uint32),
+                       pa.array(self._first, pa.binary()), self._smallest or b"", self._largest or b"",
+                       self._min_e, self._max_e, self._count, self._distinct, self._tombs, sorted(self._tables),
+                       form, self.compression, BLOOM_K, build_bloom_from_hashes(hashes))
         meta_bytes = meta.encode()
-        meta_offset = offset
+        meta_offset = self._offset
         footer = FOOTER.pack(meta_offset, len(meta_bytes), zlib.crc32(meta_bytes), FORMAT, MAGIC)
-        parts.append(meta_bytes)
-        parts.append(footer)
-        return b"".join(parts), meta, meta_offset
-
-
-def null_mask_np(arr: pa.Array) -> np.ndarray:
-    if arr.null_count == 0:
-        return np.zeros(len(arr), dtype=bool)
-    return arr.is_null().to_numpy(zero_copy_only=False)
+        data = b"".join(self._parts + [meta_bytes, footer])
+        self._parts = []
+        return data, meta, meta_offset
 
 
 # ---------------------------------------------------------------------------------------
 # reader
 # ---------------------------------------------------------------------------------------
 
-class Block:
-    """A decoded data block; arrays are zero-copy views of the block bytes."""
-
-    __slots__ = ("n", "keys", "epochs", "values", "_klist")
-
-    def __init__(self, data: bytes):
-        (n,) = struct.unpack_from("<I", data, 0)
-        p = 4
-        ko = np.frombuffer(data, dtype="<i4", count=n + 1, offset=p)
-        p += 4 * (n + 1)
-        vo = np.frombuffer(data, dtype="<i4", count=n + 1, offset=p)
-        p += 4 * (n + 1)
-        self.epochs = np.frombuffer(data, dtype="<u8", count=n, offset=p)
-        p += 8 * n
-        tomb = np.frombuffer(data, dtype=np.uint8, count=n, offset=p)
-        p += n
-        klen, vlen = int(ko[-1]), int(vo[-1])
-        if p + klen + vlen != len(data):
-            raise ValueError("block length mismatch")
-        buf = pa.py_buffer(data)
-        self.n = n
-        self.keys = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(ko), buf.slice(p, klen)])
-        validity = pa.py_buffer(np.packbits(tomb == 0, bitorder="little").tobytes()) if tomb.any() else None
-        self.values = pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(vo), buf.slice(p + klen, vlen)])
-        self._klist = None
-
-    def key_list(self) -> list[bytes]:
-        if self._klist is None:
-            self._klist = self.keys.to_pylist()
-        return self._klist
-
-    def seek(self, uk: bytes, inv_epoch: bytes) -> int:
-        """Index of the first entry >= (uk, inv_epoch)."""
-        keys = self.key_list()
-        lo, hi = 0, self.n
-        epochs = self.epochs
-        target_e = MAX_EPOCH - int.from_bytes(inv_epoch, "big")
-        while lo < hi:
-            mid = (lo + hi) // 2
-            k = keys[mid]
-            if k < uk or (k == uk and int(epochs[mid]) > target_e):
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-
 class SstReader:
-    """Reads one SST object. With `meta_offset`/`meta_len` known (from the version), opening
-    costs one ranged read of the meta; otherwise the footer is located by reading the object."""
+    """Reads one SST object through a shared block cache. With the meta given (from the
+    version and the meta cache) opening costs nothing; otherwise the footer is read."""
 
-    def __init__(self, object_store: ObjectStore, path: str, *, file_size: int | None = None,
-                 meta: SstMeta | None = None, block_cache_blocks: int = 64):
+    def __init__(self, object_store: ObjectStore, path: str, *, sst_id: int | None = None,
+                 file_size: int | None = None, meta: SstMeta | None = None,
+                 block_cache: LruCache | None = None, block_cache_blocks: int | None = None):
         self.store = object_store
         self.path = path
-        self._cache: OrderedDict[int, Block] = OrderedDict()
-        self._cache_cap = block_cache_blocks
+        self.cache_key = sst_id if sst_id is not None else path
+        self.cache = block_cache if block_cache is not None else LruCache(64 << 20)
         if meta is not None:
             self.meta = meta
             return
@@ -342,7 +460,7 @@ class SstReader:
             self.store.get_range(self.path, meta_off, meta_len)
         if len(raw) != meta_len or zlib.crc32(raw) != meta_crc:
             raise StorageError(f"corrupted object {self.path}: meta checksum mismatch")
-        return SstMeta.decode(raw)
+        return SstMeta.decode(raw, self.path)
 
     @staticmethod
     def read_meta(object_store: ObjectStore, path: str, meta_offset: int, meta_len: int,
@@ -350,115 +468,185 @@ class SstReader:
         raw = object_store.get_range(path, meta_offset, meta_len)
         if meta_crc is not None and zlib.crc32(raw) != meta_crc:
             raise StorageError(f"corrupted object {path}: meta checksum mismatch")
-        return SstMeta.decode(raw)
+        return SstMeta.decode(raw, path)
 
     # -- blocks --------------------------------------------------------------------------
-    def _decode_block(self, idx: int, data: bytes) -> Block:
-        bm = self.meta.blocks[idx]
-        if len(data) != bm.length or zlib.crc32(data) != bm.crc:
+    def _decode(self, idx: int, data) -> Run:
+        m = self.meta
+        if len(data) != m.lengths[idx] or zlib.crc32(data) != int(m.crcs[idx]):
             raise StorageError(f"corrupted object {self.path}: block {idx} checksum mismatch")
         try:
-            return Block(data)
-        except (ValueError, struct.error) as e:
+            if m.compression:
+                data = pa.Codec(_CODEC_NAMES[m.compression]).decompress(
+                    data, decompressed_size=int(m.raw_lengths[idx]), asbytes=True)
+            return decode_block(data, unique=m.distinct_keys == m.key_count)
+        except (ValueError, struct.error, OSError, pa.ArrowException) as e:
             raise StorageError(f"corrupted object {self.path}: block {idx}: {e}") from e
 
-    def _put_cache(self, idx: int, blk: Block) -> None:
-        self._cache[idx] = blk
-        if len(self._cache) > self._cache_cap:
-            self._cache.popitem(last=False)
+    def preload(self, blocks: list[Run]) -> None:
+        """Put freshly built blocks into the cache (cache refill on write)."""
+        for i, b in enumerate(blocks):
+            self.cache.put((self.cache_key, i), b, b.nbytes + 200)
 
-    def block(self, idx: int) -> Block:
-        blk = self._cache.get(idx)
-        if blk is not None:
-            self._cache.move_to_end(idx)
-            return blk
-        bm = self.meta.blocks[idx]
-        blk = self._decode_block(idx, self.store.get_range(self.path, bm.offset, bm.length))
-        self._put_cache(idx, blk)
-        return blk
+    def block(self, idx: int) -> Run:
+        return self.blocks_at([idx])[0]
 
-    def blocks(self, lo: int, hi: int) -> list[Block]:
-        """Blocks lo..hi-1, fetched with one ranged read for the ones not cached."""
-        if lo >= hi:
-            return []
-        missing = [i for i in range(lo, hi) if i not in self._cache]
-        if missing:
-            a, b = missing[0], missing[-1]
-            start = self.meta.blocks[a].offset
-            end = self.meta.blocks[b].offset + self.meta.blocks[b].length
+    def blocks_at(self, idxs: list[int]) -> list[Run]:
+        """The given blocks (ascending indexes), each read at most once; missing neighbours
+        are fetched with one ranged read."""
+        out: list[Run | None] = [self.cache.get((self.cache_key, i)) for i in idxs]
+        missing = [j for j, b in enumerate(out) if b is None]
+        m = self.meta
+        k = 0
+        while k < len(missing):
+            # coalesce blocks whose gap is small
+            a = k
+            while k + 1 < len(missing) and idxs[missing[k + 1]] - idxs[missing[k]] <= 2 and \
+                    m.offsets[idxs[missing[k + 1]]] + m.lengths[idxs[missing[k + 1]]] - m.offsets[idxs[missing[a]]] <= 4 * READ_AHEAD:
+                k += 1
+            first, last = idxs[missing[a]], idxs[missing[k]]
+            start = int(m.offsets[first])
+            end = int(m.offsets[last] + m.lengths[last])
             data = self.store.get_range(self.path, start, end - start)
-            for i in range(a, b + 1):
-                if i in self._cache:
-                    continue
-                bm = self.meta.blocks[i]
-                self._put_cache(i, self._decode_block(i, data[bm.offset - start:bm.offset - start + bm.length]))
-        return [self._cache[i] if i in self._cache else self.block(i) for i in range(lo, hi)]
-
-    def _block_for(self, uk: bytes, inv: bytes) -> int:
-        """Index of the last block whose first key <= (uk, inv)."""
-        return max(0, bisect_right(self.meta.first_keys, (uk, inv)) - 1)
+            for j in missing[a:k + 1]:
+                i = idxs[j]
+                o = int(m.offsets[i]) - start
+                blk = self._decode(i, data[o:o + int(m.lengths[i])])
+                self.cache.put((self.cache_key, i), blk, blk.nbytes + 200)
+                out[j] = blk
+            k += 1
+        return out  # type: ignore[return-value]
 
     # -- reads ---------------------------------------------------------------------------
     def may_contain(self, user_keys: pa.Array) -> np.ndarray:
         return bloom_may_contain(self.meta.bloom, self.meta.bloom_k, user_keys)
 
+    def lookup(self, qkeys: pa.Array, hashes: np.ndarray, epoch: int,
+               forms: dict) -> tuple[np.ndarray, pa.Array]:
+        """Batched point lookup of sorted, distinct `qkeys`. Returns (indexes into qkeys of
+        the keys found here, their values: null = tombstone)."""
+        m = self.meta
+        if not m.n_blocks or m.min_epoch > epoch or not len(qkeys):
+            return np.zeros(0, np.int64), EMPTY_BINARY
+        form = m.form
+        got = forms.get(form.key())
+        if got is None:
+            got = forms[form.key()] = sortable_keys(qkeys, form)
+        qsk, ok = got
+        lo_b, hi_b = sortable_one(m.smallest_key, form), sortable_one(m.largest_key, form)
+        lo = int(np.searchsorted(qsk, np.array(lo_b, qsk.dtype), "left")) if ok is None else 0
+        hi = int(np.searchsorted(qsk, np.array(hi_b, qsk.dtype), "right")) if ok is None else len(qsk)
+        cand = np.arange(lo, hi)
+        if ok is not None:
+            cand = cand[ok[lo:hi]]
+            if len(cand):
+                cs = qsk[cand]
+                cand = cand[(cs >= np.array(lo_b, qsk.dtype)) & (cs <= np.array(hi_b, qsk.dtype))]
+        if not len(cand):
+            return np.zeros(0, np.int64), EMPTY_BINARY
+        cand = cand[bloom_check(m.bloom_np(), m.bloom_k, hashes[cand])]
+        if not len(cand):
+            return np.zeros(0, np.int64), EMPTY_BINARY
+        csk = qsk[cand]
+        bidx = np.searchsorted(m.first_sk(), csk, "right") - 1
+        valid = bidx >= 0
+        cand, csk, bidx = cand[valid], csk[valid], bidx[valid]
+        if not len(cand):
+            return np.zeros(0, np.int64), EMPTY_BINARY
+        bounds = np.flatnonzero(np.concatenate([[True], bidx[1:] != bidx[:-1], [True]]))
+        ublocks = bidx[bounds[:-1]].tolist()
+        blocks = self.blocks_at(ublocks)
+        hits: list[np.ndarray] = []
+        vals: list[pa.Array] = []
+        e64 = np.uint64(epoch)
+        for j, blk in enumerate(blocks):
+            s, t = bounds[j], bounds[j + 1]
+            bsk = blk.skeys(form)
+            q = csk[s:t]
+            pos = np.searchsorted(bsk, q, "left")
+            n = len(bsk)
+            inb = pos < n
+            match = inb.copy()
+            match[inb] = bsk[pos[inb]] == q[inb]
+            if not match.any():
+                continue
+            pos = pos[match]
+            q = q[match]
+            qi = cand[s:t][match]
+            if not blk.unique or epoch < m.max_epoch:
+                # skip versions newer than the read epoch
+                while True:
+                    newer = blk.epochs[pos] > e64
+                    if not newer.any():
+                        break
+                    nxt = pos + 1
+                    same = newer & (nxt < n)
+                    same[same] = bsk[nxt[same]] == q[same]
+                    gone = newer & ~same
+                    pos = np.where(same, nxt, pos)
+                    if gone.any():
+                        keep = ~gone
+                        pos, q, qi = pos[keep], q[keep], qi[keep]
+                if not len(pos):
+                    continue
+            hits.append(qi)
+            vals.append(blk.values.take(pa.array(pos, pa.int64())))
+        if not hits:
+            return np.zeros(0, np.int64), EMPTY_BINARY
+        return np.concatenate(hits), pa.concat_arrays(vals)
+
     def get(self, user_key: bytes, epoch: int = MAX_EPOCH) -> tuple[bool, bytes | None]:
         """(found, value) of the newest entry of `user_key` with epoch <= `epoch`;
         value None is a tombstone."""
-        m = self.meta
-        if not m.blocks or user_key < m.smallest_key or user_key > m.largest_key or epoch < m.min_epoch:
+        q = pa.array([user_key], pa.binary())
+        idx, vals = self.lookup(q, key_hashes(q), epoch, {})
+        if not len(idx):
             return False, None
-        inv = encode_epoch(epoch)
-        bi = self._block_for(user_key, inv)
-        while bi < len(m.blocks):
-            blk = self.block(bi)
-            i = blk.seek(user_key, inv)
-            if i < blk.n:
-                if blk.key_list()[i] != user_key:
-                    return False, None
-                v = blk.values[i]
-                return True, (v.as_py() if v.is_valid else None)
-            bi += 1
-        return False, None
+        return True, vals[0].as_py()
+
+    def block_range(self, start: bytes, end: bytes | None) -> tuple[int, int]:
+        m = self.meta
+        if not m.n_blocks or m.largest_key < start or (end is not None and m.smallest_key >= end):
+            return 0, 0
+        fl = m.first_list()
+        lo = max(0, bisect_right(fl, start) - 1)
+        hi = m.n_blocks if end is None else bisect_left(fl, end)
+        return lo, max(lo, hi)
+
+    def runs(self, start: bytes = b"", end: bytes | None = None, target: int = READ_AHEAD):
+        """Runs of entries (every epoch, tombstones included) with start <= key < end, in
+        order, each covering whole blocks of about `target` bytes."""
+        lo, hi = self.block_range(start, end)
+        m = self.meta
+        i = lo
+        while i < hi:
+            j = i + 1
+            size = int(m.raw_lengths[i])
+            while j < hi and size < target:
+                size += int(m.raw_lengths[j])
+                j += 1
+            blks = self.blocks_at(list(range(i, j)))
+            if i == lo and start > m.first_list()[lo]:
+                b0 = blks[0]
+                cut = int(pc.sum(pc.less(b0.keys, pa.scalar(start, pa.binary()))).as_py() or 0)
+                blks[0] = b0.slice(cut, len(b0))
+            if j == hi and end is not None and m.largest_key >= end:
+                bl = blks[-1]
+                cut = int(pc.sum(pc.less(bl.keys, pa.scalar(end, pa.binary()))).as_py() or 0)
+                blks[-1] = bl.slice(0, cut)
+            r = Run.concat(blks)
+            if len(r):
+                r.unique = m.distinct_keys == m.key_count
+                yield r
+            i = j
 
     def read_range(self, start: bytes, end: bytes | None) -> pa.Table:
-        """Every entry (all epochs, tombstones as null values) with start <= user key < end,
-        as a table (key, epoch, value), in SST order."""
-        m = self.meta
-        empty = pa.table({"key": pa.array([], pa.binary()), "epoch": pa.array([], pa.uint64()),
-                          "value": pa.array([], pa.binary())})
-        if not m.blocks or m.largest_key < start or (end is not None and m.smallest_key >= end):
-            return empty
-        lo = self._block_for(start, encode_epoch(MAX_EPOCH))
-        if end is None:
-            hi = len(m.blocks)
-        else:
-            hi = max(lo + 1, bisect_right(m.first_keys, (end, encode_epoch(MAX_EPOCH))))
-            # blocks whose first key < (end, newest) may hold keys < end
-            hi = min(hi, len(m.blocks))
-        blks = self.blocks(lo, hi)
-        if not blks:
-            return empty
-        t = pa.table({
-            "key": pa.chunked_array([b.keys for b in blks], pa.binary()),
-            "epoch": pa.chunked_array([pa.array(b.epochs, pa.uint64()) for b in blks], pa.uint64()),
-            "value": pa.chunked_array([b.values for b in blks], pa.binary()),
-        })
-        mask = pc.greater_equal(t["key"], pa.scalar(start, pa.binary()))
-        if end is not None:
-            mask = pc.and_(mask, pc.less(t["key"], pa.scalar(end, pa.binary())))
-        return t.filter(mask)
+        """Every entry with start <= user key < end as a table (key, epoch, value)."""
+        r = Run.concat(list(self.runs(start, end)))
+        return pa.table({"key": r.keys, "epoch": pa.array(r.epochs, pa.uint64()), "value": r.values})
 
     def iter(self, start: bytes = b"", end: bytes | None = None, epoch: int = MAX_EPOCH):
         """(user key, value) of live entries visible at `epoch` with start <= key < end."""
-        t = self.read_range(start, end)
-        keys = t["key"].to_pylist()
-        epochs = t["epoch"].to_numpy()
-        vals = t["value"].to_pylist()
-        last = None
-        for k, e, v in zip(keys, epochs, vals):
-            if e > epoch or k == last:
-                continue
-            last = k
-            if v is not None:
-                yield k, v
+        for r in self.runs(start, end):
+            v = r.visible(epoch)
+            yield from zip(v.keys.to_pylist(), v.values.to_pylist())

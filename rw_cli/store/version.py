@@ -83,6 +83,18 @@ class HummockVersion:
     def ssts(self) -> list[SstInfo]:
         return [s for level in self.levels for s in level]
 
+    def sst_ids(self) -> set[int]:
+        return {s.id for level in self.levels for s in level}
+
+    def level_size(self, i: int) -> int:
+        return sum(s.file_size for s in self.levels[i]) if i < len(self.levels) else 0
+
+    def copy(self, **changes) -> "HummockVersion":
+        v = HummockVersion(self.id, self.max_committed_epoch, [list(lv) for lv in self.levels], self.extra)
+        for k, val in changes.items():
+            setattr(v, k, val)
+        return v
+
     def encode(self) -> bytes:
         body = {
             "id": self.id,
@@ -155,8 +167,8 @@ class VersionStore:
     def commit(self, version: HummockVersion) -> None:
         p = version_path(version.id)
         if not self.store.put_if_absent(p, version.encode()):
-            raise StorageError(f"version {version.id} already exists in the state store "
-                               f"(is another process writing to it?)")
+            raise StorageError(f"version {version.id} already exists in the state store: another writer "
+                               f"has opened it", hint="only one process may write to a state store at a time")
         try:
             self.store.put(CURRENT, str(version.id).encode())
         except StorageError:

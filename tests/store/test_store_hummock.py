@@ -56,7 +56,7 @@ def _keyspace(r):
 def test_random_against_model(kind, seed, tmp_path):
     r = random.Random(seed)
     store = MemoryObjectStore() if kind == "memory" else LocalObjectStore(str(tmp_path / "s"))
-    h = HummockStorage(store, block_size=r.choice([64, 512, 65536]))
+    h = HummockStorage(store, block_size=r.choice([64, 512, 65536]), background_compaction=False)
     m = Model()
     keys = _keyspace(r)
     epoch = 1
@@ -83,7 +83,7 @@ def test_random_against_model(kind, seed, tmp_path):
             # reopen: only committed data survives
             prev_extra = h.extra
             h.close()
-            h = HummockStorage(store, block_size=r.choice([64, 65536]))
+            h = HummockStorage(store, block_size=r.choice([64, 65536]), background_compaction=False)
             m.drop_uncommitted()
             assert h.committed_epoch == m.committed
             assert h.extra == prev_extra
@@ -128,10 +128,10 @@ def test_commit_only_writes_epochs_up_to_the_commit():
     h.ingest_batch([(b"b", b"2")], 2)
     h.commit_epoch(1)
     assert h.get(b"b", MAX_EPOCH) == b"2"  # still in the shared buffer
-    h2 = HummockStorage(store)
+    h2 = HummockStorage(store, read_only=True)
     assert h2.get(b"a") == b"1" and h2.get(b"b") is None
     h.commit_epoch(2)
-    assert HummockStorage(store).get(b"b") == b"2"
+    assert HummockStorage(store, read_only=True).get(b"b") == b"2"
 
 
 def test_same_key_same_epoch_later_write_wins():
@@ -152,13 +152,16 @@ def test_crash_leftovers_are_ignored_and_vacuumed(tmp_path):
     # an SST uploaded by a commit that never wrote its version
     store.put("sst/99.sst", b"garbage")
     h.ingest_batch([(b"b", b"2")], 2)
-    h2 = HummockStorage(store)
+    h.close()
+    h2 = HummockStorage(store)  # vacuums the leftover on open
     assert h2.get(b"a") == b"1" and h2.get(b"b") is None
-    assert h2._next_sst_id == 100  # never reuses an existing sst id
+    assert not store.exists("sst/99.sst")
     h2.ingest_batch([(b"c", b"3")], 2)
     h2.commit_epoch(2)
+    store.put("sst/98.sst", b"garbage")
     assert h2.vacuum() >= 1
-    assert not store.exists("sst/99.sst")
+    assert not store.exists("sst/98.sst")
+    h2.close()
     h3 = HummockStorage(store)
     assert h3.get(b"a") == b"1" and h3.get(b"c") == b"3" and h3.extra == b"x"
 
@@ -169,25 +172,33 @@ def test_current_missing_or_corrupt_or_stale(tmp_path):
     for e in (1, 2, 3):
         h.ingest_batch([(b"k%d" % e, b"v")], e)
         h.commit_epoch(e, b"e%d" % e)
+    h.close()
     store.put(CURRENT, b"not a number")
-    assert HummockStorage(store).committed_epoch == 3
+    assert HummockStorage(store, read_only=True).committed_epoch == 3
     store.delete(CURRENT)
-    assert HummockStorage(store).extra == b"e3"
+    assert HummockStorage(store, read_only=True).extra == b"e3"
     # CURRENT lagging behind (crash between version write and CURRENT update): roll forward
     store.put(CURRENT, b"1")
     h2 = HummockStorage(store)
     assert h2.committed_epoch == 3 and h2.get(b"k3") == b"v"
     h2.ingest_batch([(b"k4", b"v")], 4)
     h2.commit_epoch(4)
-    assert HummockStorage(store).committed_epoch == 4
+    assert HummockStorage(store, read_only=True).committed_epoch == 4
 
 
-def test_concurrent_writer_detected():
+def test_second_writer_fences_the_first():
     store = MemoryObjectStore()
-    a, b = HummockStorage(store), HummockStorage(store)
+    a = HummockStorage(store)
+    a.ingest_batch([(b"k", b"a")], 1)
     a.commit_epoch(1)
+    b = HummockStorage(store)  # claims the next version number
+    with pytest.raises(StorageError, match="another writer"):
+        a.commit_epoch(2)
     with pytest.raises(StorageError):
-        b.commit_epoch(1)
+        a.commit_epoch(3)  # stays failed
+    b.ingest_batch([(b"k", b"b")], 2)
+    b.commit_epoch(2)
+    assert HummockStorage(store, read_only=True).get(b"k") == b"b"
 
 
 def test_corrupted_sst_raises_on_read():
@@ -199,20 +210,22 @@ def test_corrupted_sst_raises_on_read():
     data = bytearray(store.get(path))
     data[30] ^= 0xFF
     store.put(path, bytes(data))
-    h2 = HummockStorage(store)
+    h.close()
+    h2 = HummockStorage(store, cache_size=0)
     with pytest.raises(StorageError, match="corrupted object"):
         list(h2.iter(b"", None, MAX_EPOCH))
 
 
 def test_large_commit_splits_into_several_ssts():
     store = MemoryObjectStore()
-    h = HummockStorage(store, block_size=1024, sst_target_size=20_000)
+    h = HummockStorage(store, block_size=1024, sst_target_size=20_000, background_compaction=False)
     kvs = [(b"k%05d" % i, b"x" * 100) for i in range(1000)]
     h.ingest_batch(kvs, 1)
     h.ingest_batch([(b"k%05d" % i, None) for i in range(0, 1000, 7)], 2)
     h.commit_epoch(2)
     assert len(store.list("sst/")) > 3
-    h2 = HummockStorage(store)
+    h.close()
+    h2 = HummockStorage(store, background_compaction=False)
     expect = [(k, v) for i, (k, v) in enumerate(kvs) if i % 7]
     assert list(h2.iter(b"", None, MAX_EPOCH)) == expect
     assert h2.multi_get([b"k00007", b"k00008"], 1) == [b"x" * 100] * 2

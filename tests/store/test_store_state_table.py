@@ -48,12 +48,13 @@ def test_insert_get_scan_commit_reopen(tmp_path):
     assert sorted(_by_id(t.scan(1))) == [1, 2, 3, 4]  # snapshot at the committed epoch
     t.commit(2)
     assert sorted(_by_id(t.scan())) == [1, 2, 4]
-    # epoch 2 not committed: a reopen sees epoch 1
-    h2 = HummockStorage(store)
+    # epoch 2 not committed: a reader opening now sees epoch 1
+    h2 = HummockStorage(store, read_only=True)
     t2 = StateTable(h2, 7, SCHEMA, [0])
     assert sorted(_by_id(t2.scan())) == [1, 2, 3, 4]
     assert _by_id(t2.scan())[2]["name"] == "two"
     h.commit_epoch(2)
+    h.close()
     t3 = StateTable(HummockStorage(store), 7, SCHEMA, [0])
     assert sorted(_by_id(t3.scan())) == [1, 2, 4]
     got, found = t3.get_rows(pa.record_batch([pa.array([4, 3], pa.int64())], names=["id"]))
@@ -190,6 +191,7 @@ def test_random_state_table_against_dict():
             epoch += 1
         if r.random() < 0.1 and not t.has_pending_writes:
             # reopen at the committed state
+            h.close()
             h = HummockStorage(store, block_size=512)
             t = StateTable(h, 9, SCHEMA, [1, 0], dist_key_indices=[0])
             model = dict(committed_model)
