@@ -7,6 +7,7 @@ rebuilt, and executors load their state from the store lazily.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 
 from rw_cli.meta.catalog import Catalog
@@ -37,6 +38,8 @@ class Session:
             from rw_cli.handler.dml import RowIdGenerator
 
             self.row_ids = RowIdGenerator()
+            # held by every statement and by the pipeline driver's ticks and barriers
+            self.mutex = threading.RLock()
         except BaseException:
             self.lock.release()
             raise
@@ -67,7 +70,9 @@ class Session:
 
         for text, offset in split_statements(sql):
             tree = parse_statement(text, offset)
-            yield dispatch(self, tree, text)
+            with self.mutex:
+                result = dispatch(self, tree, text)
+            yield result
 
     # -- epochs -------------------------------------------------------------------------------
     @property
@@ -81,6 +86,18 @@ class Session:
         self.store.commit_epoch(pair.prev, self.catalog.to_bytes())
         self.epoch = pair
         self.dirty = False
+        from rw_cli.engine.sink import notify_committed
+
+        notify_committed(self.runtime, pair.prev)  # sinks deliver the committed epoch
+
+    def tick(self, max_rows: int = 10_000) -> int:
+        """Read up to `max_rows` from each source split and push it through the jobs."""
+        from rw_cli.engine.source import tick_sources
+
+        n, advanced = tick_sources(self.runtime, max_rows)
+        if advanced:
+            self.dirty = True
+        return n
 
     def after_write(self) -> None:
         self.dirty = True

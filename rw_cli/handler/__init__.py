@@ -21,6 +21,14 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return query.handle_query(session, tree)
     if isinstance(tree, exp.Create):
         kind = (tree.args.get("kind") or "").upper()
+        if kind in ("SOURCE", "SINK") or (kind == "TABLE" and _has_connector(tree)):
+            from rw_cli.handler import create_sink, create_source
+
+            if kind == "SINK":
+                return create_sink.handle(session, tree, sql)
+            if kind == "SOURCE":
+                return create_source.handle_source(session, tree, sql)
+            return create_source.handle_table(session, tree)
         if kind == "TABLE":
             return create_table.handle(session, tree)
         if kind == "INDEX":
@@ -44,6 +52,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return dml.handle_update(session, tree)
     if isinstance(tree, exp.Set):
         return utility.handle_set(session, tree)
+    if isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"):
+        from rw_cli.handler import show_jobs
+
+        return show_jobs.handle(session, tree.this)
     if isinstance(tree, Show):
         return utility.handle_show(session, tree)
     if isinstance(tree, exp.Describe):
@@ -58,3 +70,9 @@ def _is_materialized(tree: exp.Create) -> bool:
     if props is None:
         return False
     return any(isinstance(p, exp.MaterializedProperty) for p in props.expressions)
+
+
+def _has_connector(tree: exp.Create) -> bool:
+    from rw_cli.connector import connector_spec
+
+    return bool(connector_spec(tree))

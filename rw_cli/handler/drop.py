@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.errors import CatalogError, NotSupported
-from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, TABLE, VIEW
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW
 from rw_cli.result import Result
 
 
@@ -21,6 +21,10 @@ def handle(session, tree: exp.Drop) -> Result:
         want, tag = VIEW, "DROP_VIEW"
     elif kind == "INDEX":
         want, tag = INDEX, "DROP_INDEX"
+    elif kind == "SOURCE":
+        want, tag = SOURCE, "DROP_SOURCE"
+    elif kind == "SINK":
+        want, tag = SINK, "DROP_SINK"
     else:
         raise NotSupported(f"DROP {kind}")
     cascade = bool(tree.args.get("cascade"))

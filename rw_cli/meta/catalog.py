@@ -15,6 +15,8 @@ TABLE = "table"
 MATERIALIZED_VIEW = "materialized view"
 INDEX = "index"  # an arrangement of a table or MV, maintained like an MV
 VIEW = "view"  # a named query, expanded by batch queries; no state, no job
+SOURCE = "source"  # a connector's stream, not materialized; its job reads splits (rw_cli.connector)
+SINK = "sink"  # a query's changes delivered to a connector at each committed epoch
 ROW_ID = "_row_id"
 
 
@@ -40,6 +42,8 @@ class RelationCatalog:
     append_only: bool = False
     user_pk: bool = False  # True when the pk was declared by the user (tables only)
     parallelism: int = 1  # actors per partitioned fragment of this job
+    # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}
+    connector: dict = field(default_factory=dict)
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

@@ -1,0 +1,88 @@
+"""What a source connector implements, and the option helpers every connector shares.
+
+A connector reads a source in *splits* (a generator's partition, a file). Each split has an
+offset that only grows; `read(split, offset, n)` returns the next rows after `offset` (at
+most `n` units of the split's own measure: events, rows, records) and the new offset.
+Reading the same (split, offset) twice yields the same rows, so a source resumes exactly at
+the offsets committed with the last checkpoint.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.common.types import DataType
+from rw_cli.errors import BindError
+
+
+class SourceReader:
+    columns: list[tuple[str, DataType]]
+    bounded: bool = False
+
+    def list_splits(self) -> list[str]:
+        """The splits that exist now (file sources discover new ones on every call)."""
+        raise NotImplementedError
+
+    def read(self, split: str, offset: int, max_rows: int) -> tuple[pa.Table | None, np.ndarray | None, int]:
+        """(rows named as `columns`, a per-row key unique within the split, new offset)."""
+        raise NotImplementedError
+
+    def exhausted(self, split: str, offset: int) -> bool:
+        return False
+
+    # errors seen while reading (bad records skipped); the executor reports and counts them
+    def take_errors(self) -> list[str]:
+        errs = getattr(self, "_errors", [])
+        self._errors = []
+        return errs
+
+    def error(self, message: str) -> None:
+        if not hasattr(self, "_errors"):
+            self._errors = []
+        self._errors.append(message)
+
+    # a rate limit in rows per second (None: as fast as the pipeline asks)
+    rate: float | None = None
+
+
+def option_int(options: dict[str, str], key: str, default: int) -> int:
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise BindError(f"invalid value for {key}: '{value}'", hint="expected an integer") from None
+
+
+def option_float(options: dict[str, str], key: str, default: float | None) -> float | None:
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise BindError(f"invalid value for {key}: '{value}'", hint="expected a number") from None
+
+
+def option_bool(options: dict[str, str], key: str, default: bool) -> bool:
+    value = options.get(key)
+    if value is None:
+        return default
+    v = str(value).strip().lower()
+    if v in ("true", "1", "on", "yes"):
+        return True
+    if v in ("false", "0", "off", "no"):
+        return False
+    raise BindError(f"invalid value for {key}: '{value}'", hint="expected true or false")
+
+
+def conform(table: pa.Table, columns: list[tuple[str, DataType]]) -> pa.Table:
+    """Rows with exactly the source's columns, in order, cast to their types."""
+    arrays = []
+    for name, t in columns:
+        col = table.column(name) if name in table.column_names else pa.nulls(table.num_rows, t.arrow())
+        if col.type != t.arrow():
+            col = col.cast(t.arrow())
+        arrays.append(col)
+    return pa.Table.from_arrays(arrays, names=[n for n, _ in columns])

@@ -1,0 +1,102 @@
+"""The `datagen` connector: generated rows, as RisingWave's datagen source.
+
+Options: `fields.<col>.kind = sequence | random`; sequence: `start` (default 1), `end`
+(the source is bounded: split k of n yields start+k, start+k+n, ... <= end); random:
+`min`/`max` (numbers), `length` (varchar, default 10), `max_past` (timestamps, seconds,
+default 1 day before the fixed base time), `seed` (default: the field's position);
+`datagen.rows.per.second` (default 10; a rate limit, not part of the data), `datagen.split.num`.
+Values are pure functions of (seed, row number), so a re-read range yields the same rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.common.types import DataType
+from rw_cli.connector.base import SourceReader, option_float, option_int
+from rw_cli.connector.rand import rand_float, rand_int, rand_strings
+from rw_cli.errors import BindError, NotSupported
+
+_INTS = {"smallint": (-(1 << 15), (1 << 15) - 1), "integer": (-(1 << 31), (1 << 31) - 1),
+         "bigint": (-(1 << 63), (1 << 63) - 1)}
+_BASE_US = 1704067200 * 1_000_000  # 2024-01-01 00:00:00, the base of random timestamps
+
+
+class _Field:
+    def __init__(self, pos: int, name: str, t: DataType, options: dict[str, str]):
+        p = f"fields.{name}."
+        self.name, self.type = name, t
+        self.kind = options.get(p + "kind", "random").lower()
+        if self.kind not in ("random", "sequence"):
+            raise BindError(f"invalid value for {p}kind: '{self.kind}'", hint="use 'sequence' or 'random'")
+        self.seed = option_int(options, p + "seed", pos)
+        if self.kind == "sequence":
+            if not t.is_numeric:
+                raise NotSupported(f"datagen sequence of type {t.name}")
+            self.start = option_int(options, p + "start", 1)
+            end = options.get(p + "end")
+            self.end = None if end is None else option_int(options, p + "end", 0)
+        else:
+            self.min = option_float(options, p + "min", 0)
+            self.max = option_float(options, p + "max", 32767 if t.is_integer else 32767.0)
+            self.length = option_int(options, p + "length", 10)
+            self.max_past = option_float(options, p + "max_past", 86400.0)
+            if t.name not in _INTS and t.name not in ("real", "double precision", "numeric", "character varying",
+                                                      "boolean", "timestamp without time zone",
+                                                      "timestamp with time zone", "date"):
+                raise NotSupported(f"datagen random values of type {t.name}")
+
+    def values(self, rows: np.ndarray) -> pa.Array:
+        t = self.type
+        if self.kind == "sequence":
+            return pa.array(self.start + rows).cast(t.arrow())
+        if t.name in _INTS:
+            lo, hi = int(self.min), int(self.max)
+            return pa.array(lo + rand_int(self.seed, rows, 1, hi - lo + 1)).cast(t.arrow())
+        if t.name in ("real", "double precision", "numeric"):
+            v = self.min + rand_float(self.seed, rows, 1) * (self.max - self.min)
+            if t.name == "numeric":
+                v = np.round(v, 6)
+            return pa.array(v).cast(t.arrow())
+        if t.name == "character varying":
+            return rand_strings(self.seed, rows, 1, np.full(len(rows), self.length))
+        if t.name == "boolean":
+            return pa.array(rand_int(self.seed, rows, 1, 2) == 1)
+        past = (rand_float(self.seed, rows, 1) * self.max_past * 1e6).astype(np.int64)
+        ts = pa.array(_BASE_US - past, pa.timestamp("us"))
+        return ts.cast(pa.date32()) if t.name == "date" else ts.cast(t.arrow())
+
+
+class DatagenReader(SourceReader):
+    """Split `k` of `n` generates row numbers k, k+n, ...; its offset counts rows read."""
+
+    def __init__(self, options: dict[str, str], columns: list[tuple[str, DataType]]):
+        self.columns = columns
+        self.fields = [_Field(i, n, t, options) for i, (n, t) in enumerate(columns)]
+        self.split_num = max(1, option_int(options, "datagen.split.num", 1))
+        self.rate = option_float(options, "datagen.rows.per.second", 10.0)
+        ends = [f.end - f.start + 1 for f in self.fields if f.kind == "sequence" and f.end is not None]
+        self.total = max(0, min(ends)) if ends else None
+        self.bounded = self.total is not None
+
+    def list_splits(self) -> list[str]:
+        return [str(k) for k in range(self.split_num)]
+
+    def _split_rows(self, split: str) -> int | None:
+        if self.total is None:
+            return None
+        k = int(split)
+        return max(0, (self.total - k + self.split_num - 1) // self.split_num)
+
+    def exhausted(self, split: str, offset: int) -> bool:
+        total = self._split_rows(split)
+        return total is not None and offset >= total
+
+    def read(self, split: str, offset: int, max_rows: int):
+        total = self._split_rows(split)
+        n = max_rows if total is None else min(max_rows, total - offset)
+        if n <= 0:
+            return None, None, offset
+        rows = int(split) + self.split_num * (offset + np.arange(n, dtype=np.int64))
+        table = pa.table({f.name: f.values(rows) for f in self.fields})
+        return table, rows, offset + n

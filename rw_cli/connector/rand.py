@@ -1,0 +1,73 @@
+"""Counter-based randomness: every random value is a pure function of (seed, row index, field).
+
+Generators draw all of a chunk's values at once from `uniform64(seed, index, field)`, so a
+row's values do not depend on how the stream is cut into chunks or splits — reading events
+[a, b) always yields the same rows, which is what makes recovery from an offset exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over a uint64 array."""
+    with np.errstate(over="ignore"):
+        z = x + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
+
+
+def uniform64(seed: int, index: np.ndarray, field: int) -> np.ndarray:
+    key = np.uint64((seed * 0x1000193 + field * 0x9E37 + 1) & 0xFFFFFFFFFFFFFFFF)
+    with np.errstate(over="ignore"):
+        return mix64(mix64(index.astype(np.uint64) ^ key) + key)
+
+
+def rand_int(seed: int, index: np.ndarray, field: int, n) -> np.ndarray:
+    """Uniform integers in [0, n) (n a scalar or an array of positive bounds)."""
+    r = uniform64(seed, index, field) >> np.uint64(11)
+    return (r % np.asarray(n, dtype=np.uint64)).astype(np.int64)
+
+
+def rand_float(seed: int, index: np.ndarray, field: int) -> np.ndarray:
+    """Uniform doubles in [0, 1)."""
+    return (uniform64(seed, index, field) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+_POOL_SIZE = 1 << 20
+_POOL: np.ndarray | None = None
+_LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+
+
+def _pool() -> np.ndarray:
+    global _POOL
+    if _POOL is None:
+        idx = np.arange(_POOL_SIZE, dtype=np.uint64)
+        _POOL = _LETTERS[rand_int(7, idx, 0, 26)]
+    return _POOL
+
+
+def rand_strings(seed: int, index: np.ndarray, field: int, lengths: np.ndarray) -> pa.Array:
+    """Random lowercase strings of the given lengths, cut from a fixed random pool."""
+    pool = _pool()
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(lengths)
+    start = rand_int(seed, index, field, _POOL_SIZE - int(lengths.max(initial=0)) - 1)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    pos = np.arange(total, dtype=np.int64) - np.repeat(offsets[:-1] - start, lengths)
+    data = pool[pos]
+    if total >= 2 ** 31:
+        return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data)).cast(pa.string())
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+
+
+def pick(values: list[str], idx: np.ndarray) -> pa.Array:
+    return pa.array(values, pa.string()).take(pa.array(idx))

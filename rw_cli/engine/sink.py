@@ -1,0 +1,192 @@
+"""SinkExecutor: the last node of a sink's job; delivers each committed epoch exactly once.
+
+On a barrier the epoch's rows are staged (for the file sink: written to a staging file);
+after the session has committed that epoch (`on_committed`) the staged file is renamed to
+its final name, `<epoch>.<ext>`, atomically. On restart (`recover`), staged files of
+committed epochs are finished and those of uncommitted epochs are deleted: a committed
+epoch is delivered once, an uncommitted one never (it is recomputed from the resumed
+sources). `blackhole` counts rows and discards them.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.common.types import DataType
+from rw_cli.engine.chunk import INSERT, UPDATE_INSERT, StreamChunk
+from rw_cli.engine.executor import Executor
+from rw_cli.meta.epoch import EpochPair
+
+_OP_NAMES = np.array(["insert", "delete", "update_delete", "update_insert"])
+STAGING = ".staging"
+
+
+class SinkExecutor(Executor):
+    identity = "StreamSink"
+
+    def __init__(self, types: list[DataType], stream_key: list[int], names: list[str], visible: int,
+                 writer: "SinkWriter", append_only: bool = True):
+        super().__init__(types, stream_key)
+        self.names = names
+        self.visible = visible
+        self.writer = writer
+        self.append_only = append_only
+        self.pending: list[StreamChunk] = []
+        self.rows_out = 0
+        self.epochs_out = 0
+        self.dropped_retractions = 0
+
+    def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
+        if not len(chunk):
+            return []
+        if self.append_only and not chunk.is_insert().all():
+            keep = chunk.is_insert()
+            self.dropped_retractions += int((~keep).sum())
+            chunk = chunk.filter(keep)
+        self.rows_out += len(chunk)
+        if self.writer.discards:
+            return []
+        self.pending.append(chunk)
+        return []
+
+    def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
+        chunks, self.pending = self.pending, []
+        if chunks:
+            data = pa.concat_tables([c.data.select(list(range(self.visible))) for c in chunks])
+            data = data.rename_columns(self.names[: self.visible])
+            if not self.append_only:
+                ops = np.concatenate([c.ops for c in chunks])
+                data = data.append_column("__op", pa.array(_OP_NAMES[ops]))
+            self.writer.stage(epoch.prev, data)
+        return []
+
+    def on_committed(self, epoch: int) -> None:
+        if self.writer.commit(epoch):
+            self.epochs_out += 1
+
+
+class SinkWriter:
+    discards = False
+
+    def stage(self, epoch: int, rows: pa.Table) -> None:
+        pass
+
+    def commit(self, epoch: int) -> bool:
+        return False
+
+    def recover(self, committed_epoch: int) -> None:
+        pass
+
+
+class BlackholeWriter(SinkWriter):
+    discards = True
+
+
+class FileWriter(SinkWriter):
+    """One file per committed epoch in `path`: `<epoch, 20 digits>.<jsonl|csv|parquet>`."""
+
+    EXT = {"json": "jsonl", "csv": "csv", "parquet": "parquet"}
+
+    def __init__(self, path: str, encode: str, types: list[DataType]):
+        self.path = path
+        self.encode = encode
+        self.types = types
+        self.ext = self.EXT[encode]
+        self.staged: dict[int, str] = {}
+
+    def _final(self, epoch: int) -> str:
+        return os.path.join(self.path, f"{epoch:020d}.{self.ext}")
+
+    def stage(self, epoch: int, rows: pa.Table) -> None:
+        os.makedirs(os.path.join(self.path, STAGING), exist_ok=True)
+        staged = os.path.join(self.path, STAGING, f"{epoch:020d}.{self.ext}")
+        tmp = staged + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(self._encode(rows))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, staged)
+        self.staged[epoch] = staged
+
+    def commit(self, epoch: int) -> bool:
+        done = False
+        for e in sorted(k for k in self.staged if k <= epoch):
+            os.replace(self.staged.pop(e), self._final(e))
+            done = True
+        if done:
+            _fsync_dir(self.path)
+        return done
+
+    def recover(self, committed_epoch: int) -> None:
+        d = os.path.join(self.path, STAGING)
+        if not os.path.isdir(d):
+            return
+        for name in sorted(os.listdir(d)):
+            full = os.path.join(d, name)
+            stem = name.split(".")[0]
+            if name.endswith(".tmp") or not stem.isdigit() or int(stem) > committed_epoch:
+                os.unlink(full)  # an epoch that never committed: it will be recomputed
+            else:
+                os.replace(full, self._final(int(stem)))  # committed, but not yet delivered
+        _fsync_dir(self.path)
+
+    def _encode(self, rows: pa.Table) -> bytes:
+        if self.encode == "parquet":
+            import pyarrow.parquet as pq
+
+            buf = io.BytesIO()
+            pq.write_table(rows, buf)
+            return buf.getvalue()
+        if self.encode == "csv":
+            import pyarrow.csv as pacsv
+
+            buf = io.BytesIO()
+            pacsv.write_csv(_as_text(rows, self.types), buf)
+            return buf.getvalue()
+        text = _as_text(rows, self.types, keep_numbers=True)
+        lines = [json.dumps(r, separators=(",", ":"), default=str) for r in text.to_pylist()]
+        return ("\n".join(lines) + "\n").encode()
+
+
+def _as_text(rows: pa.Table, types: list[DataType], keep_numbers: bool = False) -> pa.Table:
+    """Columns as PostgreSQL prints them (numbers and booleans stay typed for JSON)."""
+    from rw_cli.common.pg_text import format_column
+
+    cols = []
+    for i, col in enumerate(rows.columns):
+        t = types[i] if i < len(types) else None
+        if t is None or (keep_numbers and (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+                                           or pa.types.is_boolean(col.type))) or pa.types.is_string(col.type):
+            cols.append(col)
+        else:
+            cols.append(pa.array(format_column(col, t), pa.string()))
+    return pa.Table.from_arrays(cols, names=rows.column_names)
+
+
+def _fsync_dir(d: str) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sink_executors(runtime) -> list[SinkExecutor]:
+    out = []
+    for rel_id in sorted(runtime.jobs):
+        for node in runtime.jobs[rel_id].nodes:
+            if isinstance(node.executor, SinkExecutor):
+                out.append(node.executor)
+    return out
+
+
+def notify_committed(runtime, epoch: int) -> None:
+    for ex in sink_executors(runtime):
+        ex.on_committed(epoch)

@@ -1,0 +1,164 @@
+"""SourceExecutor: the first node of a source's (or a connector table's) job.
+
+It reads its connector's splits when the session ticks it (`poll`), and on every barrier
+writes the offsets of the splits it advanced to its state table, so offsets commit in the
+same version as every executor's state: after a crash the source resumes exactly at the
+committed offsets — nothing lost, nothing read twice. Chunks of a table's DML pass through.
+A source's stream is insert-only; each row gets a hidden `_row_id` made of the split's
+ordinal and the row's key within the split.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.common.types import DataType
+from rw_cli.connector.base import SourceReader, conform
+from rw_cli.engine.chunk import StreamChunk, positional
+from rw_cli.engine.executor import Executor
+from rw_cli.meta.epoch import EpochPair
+
+ROW_ID_BASE = 1 << 62  # above the ids RowIdGenerator gives DML rows
+ORDINAL_SHIFT = 40
+OFFSETS_SCHEMA = pa.schema([pa.field("split", pa.string()), pa.field("ordinal", pa.int64()),
+                            pa.field("offset", pa.int64())])
+
+
+class SourceExecutor(Executor):
+    identity = "StreamSource"
+
+    def __init__(self, types: list[DataType], stream_key: list[int], reader: SourceReader, state_table,
+                 row_id_index: int | None, name: str = ""):
+        super().__init__(types, stream_key)
+        self.reader = reader
+        self.table = state_table
+        self.row_id_index = row_id_index
+        self.name = name
+        self.offsets: dict[str, int] | None = None  # loaded from the committed state on first use
+        self.ordinals: dict[str, int] = {}
+        self.dirty: set[str] = set()
+        self.rows_read = 0
+        self.bad_records = 0
+        self.warnings: list[str] = []
+        self._tokens = 0.0
+        self._last = None
+
+    # -- state ---------------------------------------------------------------------------
+    def _load(self) -> None:
+        if self.offsets is not None:
+            return
+        self.offsets = {}
+        rows = self.table.scan()
+        for split, ordinal, offset in zip(rows.column(0).to_pylist(), rows.column(1).to_pylist(),
+                                          rows.column(2).to_pylist()):
+            self.offsets[split] = offset
+            self.ordinals[split] = ordinal
+
+    def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
+        if self.dirty:
+            splits = sorted(self.dirty)
+            batch = pa.RecordBatch.from_arrays([
+                pa.array(splits, pa.string()),
+                pa.array([self.ordinals[s] for s in splits], pa.int64()),
+                pa.array([self.offsets[s] for s in splits], pa.int64())], schema=OFFSETS_SCHEMA)
+            self.table.insert(batch)
+            self.dirty.clear()
+        self.table.commit(epoch.prev)
+        return []
+
+    # -- reading -------------------------------------------------------------------------
+    def _budget(self, max_rows: int) -> int:
+        rate = self.reader.rate
+        if not rate:
+            return max_rows
+        now = time.monotonic()
+        if self._last is None:
+            self._last = now
+            self._tokens = min(rate, max_rows)  # the first second's rows at once
+        else:
+            self._tokens = min(self._tokens + (now - self._last) * rate, max(rate, 1.0))
+            self._last = now
+        n = int(min(self._tokens, max_rows))
+        self._tokens -= n
+        return n
+
+    def poll(self, max_rows: int) -> list[StreamChunk]:
+        """Read up to `max_rows` from each split (fewer under a rate limit)."""
+        self._load()
+        budget = self._budget(max_rows)
+        out: list[StreamChunk] = []
+        if budget <= 0:
+            return out
+        for split in self.reader.list_splits():
+            if split not in self.offsets:
+                self.offsets[split] = 0
+                self.ordinals[split] = len(self.ordinals)
+                self.dirty.add(split)
+            offset = self.offsets[split]
+            if self.reader.exhausted(split, offset):
+                continue
+            table, keys, new_offset = self.reader.read(split, offset, budget)
+            for msg in self.reader.take_errors():
+                self.bad_records += 1
+                self.warnings.append(f'source "{self.name}": skipped a bad record: {msg}')
+            if new_offset != offset:
+                self.offsets[split] = new_offset
+                self.dirty.add(split)
+            if table is None or table.num_rows == 0:
+                continue
+            out.append(self._chunk(table, keys, self.ordinals[split]))
+            self.rows_read += table.num_rows
+        return out
+
+    def _chunk(self, table: pa.Table, keys: np.ndarray, ordinal: int) -> StreamChunk:
+        data = conform(table, self.reader.columns)
+        if self.row_id_index is not None:
+            ids = ROW_ID_BASE | (ordinal << ORDINAL_SHIFT) | np.asarray(keys, dtype=np.int64)
+            data = data.add_column(self.row_id_index, "_row_id", pa.array(ids, pa.int64()))
+        return StreamChunk(positional(data), np.zeros(data.num_rows, dtype=np.int8))
+
+    def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
+        return [chunk] if len(chunk) else []
+
+    # -- progress ------------------------------------------------------------------------
+    @property
+    def exhausted(self) -> bool:
+        """Bounded and every split read to its end."""
+        if not self.reader.bounded:
+            return False
+        self._load()
+        return all(self.reader.exhausted(s, self.offsets.get(s, 0)) for s in self.reader.list_splits())
+
+    def backlog(self) -> int | None:
+        total = getattr(self.reader, "total_units", None)
+        if total is None:
+            return None
+        self._load()
+        return max(0, total() - sum(self.offsets.values()))
+
+    def take_warnings(self) -> list[str]:
+        w, self.warnings = self.warnings, []
+        return w
+
+
+def source_executors(runtime) -> list[tuple[int, SourceExecutor]]:
+    out = []
+    for rel_id in sorted(runtime.jobs):
+        job = runtime.jobs[rel_id]
+        if job.nodes and isinstance(job.nodes[0].executor, SourceExecutor):
+            out.append((rel_id, job.nodes[0].executor))
+    return out
+
+
+def tick_sources(runtime, max_rows: int) -> tuple[int, bool]:
+    """Poll every source once and push what it read through its job: (rows read, whether
+    any offset moved)."""
+    n, advanced = 0, False
+    for rel_id, ex in source_executors(runtime):
+        for chunk in ex.poll(max_rows):
+            n += len(chunk)
+            runtime.push(rel_id, chunk)
+        advanced = advanced or bool(ex.dirty)
+    return n, advanced

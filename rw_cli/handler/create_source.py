@@ -1,0 +1,127 @@
+"""CREATE SOURCE name [(columns)] WITH (connector = ...) [FORMAT ... ENCODE ...], and
+CREATE TABLE name (columns) WITH (connector = ...): a table that ingests a connector.
+
+A source is not materialized: its job is one SourceExecutor whose output feeds the jobs of
+the materialized views and sinks over it (an MV on a source starts at the source's current
+offsets; there is no history to backfill). A connector table's job is the same executor in
+front of the table's materialize, so the table keeps what the connector delivers.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rw_cli.common.types import BIGINT
+from rw_cli.errors import BindError, CatalogError, NotSupported
+from rw_cli.meta.catalog import ROW_ID, SOURCE, TABLE, ColumnCatalog, RelationCatalog
+from rw_cli.result import Result
+
+OFFSETS_PK = [0]
+
+
+def _columns(tree: exp.Create) -> list[tuple[str, object]]:
+    from rw_cli.handler.create_table import column_type
+
+    schema = tree.this
+    cols = []
+    if isinstance(schema, exp.Schema):
+        for item in schema.expressions:
+            if isinstance(item, exp.ColumnDef):
+                if item.args.get("kind") is None:
+                    raise BindError(f'column "{item.name}" needs a type')
+                if any(n == item.name for n, _ in cols):
+                    raise BindError(f'column "{item.name}" specified more than once')
+                cols.append((item.name, column_type(item.args["kind"])))
+            elif isinstance(item, exp.PrimaryKey):
+                raise NotSupported("PRIMARY KEY on a source", hint="use CREATE TABLE ... WITH (connector = ...)")
+            else:
+                raise NotSupported(f"{type(item).__name__} in CREATE SOURCE")
+    return cols
+
+
+def _spec(tree: exp.Create) -> dict:
+    from rw_cli.connector import connector_spec
+
+    spec = connector_spec(tree)
+    if not spec:
+        raise BindError("a source needs WITH (connector = '...')")
+    return spec
+
+
+def handle_source(session, tree: exp.Create, sql: str) -> Result:
+    from rw_cli.connector import default_columns, open_reader
+
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    name = target.name
+    if session.catalog.get(name) is not None:
+        if tree.args.get("exists"):
+            return Result("CREATE_SOURCE", notices=[f'relation "{name}" already exists, skipping'])
+        raise CatalogError(f'relation "{name}" already exists')
+    spec = _spec(tree)
+    cols = _columns(tree) or default_columns(spec)
+    if not cols:
+        raise BindError("a source needs a column list")
+    open_reader(spec, cols)  # validates the options
+    columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
+    rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
+                          definition=sql, append_only=True, connector=spec)
+    rel.state_table_ids.append(session.catalog.alloc_id())
+    session.catalog.add(rel)
+    session.runtime.add_job(source_job(session.store, rel))
+    session.barrier()
+    return Result("CREATE_SOURCE")
+
+
+def handle_table(session, tree: exp.Create) -> Result:
+    """CREATE TABLE ... WITH (connector = ...): a table, then its connector in front of it."""
+    from rw_cli.connector import open_reader
+    from rw_cli.handler import create_table
+
+    spec = _spec(tree)
+    cols = _columns(tree)
+    open_reader(spec, cols)  # validate before anything is created
+    result = create_table.handle(session, tree)
+    name = tree.this.this.name
+    rel = session.catalog.get(name)
+    if rel is None or rel.kind != TABLE or rel.connector:
+        return result  # IF NOT EXISTS on an existing table
+    rel.connector = spec
+    rel.state_table_ids.append(session.catalog.alloc_id())
+    session.runtime.drop_job(rel.id)
+    session.runtime.add_job(connector_table_job(session.store, rel))
+    session.barrier()
+    return result
+
+
+# -- jobs ------------------------------------------------------------------------------------
+def _offsets_table(store, rel: RelationCatalog):
+    from rw_cli.engine.source import OFFSETS_SCHEMA
+    from rw_cli.store.state_table import StateTable
+
+    return StateTable(store, rel.state_table_ids[0], OFFSETS_SCHEMA, OFFSETS_PK)
+
+
+def _source_executor(store, rel: RelationCatalog):
+    from rw_cli.connector import open_reader
+    from rw_cli.engine.source import SourceExecutor
+
+    visible = [(c.name, c.type) for c in rel.columns if c.name != ROW_ID or not c.hidden]
+    row_id = next((i for i, c in enumerate(rel.columns) if c.name == ROW_ID and c.hidden), None)
+    return SourceExecutor([c.type for c in rel.columns], list(rel.pk), open_reader(rel.connector, visible),
+                          _offsets_table(store, rel), row_id, name=rel.name)
+
+
+def source_job(store, rel: RelationCatalog):
+    from rw_cli.engine.runtime import Node, StreamJob
+
+    return StreamJob(rel.id, [Node(_source_executor(store, rel))], [])
+
+
+def connector_table_job(store, rel: RelationCatalog):
+    from rw_cli.engine.runtime import Node
+    from rw_cli.sql.stream_builder import table_job
+
+    job = table_job(store, rel)
+    src = Node(_source_executor(store, rel))
+    src.downstream.append((job.nodes[0], 0))
+    job.nodes.insert(0, src)
+    return job
