@@ -123,3 +123,16 @@ def test_embedded_engine_never_imports_pyspark(data_dir):
             f"s = rw_cli.connect({data_dir!r}); s.execute('create table t (k int); select * from t'); s.close()\n"
             "assert 'pyspark' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_temporal_filter_rows_leave_as_time_passes(data_dir):
+    import time
+
+    with rw_cli.connect(data_dir) as s:
+        s.execute("set rw_implicit_flush to true; create table t (ts timestamptz, v int); "
+                  "create materialized view recent as select v from t where ts > now() - interval '1 second'")
+        s.execute("insert into t values (now(), 1), (now() - interval '1 hour', 2)")
+        assert s.execute("select v from recent").fetchall() == [(1,)]
+        time.sleep(1.3)
+        s.execute("flush")
+        assert s.execute("select v from recent").fetchall() == []

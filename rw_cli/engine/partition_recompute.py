@@ -26,7 +26,7 @@ class PartitionRecomputeExecutor(Executor):
     def __init__(self, identity: str, input_types: list[list[DataType]], input_keys: list[list[int]],
                  partition_keys: list[list[int]], sql: str, types: list[DataType], stream_key: list[int],
                  state_tables: list, column_offsets: list[int] | None = None, fresh: bool = True,
-                 vnodes=None):
+                 vnodes=None, temporal: bool = False, resume_epoch: int = 0):
         """`sql` reads `in0`, `in1`, ... whose columns are named `_{offset + i}` (offsets default
         to 0 for every input) and produces positional columns `_0.._n`."""
         super().__init__(types, stream_key)
@@ -38,6 +38,10 @@ class PartitionRecomputeExecutor(Executor):
         self.tables = state_tables
         self.offsets = column_offsets or [0] * len(input_types)
         self.vnodes = vnodes  # as an actor of a parallel fragment: the vnodes it owns (bool mask)
+        # A temporal operator reads now() (`{now}` in its SQL): it is the time of the epoch the
+        # output belongs to, so every barrier recomputes with the new time (rows expire).
+        self.temporal = temporal
+        self.last_now = _epoch_time(resume_epoch) if resume_epoch else None
         # A new job has emitted nothing yet: its first epoch diffs against no output at all
         # (a recovered job's output is already materialized).
         self.fresh = fresh
@@ -53,9 +57,11 @@ class PartitionRecomputeExecutor(Executor):
 
     def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
         out: list[StreamChunk] = []
-        if any(self.buffers) or self.fresh:
+        if any(self.buffers) or self.fresh or self.temporal:
+            self.now = _epoch_time(epoch.curr)  # the barrier's time, as RisingWave's NowExecutor
             out = self._recompute()
             self.fresh = False
+            self.last_now = self.now
         for t in self.tables:
             t.commit(epoch.prev)
         return out
@@ -102,7 +108,7 @@ class PartitionRecomputeExecutor(Executor):
 
     def _touched(self, deltas: list[StreamChunk]) -> pa.Table | None:
         """The partition keys changed in this epoch (None: one partition, everything)."""
-        if not self.partition_keys[0] or self.fresh:
+        if not self.partition_keys[0] or self.fresh or self.temporal:
             return None
         parts = []
         for side, d in enumerate(deltas):
@@ -135,7 +141,11 @@ class PartitionRecomputeExecutor(Executor):
             for i, t in enumerate(rows):
                 tables[f"{prefix}{i}"] = t
                 ctes.append(f"in{i} AS (SELECT * FROM {prefix}{i})")
-            return f"WITH {', '.join(ctes)} {self.sql}"
+            sql = self.sql
+            if self.temporal:
+                now = self.now if prefix == "new" else (self.last_now or self.now)
+                sql = sql.replace("{now}", f"CAST('{now}' AS TIMESTAMPTZ)")
+            return f"WITH {', '.join(ctes)} {sql}"
         names = ", ".join(self.schema.names)
         after = f"SELECT * FROM ({scope('new', news)}) AS a({names})"
         if self.fresh:
@@ -153,6 +163,16 @@ class PartitionRecomputeExecutor(Executor):
         data = out.drop_columns(["__ins"]).take(pa.array(order)).cast(self.schema)
         ops = np.where(ins[order], INSERT, DELETE).astype(np.int8)
         return [StreamChunk(data, ops)]
+
+
+def _epoch_time(epoch: int) -> str:
+    """The wall-clock time of an epoch (its physical part), as a UTC timestamp literal."""
+    import datetime
+
+    from rw_cli.meta.epoch import EPOCH_ORIGIN_MS, EPOCH_SHIFT
+
+    ms = (epoch >> EPOCH_SHIFT) + EPOCH_ORIGIN_MS
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00")
 
 
 def _apply(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:

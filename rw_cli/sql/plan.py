@@ -103,6 +103,7 @@ class StreamPartitionRecompute(PlanNode):
     sql: str = ""
     detail: str = ""
     right_partition_keys: list[int] = field(default_factory=list)  # set operations: the second input
+    temporal: bool = False  # reads now() (written `{now}` in sql): recomputed at every barrier
 
     def explain_name(self) -> str:
         return self.name

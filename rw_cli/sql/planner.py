@@ -99,6 +99,14 @@ def inline_ctes(tree: exp.Expression) -> exp.Expression:
     raise BindError("WITH nested too deeply")
 
 
+def _is_now(n: exp.Expression) -> bool:
+    return isinstance(n, exp.CurrentTimestamp) or (isinstance(n, exp.Anonymous) and n.name.lower() == "now")
+
+
+def _reads_now(e: exp.Expression) -> bool:
+    return any(_is_now(n) for n in e.walk())
+
+
 def _aggs(e: exp.Expression) -> list[exp.Expression]:
     """Aggregate calls of a GROUP BY query (not window functions), each with its FILTER."""
     out = []
@@ -223,11 +231,15 @@ class StreamPlanner:
         if where is not None:
             node, scope, rest = self.semi_joins(node, scope, where.this)
             rest = [c for c in rest if not (isinstance(c, exp.Boolean) and c.this)]
+            temporal = [c for c in rest if _reads_now(c)]
+            rest = [c for c in rest if not _reads_now(c)]
             if rest:
                 pred = rest[0]
                 for c in rest[1:]:
                     pred = exp.and_(pred, c)
                 node = StreamFilter(node.types, node.stream_key, [node], predicate=self.rewrite(pred, scope))
+            if temporal:
+                node = self.temporal_filter(node, [self.rewrite(c, scope) for c in temporal])
         items = list(s.expressions)
         names = [output_name(e) for e in items]
         exprs = [e.this if isinstance(e, exp.Alias) else e for e in items]
@@ -451,6 +463,21 @@ class StreamPlanner:
             "aggs: [" + ", ".join(a.sql(dialect="postgres") for a in aggs) + "]"
         return StreamPartitionRecompute(types, list(range(ng)), [project], name="StreamHashAgg" if ng else
                                         "StreamSimpleAgg", partition_keys=list(range(ng)), sql=sql, detail=detail)
+
+    def temporal_filter(self, node: PlanNode, conds: list[exp.Expression]) -> PlanNode:
+        """A filter on now(): rows enter and leave the result as time passes."""
+        pred = conds[0]
+        for c in conds[1:]:
+            pred = exp.and_(pred, c)
+        marker = exp.column("__rw_now__")
+        pred = pred.transform(lambda n: marker.copy() if _is_now(n) else n)
+        where = expr_to_duckdb(pred, node.types + [DataType("timestamp with time zone")]
+                               ).replace("__rw_now__", "{now}")
+        sql = f"SELECT * FROM in0 WHERE {where}"
+        return StreamPartitionRecompute(list(node.types), list(node.stream_key), [node],
+                                        name="StreamDynamicFilter", partition_keys=[], sql=sql,
+                                        detail=f"predicate: {pred.sql(dialect='postgres').replace('__rw_now__', 'now()')}",
+                                        temporal=True)
 
     def over_window(self, node: PlanNode, exprs: list[exp.Expression]):
         """Window functions: the input plus one column per window, recomputed per partition."""

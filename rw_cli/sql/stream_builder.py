@@ -74,11 +74,13 @@ def _lenient(duck_sql: str) -> str:
 
 
 class StreamBuilder:
-    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1):
+    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1,
+                 resume_epoch: int = 0):
         self.store = store
         self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
         self.parallelism = max(1, parallelism)
+        self.resume_epoch = resume_epoch  # the committed epoch a recovered job's output belongs to
         self.nodes: list[Node] = []
         self.scans: list[tuple[int, Node]] = []
 
@@ -143,8 +145,8 @@ class StreamBuilder:
             offsets = [0, len(p.inputs[0].types)][: len(p.inputs)]
             return self._parallel(lambda vn: PartitionRecomputeExecutor(
                 p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs], keys, p.sql, p.types,
-                p.stream_key, [spec() for spec in specs], column_offsets=offsets, fresh=self.fresh, vnodes=vn),
-                keys)
+                p.stream_key, [spec() for spec in specs], column_offsets=offsets, fresh=self.fresh, vnodes=vn,
+                temporal=p.temporal, resume_epoch=self.resume_epoch), keys)
         if isinstance(p, StreamHashAgg):
             inp = p.inputs[0].types
             keys = [inp[k] for k in p.group_keys]
