@@ -136,3 +136,19 @@ def test_temporal_filter_rows_leave_as_time_passes(data_dir):
         time.sleep(1.3)
         s.execute("flush")
         assert s.execute("select v from recent").fetchall() == []
+
+
+def test_temporal_filter_expires_rows_while_stopped(data_dir):
+    import time
+
+    with rw_cli.connect(data_dir) as s:
+        s.execute("set rw_implicit_flush to true; create table t (ts timestamptz, v int); "
+                  "create materialized view recent as select v from t where ts > now() - interval '1 second'; "
+                  "create materialized view n as select count(*) as c from recent")
+        s.execute("insert into t values (now(), 1), (now() + interval '1 hour', 2)")
+        assert s.execute("select c from n").fetchall() == [(2,)]
+    time.sleep(1.3)
+    with rw_cli.connect(data_dir) as s:
+        s.execute("flush")
+        assert s.execute("select v from recent").fetchall() == [(2,)]
+        assert s.execute("select c from n").fetchall() == [(1,)]

@@ -26,7 +26,7 @@ class PartitionRecomputeExecutor(Executor):
     def __init__(self, identity: str, input_types: list[list[DataType]], input_keys: list[list[int]],
                  partition_keys: list[list[int]], sql: str, types: list[DataType], stream_key: list[int],
                  state_tables: list, column_offsets: list[int] | None = None, fresh: bool = True,
-                 vnodes=None, temporal: bool = False, resume_epoch: int = 0):
+                 vnodes=None, now_table=None):
         """`sql` reads `in0`, `in1`, ... whose columns are named `_{offset + i}` (offsets default
         to 0 for every input) and produces positional columns `_0.._n`."""
         super().__init__(types, stream_key)
@@ -38,10 +38,15 @@ class PartitionRecomputeExecutor(Executor):
         self.tables = state_tables
         self.offsets = column_offsets or [0] * len(input_types)
         self.vnodes = vnodes  # as an actor of a parallel fragment: the vnodes it owns (bool mask)
-        # A temporal operator reads now() (`{now}` in its SQL): it is the time of the epoch the
-        # output belongs to, so every barrier recomputes with the new time (rows expire).
-        self.temporal = temporal
-        self.last_now = _epoch_time(resume_epoch) if resume_epoch else None
+        # A temporal operator reads now() (`{now}` in its SQL): the time of the barrier that
+        # ends the epoch, so every barrier recomputes with the new time (rows expire). The time
+        # its current output was computed with is state too (`now_table`, one row).
+        self.now_table = now_table
+        self.temporal = now_table is not None
+        self.last_now: str | None = None
+        if self.temporal and not fresh:
+            rows = now_table.scan()
+            self.last_now = rows.column(0)[0].as_py() if rows.num_rows else None
         # A new job has emitted nothing yet: its first epoch diffs against no output at all
         # (a recovered job's output is already materialized).
         self.fresh = fresh
@@ -62,7 +67,9 @@ class PartitionRecomputeExecutor(Executor):
             out = self._recompute()
             self.fresh = False
             self.last_now = self.now
-        for t in self.tables:
+            if self.temporal:
+                self.now_table.insert(pa.record_batch([pa.array([self.now])], schema=self.now_table.schema))
+        for t in self.tables + ([self.now_table] if self.temporal else []):
             t.commit(epoch.prev)
         return out
 

@@ -42,8 +42,7 @@ def build_job(session, root, rel: RelationCatalog, table_ids=None):
 
         def alloc():
             return next(it)
-    return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
-                         resume_epoch=session.store.committed_epoch).build(root, rel)
+    return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism).build(root, rel)
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pyarrow as pa
 from sqlglot import exp
 
-from rw_cli.common.types import BIGINT, DataType
+from rw_cli.common.types import BIGINT, VARCHAR, DataType
 from rw_cli.engine.exchange import ExchangeExecutor, owned_vnodes
 from rw_cli.engine.filter import FilterExecutor
 from rw_cli.engine.hash_agg import HashAggExecutor, state_types
@@ -74,13 +74,11 @@ def _lenient(duck_sql: str) -> str:
 
 
 class StreamBuilder:
-    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1,
-                 resume_epoch: int = 0):
+    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1):
         self.store = store
         self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
         self.parallelism = max(1, parallelism)
-        self.resume_epoch = resume_epoch  # the committed epoch a recovered job's output belongs to
         self.nodes: list[Node] = []
         self.scans: list[tuple[int, Node]] = []
 
@@ -142,11 +140,12 @@ class StreamBuilder:
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
             specs = [self._input_table(i.types, k, i.stream_key) for i, k in zip(p.inputs, keys)]
+            now = self._table_spec([VARCHAR], [], ["now"]) if p.temporal else None
             offsets = [0, len(p.inputs[0].types)][: len(p.inputs)]
             return self._parallel(lambda vn: PartitionRecomputeExecutor(
                 p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs], keys, p.sql, p.types,
                 p.stream_key, [spec() for spec in specs], column_offsets=offsets, fresh=self.fresh, vnodes=vn,
-                temporal=p.temporal, resume_epoch=self.resume_epoch), keys)
+                now_table=now() if now else None), keys)
         if isinstance(p, StreamHashAgg):
             inp = p.inputs[0].types
             keys = [inp[k] for k in p.group_keys]
