@@ -17,6 +17,7 @@ watermark.
 from __future__ import annotations
 
 import threading
+import time
 import zlib
 from collections import Counter
 from typing import Iterator
@@ -38,6 +39,7 @@ __all__ = ["HummockStorage", "Snapshot", "MAX_EPOCH"]
 
 DEFAULT_SST_TARGET_SIZE = 64 << 20
 SCAN_BATCH_BYTES = 1 << 20
+COMPACTION_IDLE_SECS = 0.2
 
 
 class _Batch:
@@ -130,7 +132,7 @@ class _CommitTask:
 class HummockStorage:
     def __init__(self, object_store: ObjectStore, *, block_size: int = 65536,
                  sst_target_size: int = DEFAULT_SST_TARGET_SIZE, cache_size: int | str = DEFAULT_CACHE_SIZE,
-                 compression: str | None = None, l0_trigger: int = 4, level_base_size: int = 256 << 20,
+                 compression: str | None = None, l0_trigger: int = 4, l0_stall: int | None = None, level_base_size: int = 256 << 20,
                  level_multiplier: int = 10, max_levels: int = 7, background_compaction: bool = True,
                  cache_refill: bool = True, read_only: bool = False):
         self.object_store = object_store
@@ -138,6 +140,8 @@ class HummockStorage:
         self.sst_target_size = sst_target_size
         self.compression = compression
         self.l0_trigger = l0_trigger
+        self.l0_stall = l0_stall if l0_stall is not None else max(3 * l0_trigger, 12)
+        self._last_commit = 0.0
         self.level_base_size = level_base_size
         self.level_multiplier = level_multiplier
         self.max_levels = max(2, max_levels)
@@ -364,6 +368,7 @@ class HummockStorage:
                           extra=old.extra if task.extra is None else task.extra)
             v.levels[0] = new_ssts + v.levels[0]
             self._commit_version(v)
+            self._last_commit = time.monotonic()
             done = {id(b) for b in task.batches}
             self._buffer = [b for b in self._buffer if id(b) not in done]
             self._inflight.difference_update(s.id for s in new_ssts)
@@ -604,7 +609,15 @@ class HummockStorage:
             try:
                 from rw_cli.store.compactor import compact_once
                 did = False
-                while not self._stop and compact_once(self):
+                while not self._stop:
+                    # compaction gives way to a stream of checkpoints (the GIL is shared)
+                    # unless L0 grows past the stall limit
+                    if len(self._version.levels[0]) < self.l0_stall and \
+                            time.monotonic() - self._last_commit < COMPACTION_IDLE_SECS:
+                        time.sleep(COMPACTION_IDLE_SECS / 4)
+                        continue
+                    if not compact_once(self):
+                        break
                     did = True
                 if did and not self._stop:
                     self._vacuum_objects()
@@ -625,7 +638,6 @@ class HummockStorage:
 
     def wait_for_compaction(self, timeout: float = 600.0) -> None:
         """Block until no background compaction is due (for benchmarks and tests)."""
-        import time
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._compact_lock:

@@ -15,8 +15,9 @@ class ObjectStore(ABC):
     """A flat namespace of immutable-ish byte objects addressed by '/'-separated paths."""
 
     @abstractmethod
-    def put(self, path: str, data: bytes) -> None:
-        """Write `data` at `path` atomically (replacing any existing object)."""
+    def put(self, path: str, data: bytes, *, durable: bool = True) -> None:
+        """Write `data` at `path` atomically (replacing any existing object). With
+        durable=False a local store may skip fsync (for hints such as CURRENT)."""
 
     @abstractmethod
     def get(self, path: str) -> bytes:
@@ -56,7 +57,7 @@ class MemoryObjectStore(ObjectStore):
         self._objects: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
-    def put(self, path: str, data: bytes) -> None:
+    def put(self, path: str, data: bytes, *, durable: bool = True) -> None:
         _check_path(path)
         with self._lock:
             self._objects[path] = bytes(data)
@@ -106,7 +107,7 @@ class LocalObjectStore(ObjectStore):
     def _full(self, path: str) -> str:
         return os.path.join(self.root, *_check_path(path).split("/"))
 
-    def _write_tmp(self, full: str, data: bytes) -> str:
+    def _write_tmp(self, full: str, data: bytes, durable: bool = True) -> str:
         d = os.path.dirname(full)
         os.makedirs(d, exist_ok=True)
         tmp = os.path.join(d, f"{_TMP_PREFIX}{uuid.uuid4().hex}")
@@ -114,8 +115,9 @@ class LocalObjectStore(ObjectStore):
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+                if durable:
+                    f.flush()
+                    os.fsync(f.fileno())
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -137,12 +139,13 @@ class LocalObjectStore(ObjectStore):
         finally:
             os.close(fd)
 
-    def put(self, path: str, data: bytes) -> None:
+    def put(self, path: str, data: bytes, *, durable: bool = True) -> None:
         full = self._full(path)
         try:
-            tmp = self._write_tmp(full, data)
+            tmp = self._write_tmp(full, data, durable)
             os.replace(tmp, full)
-            self._fsync_dir(os.path.dirname(full))
+            if durable:
+                self._fsync_dir(os.path.dirname(full))
         except OSError as e:
             raise StorageError(f"cannot write object {path}: {e}") from e
 

@@ -96,18 +96,26 @@ def key_hashes(keys: pa.Array) -> np.ndarray:
 
 
 def _bloom_positions(hashes: np.ndarray, nbits: int, k: int) -> np.ndarray:
-    h1 = hashes & _U64(0xFFFFFFFF)
-    h2 = (hashes >> _U64(32)) | _U64(1)
-    i = np.arange(k, dtype=_U64)
+    """k bit positions per hash (double hashing); `nbits` is a power of two."""
+    h1 = (hashes & _U64(0xFFFFFFFF)).astype(np.uint32)
+    h2 = ((hashes >> _U64(32)).astype(np.uint32)) | np.uint32(1)
+    mask = np.uint32(nbits - 1)
+    out = np.empty((len(hashes), k), dtype=np.uint32)
     with np.errstate(over="ignore"):
-        return ((h1[:, None] + i[None, :] * h2[:, None]) % _U64(nbits)).astype(np.int64)
+        for i in range(k):
+            out[:, i] = (h1 + np.uint32(i) * h2) & mask
+    return out
+
+
+def _bloom_bytes(n: int) -> int:
+    want = max(64, n * BLOOM_BITS_PER_KEY)
+    return 1 << max(3, (want - 1).bit_length() - 3)
 
 
 def build_bloom_from_hashes(hashes: np.ndarray, k: int = BLOOM_K) -> bytes:
-    n = len(hashes)
-    nbytes = max(8, (n * BLOOM_BITS_PER_KEY + 7) // 8)
+    nbytes = _bloom_bytes(len(hashes))
     bits = np.zeros(nbytes * 8, dtype=bool)
-    if n:
+    if len(hashes):
         bits[_bloom_positions(hashes, nbytes * 8, k).ravel()] = True
     return np.packbits(bits, bitorder="little").tobytes()
 
@@ -120,7 +128,7 @@ def bloom_check(bloom: np.ndarray, k: int, hashes: np.ndarray) -> np.ndarray:
     if len(bloom) == 0:
         return np.ones(len(hashes), dtype=bool)
     pos = _bloom_positions(hashes, len(bloom) * 8, k)
-    return ((bloom[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).all(axis=1)
+    return ((bloom[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)
 
 
 def bloom_may_contain(bloom: bytes, k: int, user_keys: pa.Array) -> np.ndarray:
@@ -273,13 +281,24 @@ def decode_block(data, unique: bool = False) -> Run:
 # builder
 # ---------------------------------------------------------------------------------------
 
+MAX_TABLE_IDS = 256  # beyond this an SST records no table ids (raw keys, not table keys)
+
+
 def _table_ids(offs: np.ndarray, data: np.ndarray, rows: np.ndarray) -> set[int]:
+    """Distinct 4-byte table-id prefixes of the (sorted) keys at `rows`."""
     rows = rows[np.diff(offs)[rows] >= 4]
     if not len(rows):
         return set()
     st = offs[:-1][rows]
+    first = bytes(data[st[0]:st[0] + 4])
+    if first == bytes(data[st[-1]:st[-1] + 4]):
+        return {int.from_bytes(first, "big")}
     b = data[st[:, None] + np.arange(4)[None, :]].astype(np.uint32)
-    return set(np.unique((b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]).tolist())
+    ids = (b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]
+    change = np.flatnonzero(ids[1:] != ids[:-1])
+    if len(change) > MAX_TABLE_IDS:
+        return set(range(MAX_TABLE_IDS + 1))  # too many: marks the SST as "any table"
+    return {int(ids[0])} | set(ids[change + 1].tolist())
 
 
 class SstBuilder:
@@ -372,7 +391,8 @@ class SstBuilder:
         lens = np.diff(ko)
         self._minlen = min(self._minlen, int(lens.min()))
         self._maxlen = max(self._maxlen, int(lens.max()))
-        self._tables |= _table_ids(ko, kd, starts)
+        if len(self._tables) <= MAX_TABLE_IDS:
+            self._tables |= _table_ids(ko, kd, starts)
         self._hashes.append(key_hashes(run.keys.take(pa.array(starts))) if len(starts) < n else key_hashes(run.keys))
         self._count += n
         self._distinct += len(starts)
@@ -412,7 +432,8 @@ class SstBuilder:
         meta = SstMeta(np.array(self._offsets, np.int64), np.array(self._lengths, np.int64),
                        np.array(self._raw, np.int64), np.array(self._crcs, np.uint32),
                        pa.array(self._first, pa.binary()), self._smallest or b"", self._largest or b"",
-                       self._min_e, self._max_e, self._count, self._distinct, self._tombs, sorted(self._tables),
+                       self._min_e, self._max_e, self._count, self._distinct, self._tombs,
+                       sorted(self._tables) if len(self._tables) <= MAX_TABLE_IDS else [],
                        form, self.compression, BLOOM_K, build_bloom_from_hashes(hashes))
         meta_bytes = meta.encode()
         meta_offset = self._offset

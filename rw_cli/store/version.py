@@ -170,7 +170,7 @@ class VersionStore:
             raise StorageError(f"version {version.id} already exists in the state store: another writer "
                                f"has opened it", hint="only one process may write to a state store at a time")
         try:
-            self.store.put(CURRENT, str(version.id).encode())
+            self.store.put(CURRENT, str(version.id).encode(), durable=False)
         except StorageError:
             pass  # CURRENT is a hint; the version object is the commit point
 
