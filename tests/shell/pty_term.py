@@ -55,6 +55,18 @@ class Term:
                 break
         raise AssertionError(f"{pattern!r} not on the screen:\n{self.text()}")
 
+    def wait_prompt(self, prompt: str = "rw=>", timeout: float = 10.0) -> str:
+        """Wait until the program waits for input: the last line on the screen is the bare
+        prompt. (Keys sent earlier meet the terminal in cooked mode, where the line discipline
+        eats some control keys such as Ctrl-R.)"""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.pump()
+            screen = self.text()
+            if screen.splitlines()[-1:] == [prompt]:
+                return screen
+        raise AssertionError(f"no bare {prompt!r} prompt at the bottom:\n{self.text()}")
+
     def send(self, text: str) -> None:
         self.child.send(text)
 

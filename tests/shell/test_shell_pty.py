@@ -131,6 +131,7 @@ def test_ctrl_d_exits_and_history_is_private(rw, tmp_path):
     t = rw()
     t.type("select 1;\r")
     t.wait_for("(1 row)")
+    t.wait_prompt()
     t.send("\x04")
     t.child.expect(pexpect.EOF, timeout=5)
     assert oct(os.stat(tmp_path / "hist").st_mode & 0o777) == "0o600"
@@ -215,7 +216,8 @@ def test_history_search_with_ctrl_r(rw):
     t.type("select 'first' as a;\r")
     t.wait_for("first")
     t.type("select 'second' as b;\r")
-    t.wait_for("second")
+    t.wait_for(" second\n(1 row)")
+    t.wait_prompt()
     t.send("\x12")  # Ctrl-R
     t.type("fir")
     t.wait_for("second\n(1 row)\n\nrw=> select 'first' as a;")  # the match is in the input
@@ -224,3 +226,18 @@ def test_history_search_with_ctrl_r(rw):
     t.send("\r")  # and run it
     screen = t.wait_for("second\n(1 row)\n\nrw=> select 'first' as a;\n   a\n-------\n first\n(1 row)")
     assert screen.count(" first\n(1 row)") == 2
+
+
+def test_barriers_while_idle_keep_mvs_fresh(rw):
+    t = rw()
+    screen = t.wait_for("Type \\? for help.")
+    assert screen.startswith("rw 0.1.0 (embedded, data directory ")
+    t.type("create table t (v int);\r")
+    t.wait_for("CREATE_TABLE")
+    t.type("create materialized view c as select count(*) as n from t;\r")
+    t.wait_for("CREATE_MATERIALIZED_VIEW")
+    t.type("insert into t values (1), (2);\r")
+    t.wait_for("INSERT 0 2")
+    time.sleep(1.5)  # no FLUSH: the shell passes a barrier while it waits
+    t.type("select n from c;\r")
+    t.wait_for(" 2\n(1 row)")

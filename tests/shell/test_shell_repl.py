@@ -162,7 +162,7 @@ def test_run_shell_with_pipe_input(tmp_path, capsys):
         inp.send_text("\\q\r")
         run_shell(s, Config(pager=""), input=inp, output=DummyOutput(), history=str(hist))
     out = capsys.readouterr().out
-    assert out == " v  \n----\n 42\n(1 row)\n\n"
+    assert out == "rw 0.1.0 (embedded, data directory x)\nType \\? for help.\n\n v  \n----\n 42\n(1 row)\n\n"
     assert s.executed == ["select\n 42 as v"]
     assert "42 as v;" in hist.read_text()
 
