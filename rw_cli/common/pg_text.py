@@ -45,6 +45,9 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
     if name == "timestamp without time zone":
         return _strip_fraction(pc.cast(_naive(col), pa.string())).to_pylist()
     if name == "timestamp with time zone":
+        tz = col.type.tz if pa.types.is_timestamp(col.type) else None
+        if tz and tz not in ("UTC", "+00:00", "Etc/UTC"):
+            return _format_tstz_in_zone(col, tz)
         text = _strip_fraction(pc.cast(_naive(col), pa.string()))
         return pc.binary_join_element_wise(text, "+00:00", "").to_pylist()
     if name == "interval":
@@ -54,6 +57,34 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
     if t.is_list or t.is_struct:
         return _format_nested(col, t)
     return _per_value(col, str)
+
+
+def _format_tstz_in_zone(col: pa.Array, tz: str) -> list[str | None]:
+    """timestamptz in the session's TimeZone: local time and its offset (`+08:00`)."""
+    import datetime
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo(tz)
+    micros = col.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_pylist()
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    out: list[str | None] = []
+    for us in micros:
+        if us is None:
+            out.append(None)
+            continue
+        local = (epoch + datetime.timedelta(microseconds=us)).astimezone(zone)
+        text = local.strftime("%Y-%m-%d %H:%M:%S")
+        if local.microsecond:
+            text += f".{local.microsecond:06d}".rstrip("0")
+        off = local.utcoffset() or datetime.timedelta(0)
+        secs = int(off.total_seconds())
+        sign = "-" if secs < 0 else "+"
+        secs = abs(secs)
+        text += f"{sign}{secs // 3600:02d}:{secs % 3600 // 60:02d}"
+        if secs % 60:
+            text += f":{secs % 60:02d}"
+        out.append(text)
+    return out
 
 
 def format_value_slt(text: str | None) -> str:

@@ -70,6 +70,13 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
             con.unregister(name)
 
 
+def explain(sql: str, tables: dict[str, pa.Table] | None = None) -> list[str]:
+    """DuckDB's physical plan of `sql`, as text lines."""
+    out = query(f"EXPLAIN {sql}", tables)
+    text = out.column(out.num_columns - 1).to_pylist()
+    return [line.rstrip() for chunk in text for line in str(chunk).splitlines() if line.strip()]
+
+
 def _run(con, sql: str) -> pa.Table:
     con.execute(sql)
     return pa.table({})
@@ -77,7 +84,7 @@ def _run(con, sql: str) -> pa.Table:
 
 def _is_query(sql: str) -> bool:
     head = sql.lstrip().lstrip("(").split(None, 1)[0].upper() if sql.strip() else ""
-    return head in ("SELECT", "WITH", "VALUES", "FROM", "TABLE")
+    return head in ("SELECT", "WITH", "VALUES", "FROM", "TABLE", "EXPLAIN")
 
 
 def eval_exprs(data: pa.Table, exprs: list[str], where: str | None = None) -> pa.Table:

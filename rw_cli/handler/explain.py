@@ -16,4 +16,8 @@ def handle_explain(session, tree) -> Result:
         root, _ = create_mv.plan(session, inner)
         lines = root.explain()
         return text_result("EXPLAIN", ["QUERY PLAN"], [[line] for line in lines])
+    if isinstance(inner, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):
+        from rw_cli.handler.query import explain_query
+
+        return text_result("EXPLAIN", ["QUERY PLAN"], [[line] for line in explain_query(session, inner)])
     raise NotSupported(f"EXPLAIN {type(inner).__name__.upper()}")

@@ -27,8 +27,9 @@ class _CommittedReads:
         return self.store.multi_get(keys, self.store.committed_epoch)
 
 
-def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[list]] | None:
-    """(relation, one list of constants per pk column) when `tree` is a pk lookup."""
+def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[list], int] | None:
+    """(relation, one list of constants per pk column, number of pk constraints) when `tree`
+    is a pk lookup."""
     if not isinstance(tree, exp.Select):
         return None
     from_ = tree.args.get("from_") or tree.args.get("from")
@@ -50,6 +51,7 @@ def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[li
     alias = src.alias_or_name
     names = {c.name: i for i, c in enumerate(rel.columns) if not c.hidden}
     values: dict[int, list] = {}
+    used = 0
     cond = where.this
     conjuncts = list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
     for c in conjuncts:
@@ -57,6 +59,7 @@ def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[li
         if got is None:
             continue
         idx, vals = got
+        used += 1
         if idx in values:
             vals = [v for v in values[idx] if v in vals]
         values[idx] = vals
@@ -68,7 +71,7 @@ def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[li
         n *= len(v)
     if n > MAX_KEYS:
         return None
-    return rel, lists
+    return rel, lists, used
 
 
 def _constraint(c: exp.Expression, alias: str, names: dict[str, int], rel) -> tuple[int, list] | None:
@@ -126,23 +129,71 @@ def fetch(session, rel: RelationCatalog, lists: list[list]) -> pa.Table:
     keys = list(itertools.product(*lists)) if lists else []
     keys = list(dict.fromkeys(keys))
     pk_types = [schema.field(k).type for k in rel.pk]
-    cols = [pa.array([k[j] for k in keys], type=pk_types[j]) for j in range(len(rel.pk))]
-    rows, found = table.get_rows(cols)
-    t = pa.Table.from_batches([rows]) if isinstance(rows, pa.RecordBatch) else rows
-    if not found.all():
-        t = t.filter(pa.array(found))
-    return t
+    cols = [_array([k[j] for k in keys], pk_types[j]) for j in range(len(rel.pk))]
+    store = session.store
+    if hasattr(store, "multi_get_array"):
+        # one batched get at the committed epoch, keys and values kept as Arrow arrays
+        encoded = table._keys_from_pk(cols, len(keys))
+        values = store.multi_get_array(encoded, store.committed_epoch)
+        present = values.filter(values.is_valid())
+        rows = table._decode(present)
+    else:
+        rows, found = table.get_rows(cols)
+        if not found.all():
+            rows = rows.filter(pa.array(found))
+    return pa.Table.from_batches([rows]) if isinstance(rows, pa.RecordBatch) else rows
+
+
+def _array(values: list, t: pa.DataType) -> pa.Array:
+    """A small Arrow array; integers go through numpy (pa.array on a list is slow)."""
+    import numpy as np
+
+    if pa.types.is_integer(t):
+        return pa.array(np.asarray(values, dtype=np.dtype(str(t))))
+    return pa.array(values, type=t)
+
+
+def _plain_projection(tree: exp.Select, rel: RelationCatalog, n_conjuncts: int) -> list[int] | None:
+    """Column indexes when the query is just `SELECT cols | * FROM rel WHERE <pk constraints>`."""
+    for key in ("group", "having", "order", "limit", "offset", "distinct", "windows", "qualify", "fetch"):
+        if tree.args.get(key):
+            return None
+    where = tree.args["where"].this
+    conjuncts = list(where.flatten()) if isinstance(where, exp.And) else [where]
+    if len(conjuncts) != n_conjuncts:
+        return None
+    alias = tree.args.get("from_") or tree.args.get("from")
+    alias = alias.this.alias_or_name
+    names = {c.name: i for i, c in enumerate(rel.columns) if not c.hidden}
+    out: list[int] = []
+    for e in tree.expressions:
+        if isinstance(e, exp.Star):
+            out.extend(names.values())
+        elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star) and e.table in ("", alias):
+            out.extend(names.values())
+        elif isinstance(e, exp.Column) and e.table in ("", alias) and e.name in names:
+            out.append(names[e.name])
+        else:
+            return None
+    return out
 
 
 def try_point_lookup(session, tree: exp.Expression):
     plan = lookup_plan(tree, session.catalog)
     if plan is None:
         return None
-    rel, lists = plan
+    rel, lists, n_conjuncts = plan
     try:
         rows = fetch(session, rel, lists)
     except (pa.ArrowInvalid, OverflowError, ValueError):
         return None  # a constant that does not fit the column type: let DuckDB decide
+    cols = _plain_projection(tree, rel, n_conjuncts)
+    if cols is not None:
+        # the rows are the answer: no DuckDB, no transpiling
+        if len(lists) == 1 and len(lists[0]) > 1 and rows.num_rows > 1:
+            return None  # IN (...) keeps its own row order rules; let DuckDB answer
+        table = pa.Table.from_arrays([rows.column(i) for i in cols], names=[rel.columns[i].name for i in cols])
+        return table, [rel.columns[i].type for i in cols]
     from rw_cli.handler.query import run_query_on
 
     return run_query_on(session, tree, {rel.id: rows})

@@ -69,7 +69,17 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     names = _output_names(q, result)
     result = result.rename_columns(names)
     types = [DataType.from_arrow(f.type) for f in result.schema]
-    return _normalize(result, types), types
+    return _in_session_zone(_normalize(result, types), session), types
+
+
+def _in_session_zone(t: pa.Table, session) -> pa.Table:
+    """timestamptz columns carry the session's TimeZone, so they print in local time."""
+    tz = session_settings(session)["timezone"]
+    if tz.upper() in ("UTC", "ETC/UTC", "+00:00", "GMT"):
+        return t
+    cols = [c.cast(pa.timestamp(c.type.unit, tz=tz)) if pa.types.is_timestamp(c.type) and c.type.tz else c
+            for c in t.columns]
+    return pa.Table.from_arrays(cols, names=t.column_names)
 
 
 def session_settings(session) -> dict[str, str]:
@@ -106,6 +116,37 @@ def _normalize(t: pa.Table, types: list[DataType]) -> pa.Table:
                 pass
         cols.append(c)
     return pa.Table.from_arrays(cols, names=t.column_names)
+
+
+def explain_query(session, tree: exp.Expression) -> list[str]:
+    """The batch plan: a pk lookup on the store, or DuckDB's physical plan over the scans of
+    committed snapshots (drawn in RisingWave's tree style)."""
+    from rw_cli.handler.point_lookup import lookup_plan
+
+    plan = lookup_plan(tree, session.catalog)
+    if plan is not None:
+        rel, lists, _ = plan
+        keys = ", ".join(rel.columns[k].name for k in rel.pk)
+        n = 1
+        for v in lists:
+            n *= len(v)
+        return [f"BatchLookup {{ table: {rel.name}, pk: [{keys}], keys: {n}, epoch: committed }}"]
+    bound = bind_query(tree, session.catalog, session=session)
+    sql = to_duckdb(bound.tree, bound.schema)
+    tables: dict[str, pa.Table] = {k: v.schema.empty_table() for k, v in bound.system.items()}
+    from rw_cli.sql.stream_builder import relation_schema
+
+    for reg, rel in bound.relations.items():
+        tables[reg] = relation_schema(rel).empty_table().select([c.name for c in rel.visible_columns])
+    physical = duck.explain(sql, tables)
+    lines = ["BatchDuckDB { engine: duckdb }"]
+    children = [f"BatchScan {{ table: {rel.name}, columns: [{', '.join(c.name for c in rel.visible_columns)}], "
+                f"snapshot: committed }}" for rel in bound.relations.values()]
+    children += [f"BatchSystemScan {{ table: {name.split('_', 3)[-1]} }}" for name in bound.system]
+    body = [f"  {line}" for line in physical]
+    for i, c in enumerate(children):
+        lines.append(("└─" if i == len(children) - 1 else "├─") + c)
+    return lines + ["", "DuckDB plan:"] + body
 
 
 def handle_query(session, tree: exp.Expression) -> Result:

@@ -31,19 +31,77 @@ def handle_set(session, tree: exp.Set) -> Result:
     return Result("SET_VARIABLE")
 
 
+# Session parameters with their defaults (SHOW, SHOW ALL, current_setting, pg_settings).
+DEFAULT_SETTINGS: dict[str, str] = {
+    "rw_implicit_flush": "false",
+    "timezone": "UTC",
+    "application_name": "",
+    "client_encoding": "UTF8",
+    "client_min_messages": "notice",
+    "datestyle": "ISO, MDY",
+    "extra_float_digits": "1",
+    "intervalstyle": "postgres",
+    "search_path": '"$user", public',
+    "server_encoding": "UTF8",
+    "server_version": "13.14.0",
+    "server_version_num": "130014",
+    "standard_conforming_strings": "on",
+    "streaming_parallelism": "default",
+    "enable_two_phase_agg": "true",
+    "force_two_phase_agg": "false",
+    "query_mode": "auto",
+    "batch_parallelism": "0",
+    "transaction_isolation": "read committed",
+    "statement_timeout": "0",
+}
+
+
+def all_settings(session) -> list[tuple[str, str]]:
+    merged = dict(DEFAULT_SETTINGS)
+    merged.update(getattr(session, "settings", {}) or {})
+    return sorted(merged.items())
+
+
+def _show_create(session, kind: str, name: str) -> Result:
+    from rw_cli.meta.catalog import VIEW
+
+    want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW}[kind]
+    rel = session.catalog.get(name)
+    if rel is None or rel.kind != want:
+        raise BindError(f'{want} "{name}" does not exist')
+    sql = rel.definition.strip().rstrip(";") if rel.definition else ""
+    if not sql and want == TABLE:
+        cols = ", ".join(f"{c.name} {c.type.name.upper()}" for c in rel.columns if not c.hidden)
+        if rel.user_pk:
+            cols += ", PRIMARY KEY (" + ", ".join(rel.columns[k].name for k in rel.pk) + ")"
+        sql = f"CREATE TABLE {rel.name} ({cols})"
+    return text_result("SHOW", ["Name", "Create Sql"], [[f"public.{rel.name}", sql]])
+
+
 def handle_show(session, tree) -> Result:
+    import re
+
+    from rw_cli.meta.catalog import VIEW
+
     what = tree.this
-    if what in ("TABLES", "MATERIALIZED VIEWS"):
-        kind = TABLE if what == "TABLES" else MATERIALIZED_VIEW
+    listing = {"TABLES": TABLE, "MATERIALIZED VIEWS": MATERIALIZED_VIEW, "VIEWS": VIEW}
+    if what in listing:
+        kind = listing[what]
         names = sorted(r.name for r in session.catalog.relations.values() if r.kind == kind)
         return text_result(f"SHOW {len(names)}", ["Name"], [[n] for n in names])
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
-    name = what.lower()
-    if name in session.settings or name == "rw_implicit_flush":
-        value = session.settings.get(name, "false")
+    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW) (\S+)", what)
+    if m:
+        return _show_create(session, m.group(1), m.group(2).lower().strip('"').split(".")[-1])
+    if what == "ALL":
+        rows = [[k, v, ""] for k, v in all_settings(session)]
+        return text_result(f"SHOW {len(rows)}", ["Name", "Setting", "Description"], rows)
+    name = what.lower().replace(" ", "")
+    if name == "timezone" or name in session.settings or name in DEFAULT_SETTINGS:
+        value = dict(all_settings(session)).get(name, "")
         return text_result("SHOW", [name], [[value]])
-    raise NotSupported(f"SHOW {what}")
+    raise BindError(f'unrecognized configuration parameter "{what.lower()}"')
 
 
 def handle_describe(session, tree: exp.Describe) -> Result:
