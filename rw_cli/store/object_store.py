@@ -6,7 +6,7 @@ import threading
 import uuid
 from abc import ABC, abstractmethod
 
-from rw_cli.errors import NotSupported, StorageError
+from rw_cli.errors import StorageError
 
 _TMP_PREFIX = ".tmp-"
 
@@ -223,13 +223,18 @@ class LocalObjectStore(ObjectStore):
             raise StorageError(f"cannot delete object {path}: {e}") from e
 
 
-def open_object_store(url: str) -> ObjectStore:
+def open_object_store(url: str, *, endpoint: str | None = None) -> ObjectStore:
+    """`memory://`, `s3://bucket/prefix` (with an optional endpoint URL), `file://DIR` or a
+    plain directory path."""
     if url.startswith("memory://"):
         return MemoryObjectStore()
     if url.startswith("s3://"):
-        raise NotSupported("s3 state store")
+        from rw_cli.store.s3 import S3ObjectStore, parse_s3_url
+
+        bucket, prefix = parse_s3_url(url)
+        return S3ObjectStore(bucket, prefix, endpoint=endpoint)
     if url.startswith("file://"):
         return LocalObjectStore(url[len("file://"):])
     if "://" in url:
-        raise StorageError(f"unknown object store url {url!r}")
+        raise StorageError(f"unknown object store url {url!r}", hint="use a directory, file://DIR, s3://BUCKET/PREFIX or memory://")
     return LocalObjectStore(url)

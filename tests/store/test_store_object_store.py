@@ -2,15 +2,14 @@ import threading
 
 import pytest
 
-from rw_cli.errors import NotSupported, StorageError
+from rw_cli.errors import StorageError
 from rw_cli.store.object_store import LocalObjectStore, MemoryObjectStore, ObjectStore, open_object_store
 
 
-@pytest.fixture(params=["local", "memory"])
-def store(request, tmp_path) -> ObjectStore:
-    if request.param == "local":
-        return LocalObjectStore(str(tmp_path / "objs"))
-    return MemoryObjectStore()
+@pytest.fixture
+def store(object_store) -> ObjectStore:
+    """Every test of this module runs against memory, local and S3 (SeaweedFS)."""
+    return object_store
 
 
 def test_put_get_exists_delete(store):
@@ -93,5 +92,62 @@ def test_open_object_store(tmp_path):
     assert isinstance(open_object_store(str(tmp_path)), LocalObjectStore)
     assert isinstance(open_object_store("file://" + str(tmp_path)), LocalObjectStore)
     assert isinstance(open_object_store("memory://"), MemoryObjectStore)
-    with pytest.raises(NotSupported):
-        open_object_store("s3://bucket/prefix")
+    with pytest.raises(StorageError):
+        open_object_store("gs://bucket/prefix")
+
+
+def test_s3_url_and_prefix(seaweedfs):
+    from rw_cli.store.s3 import S3ObjectStore
+
+    a = open_object_store("s3://rw-test/pfx-a/deeper", endpoint=seaweedfs)
+    b = open_object_store("s3://rw-test/pfx-b", endpoint=seaweedfs)
+    assert isinstance(a, S3ObjectStore) and a.prefix == "pfx-a/deeper/"
+    a.put("k", b"a")
+    assert not b.exists("k") and a.list("") == ["k"]
+    a.delete("k")
+
+
+def test_s3_missing_bucket_is_a_clear_error(seaweedfs):
+    with pytest.raises(StorageError, match="bucket 'no-such-bucket' does not exist"):
+        open_object_store("s3://no-such-bucket/x", endpoint=seaweedfs)
+
+
+def test_s3_unreachable_endpoint_fails_fast(monkeypatch):
+    import socket
+    import time
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "x")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "y")
+    t0 = time.monotonic()
+    with pytest.raises(StorageError, match="cannot reach the object store") as ei:
+        open_object_store("s3://bucket/p", endpoint=f"http://127.0.0.1:{port}")
+    assert time.monotonic() - t0 < 10
+    assert getattr(ei.value, "retryable", False)
+
+
+def test_s3_transient_errors_are_retried(seaweedfs):
+    import botocore.exceptions as bexc
+
+    from rw_cli.store.s3 import S3ObjectStore
+
+    st = S3ObjectStore("rw-test", "retry/", endpoint=seaweedfs, backoff=0.001)
+    real = st.client.put_object
+    calls = []
+
+    def flaky(**kw):
+        calls.append(1)
+        if len(calls) < 3:
+            raise bexc.EndpointConnectionError(endpoint_url=seaweedfs)
+        return real(**kw)
+
+    st.client.put_object = flaky
+    st.put("x", b"1")
+    assert len(calls) == 3 and st.get("x") == b"1"
+    calls.clear()
+    st.client.put_object = lambda **kw: (_ for _ in ()).throw(bexc.EndpointConnectionError(endpoint_url=seaweedfs))
+    with pytest.raises(StorageError, match="cannot reach"):
+        st.put("y", b"1")
