@@ -1,8 +1,9 @@
 """MaterializeExecutor: writes the stream into a table's or MV's state table and forwards it.
 
-For tables with a user-declared primary key it also resolves conflicts as RisingWave does by
-default (`ON CONFLICT OVERWRITE`): an insert whose key exists replaces the old row and is
-forwarded as an update pair.
+For tables with a user-declared primary key it also resolves conflicts as the table's
+`ON CONFLICT` clause says: `overwrite` (the default; the old row is replaced and the change
+is forwarded as an update pair), `do nothing` (the insert is dropped), `do update if not
+null` (the new row's non-NULL values replace the old ones).
 """
 from __future__ import annotations
 
@@ -19,16 +20,16 @@ from rw_cli.meta.epoch import EpochPair
 class MaterializeExecutor(Executor):
     identity = "StreamMaterialize"
 
-    def __init__(self, types: list[DataType], pk: list[int], state_table, overwrite_on_conflict: bool = False):
+    def __init__(self, types: list[DataType], pk: list[int], state_table, conflict: str | None = None):
         super().__init__(types, pk)
         self.table = state_table
-        self.overwrite = overwrite_on_conflict
+        self.conflict = conflict  # None: no conflicts possible (MVs, tables with a _row_id)
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk) == 0:
             return []
         chunk = self.conform(chunk)
-        if self.overwrite and chunk.is_insert().all():
+        if self.conflict and chunk.is_insert().all():
             chunk = self._resolve_conflicts(chunk)
         if len(chunk):
             self.table.write_chunk(to_schema(chunk.data, self.table.schema), chunk.ops)
@@ -50,6 +51,14 @@ class MaterializeExecutor(Executor):
             return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))
         old = pa.Table.from_batches([old]) if isinstance(old, pa.RecordBatch) else old
         old = old.rename_columns(data.column_names).cast(data.schema)
+        if self.conflict == "do nothing":
+            keep = ~found
+            return StreamChunk(data.filter(pa.array(keep)), np.full(int(keep.sum()), INSERT, dtype=np.int8))
+        if self.conflict == "do update if not null":
+            import pyarrow.compute as pc
+
+            data = pa.Table.from_arrays([pc.coalesce(new, prev) if np.any(found) else new
+                                         for new, prev in zip(data.columns, old.columns)], schema=data.schema)
         idx_old = np.where(found)[0]
         rows = pa.concat_tables([old.take(pa.array(idx_old)), data])
         order = np.concatenate([idx_old * 2, np.arange(data.num_rows) * 2 + 1])

@@ -17,19 +17,24 @@ def column_type(kind: exp.DataType) -> DataType:
         raise NotSupported(f"column type {text}") from None
 
 
+CONFLICT_ACTIONS = ("overwrite", "do nothing", "do update full", "do update if not null")
+
+
 def handle(session, tree: exp.Create) -> Result:
     schema = tree.this
-    if not isinstance(schema, exp.Schema):
-        if tree.expression is not None:
-            raise NotSupported("CREATE TABLE ... AS SELECT")
-        raise BindError("CREATE TABLE needs a column list")
-    name = schema.this.name
+    target = schema.this if isinstance(schema, exp.Schema) else schema
+    name = target.name
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_TABLE", notices=[f'relation "{name}" already exists, skipping'])
         raise BindError(f'relation "{name}" already exists')
+    if not isinstance(schema, exp.Schema):
+        if tree.expression is not None:
+            return create_table_as(session, tree, name)
+        raise BindError("CREATE TABLE needs a column list")
     columns: list[ColumnCatalog] = []
     pk_names: list[str] = []
+    watermark = None
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             col_name = item.name
@@ -41,6 +46,12 @@ def handle(session, tree: exp.Create) -> Result:
             for c in item.args.get("constraints") or []:
                 if isinstance(c.kind, exp.PrimaryKeyColumnConstraint):
                     pk_names.append(col_name)
+                elif isinstance(c.kind, exp.DefaultColumnConstraint):
+                    columns[-1].default = c.kind.this.sql(dialect="postgres")
+                elif isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null"):
+                    columns[-1].not_null = True
+        elif isinstance(item, exp.WatermarkColumnConstraint):
+            watermark = [item.this.name, item.expression.sql(dialect="postgres")]
         elif isinstance(item, exp.PrimaryKey):
             if pk_names:
                 raise BindError("multiple primary keys for table are not allowed")
@@ -59,11 +70,42 @@ def handle(session, tree: exp.Create) -> Result:
     else:
         columns.append(ColumnCatalog(ROW_ID, BIGINT, hidden=True))
         pk = [len(columns) - 1]
+    append_only = bool(tree.args.get("append_only"))
+    if watermark is not None:
+        if not append_only:
+            raise BindError("Defining watermarks on table requires the table to be append only.")
+        if watermark[0] not in names:
+            raise BindError(f'column "{watermark[0]}" named in WATERMARK FOR does not exist')
+    on_conflict = tree.args.get("on_conflict") or "overwrite"
+    if on_conflict != "overwrite" and not user_pk:
+        raise BindError("ON CONFLICT needs a table with a primary key")
     rel = RelationCatalog(session.catalog.alloc_id(), name, TABLE, columns, pk, user_pk=user_pk,
-                          append_only=bool(tree.args.get("append_only")))
+                          append_only=append_only, on_conflict=on_conflict, watermark=watermark)
+    add_table(session, rel)
+    return Result("CREATE_TABLE")
+
+
+def add_table(session, rel: RelationCatalog) -> None:
     from rw_cli.sql.stream_builder import table_job
 
     session.catalog.add(rel)
     session.runtime.add_job(table_job(session.store, rel))
     session.barrier()
-    return Result("CREATE_TABLE")
+
+
+def create_table_as(session, tree: exp.Create, name: str) -> Result:
+    """CREATE TABLE name AS query: the query's columns and rows, in a new table."""
+    from rw_cli.handler.dml import insert_rows
+    from rw_cli.handler.query import run_query
+
+    data, types = run_query(session, tree.expression)
+    columns = [ColumnCatalog(n, t) for n, t in zip(data.column_names, types)]
+    if len({c.name for c in columns}) != len(columns):
+        raise BindError("column names of CREATE TABLE AS must be unique")
+    columns.append(ColumnCatalog(ROW_ID, BIGINT, hidden=True))
+    rel = RelationCatalog(session.catalog.alloc_id(), name, TABLE, columns, [len(columns) - 1])
+    add_table(session, rel)
+    insert_rows(session, rel, data, list(range(len(columns) - 1)))
+    if session.dirty:
+        session.barrier()
+    return Result(f"SELECT {data.num_rows}")

@@ -71,6 +71,32 @@ def handle_insert(session, tree: exp.Insert) -> Result:
         if isinstance(target, exp.Schema):
             raise BindError("INSERT has more target columns than expressions")
         indices = indices[: data.num_columns]
+    inserted = []
+    n = insert_rows(session, rel, data, indices, inserted)
+    return _returning(session, rel, tree, inserted[0] if inserted else None, f"INSERT 0 {n}")
+
+
+def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Table | None, status: str) -> Result:
+    """`... RETURNING exprs`: the expressions over the rows the statement wrote."""
+    ret = tree.args.get("returning")
+    if ret is None:
+        return Result(status)
+    from rw_cli.handler.query import run_query_on
+
+    exprs = ret.expressions if isinstance(ret, exp.Returning) else [ret]
+    q = exp.select(*[e.copy() for e in exprs]).from_(exp.to_table(rel.name))
+    if rows is None:
+        from rw_cli.sql.stream_builder import relation_schema
+
+        rows = relation_schema(rel).empty_table()
+    table, types = run_query_on(session, q, {rel.id: rows})
+    return Result(status, table, types)
+
+
+def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int],
+                written: list | None = None) -> int:
+    """Insert rows given for the columns at `indices`: the others get their DEFAULT (or NULL),
+    a hidden `_row_id` gets fresh ids; values are cast to the column types."""
     cols = cast_to(data, rel, indices)
     n = data.num_rows
     full = []
@@ -79,17 +105,29 @@ def handle_insert(session, tree: exp.Insert) -> Result:
             full.append(cols[indices.index(j)])
         elif c.name == ROW_ID and c.hidden:
             full.append(pa.array(session.row_ids.take(n)))
+        elif c.default is not None:
+            full.append(_default_column(c, n))
         else:
             full.append(pa.nulls(n, c.type.arrow()))
     table = pa.Table.from_arrays(full, names=[c.name for c in rel.columns])
-    if rel.user_pk:
-        for k in rel.pk:
-            if table.column(k).null_count:
-                raise ExecutionError(f'null value in column "{rel.columns[k].name}" violates not-null constraint')
+    for k, c in enumerate(rel.columns):
+        if (c.not_null or (rel.user_pk and k in rel.pk)) and table.column(k).null_count:
+            raise ExecutionError(f'null value in column "{c.name}" violates not-null constraint')
+    if written is not None:
+        written.append(table)
     if n:
         session.runtime.push(rel.id, StreamChunk.inserts(table))
         session.after_write()
-    return Result(f"INSERT 0 {n}")
+    return n
+
+
+def _default_column(c, n: int) -> pa.Array:
+    from rw_cli.sql.dialect import parse_statement
+    from rw_cli.sql.transpile import to_duckdb
+
+    expr = parse_statement(f"SELECT CAST(({c.default}) AS {c.type.duckdb()})")
+    value = duck.query(to_duckdb(expr, {})).column(0).cast(c.type.arrow())
+    return pa.concat_arrays([value.combine_chunks()] * n) if n else pa.nulls(0, c.type.arrow())
 
 
 def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
@@ -103,18 +141,26 @@ def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
     return table
 
 
+def _not_append_only(rel: RelationCatalog, what: str) -> None:
+    if rel.append_only:
+        raise ExecutionError(f'{what} on append-only table "{rel.name}" is not allowed',
+                             hint="an APPEND ONLY table accepts INSERT only")
+
+
 def handle_delete(session, tree: exp.Delete) -> Result:
     rel = target_table(session, tree.this)
+    _not_append_only(rel, "DELETE")
     rows = _matching_rows(session, rel, tree.args.get("where"))
     rows = rows.select(list(range(len(rel.columns))))
     if rows.num_rows:
         session.runtime.push(rel.id, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
         session.after_write()
-    return Result(f"DELETE {rows.num_rows}")
+    return _returning(session, rel, tree, rows, f"DELETE {rows.num_rows}")
 
 
 def handle_update(session, tree: exp.Update) -> Result:
     rel = target_table(session, tree.this)
+    _not_append_only(rel, "UPDATE")
     sets: dict[int, exp.Expression] = {}
     for a in tree.expressions:
         if not isinstance(a, exp.EQ) or not isinstance(a.this, exp.Column):
@@ -127,7 +173,7 @@ def handle_update(session, tree: exp.Update) -> Result:
     rows = _matching_rows(session, rel, tree.args.get("where"), extra)
     n = rows.num_rows
     if n == 0:
-        return Result("UPDATE 0")
+        return _returning(session, rel, tree, None, "UPDATE 0")
     width = len(rel.columns)
     old = rows.select(list(range(width)))
     newvals = cast_to(rows.select(list(range(width, rows.num_columns))), rel, list(sets))
@@ -145,7 +191,7 @@ def handle_update(session, tree: exp.Update) -> Result:
         ops = np.concatenate([np.full(n, UPDATE_DELETE), np.full(n, UPDATE_INSERT)]).astype(np.int8)[order]
         session.runtime.push(rel.id, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
-    return Result(f"UPDATE {n}")
+    return _returning(session, rel, tree, new, f"UPDATE {n}")
 
 
 def _positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:

@@ -25,6 +25,8 @@ class ColumnCatalog:
     name: str
     type: DataType
     hidden: bool = False
+    default: str | None = None  # DEFAULT expression (PostgreSQL SQL), used when an INSERT omits it
+    not_null: bool = False
 
 
 @dataclass
@@ -42,6 +44,8 @@ class RelationCatalog:
     append_only: bool = False
     user_pk: bool = False  # True when the pk was declared by the user (tables only)
     parallelism: int = 1  # actors per partitioned fragment of this job
+    on_conflict: str = "overwrite"  # tables with a pk: overwrite | do nothing | do update [full|if not null]
+    watermark: list | None = None  # [column, expression]: WATERMARK FOR column AS expression
     # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}
     connector: dict = field(default_factory=dict)
 
@@ -56,14 +60,16 @@ class RelationCatalog:
         raise CatalogError(f'column "{name}" does not exist in "{self.name}"')
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        d["columns"] = [{"name": c.name, "type": c.type.name, "scale": c.type.scale, "hidden": c.hidden}
-                        for c in self.columns]
+        # a shallow copy (dataclasses.asdict deep-copies: it costs ms on every checkpoint)
+        d = {k: (list(v) if isinstance(v, list) else v) for k, v in vars(self).items()}
+        d["columns"] = [{"name": c.name, "type": c.type.name, "scale": c.type.scale, "hidden": c.hidden,
+                         "default": c.default, "not_null": c.not_null} for c in self.columns]
         return d
 
     @staticmethod
     def from_json(d: dict) -> "RelationCatalog":
-        cols = [ColumnCatalog(c["name"], DataType(c["type"], c.get("scale")), c["hidden"]) for c in d["columns"]]
+        cols = [ColumnCatalog(c["name"], DataType(c["type"], c.get("scale")), c["hidden"], c.get("default"),
+                              c.get("not_null", False)) for c in d["columns"]]
         return RelationCatalog(**{**d, "columns": cols})
 
 

@@ -64,7 +64,33 @@ class RwDialect(RisingWave):
             return Show(this=" ".join(low.split()).upper())
 
 
-_APPEND_ONLY = re.compile(r"\)\s*append\s+only\s*$", re.IGNORECASE)
+_APPEND_ONLY = re.compile(r"\)\s*append\s+only\b", re.IGNORECASE)
+_ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
+                          r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
+_EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
+
+
+def _table_clauses(text: str) -> tuple[str, dict]:
+    """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
+    (the text keeps its length where it can, so error positions stay right)."""
+    flags: dict = {}
+    head = text.lstrip().lower()
+    if head.startswith("create table"):
+        m = _ON_CONFLICT.search(text)
+        if m:
+            flags["on_conflict"] = " ".join(m.group(2).lower().split())
+            text = text[: m.start() + 1] + (m.group(1) or "") + " " * (m.end() - m.start() - 1 - len(m.group(1) or "")) \
+                + text[m.end():]
+        m = _APPEND_ONLY.search(text)
+        if m:
+            flags["append_only"] = True
+            text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
+    elif head.startswith("create materialized view"):
+        m = _EOWC.search(text)
+        if m:
+            flags["emit_on_window_close"] = True
+            text = text[: m.start()]
+    return text, flags
 
 
 def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
@@ -74,12 +100,7 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
-    append_only = False
-    text = sql
-    m = _APPEND_ONLY.search(text)
-    if m and text.lstrip().lower().startswith("create table"):
-        append_only = True
-        text = text[: m.start() + 1]
+    text, flags = _table_clauses(sql)
     try:
         trees = sqlglot.parse(text, read=RwDialect)
     except ParseError as e:
@@ -95,8 +116,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         rest = str(tree.expression or "").split()
         what = " ".join([word] + rest[:2]).strip()
         raise NotSupported(what or "this statement", position=offset)
-    if append_only:
-        tree.set("append_only", True)
+    for key, value in flags.items():
+        tree.set(key, value)
     if not isinstance(tree, (exp.Set, Show)):
         # PostgreSQL folds unquoted identifiers to lower case, in DDL and queries alike.
         from sqlglot.optimizer.normalize_identifiers import normalize_identifiers

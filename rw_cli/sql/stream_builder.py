@@ -41,7 +41,7 @@ def relation_state_table(store, rel: RelationCatalog) -> StateTable:
 def table_job(store, rel: RelationCatalog) -> StreamJob:
     """A table's job: DML chunks enter its materialize (which resolves pk conflicts)."""
     mat = MaterializeExecutor([c.type for c in rel.columns], list(rel.pk), relation_state_table(store, rel),
-                              overwrite_on_conflict=rel.user_pk)
+                              conflict=rel.on_conflict if rel.user_pk else None)
     return StreamJob(rel.id, [Node(mat)], [])
 
 

@@ -179,7 +179,7 @@ def test_join_recovers_sides_from_store(make_table, store):
 
 def test_materialize_overwrites_on_pk_conflict(make_table):
     table = make_table(II, [0])
-    ex = MaterializeExecutor(II, [0], table, overwrite_on_conflict=True)
+    ex = MaterializeExecutor(II, [0], table, conflict="overwrite")
     assert pretty(ex.on_chunk(chunk("+ 1 10\n+ 2 20"))) == "+ 1 10\n+ 2 20"
     assert pretty(ex.on_chunk(chunk("+ 1 11\n+ 3 30\n+ 3 31"))) == "U- 1 10\nU+ 1 11\n+ 3 31"
     rows = table.scan().to_pylist()
@@ -190,3 +190,12 @@ def test_from_pretty_round_trip():
     c = StreamChunk.from_pretty("+ 1 x\nU- . y", [INTEGER, VARCHAR])
     assert c.to_pretty() == "+ 1 x\nU- . y"
     assert DataType.from_arrow(c.data.schema.field(1).type) == VARCHAR
+
+
+def test_materialize_conflict_do_nothing_and_if_not_null(make_table):
+    keep = MaterializeExecutor(II, [0], make_table(II, [0]), conflict="do nothing")
+    keep.on_chunk(chunk("+ 1 10"))
+    assert pretty(keep.on_chunk(chunk("+ 1 11\n+ 2 20"))) == "+ 2 20"
+    merge = MaterializeExecutor(II, [0], make_table(II, [0]), conflict="do update if not null")
+    merge.on_chunk(chunk("+ 1 10"))
+    assert pretty(merge.on_chunk(chunk("+ 1 ."))) == "U- 1 10\nU+ 1 10"
