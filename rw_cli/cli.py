@@ -24,7 +24,18 @@ def _session_factory(data_dir: str, engine: str):
     supported = getattr(session_module, "ENGINES", ("embedded",))
     if engine not in supported:
         raise NotSupported(f"engine {engine}")
-    return session_module.Session(data_dir, engine=engine)
+    return session_module.Session(data_dir, engine=engine, **_STORE_OPTIONS)
+
+
+# --state-store / --s3-endpoint / --cache-size: given before the subcommand, used by every
+# session this process opens
+_STORE_OPTIONS: dict = {}
+
+
+def _store_option(ctx: click.Context, param: click.Parameter, value):
+    if value is not None:
+        _STORE_OPTIONS[param.name] = value
+    return value
 
 
 def _error(text: str) -> None:
@@ -89,6 +100,13 @@ def _open(data_dir: str, engine: str):
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help="Config file (default: $RW_CONFIG or ~/.config/rw/config.toml).")
 @click.option("--no-config", is_flag=True, help="Read no config file.")
+@click.option("--state-store", metavar="URL", default=None, expose_value=False, callback=_store_option,
+              help="Where SSTs and versions live: a directory, file://DIR or s3://BUCKET/PREFIX "
+                   "(default: DIR/store under the data directory).")
+@click.option("--s3-endpoint", metavar="URL", default=None, expose_value=False, callback=_store_option,
+              help="S3-compatible endpoint for an s3:// state store (credentials: AWS_* variables).")
+@click.option("--cache-size", metavar="SIZE", default=None, expose_value=False, callback=_store_option,
+              help="Block and meta cache limit, e.g. 128MiB (default: 256MiB).")
 @click.pass_context
 def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands: tuple[str, ...],
          file: str | None, fmt: str | None, config_path: str | None, no_config: bool) -> None:
@@ -194,6 +212,36 @@ def slt_command(ctx: click.Context, keep_going: bool, paths: tuple[str, ...]) ->
                    engine=obj.get("engine", "embedded"), out=sys.stdout,
                    session_factory=_session_factory)
     sys.exit(rc)
+
+
+@main.command("compact")
+@click.pass_context
+def compact_command(ctx: click.Context) -> None:
+    """Compact the state store now (every level merged into the bottom one, old versions
+    and tombstones dropped), then vacuum objects no version references."""
+    obj = ctx.obj or {}
+    cfg = obj.get("config")
+    session = _open(cfg.data_dir if cfg is not None else (obj.get("data_dir") or DEFAULT_DATA_DIR),
+                    obj.get("engine", "embedded"))
+    ok = True
+    try:
+        store = session.store
+        before = sum(len(lv) for lv in store.version.levels)
+        tasks = store.compact(full=True)
+        deleted = store.vacuum()
+        levels = [len(lv) for lv in store.version.levels]
+        click.echo(f"COMPACT {tasks} task(s): {before} SST(s) before, {sum(levels)} after "
+                   f"(per level {levels}); {deleted} object(s) vacuumed")
+    except Exception as err:  # noqa: BLE001
+        _error(_render_exception(err))
+        ok = False
+    finally:
+        try:
+            session.close()
+        except Exception as err:  # noqa: BLE001
+            _error(_render_exception(err))
+            ok = False
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,7 +17,8 @@ from rw_cli.result import Result
 
 
 class Session:
-    def __init__(self, data_dir: str | None = None, engine: str = "embedded"):
+    def __init__(self, data_dir: str | None = None, engine: str = "embedded", *, state_store: str | None = None,
+                 s3_endpoint: str | None = None, cache_size: int | str | None = None):
         from rw_cli.store.hummock import HummockStorage
         from rw_cli.store.object_store import open_object_store
 
@@ -28,7 +29,9 @@ class Session:
         self.data_dir = os.path.abspath(data_dir or os.environ.get("RW_DATA_DIR") or "rw-data")
         self.lock = DataDirLock(self.data_dir)
         try:
-            self.store = HummockStorage(open_object_store(os.path.join(self.data_dir, "store")))
+            self.store = HummockStorage(
+                open_object_store(state_store or os.path.join(self.data_dir, "store"), endpoint=s3_endpoint),
+                **({} if cache_size is None else {"cache_size": cache_size}))
             self.catalog = Catalog.from_bytes(self.store.extra)
             committed = self.store.committed_epoch
             self.epoch = EpochPair(next_epoch(committed), committed)
