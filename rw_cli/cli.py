@@ -150,9 +150,14 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
     ok = True
     try:
         if interactive:
+            from rw_cli.meta.driver import BackgroundDriver
             from rw_cli.shell.repl import run_shell
 
-            run_shell(session, cfg)
+            driver = BackgroundDriver(session).start()  # sources ingest while the shell waits
+            try:
+                run_shell(session, cfg)
+            finally:
+                driver.stop()
         else:
             for sql in scripts:
                 if not run_sql(session, sql, cfg=cfg):
@@ -197,6 +202,40 @@ def config_path_command(ctx: click.Context) -> None:
     from rw_cli import config
 
     click.echo(config.config_path((ctx.obj or {}).get("config_path")))
+
+
+@main.command("run")
+@click.option("--until-idle", is_flag=True,
+              help="Exit once every bounded source is exhausted and its last epoch is committed.")
+@click.option("--tick-rows", type=int, default=10_000, show_default=True, metavar="N",
+              help="Rows read from each source split per tick.")
+@click.option("--barrier-interval-ms", type=int, default=None, metavar="MS",
+              help="Milliseconds between barriers (checkpoints); default 1000.")
+@click.pass_context
+def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_interval_ms: int | None) -> None:
+    """Keep every stream job running, with a live status line, until Ctrl-C (which
+    checkpoints and exits cleanly)."""
+    from rw_cli.meta.driver import run
+
+    obj = ctx.obj or {}
+    cfg = obj.get("config")
+    session = _open(cfg.data_dir if cfg is not None else (obj.get("data_dir") or DEFAULT_DATA_DIR),
+                    obj.get("engine", "embedded"))
+    if barrier_interval_ms is not None:
+        session.settings["barrier_interval_ms"] = str(barrier_interval_ms)
+    ok = True
+    try:
+        run(session, until_idle=until_idle, tick_rows=tick_rows, status_out=sys.stderr)
+    except Exception as err:  # noqa: BLE001
+        _error(_render_exception(err))
+        ok = False
+    finally:
+        try:
+            session.close()
+        except Exception as err:  # noqa: BLE001
+            _error(_render_exception(err))
+            ok = False
+    sys.exit(0 if ok else 1)
 
 
 @main.command("slt")

@@ -84,22 +84,24 @@ class Session:
 
     def barrier(self) -> None:
         """Pass a barrier through every job and commit its epoch with the catalog."""
-        pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
-        self.runtime.barrier(pair)
-        self.store.commit_epoch(pair.prev, self.catalog.to_bytes())
-        self.epoch = pair
-        self.dirty = False
         from rw_cli.engine.sink import notify_committed
 
-        notify_committed(self.runtime, pair.prev)  # sinks deliver the committed epoch
+        with self.mutex:  # the shell's and the pipeline driver's barriers never interleave
+            pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
+            self.runtime.barrier(pair)
+            self.store.commit_epoch(pair.prev, self.catalog.to_bytes())
+            self.epoch = pair
+            self.dirty = False
+            notify_committed(self.runtime, pair.prev)  # sinks deliver the committed epoch
 
     def tick(self, max_rows: int = 10_000) -> int:
         """Read up to `max_rows` from each source split and push it through the jobs."""
         from rw_cli.engine.source import tick_sources
 
-        n, advanced = tick_sources(self.runtime, max_rows)
-        if advanced:
-            self.dirty = True
+        with self.mutex:
+            n, advanced = tick_sources(self.runtime, max_rows)
+            if advanced:
+                self.dirty = True
         return n
 
     def after_write(self) -> None:

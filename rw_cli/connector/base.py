@@ -23,8 +23,10 @@ class SourceReader:
         """The splits that exist now (file sources discover new ones on every call)."""
         raise NotImplementedError
 
-    def read(self, split: str, offset: int, max_rows: int) -> tuple[pa.Table | None, np.ndarray | None, int]:
-        """(rows named as `columns`, a per-row key unique within the split, new offset)."""
+    def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None
+             ) -> tuple[pa.Table | None, np.ndarray | None, int]:
+        """(rows named as `columns`, a per-row key unique within the split, new offset).
+        `columns`: the only columns anyone reads (a reader may leave out the others)."""
         raise NotImplementedError
 
     def exhausted(self, split: str, offset: int) -> bool:

@@ -92,11 +92,11 @@ class DatagenReader(SourceReader):
         total = self._split_rows(split)
         return total is not None and offset >= total
 
-    def read(self, split: str, offset: int, max_rows: int):
+    def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         total = self._split_rows(split)
         n = max_rows if total is None else min(max_rows, total - offset)
         if n <= 0:
             return None, None, offset
         rows = int(split) + self.split_num * (offset + np.arange(n, dtype=np.int64))
-        table = pa.table({f.name: f.values(rows) for f in self.fields})
+        table = pa.table({f.name: f.values(rows) for f in self.fields if columns is None or f.name in columns})
         return table, rows, offset + n

@@ -36,6 +36,7 @@ class _Parsed:
 
 class FileReader(SourceReader):
     bounded = False  # new files may appear at any time
+    discovers_splits = True
 
     def __init__(self, connector: str, options: dict[str, str], columns: list[tuple[str, DataType]],
                  encode: str | None, encode_options: dict[str, str]):
@@ -71,7 +72,7 @@ class FileReader(SourceReader):
     def exhausted(self, split: str, offset: int) -> bool:
         return offset >= self._parse(split).total
 
-    def read(self, split: str, offset: int, max_rows: int):
+    def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         p = self._parse(split)
         if offset >= p.total:
             return None, None, offset

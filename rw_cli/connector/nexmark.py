@@ -107,90 +107,121 @@ def timestamps(e: np.ndarray, gap_ns: int) -> pa.Array:
     return pa.array(BASE_TIME_US + (e * gap_ns) // 1000, pa.timestamp("us"))
 
 
-# -- tables ----------------------------------------------------------------------------------
-def persons(e: np.ndarray, gap_ns: int) -> dict[str, pa.Array]:
+# -- tables: each column is computed only when asked for ----------------------------------------
+def persons(e: np.ndarray, gap_ns: int) -> dict:
     n = len(e)
-    name_idx = rand_int(SEED, e, 1, len(NAMES))
-    name = pick(NAMES, name_idx)
-    l1, l2 = next_string_lengths(e, 2, 7), next_string_lengths(e, 3, 5)
-    email = pc.binary_join_element_wise(rand_strings(SEED, e, 4, l1), rand_strings(SEED, e, 5, l2), "@")
-    email = pc.binary_join_element_wise(email, pa.scalar(".com"), "")
-    digits = rand_int(SEED, (e[:, None] * 16 + np.arange(16)).ravel(), 6, 10).reshape(n, 16)
-    card = np.full((n, 19), ord(" "), dtype=np.uint8)
-    for g in range(4):
-        card[:, g * 5: g * 5 + 4] = digits[:, g * 4: g * 4 + 4] + ord("0")
-    card_arr = pa.StringArray.from_buffers(n, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * 19),
-                                           pa.py_buffer(card.tobytes()))
-    city_idx = rand_int(SEED, e, 7, len(US_CITIES))
-    state_idx = rand_int(SEED, e, 8, len(US_STATES))
-    name_len = np.array([len(x) for x in NAMES])[name_idx]
-    city_len = np.array([len(x) for x in US_CITIES])[city_idx]
-    current = 8 + name_len + l1 + l2 + 5 + 19 + city_len + 2
+    name_idx = lambda: rand_int(SEED, e, 1, len(NAMES))  # noqa: E731
+    l1 = lambda: next_string_lengths(e, 2, 7)  # noqa: E731
+    l2 = lambda: next_string_lengths(e, 3, 5)  # noqa: E731
+    city_idx = lambda: rand_int(SEED, e, 7, len(US_CITIES))  # noqa: E731
+
+    def email():
+        user = rand_strings(SEED, e, 4, l1())
+        return pc.binary_join_element_wise(user, rand_strings(SEED, e, 5, l2()), "@").cast(pa.string()) \
+            if n else pa.array([], pa.string())
+
+    def email_com():
+        return pc.binary_join_element_wise(email(), pa.scalar(".com"), "")
+
+    def card():
+        digits = rand_int(SEED, (e[:, None] * 16 + np.arange(16)).ravel(), 6, 10).reshape(n, 16)
+        out = np.full((n, 19), ord(" "), dtype=np.uint8)
+        for g in range(4):
+            out[:, g * 5: g * 5 + 4] = digits[:, g * 4: g * 4 + 4] + ord("0")
+        return pa.StringArray.from_buffers(n, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * 19),
+                                           pa.py_buffer(out.tobytes()))
+
+    def extra():
+        name_len = np.array([len(x) for x in NAMES])[name_idx()]
+        city_len = np.array([len(x) for x in US_CITIES])[city_idx()]
+        current = 8 + name_len + l1() + l2() + 5 + 19 + city_len + 2
+        return rand_strings(SEED, e, 9, extra_lengths(e, 10, current, AVG_PERSON_BYTES))
+
     return {
-        "id": pa.array(last_base0_person_id(e) + FIRST_PERSON_ID, pa.int64()),
-        "name": name,
-        "email_address": email,
-        "credit_card": card_arr,
-        "city": pick(US_CITIES, city_idx),
-        "state": pick(US_STATES, state_idx),
-        "date_time": timestamps(e, gap_ns),
-        "extra": rand_strings(SEED, e, 9, extra_lengths(e, 10, current, AVG_PERSON_BYTES)),
+        "id": lambda: pa.array(last_base0_person_id(e) + FIRST_PERSON_ID, pa.int64()),
+        "name": lambda: pick(NAMES, name_idx()),
+        "email_address": email_com,
+        "credit_card": card,
+        "city": lambda: pick(US_CITIES, city_idx()),
+        "state": lambda: pick(US_STATES, rand_int(SEED, e, 8, len(US_STATES))),
+        "date_time": lambda: timestamps(e, gap_ns),
+        "extra": extra,
     }
 
 
-def auctions(e: np.ndarray, gap_ns: int) -> dict[str, pa.Array]:
-    ts = BASE_TIME_US + (e * gap_ns) // 1000
-    hot = rand_int(SEED, e, 11, HOT_SELLER_RATIO) > 0
-    seller = np.where(hot, (last_base0_person_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP,
-                      next_base0_person_id(e, 12)) + FIRST_PERSON_ID
-    initial = next_price(e, 13)
-    # auctions last on average until `NUM_IN_FLIGHT_AUCTIONS` more auctions have been generated
-    events_ahead = NUM_IN_FLIGHT_AUCTIONS * PROPORTION_DENOMINATOR // AUCTION_PROPORTION
-    horizon_ms = (events_ahead * gap_ns) // 1_000_000
-    length_ms = 1 + rand_int(SEED, e, 14, max(horizon_ms * 2, 1))
-    l_name, l_desc = next_string_lengths(e, 15, 20), next_string_lengths(e, 16, 100)
-    current = 8 + l_name + l_desc + 40
+def auctions(e: np.ndarray, gap_ns: int) -> dict:
+    ts = lambda: BASE_TIME_US + (e * gap_ns) // 1000  # noqa: E731
+    initial = lambda: next_price(e, 13)  # noqa: E731
+    l_name = lambda: next_string_lengths(e, 15, 20)  # noqa: E731
+    l_desc = lambda: next_string_lengths(e, 16, 100)  # noqa: E731
+
+    def seller():
+        hot = rand_int(SEED, e, 11, HOT_SELLER_RATIO) > 0
+        return pa.array(np.where(hot, (last_base0_person_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP,
+                                 next_base0_person_id(e, 12)) + FIRST_PERSON_ID, pa.int64())
+
+    def expires():
+        # auctions last on average until NUM_IN_FLIGHT_AUCTIONS more auctions have been generated
+        events_ahead = NUM_IN_FLIGHT_AUCTIONS * PROPORTION_DENOMINATOR // AUCTION_PROPORTION
+        horizon_ms = (events_ahead * gap_ns) // 1_000_000
+        length_ms = 1 + rand_int(SEED, e, 14, max(horizon_ms * 2, 1))
+        return pa.array(ts() + length_ms * 1000, pa.timestamp("us"))
+
+    def extra():
+        current = 8 + l_name() + l_desc() + 40
+        return rand_strings(SEED, e, 21, extra_lengths(e, 22, current, AVG_AUCTION_BYTES))
+
     return {
-        "id": pa.array(last_base0_auction_id(e) + FIRST_AUCTION_ID, pa.int64()),
-        "item_name": rand_strings(SEED, e, 17, l_name),
-        "description": rand_strings(SEED, e, 18, l_desc),
-        "initial_bid": pa.array(initial, pa.int64()),
-        "reserve": pa.array(initial + next_price(e, 19), pa.int64()),
-        "date_time": pa.array(ts, pa.timestamp("us")),
-        "expires": pa.array(ts + length_ms * 1000, pa.timestamp("us")),
-        "seller": pa.array(seller, pa.int64()),
-        "category": pa.array(FIRST_CATEGORY_ID + rand_int(SEED, e, 20, NUM_CATEGORIES), pa.int64()),
-        "extra": rand_strings(SEED, e, 21, extra_lengths(e, 22, current, AVG_AUCTION_BYTES)),
+        "id": lambda: pa.array(last_base0_auction_id(e) + FIRST_AUCTION_ID, pa.int64()),
+        "item_name": lambda: rand_strings(SEED, e, 17, l_name()),
+        "description": lambda: rand_strings(SEED, e, 18, l_desc()),
+        "initial_bid": lambda: pa.array(initial(), pa.int64()),
+        "reserve": lambda: pa.array(initial() + next_price(e, 19), pa.int64()),
+        "date_time": lambda: pa.array(ts(), pa.timestamp("us")),
+        "expires": expires,
+        "seller": seller,
+        "category": lambda: pa.array(FIRST_CATEGORY_ID + rand_int(SEED, e, 20, NUM_CATEGORIES), pa.int64()),
+        "extra": extra,
     }
 
 
-def bids(e: np.ndarray, gap_ns: int) -> dict[str, pa.Array]:
-    hot_a = rand_int(SEED, e, 31, HOT_AUCTION_RATIO) > 0
-    auction = np.where(hot_a, (last_base0_auction_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP,
-                       next_base0_auction_id(e, 32)) + FIRST_AUCTION_ID
-    hot_b = rand_int(SEED, e, 33, HOT_BIDDER_RATIO) > 0
-    bidder = np.where(hot_b, (last_base0_person_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP + 1,
-                      next_base0_person_id(e, 34)) + FIRST_PERSON_ID
-    hot_c = rand_int(SEED, e, 35, HOT_CHANNEL_RATIO) > 0
-    which = rand_int(SEED, e, 36, len(HOT_CHANNELS))
-    chan_no = rand_int(SEED, e, 37, 10000)
-    cold_channel = pc.binary_join_element_wise(pa.scalar("channel-"), pc.cast(pa.array(chan_no), pa.string()), "")
-    channel = pc.if_else(pa.array(hot_c), pick(HOT_CHANNELS, which), cold_channel)
-    path = pc.binary_join_element_wise(
-        rand_strings(SEED, e, 38, np.full(len(e), 3)), rand_strings(SEED, e, 39, np.full(len(e), 3)),
-        rand_strings(SEED, e, 40, np.full(len(e), 3)), "/")
-    cold_url = pc.binary_join_element_wise(pa.scalar("https://www.nexmark.com/"), path,
+def bids(e: np.ndarray, gap_ns: int) -> dict:
+    n = len(e)
+    hot_c = lambda: pa.array(rand_int(SEED, e, 35, HOT_CHANNEL_RATIO) > 0)  # noqa: E731
+    which = lambda: rand_int(SEED, e, 36, len(HOT_CHANNELS))  # noqa: E731
+    chan_no = lambda: rand_int(SEED, e, 37, 10000)  # noqa: E731
+
+    def auction():
+        hot = rand_int(SEED, e, 31, HOT_AUCTION_RATIO) > 0
+        return pa.array(np.where(hot, (last_base0_auction_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP,
+                                 next_base0_auction_id(e, 32)) + FIRST_AUCTION_ID, pa.int64())
+
+    def bidder():
+        hot = rand_int(SEED, e, 33, HOT_BIDDER_RATIO) > 0
+        return pa.array(np.where(hot, (last_base0_person_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP + 1,
+                                 next_base0_person_id(e, 34)) + FIRST_PERSON_ID, pa.int64())
+
+    def channel():
+        cold = pc.binary_join_element_wise(pa.scalar("channel-"), pc.cast(pa.array(chan_no()), pa.string()), "")
+        return pc.if_else(hot_c(), pick(HOT_CHANNELS, which()), cold)
+
+    def url():
+        three = np.full(n, 3)
+        path = pc.binary_join_element_wise(rand_strings(SEED, e, 38, three), rand_strings(SEED, e, 39, three),
+                                           rand_strings(SEED, e, 40, three), "/")
+        cold = pc.binary_join_element_wise(pa.scalar("https://www.nexmark.com/"), path,
                                            pa.scalar("/item.htm?query=1&channel_id="),
-                                           pc.cast(pa.array(chan_no * 131072), pa.string()), "")
-    url = pc.if_else(pa.array(hot_c), pick(HOT_URLS, which), cold_url)
+                                           pc.cast(pa.array(chan_no() * 131072), pa.string()), "")
+        return pc.if_else(hot_c(), pick(HOT_URLS, which()), cold)
+
     return {
-        "auction": pa.array(auction, pa.int64()),
-        "bidder": pa.array(bidder, pa.int64()),
-        "price": pa.array(next_price(e, 41), pa.int64()),
+        "auction": auction,
+        "bidder": bidder,
+        "price": lambda: pa.array(next_price(e, 41), pa.int64()),
         "channel": channel,
         "url": url,
-        "date_time": timestamps(e, gap_ns),
-        "extra": rand_strings(SEED, e, 42, extra_lengths(e, 43, 32, AVG_BID_BYTES)),
+        "date_time": lambda: timestamps(e, gap_ns),
+        "extra": lambda: rand_strings(SEED, e, 42, extra_lengths(e, 43, 32, AVG_BID_BYTES)),
     }
 
 
@@ -202,8 +233,10 @@ def generate(table_type: str, events: np.ndarray, gap_ns: int = DEFAULT_GAP_NS,
     """The rows of type `table_type` among event numbers `events` (int64), in event order."""
     e = events[event_types(events) == EVENT_TYPE[table_type]]
     cols = GENERATORS[table_type](e, gap_ns)
-    names = columns or [n for n, _ in TABLE_COLUMNS[table_type]]
-    return pa.table({n: cols[n] for n in names})
+    names = [n for n, _ in TABLE_COLUMNS[table_type]] if columns is None else columns
+    if not names:
+        return pa.table({"_": pa.nulls(len(e))}).drop(["_"])
+    return pa.table({n: cols[n]() for n in names})
 
 
 class NexmarkReader(SourceReader):
@@ -252,7 +285,7 @@ class NexmarkReader(SourceReader):
     def bounded(self) -> bool:
         return self.event_num >= 0
 
-    def read(self, split: str, offset: int, max_rows: int):
+    def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         total = self._split_events(split)
         n = max_rows if total is None else min(max_rows, total - offset)
         n = min(n, self.max_chunk)
@@ -261,5 +294,6 @@ class NexmarkReader(SourceReader):
         k = int(split)
         events = k + self.split_num * (offset + np.arange(n, dtype=np.int64))
         keep = events[event_types(events) == EVENT_TYPE[self.table_type]]
-        table = generate(self.table_type, keep, self.gap_ns, [c for c, _ in self.columns])
+        names = [c for c, _ in self.columns if columns is None or c in columns]
+        table = generate(self.table_type, keep, self.gap_ns, names)
         return table, keep, offset + n

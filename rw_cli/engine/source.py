@@ -9,6 +9,7 @@ ordinal and the row's key within the split.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -44,6 +45,7 @@ class SourceExecutor(Executor):
         self.warnings: list[str] = []
         self._tokens = 0.0
         self._last = None
+        self.throttled = False  # the last poll read less than asked because of the rate limit
 
     # -- state ---------------------------------------------------------------------------
     def _load(self) -> None:
@@ -84,10 +86,12 @@ class SourceExecutor(Executor):
         self._tokens -= n
         return n
 
-    def poll(self, max_rows: int) -> list[StreamChunk]:
-        """Read up to `max_rows` from each split (fewer under a rate limit)."""
+    def poll(self, max_rows: int, needed: set[int] | None = None) -> list[StreamChunk]:
+        """Read up to `max_rows` from each split (fewer under a rate limit). `needed`: the
+        column positions any consumer reads (None: all); the others may be left NULL."""
         self._load()
         budget = self._budget(max_rows)
+        self.throttled = budget < max_rows
         out: list[StreamChunk] = []
         if budget <= 0:
             return out
@@ -99,7 +103,11 @@ class SourceExecutor(Executor):
             offset = self.offsets[split]
             if self.reader.exhausted(split, offset):
                 continue
-            table, keys, new_offset = self.reader.read(split, offset, budget)
+            if needed is None:
+                table, keys, new_offset = self.reader.read(split, offset, budget)
+            else:
+                names = [n for i, (n, _) in enumerate(self.reader.columns) if self._position(i) in needed]
+                table, keys, new_offset = self.reader.read(split, offset, budget, names)
             for msg in self.reader.take_errors():
                 self.bad_records += 1
                 self.warnings.append(f'source "{self.name}": skipped a bad record: {msg}')
@@ -111,6 +119,10 @@ class SourceExecutor(Executor):
             out.append(self._chunk(table, keys, self.ordinals[split]))
             self.rows_read += table.num_rows
         return out
+
+    def _position(self, i: int) -> int:
+        """The chunk position of the reader's i-th column (after the hidden row id, if before)."""
+        return i + 1 if self.row_id_index is not None and self.row_id_index <= i else i
 
     def _chunk(self, table: pa.Table, keys: np.ndarray, ordinal: int) -> StreamChunk:
         data = conform(table, self.reader.columns)
@@ -128,6 +140,17 @@ class SourceExecutor(Executor):
         """Bounded and every split read to its end."""
         if not self.reader.bounded:
             return False
+        self._load()
+        return all(self.reader.exhausted(s, self.offsets.get(s, 0)) for s in self.reader.list_splits())
+
+    @property
+    def idle(self) -> bool:
+        """Nothing left to read now: every split that exists is read to its end (files), or
+        the bounded generator is exhausted; an unbounded generator is never waited for."""
+        if self.reader.bounded:
+            return self.exhausted
+        if not getattr(self.reader, "discovers_splits", False):
+            return True
         self._load()
         return all(self.reader.exhausted(s, self.offsets.get(s, 0)) for s in self.reader.list_splits())
 
@@ -152,12 +175,72 @@ def source_executors(runtime) -> list[tuple[int, SourceExecutor]]:
     return out
 
 
+def idle(runtime) -> bool:
+    """Every running source (one that something reads) has nothing left to read now."""
+    for rel_id, ex in source_executors(runtime):
+        needed = needed_columns(runtime, rel_id, ex)
+        if (needed is None or needed) and not ex.idle:
+            return False
+    return True
+
+
+_COLUMN_REF = re.compile(r"\b_(\d+)\b")
+
+
+def _refs(sql: str) -> set[int]:
+    return {int(m) for m in _COLUMN_REF.findall(sql)}
+
+
+def _needed_by(node) -> set[int] | None:
+    """Columns of the input that `node` and what follows it read (None: any of them)."""
+    from rw_cli.engine.filter import FilterExecutor
+    from rw_cli.engine.project import ProjectExecutor
+    from rw_cli.engine.runtime import PassThrough
+
+    ex = node.executor
+    if isinstance(ex, ProjectExecutor):
+        return set().union(*(_refs(e) for e in ex.exprs)) if ex.exprs else set()
+    if isinstance(ex, (FilterExecutor, PassThrough)) and node.downstream:
+        out = _refs(ex.predicate) if isinstance(ex, FilterExecutor) else set()
+        for down, _side in node.downstream:
+            more = _needed_by(down)
+            if more is None:
+                return None
+            out |= more
+        return out
+    return None
+
+
+def needed_columns(runtime, rel_id: int, ex: SourceExecutor) -> set[int] | None:
+    """What the jobs reading a source use of it: None for all columns (a table keeps every
+    column); an empty set when nothing reads the source, which then does not run at all —
+    as in RisingWave, a source without consumers reads nothing and its offsets stay put."""
+    job = runtime.jobs[rel_id]
+    if len(job.nodes) > 1:
+        return None  # a connector table materializes everything
+    out: set[int] = set()
+    subscribers = runtime.subscribers.get(rel_id, [])
+    if not subscribers:
+        return set()
+    for entry in subscribers:
+        more = _needed_by(entry)
+        if more is None:
+            return None
+        out |= more
+    return out | set(ex.stream_key)
+
+
 def tick_sources(runtime, max_rows: int) -> tuple[int, bool]:
-    """Poll every source once and push what it read through its job: (rows read, whether
-    any offset moved)."""
+    """Poll every running source once and push what it read through its job: (rows read,
+    whether any offset moved)."""
     n, advanced = 0, False
     for rel_id, ex in source_executors(runtime):
-        for chunk in ex.poll(max_rows):
+        needed = needed_columns(runtime, rel_id, ex)
+        if needed is not None and not needed:
+            continue
+        if needed is not None and len(needed) >= len(ex.types):
+            needed = None
+        for chunk in ex.poll(max_rows, needed):
             n += len(chunk)
             runtime.push(rel_id, chunk)
         advanced = advanced or bool(ex.dirty)

@@ -23,10 +23,10 @@ def barrier_interval_ms(session) -> int:
 
 
 def sources_idle(session) -> bool:
-    """Every source is bounded and read to its end (no source at all counts as idle)."""
-    from rw_cli.engine.source import source_executors
+    """Every running source is bounded and read to its end (no source counts as idle)."""
+    from rw_cli.engine.source import idle
 
-    return all(ex.exhausted for _, ex in source_executors(session.runtime))
+    return idle(session.runtime)
 
 
 def has_sources(session) -> bool:
@@ -36,16 +36,21 @@ def has_sources(session) -> bool:
 
 
 def step(session, tick_rows: int = DEFAULT_TICK_ROWS) -> int:
-    """One tick of every source (under the session's mutex); rows read."""
+    """One tick of every source (under the session's mutex); rows read. Sleeps a little
+    after a tick that a rate limit cut short, so rate-limited sources arrive in chunks."""
     from rw_cli.engine.source import source_executors
 
     with session.mutex:
         n = session.tick(tick_rows)
         warnings = []
+        throttled = False
         for _, ex in source_executors(session.runtime):
             warnings += ex.take_warnings()
+            throttled = throttled or ex.throttled
     for w in warnings:
         sys.stderr.write(f"WARNING:  {w}\n")
+    if throttled:
+        time.sleep(0.05)
     return n
 
 

@@ -1,0 +1,22 @@
+import pytest
+
+import rw_cli
+
+
+@pytest.fixture
+def session(tmp_path):
+    s = rw_cli.connect(str(tmp_path / "data"))
+    yield s
+    s.close()
+
+
+def drain(session, rows: int = 10_000, max_ticks: int = 10_000) -> int:
+    """Tick and barrier until every running source is exhausted; epochs passed."""
+    from rw_cli.meta.driver import sources_idle
+
+    for i in range(max_ticks):
+        session.tick(rows)
+        session.barrier()
+        if sources_idle(session):
+            return i + 1
+    raise AssertionError("sources did not finish")
