@@ -26,7 +26,7 @@ class PartitionRecomputeExecutor(Executor):
     def __init__(self, identity: str, input_types: list[list[DataType]], input_keys: list[list[int]],
                  partition_keys: list[list[int]], sql: str, types: list[DataType], stream_key: list[int],
                  state_tables: list, column_offsets: list[int] | None = None, fresh: bool = True,
-                 vnodes=None, now_table=None):
+                 vnodes=None, now_table=None, clock=None):
         """`sql` reads `in0`, `in1`, ... whose columns are named `_{offset + i}` (offsets default
         to 0 for every input) and produces positional columns `_0.._n`."""
         super().__init__(types, stream_key)
@@ -43,6 +43,7 @@ class PartitionRecomputeExecutor(Executor):
         # its current output was computed with is state too (`now_table`, one row).
         self.now_table = now_table
         self.temporal = now_table is not None
+        self.clock = clock or (lambda epoch: f"CAST('{_epoch_time(epoch.curr)}' AS TIMESTAMPTZ)")
         self.last_now: str | None = None
         if self.temporal and not fresh:
             rows = now_table.scan()
@@ -63,7 +64,8 @@ class PartitionRecomputeExecutor(Executor):
     def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
         out: list[StreamChunk] = []
         if any(self.buffers) or self.fresh or self.temporal:
-            self.now = _epoch_time(epoch.curr)  # the barrier's time, as RisingWave's NowExecutor
+            # now(): the barrier's time, as RisingWave's NowExecutor (or a table's watermark)
+            self.now = self.clock(epoch) if self.temporal else None
             out = self._recompute()
             self.fresh = False
             self.last_now = self.now
@@ -151,7 +153,7 @@ class PartitionRecomputeExecutor(Executor):
             sql = self.sql
             if self.temporal:
                 now = self.now if prefix == "new" else (self.last_now or self.now)
-                sql = sql.replace("{now}", f"CAST('{now}' AS TIMESTAMPTZ)")
+                sql = sql.replace("{now}", now)
             return f"WITH {', '.join(ctes)} {sql}"
         names = ", ".join(self.schema.names)
         after = f"SELECT * FROM ({scope('new', news)}) AS a({names})"

@@ -61,6 +61,12 @@ class EmbeddedRuntime:
         job = self.jobs.get(relation_id)
         return getattr(job.root.executor, "table", None) if job is not None else None
 
+    def watermark(self, relation_id: int):
+        """A table's watermark tracker (its job's first executor), or None."""
+        job = self.jobs.get(relation_id)
+        first = job.nodes[0].executor if job is not None else None
+        return first if hasattr(first, "literal") else None
+
     def drop_job(self, relation_id: int) -> None:
         job = self.jobs.pop(relation_id)
         for upstream, node in job.scans:

@@ -26,7 +26,41 @@ def plan(session, tree: exp.Create):
     query = tree.expression
     if query is None:
         raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
-    return StreamPlanner(session.catalog).plan_mv(query, name, aliases)
+    root, upstreams = StreamPlanner(session.catalog).plan_mv(query, name, aliases)
+    if tree.args.get("emit_on_window_close"):
+        root = emit_on_window_close(session, query, root)
+    return root, upstreams
+
+
+def emit_on_window_close(session, query: exp.Expression, root):
+    """Rows of a window are emitted once the watermark of the table it comes from has passed
+    the window's end; a closed window never changes again."""
+    from rw_cli.errors import NotSupported
+    from rw_cli.sql.plan import StreamPartitionRecompute
+
+    window = next((t.this for t in query.find_all(exp.Table)
+                   if isinstance(t.this, exp.Anonymous) and t.this.name.lower() in ("tumble", "hop")), None)
+    if window is None:
+        raise NotSupported("EMIT ON WINDOW CLOSE without a TUMBLE or HOP window")
+    args = window.expressions
+    table = session.catalog.must_get(args[0].name)
+    if not table.watermark or table.watermark[0] != args[1].name:
+        raise BindError(f'EMIT ON WINDOW CLOSE needs a watermark on "{table.name}.{args[1].name}"')
+    size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect="duckdb")
+    visible = [n for n, h in zip(root.names, root.hidden) if not h]
+    if "window_end" in visible:
+        cond = f"_{root.names.index('window_end')} <= {{now}}"
+    elif "window_start" in visible:
+        cond = f"_{root.names.index('window_start')} + {size} <= {{now}}"
+    else:
+        raise NotSupported("EMIT ON WINDOW CLOSE needs window_start or window_end in the output")
+    child = root.inputs[0]
+    eowc = StreamPartitionRecompute(list(child.types), list(child.stream_key), [child], name="StreamEowcSort",
+                                    partition_keys=[], sql=f"SELECT * FROM in0 WHERE {cond}",
+                                    detail=f"watermark: {table.name}.{args[1].name}", temporal=True,
+                                    watermark_of=table.id)
+    root.inputs = [eowc]
+    return root
 
 
 def build_job(session, root, rel: RelationCatalog, table_ids=None):
@@ -42,7 +76,8 @@ def build_job(session, root, rel: RelationCatalog, table_ids=None):
 
         def alloc():
             return next(it)
-    return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism).build(root, rel)
+    return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
+                         watermark_of=session.runtime.watermark).build(root, rel)
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:

@@ -19,6 +19,7 @@ from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 from rw_cli.engine.union import UnionExecutor
+from rw_cli.engine.watermark import WatermarkExecutor
 from rw_cli.engine.project import ProjectExecutor
 from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
@@ -39,10 +40,27 @@ def relation_state_table(store, rel: RelationCatalog) -> StateTable:
 
 
 def table_job(store, rel: RelationCatalog) -> StreamJob:
-    """A table's job: DML chunks enter its materialize (which resolves pk conflicts)."""
-    mat = MaterializeExecutor([c.type for c in rel.columns], list(rel.pk), relation_state_table(store, rel),
-                              conflict=rel.on_conflict if rel.user_pk else None)
-    return StreamJob(rel.id, [Node(mat)], [])
+    """A table's job: DML chunks enter its materialize (which resolves pk conflicts), after
+    the watermark tracker when the table declares one."""
+    types = [c.type for c in rel.columns]
+    mat = Node(MaterializeExecutor(types, list(rel.pk), relation_state_table(store, rel),
+                                   conflict=rel.on_conflict if rel.user_pk else None))
+    if not rel.watermark:
+        return StreamJob(rel.id, [mat], [])
+    expr, expr_type = watermark_expr(rel)
+    wm = Node(WatermarkExecutor(expr, expr_type, types, list(rel.pk), mat.executor.table), [(mat, 0)])
+    return StreamJob(rel.id, [wm, mat], [])
+
+
+def watermark_expr(rel: RelationCatalog) -> tuple[str, DataType]:
+    """The table's watermark expression as DuckDB SQL over its positional columns."""
+    import sqlglot
+
+    col, text = rel.watermark
+    tree = sqlglot.parse_one(text, read="postgres")
+    names = [c.name for c in rel.columns]
+    tree = tree.transform(lambda n: exp.column(f"_{names.index(n.name)}") if isinstance(n, exp.Column) else n)
+    return expr_to_duckdb(tree, [c.type for c in rel.columns]), rel.columns[names.index(col)].type
 
 
 _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
@@ -74,11 +92,13 @@ def _lenient(duck_sql: str) -> str:
 
 
 class StreamBuilder:
-    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1):
+    def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1,
+                 watermark_of: Callable[[int], object] | None = None):
         self.store = store
         self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
         self.parallelism = max(1, parallelism)
+        self.watermark_of = watermark_of  # relation id -> its WatermarkExecutor (EMIT ON WINDOW CLOSE)
         self.nodes: list[Node] = []
         self.scans: list[tuple[int, Node]] = []
 
@@ -145,7 +165,7 @@ class StreamBuilder:
             return self._parallel(lambda vn: PartitionRecomputeExecutor(
                 p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs], keys, p.sql, p.types,
                 p.stream_key, [spec() for spec in specs], column_offsets=offsets, fresh=self.fresh, vnodes=vn,
-                now_table=now() if now else None), keys)
+                now_table=now() if now else None, clock=self._clock(p)), keys)
         if isinstance(p, StreamHashAgg):
             inp = p.inputs[0].types
             keys = [inp[k] for k in p.group_keys]
@@ -163,6 +183,13 @@ class StreamBuilder:
                 inp, p.group_keys, p.calls, result(), {i: spec() for i, spec in minput.items()}),
                 [list(p.group_keys)])
         raise TypeError(f"no executor for {type(p).__name__}")
+
+    def _clock(self, p):
+        """EMIT ON WINDOW CLOSE reads the watermark of a table instead of the time."""
+        if p.watermark_of is None:
+            return None
+        tracker = self.watermark_of(p.watermark_of)
+        return lambda epoch: tracker.literal()
 
     def _input_table(self, types: list[DataType], partition_keys: list[int], stream_key: list[int]):
         """Materialized input of a partitioned operator: pk = partition key + stream key, so a
