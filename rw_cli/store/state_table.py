@@ -8,13 +8,18 @@ import pyarrow.compute as pc
 
 from rw_cli.common.vnode import compute_vnodes
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage
-from rw_cli.store.keys import encode_pk_array, make_keys_array, next_key, table_key_prefix
+from rw_cli.store.keys import encode_pk_array, make_keys_array, next_key, table_key_prefix, vnode_prefix
 from rw_cli.store.row_codec import decode_rows_arrays, encode_rows_array
 
 OP_INSERT = 0
 OP_DELETE = 1
 OP_UPDATE_DELETE = 2
 OP_UPDATE_INSERT = 3
+TABLE_HEAD = 6  # table id (4) + vnode (2)
+
+
+def _chunks(arr) -> list:
+    return list(arr.chunks) if isinstance(arr, pa.ChunkedArray) else [arr]
 
 
 class StateTable:
@@ -109,6 +114,8 @@ class StateTable:
         return decode_rows_arrays(values, self.schema)
 
     def get_rows(self, pk: pa.RecordBatch | list) -> tuple[pa.RecordBatch, np.ndarray]:
+        """The rows with the given pks (one batched lookup), with a found mask; missing rows
+        are all-null."""
         if isinstance(pk, (pa.RecordBatch, pa.Table)):
             cols = list(pk.columns)
             n = pk.num_rows
@@ -121,46 +128,91 @@ class StateTable:
                 for c, i in zip(cols, self.pk_indices)]
         if n == 0:
             return self._decode([]), np.zeros(0, dtype=bool)
-        keys = self._keys_from_pk(cols, n).to_pylist()
-        values: list[bytes | None] = [None] * n
-        mem = self._mem
-        todo = []
-        for i, k in enumerate(keys):
-            if k in mem:
-                values[i] = mem[k]
-            else:
-                todo.append(i)
-        if todo:
-            got = self.store.multi_get([keys[i] for i in todo], MAX_EPOCH)
-            for i, v in zip(todo, got):
-                values[i] = v
-        found = np.array([v is not None for v in values], dtype=bool)
-        present = [v for v in values if v is not None]
-        rows = self._decode(present)
-        if len(present) == n:
+        keys = self._keys_from_pk(cols, n)
+        if self._mem:
+            klist = keys.to_pylist()
+            mem = self._mem
+            in_mem = np.fromiter((k in mem for k in klist), dtype=bool, count=n)
+        else:
+            in_mem = None
+        if in_mem is None or not in_mem.any():
+            values = self.store.multi_get_array(keys, MAX_EPOCH)
+        else:
+            todo = np.flatnonzero(~in_mem)
+            got = self.store.multi_get_array(keys.take(pa.array(todo, pa.int64())), MAX_EPOCH).to_pylist() \
+                if len(todo) else []
+            merged: list[bytes | None] = [mem[k] if m else None for k, m in zip(klist, in_mem)]
+            for i, v in zip(todo.tolist(), got):
+                merged[i] = v
+            values = pa.array(merged, pa.binary())
+        valid = values.is_valid()
+        found = valid.to_numpy(zero_copy_only=False)
+        rows = self._decode(values.filter(valid)) if values.null_count else self._decode(values)
+        if len(rows) == n:
             return rows, found
         idx = np.cumsum(found) - 1
         take = pa.array(idx, type=pa.int64(), mask=~found)
         return rows.take(take), found
 
-    def scan(self, epoch: int | None = None) -> pa.Table:
+    def scan_prefix(self, prefix: list, epoch: int | None = None) -> pa.Table:
+        """Rows whose pk starts with the values `prefix` (for the first len(prefix) pk
+        columns), in pk order. When the distribution key lies within the prefix only its
+        vnode's key range is read."""
+        m = len(prefix)
+        if m > len(self.pk_indices):
+            raise ValueError(f"prefix of {m} values for a pk of {len(self.pk_indices)} columns")
+        if m == 0:
+            return self.scan(epoch)
+        cols = [pa.array([v], self.schema.field(i).type) for v, i in zip(prefix, self.pk_indices[:m])]
+        pk_prefix = encode_pk_array(cols, self.pk_descending[:m], num_rows=1)[0].as_py()
         read_epoch = MAX_EPOCH if epoch is None else epoch
-        t = self.store.scan_table(self._prefix, self._end, read_epoch, include_tombstones=False)
-        keys = t["key"]
-        values = t["value"]
-        if epoch is None and self._mem:
-            mem_keys = pa.array(list(self._mem.keys()), pa.binary())
-            mem_vals = pa.array(list(self._mem.values()), pa.binary())
+        if all(j < m for j in self._dist_in_pk):
+            vnode = int(compute_vnodes([cols[j] for j in self._dist_in_pk], num_rows=1)[0])
+            start = vnode_prefix(self.table_id, vnode) + pk_prefix
+            t = self.store.scan_table(start, next_key(start), read_epoch)
+            keys, values = t["key"], t["value"]
+        else:
+            t = self.store.scan_table(self._prefix, self._end, read_epoch)
+            keys, values = t["key"], t["value"]
             if t.num_rows:
-                keep = pc.invert(pc.is_in(keys, value_set=mem_keys))
-                keys = keys.filter(keep)
-                values = values.filter(keep)
-            live = pc.is_valid(mem_vals)
-            merged = pa.table({
-                "key": pa.chunked_array(list(keys.chunks) + [mem_keys.filter(live)], pa.binary()),
-                "value": pa.chunked_array(list(values.chunks) + [mem_vals.filter(live)], pa.binary()),
-            }).sort_by([("key", "ascending")])
-            keys, values = merged["key"], merged["value"]
+                plen = len(pk_prefix)
+                head = pc.binary_slice(keys, TABLE_HEAD, TABLE_HEAD + plen)
+                keep = pc.equal(head, pa.scalar(pk_prefix, head.type))
+                keys, values = keys.filter(keep), values.filter(keep)
+        if epoch is None and self._mem:
+            pairs = [(k, v) for k, v in self._mem.items() if k[TABLE_HEAD:TABLE_HEAD + len(pk_prefix)] == pk_prefix]
+            keys, values = self._overlay(keys, values, pairs)
         if len(values) == 0:
             return pa.Table.from_batches([self._decode([])])
-        return pa.Table.from_batches([self._decode(values.combine_chunks())])
+        return pa.Table.from_batches([self._decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
+                                                   else values)])
+
+    @staticmethod
+    def _overlay(keys, values, pairs):
+        """Merge memtable (key, value|None) pairs over sorted store rows, sorted by key."""
+        if not pairs:
+            return keys, values
+        mem_keys = pa.array([k for k, _ in pairs], pa.binary())
+        mem_vals = pa.array([v for _, v in pairs], pa.binary())
+        if len(keys):
+            keep = pc.invert(pc.is_in(keys, value_set=mem_keys))
+            keys, values = keys.filter(keep), values.filter(keep)
+        live = pc.is_valid(mem_vals)
+        merged = pa.table({
+            "key": pa.chunked_array(_chunks(keys) + [mem_keys.filter(live)], pa.binary()),
+            "value": pa.chunked_array(_chunks(values) + [mem_vals.filter(live)], pa.binary()),
+        }).sort_by([("key", "ascending")])
+        return merged["key"], merged["value"]
+
+    def scan(self, epoch: int | None = None) -> pa.Table:
+        """Every row in pk order: at `epoch` (committed data only), or, by default, the
+        latest state including this epoch's memtable."""
+        read_epoch = MAX_EPOCH if epoch is None else epoch
+        t = self.store.scan_table(self._prefix, self._end, read_epoch, include_tombstones=False)
+        keys, values = t["key"], t["value"]
+        if epoch is None and self._mem:
+            keys, values = self._overlay(keys, values, list(self._mem.items()))
+        if len(values) == 0:
+            return pa.Table.from_batches([self._decode([])])
+        return pa.Table.from_batches([self._decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
+                                                   else values)])

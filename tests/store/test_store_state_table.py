@@ -208,3 +208,32 @@ def test_random_state_table_against_dict():
 def test_dist_key_must_be_in_pk():
     with pytest.raises(ValueError):
         StateTable(HummockStorage(MemoryObjectStore()), 1, SCHEMA, [0], dist_key_indices=[1])
+
+
+def test_scan_prefix_with_and_without_the_dist_key():
+    schema = pa.schema([("g", pa.int64()), ("name", pa.string()), ("x", pa.int64())])
+    rows = pa.record_batch([pa.array([1, 1, 1, 2, 2, 3] * 3, pa.int64()),
+                            pa.array(["a", "b", "c", "a", "z", "a"] * 3),
+                            pa.array(list(range(18)), pa.int64())], schema=schema)
+    h = HummockStorage(MemoryObjectStore())
+    # pk (g, name, x); dist key g (inside any non-empty prefix) and name (only in 2-prefixes)
+    for dist in ([0], [1]):
+        t = StateTable(h, 40 + dist[0], schema, [0, 1, 2], pk_descending=[False, True, False], dist_key_indices=dist)
+        t.insert(rows)
+        t.commit(1)
+        h.commit_epoch(t.table_id * 10 + 1)
+        t.insert(pa.record_batch([pa.array([1], pa.int64()), pa.array(["b"]), pa.array([99], pa.int64())],
+                                 schema=schema))
+        t.delete(pa.record_batch([pa.array([1], pa.int64()), pa.array(["c"]), pa.array([2], pa.int64())],
+                                 schema=schema))
+        all_rows = t.scan().to_pylist()
+        for prefix in ([1], [2], [4], [1, "b"], [1, "c"], [2, "z"], [1, "b", 99]):
+            want = [r for r in all_rows if [r["g"], r["name"], r["x"]][:len(prefix)] == prefix]
+            assert t.scan_prefix(prefix).to_pylist() == want, (dist, prefix)
+        committed = t.scan(h.committed_epoch).to_pylist()
+        assert t.scan_prefix([1], epoch=h.committed_epoch).to_pylist() == [r for r in committed if r["g"] == 1]
+        # descending name within g
+        names = [r["name"] for r in t.scan_prefix([1]).to_pylist()]
+        assert names == sorted(names, reverse=True)
+        h.commit_epoch(t.table_id * 10 + 2)
+        t.commit(t.table_id * 10 + 2)
