@@ -220,7 +220,7 @@ def test_scan_prefix_with_and_without_the_dist_key():
     for dist in ([0], [1]):
         t = StateTable(h, 40 + dist[0], schema, [0, 1, 2], pk_descending=[False, True, False], dist_key_indices=dist)
         t.insert(rows)
-        t.commit(1)
+        t.commit(t.table_id * 10 + 1)
         h.commit_epoch(t.table_id * 10 + 1)
         t.insert(pa.record_batch([pa.array([1], pa.int64()), pa.array(["b"]), pa.array([99], pa.int64())],
                                  schema=schema))
@@ -235,5 +235,6 @@ def test_scan_prefix_with_and_without_the_dist_key():
         # descending name within g
         names = [r["name"] for r in t.scan_prefix([1]).to_pylist()]
         assert names == sorted(names, reverse=True)
-        h.commit_epoch(t.table_id * 10 + 2)
         t.commit(t.table_id * 10 + 2)
+        h.commit_epoch(t.table_id * 10 + 2)
+        assert t.scan_prefix([1, "b"]).to_pylist() == [r for r in all_rows if r["g"] == 1 and r["name"] == "b"]
