@@ -157,7 +157,7 @@ class StateTable:
     def scan_prefix(self, prefix: list, epoch: int | None = None) -> pa.Table:
         """Rows whose pk starts with the values `prefix` (for the first len(prefix) pk
         columns), in pk order. When the distribution key lies within the prefix only its
-        vnode's key range is read."""
+        vnode's key range is read; otherwise the table is scanned and filtered."""
         m = len(prefix)
         if m > len(self.pk_indices):
             raise ValueError(f"prefix of {m} values for a pk of {len(self.pk_indices)} columns")
@@ -182,6 +182,10 @@ class StateTable:
         if epoch is None and self._mem:
             pairs = [(k, v) for k, v in self._mem.items() if k[TABLE_HEAD:TABLE_HEAD + len(pk_prefix)] == pk_prefix]
             keys, values = self._overlay(keys, values, pairs)
+        if len(values) > 1 and not all(j < m for j in self._dist_in_pk):
+            # rows of several vnodes: order them by pk
+            order = pc.sort_indices(pc.binary_slice(keys, TABLE_HEAD))
+            values = values.take(order)
         if len(values) == 0:
             return pa.Table.from_batches([self._decode([])])
         return pa.Table.from_batches([self._decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
