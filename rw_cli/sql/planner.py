@@ -374,10 +374,17 @@ class StreamPlanner:
 
     # -- aggregation ------------------------------------------------------------------------------
     def plan_agg(self, node, scope, exprs, group, having):
-        if group is not None and (any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")) or any(
-                isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for e in group.expressions)):
-            raise NotSupported("GROUPING SETS / ROLLUP / CUBE in a materialized view")
+        grouping_sets = group is not None and any(
+            isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for e in group.expressions)
         group_exprs = list(group.expressions) if group is not None else []
+        if grouping_sets:
+            # every column of every set is a group key of the output
+            seen: dict[str, exp.Expression] = {}
+            for e in group.expressions:
+                for c in ([e] if not isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) else
+                          [x for x in e.find_all(exp.Column)]):
+                    seen.setdefault(c.sql(), c)
+            group_exprs = list(seen.values())
         pre: list[exp.Expression] = [self.rewrite(g, scope) for g in group_exprs]
         group_sql = [g.sql() for g in group_exprs]
         calls: list[AggCall] = []
@@ -413,8 +420,8 @@ class StreamPlanner:
         if having is not None:
             collect(having.this)
         ng = len(group_exprs)
-        if complex_agg:
-            agg = self.recompute_agg(node, scope, group_exprs, agg_nodes)
+        if complex_agg or grouping_sets:
+            agg = self.recompute_agg(node, scope, group_exprs, agg_nodes, group if grouping_sets else None)
         else:
             if not pre:
                 pre = [exp.true()]  # count(*) alone: a chunk needs a column to carry its rows
@@ -444,9 +451,10 @@ class StreamPlanner:
 
         return agg, [post(e) for e in exprs], post(having.this) if having is not None else None
 
-    def recompute_agg(self, node, scope, group_exprs, agg_nodes) -> PlanNode:
+    def recompute_agg(self, node, scope, group_exprs, agg_nodes, grouping_sets=None) -> PlanNode:
         """Aggregates without retractable state of their own (DISTINCT, FILTER, ORDER BY inside,
-        string_agg, array_agg, stddev, ...): recomputed per touched group."""
+        string_agg, array_agg, stddev, ...): recomputed per touched group. GROUPING SETS,
+        ROLLUP and CUBE are recomputed as one partition, with the grouping id as a hidden key."""
         ng = len(group_exprs)
         width = len(node.types)
         pre = [self.rewrite(g, scope) for g in group_exprs] + [exp.column(f"_{i}") for i in range(width)]
@@ -455,10 +463,21 @@ class StreamPlanner:
         aggs = [_shift(self.rewrite(a, scope), ng) for a in agg_nodes]
         keys = [f"_{i}" for i in range(ng)]
         cols = keys + [expr_to_duckdb(a, pre_types) for a in aggs]
+        types = pre_types[:ng] + self.expr_types(project, aggs, group_by=list(range(ng)))
+        if grouping_sets is not None:
+            key_sql = [g.sql() for g in group_exprs]
+            clause = grouping_sets.copy().transform(
+                lambda n: exp.column(f"_{key_sql.index(n.sql())}") if isinstance(n, exp.Column) and n.sql() in key_sql
+                else n)
+            cols.append(f"GROUPING({', '.join(keys)})")
+            types.append(BIGINT_T)
+            sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0 " + \
+                clause.sql(dialect="duckdb")
+            return StreamPartitionRecompute(types, list(range(ng)) + [len(cols) - 1], [project], name="StreamHashAgg",
+                                            partition_keys=[], sql=sql, detail=f"grouping_sets: {clause.sql()}")
         sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
         if keys:
             sql += f" GROUP BY {', '.join(keys)}"
-        types = pre_types[:ng] + self.expr_types(project, aggs, group_by=list(range(ng)))
         detail = (f"group_key: [{', '.join(keys)}], " if keys else "") + \
             "aggs: [" + ", ".join(a.sql(dialect="postgres") for a in aggs) + "]"
         return StreamPartitionRecompute(types, list(range(ng)), [project], name="StreamHashAgg" if ng else
