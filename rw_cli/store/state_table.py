@@ -184,7 +184,8 @@ class StateTable:
             keys, values = self._overlay(keys, values, pairs)
         if len(values) > 1 and not all(j < m for j in self._dist_in_pk):
             # rows of several vnodes: order them by pk
-            order = pc.sort_indices(pc.binary_slice(keys, TABLE_HEAD))
+            longest = pc.max(pc.binary_length(keys)).as_py()
+            order = pc.sort_indices(pc.binary_slice(keys, TABLE_HEAD, max(longest, TABLE_HEAD)))
             values = values.take(order)
         if len(values) == 0:
             return pa.Table.from_batches([self._decode([])])
