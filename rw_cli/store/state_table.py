@@ -213,11 +213,22 @@ class StateTable:
         """Every row in pk order: at `epoch` (committed data only), or, by default, the
         latest state including this epoch's memtable."""
         read_epoch = MAX_EPOCH if epoch is None else epoch
+        if epoch is not None or not self._mem:
+            # stream: decode run by run, never holding the whole encoded table
+            batches = [self._decode(r.values) for r in
+                       self.store.iter_runs(self._prefix, self._end, read_epoch) if len(r)]
+            return pa.Table.from_batches(batches or [self._decode([])])
         t = self.store.scan_table(self._prefix, self._end, read_epoch, include_tombstones=False)
-        keys, values = t["key"], t["value"]
-        if epoch is None and self._mem:
-            keys, values = self._overlay(keys, values, list(self._mem.items()))
+        keys, values = self._overlay(t["key"], t["value"], list(self._mem.items()))
         if len(values) == 0:
             return pa.Table.from_batches([self._decode([])])
         return pa.Table.from_batches([self._decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
                                                    else values)])
+
+    def iter_batches(self, epoch: int | None = None):
+        """Decoded record batches of the committed rows at `epoch` (default: latest, without
+        this epoch's memtable), streaming."""
+        read_epoch = MAX_EPOCH if epoch is None else epoch
+        for r in self.store.iter_runs(self._prefix, self._end, read_epoch):
+            if len(r):
+                yield self._decode(r.values)
