@@ -75,13 +75,13 @@ def test_varchar_and_jsonb():
 def test_date_time():
     assert fmt([dt.date(2020, 1, 2), None], T.DATE) == ["2020-01-02", None]
     assert fmt([dt.time(1, 2, 3), dt.time(1, 2, 3, 500000), dt.time(0, 0, 0, 1)], T.TIME) == [
-        "01:02:03", "01:02:03.5", "00:00:00.000001"]
+        "01:02:03", "01:02:03.500", "00:00:00.000001"]  # RisingWave: 3 or 6 fraction digits
 
 
 def test_timestamp():
     vals = [dt.datetime(2020, 1, 2, 3, 4, 5), dt.datetime(2020, 1, 2, 3, 4, 5, 120000), None]
-    assert fmt(vals, T.TIMESTAMP) == ["2020-01-02 03:04:05", "2020-01-02 03:04:05.12", None]
-    assert fmt(vals, T.TIMESTAMPTZ) == ["2020-01-02 03:04:05+00:00", "2020-01-02 03:04:05.12+00:00", None]
+    assert fmt(vals, T.TIMESTAMP) == ["2020-01-02 03:04:05", "2020-01-02 03:04:05.120", None]
+    assert fmt(vals, T.TIMESTAMPTZ) == ["2020-01-02 03:04:05+00:00", "2020-01-02 03:04:05.120+00:00", None]
 
 
 def mdn(m, d, ns):

@@ -41,14 +41,14 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
     if name == "date":
         return pc.cast(col, pa.string()).to_pylist()
     if name == "time without time zone":
-        return _strip_fraction(pc.cast(col, pa.string())).to_pylist()
+        return _chrono_fraction(pc.cast(col, pa.string())).to_pylist()
     if name == "timestamp without time zone":
-        return _strip_fraction(pc.cast(_naive(col), pa.string())).to_pylist()
+        return _chrono_fraction(pc.cast(_naive(col), pa.string())).to_pylist()
     if name == "timestamp with time zone":
         tz = col.type.tz if pa.types.is_timestamp(col.type) else None
         if tz and tz not in ("UTC", "+00:00", "Etc/UTC"):
             return _format_tstz_in_zone(col, tz)
-        text = _strip_fraction(pc.cast(_naive(col), pa.string()))
+        text = _chrono_fraction(pc.cast(_naive(col), pa.string()))
         return pc.binary_join_element_wise(text, "+00:00", "").to_pylist()
     if name == "interval":
         return _per_value(col, format_interval)
@@ -75,7 +75,8 @@ def _format_tstz_in_zone(col: pa.Array, tz: str) -> list[str | None]:
         local = (epoch + datetime.timedelta(microseconds=us)).astimezone(zone)
         text = local.strftime("%Y-%m-%d %H:%M:%S")
         if local.microsecond:
-            text += f".{local.microsecond:06d}".rstrip("0")
+            frac = f"{local.microsecond:06d}"
+            text += "." + (frac[:3] if frac.endswith("000") else frac)
         off = local.utcoffset() or datetime.timedelta(0)
         secs = int(off.total_seconds())
         sign = "-" if secs < 0 else "+"
@@ -142,6 +143,13 @@ def _quote_record_item(v: str | None) -> str:
 
 def _per_value(col: pa.Array, fn: Callable) -> list[str | None]:
     return [None if v is None else fn(v) for v in col.to_pylist()]
+
+
+def _chrono_fraction(text: pa.Array) -> pa.Array:
+    """RisingWave prints times with 3 or 6 fraction digits, as few as keep the value
+    (`20.210`, `20.210500`), and none for whole seconds."""
+    text = pc.replace_substring_regex(text, r"\.000000$", "")
+    return pc.replace_substring_regex(text, r"(\.\d{3})000$", r"\1")
 
 
 def _strip_fraction(text: pa.Array) -> pa.Array:
