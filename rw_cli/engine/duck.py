@@ -112,8 +112,49 @@ def result_types(sql: str, tables: dict[str, pa.Table]) -> pa.Schema:
     return query(f"SELECT * FROM ({sql}) LIMIT 0", empty).schema
 
 
+# DuckDB's wording -> PostgreSQL's, for the errors users meet most
+_PG_MESSAGES = [
+    (re.compile(r"^Division by zero\b.*", re.S), "division by zero"),
+    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT16.*", re.S),
+     "smallint out of range"),
+    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT32.*", re.S),
+     "integer out of range"),
+    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT64.*", re.S),
+     "bigint out of range"),
+    (re.compile(r"^Could not convert string '(.*)' to INT(?:16|32|64).*", re.S),
+     r'invalid input syntax for type integer: "\1"'),
+    (re.compile(r"^Could not convert string '(.*)' to (?:DOUBLE|FLOAT).*", re.S),
+     r'invalid input syntax for type double precision: "\1"'),
+    (re.compile(r"^Could not convert string '(.*)' to DECIMAL.*", re.S),
+     r'invalid input syntax for type numeric: "\1"'),
+    (re.compile(r"^Type INT32 with value (\S+) can't be cast.*", re.S), "integer out of range"),
+    (re.compile(r"^Type INT64 with value (\S+) can't be cast.*", re.S), "bigint out of range"),
+    (re.compile(r"^More than one row returned by a subquery.*", re.S),
+     "Scalar subquery produced more than one row"),
+]
+_PG_TYPE_NAMES = {"INTEGER": "integer", "BIGINT": "bigint", "SMALLINT": "smallint", "DATE": "date",
+                  "TIME": "time without time zone", "TIMESTAMP": "timestamp without time zone",
+                  "VARCHAR": "character varying", "BOOLEAN": "boolean", "DOUBLE": "double precision",
+                  "FLOAT": "real", "INTERVAL": "interval", "BLOB": "bytea"}
+
+
+def _cast_message(m: re.Match) -> str:
+    a, b = (_PG_TYPE_NAMES.get(x, x.lower()) for x in (m.group(1), m.group(2)))
+    return f'cannot cast type "{a}" to "{b}" in Explicit context'
+
+
+_PG_MESSAGES.append((re.compile(r"^Unimplemented type for cast \((\w+) -> (\w+)\).*", re.S), _cast_message))
+
+
 def _clean_message(e: Exception) -> str:
     msg = str(e)
     msg = re.sub(r"^[A-Za-z ]+ Error: ", "", msg)
     msg = msg.split("\n\nLINE")[0].split("\nLINE ")[0]
-    return msg.strip()
+    m = re.match(r"^Python exception occurred while executing the UDF: \w+: (.*)", msg, re.S)
+    if m:
+        msg = m.group(1)
+    msg = msg.strip()
+    for pattern, repl in _PG_MESSAGES:
+        if pattern.match(msg):
+            return pattern.sub(repl, msg, count=1)
+    return msg

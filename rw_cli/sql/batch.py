@@ -77,8 +77,44 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         bound.schema[reg] = {c.name: sqlglot_type(c.type) for c in
                              (rel.columns if hidden else rel.visible_columns)}
         _rename(t, reg)
+    for sel in tree.find_all(exp.Select):
+        _check_star_except(sel, bound)
     bound.tree = _qualify(tree, bound)
     return bound
+
+
+def _check_star_except(sel: exp.Select, bound: BoundQuery) -> None:
+    """`SELECT * EXCEPT (cols)`: RisingWave's checks and messages."""
+    for star in sel.expressions:
+        if not isinstance(star, exp.Star):
+            continue
+        items = star.args.get("except_") or star.args.get("except") or []
+        if not items:
+            continue
+        names = []
+        for it in items:
+            if not isinstance(it, exp.Column):
+                raise BindError("Only support column name in except list")
+            names.append(it.name)
+        if len(set(names)) != len(names):
+            raise BindError("Duplicate entry in except list")
+        columns: list[str] = []
+        from_ = sel.args.get("from_") or sel.args.get("from")
+        sources = ([from_.this] if from_ is not None else []) + [j.this for j in sel.args.get("joins") or []]
+        for src in sources:
+            alias = src.args.get("alias")
+            if alias is not None and alias.columns:
+                columns += [c.name for c in alias.columns]
+            elif isinstance(src, exp.Table) and src.name in bound.schema:
+                columns += list(bound.schema[src.name])
+            else:
+                return  # a source whose columns we do not know here: DuckDB checks
+        for n in names:
+            count = columns.count(n)
+            if count == 0:
+                raise BindError(f"Item not found: Invalid column: {n}")
+            if count > 1:
+                raise BindError(f"Ambiguous column name: {n}")
 
 
 def _dt(t: pa.DataType):

@@ -60,6 +60,12 @@ MACROS = [
     "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE json_type(j::JSON) WHEN 'OBJECT' THEN 'object' "
     "WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean' "
     "WHEN 'NULL' THEN 'null' ELSE 'number' END)",
+    # PostgreSQL's millennia start at years 1, 1001, 2001 (DuckDB's at 0, 1000, 2000)
+    "CREATE OR REPLACE MACRO pg_date_trunc(u, t) AS (CASE WHEN lower(u) IN ('millennium', 'millennia') "
+    "THEN date_trunc('year', t) - to_years(CAST(year(t) - ((year(t) - 1) // 1000 * 1000 + 1) AS INTEGER)) "
+    "WHEN lower(u) IN ('century', 'centuries') "
+    "THEN date_trunc('year', t) - to_years(CAST(year(t) - ((year(t) - 1) // 100 * 100 + 1) AS INTEGER)) "
+    "ELSE date_trunc(u, t) END)",
     "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
 ]
 
@@ -201,6 +207,15 @@ def _interval_udf(name: str):
     return udf
 
 
+def _interval_scale_udf(divide: bool):
+    def udf(a: pa.Array, f: pa.Array) -> pa.Array:
+        from rw_cli.sql.pg_interval import scale_interval
+
+        return pa.array([None if v is None or x is None else _to_mdn(scale_interval(*_mdn(v), x, divide))
+                         for v, x in zip(a.to_pylist(), f.to_pylist())], pa.month_day_nano_interval())
+    return udf
+
+
 def _jsonb_text(v) -> str:
     import json
 
@@ -257,6 +272,8 @@ UDFS = {
     "justify_days": (_interval_udf("justify_days"), ["INTERVAL"], "INTERVAL"),
     "justify_interval": (_interval_udf("justify_interval"), ["INTERVAL"], "INTERVAL"),
     "pg_jsonb_in": (udf_jsonb_in, ["VARCHAR"], "VARCHAR"),
+    "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
+    "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),
 }
 
@@ -332,6 +349,17 @@ def _numeric_literal(node: exp.Literal) -> exp.Expression | None:
 _JSON_TYPES = {T.JSON, T.JSONB}
 
 
+_NUMBERS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT, T.DECIMAL, T.DOUBLE, T.FLOAT}
+
+
+def _unknown_literal_operand(node: exp.Expression) -> None:
+    """`'10' - 1`: a quoted literal next to a number takes the number's type, as in PostgreSQL."""
+    for lit, other in ((node.this, node.expression), (node.expression, node.this)):
+        if _is_text_literal(lit) and getattr(other, "type", None) is not None and _type(other) in _NUMBERS:
+            lit.replace(exp.Cast(this=lit.copy(), to=other.type.copy()))
+            return
+
+
 def _widen_real(node: exp.Expression) -> None:
     """PostgreSQL computes real op (int | numeric | double) in double precision."""
     lt, rt = _type(node.this), _type(node.expression)
@@ -383,6 +411,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Values):
         _values_decimals(node)
         return None
+    if isinstance(node, exp.ByteString):  # E'...': escapes were resolved by the tokenizer
+        return exp.Literal.string(node.this)
     if isinstance(node, exp.Interval):
         return _interval_literal(node)
     if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _is_text_literal(node.this):
@@ -396,6 +426,19 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
                                               and _type(node.this) in _JSON_TYPES):
         return _fn("json_contains", node.this, node.expression)
+    if isinstance(node, exp.Collate):
+        name = node.expression.name if isinstance(node.expression, (exp.Identifier, exp.Column, exp.Var)) \
+            else str(node.expression.this) if isinstance(node.expression, exp.Literal) else node.expression.sql()
+        quoted = isinstance(node.expression, exp.Column) and node.expression.this.quoted or \
+            isinstance(node.expression, exp.Identifier) and node.expression.quoted
+        if name not in ("C", "POSIX") or not quoted:
+            raise BindError(f'collation "{name}" for encoding "UTF8" does not exist')
+        t = _type(node.this)
+        if not (_is_text_literal(node.this) or t in _TEXT or t is None or t == T.UNKNOWN):
+            raise BindError(f"collations are not supported by type {t.value.lower()}")
+        return node.this
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
+        _unknown_literal_operand(node)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
         _widen_real(node)
     if isinstance(node, (exp.Sum, exp.Min, exp.Max)) and _type(node.this) == T.FLOAT \
@@ -404,6 +447,13 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cbrt) or (isinstance(node, exp.Anonymous) and node.name.lower() == "cbrt"):
         arg = node.this if isinstance(node, exp.Cbrt) else node.expressions[0]
         return _fn("pg_cbrt", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE")))
+    if isinstance(node, (exp.Mul, exp.Div)):
+        lt, rt = _type(node.this), _type(node.expression)
+        if lt == T.INTERVAL and rt in _NUMBERS:
+            name = "pg_interval_div" if isinstance(node, exp.Div) else "pg_interval_mul"
+            return _fn(name, node.this, exp.Cast(this=node.expression, to=exp.DataType.build("DOUBLE")))
+        if rt == T.INTERVAL and lt in _NUMBERS and isinstance(node, exp.Mul):
+            return _fn("pg_interval_mul", node.expression, exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
     if isinstance(node, exp.Div):
         lt, rt = _type(node.this), _type(node.expression)
         if not (lt in _INTS and rt in _INTS):
@@ -547,8 +597,8 @@ def _date_trunc(node: exp.Expression) -> exp.Expression | None:
         return _fn("date_trunc", unit_expr, this)
     if zone is not None:
         local = _fn("timezone", zone, this)
-        return _fn("timezone", zone.copy(), _fn("date_trunc", unit_expr, local))
-    out = _fn("date_trunc", unit_expr, this)
+        return _fn("timezone", zone.copy(), _fn("pg_date_trunc", unit_expr, local))
+    out = _fn("pg_date_trunc", unit_expr, this)
     if t == T.DATE:
         return exp.Cast(this=out, to=exp.DataType.build("TIMESTAMPTZ"))
     return out

@@ -136,3 +136,29 @@ def justify_days(months: int, days: int, micros: int) -> tuple[int, int, int]:
         days -= 30
         months += 1
     return months, days, micros
+
+
+def _tsround(x: float) -> float:
+    return round(x * 1_000_000) / 1_000_000
+
+
+def scale_interval(months: int, days: int, micros: int, factor: float, divide: bool = False):
+    """PostgreSQL's interval_mul / interval_div: fractional months spill into days (30 each) and
+    fractional days into time, rounded to the microsecond (half to even)."""
+    if divide:
+        if factor == 0:
+            raise IntervalError("division by zero")
+        m_d, d_d, t_d = months / factor, days / factor, micros / factor
+    else:
+        m_d, d_d, t_d = months * factor, days * factor, micros * factor
+    rm, rd = int(m_d), int(d_d)
+    month_rem_days = (m_d - rm) * 30
+    sec_rem = _tsround((d_d - rd + month_rem_days - int(month_rem_days)) * 86400)
+    if abs(sec_rem) >= 86400:
+        rd += int(sec_rem / 86400)
+        sec_rem -= int(sec_rem / 86400) * 86400
+    rd += int(month_rem_days)
+    rt = round(t_d + sec_rem * 1_000_000)
+    if not (-2**31 <= rm < 2**31 and -2**31 <= rd < 2**31 and -2**63 <= rt < 2**63):
+        raise IntervalError("interval out of range")
+    return rm, rd, rt

@@ -49,7 +49,9 @@ _CACHE_LIMIT = 4096
 def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
     """DuckDB SQL for a (qualified) PostgreSQL expression or query (memoized: type
     annotation costs milliseconds, and the same queries and expressions recur)."""
-    key = (tree.sql(), repr(schema))
+    # repr, not tree.sql(): the generic SQL of some nodes is lossy (E'...' strings all print
+    # alike), and two different trees must never share an entry
+    key = (repr(tree), repr(schema))
     hit = _CACHE.get(key)
     if hit is None:
         hit = _to_duckdb(tree, schema)
