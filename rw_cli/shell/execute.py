@@ -171,13 +171,15 @@ class Executor:
                     result = next(results)
                 except StopIteration:
                     return True
-                except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - reported, not raised
-                    if interrupts.fired or isinstance(e, (KeyboardInterrupt, QueryCanceled)):
-                        self._canceled(interrupts)
-                    else:
-                        self.error(e, sql, statements[index] if index < len(statements) else None)
+                except KeyboardInterrupt:
+                    raise
+                except Exception as e:  # noqa: BLE001 - reported, not raised
+                    if interrupts.fired or isinstance(e, QueryCanceled):
+                        raise KeyboardInterrupt from e
+                    self.error(e, sql, statements[index] if index < len(statements) else None)
                     return False
                 elapsed = time.perf_counter() - started
+                interrupts.read_only = True  # printing the result can always be interrupted
                 notices = render_notices(result)
                 if notices:
                     self.write_err(notices)
@@ -187,6 +189,9 @@ class Executor:
                     self.out.write(format_timing(elapsed) + "\n")
                     self.out.flush()
                 index += 1
+        except KeyboardInterrupt:
+            self._canceled(interrupts)
+            return False
         finally:
             progress_hook.clear_cancel()
             _restore_sigint(previous)

@@ -104,6 +104,10 @@ class Shell:
             meta.run(self, command)
         except meta.Quit:
             return False
+        except KeyboardInterrupt:  # between statements of `\i`, in `\e`...: back to the prompt
+            self.out.flush()
+            self.err.write("Cancel request sent\n")
+            self.err.flush()
         return True
 
     def run_script(self, text: str) -> bool:
