@@ -23,6 +23,7 @@ def connection() -> duckdb.DuckDBPyConnection:
     if con is None:
         con = duckdb.connect(":memory:", config={"threads": 1})
         con.execute("SET TimeZone='UTC'")
+        con.execute("SET order_by_non_integer_literal = true")  # PostgreSQL ignores ORDER BY 'x'
         # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
         # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
         from rw_cli.sql.functions import MACROS, UDFS
@@ -116,19 +117,21 @@ def result_types(sql: str, tables: dict[str, pa.Table]) -> pa.Schema:
 _PG_MESSAGES = [
     (re.compile(r"^Division by zero\b.*", re.S), "division by zero"),
     (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT16.*", re.S),
-     "smallint out of range"),
+     "Numeric out of range: smallint out of range"),
     (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT32.*", re.S),
-     "integer out of range"),
+     "Numeric out of range: integer out of range"),
     (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT64.*", re.S),
-     "bigint out of range"),
+     "Numeric out of range: bigint out of range"),
     (re.compile(r"^Could not convert string '(.*)' to INT(?:16|32|64).*", re.S),
      r'invalid input syntax for type integer: "\1"'),
     (re.compile(r"^Could not convert string '(.*)' to (?:DOUBLE|FLOAT).*", re.S),
      r'invalid input syntax for type double precision: "\1"'),
     (re.compile(r"^Could not convert string '(.*)' to DECIMAL.*", re.S),
      r'invalid input syntax for type numeric: "\1"'),
-    (re.compile(r"^Type INT32 with value (\S+) can't be cast.*", re.S), "integer out of range"),
-    (re.compile(r"^Type INT64 with value (\S+) can't be cast.*", re.S), "bigint out of range"),
+    (re.compile(r"^Type INT32 with value (\S+) can't be cast.*", re.S), "Numeric out of range: integer out of range"),
+    (re.compile(r"^Type INT64 with value (\S+) can't be cast.*", re.S), "Numeric out of range: bigint out of range"),
+    (re.compile(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
+    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
     (re.compile(r"^More than one row returned by a subquery.*", re.S),
      "Scalar subquery produced more than one row"),
 ]

@@ -63,7 +63,7 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
             _rename(t, reg)
             bound.schema[reg] = {f.name: sqlglot_type(_dt(f.type)) for f in data.schema}
             continue
-        if name in ctes and not db:
+        if name in ctes and not db and not t.meta.get("rw_catalog"):
             continue
         if db and db != "public":
             raise CatalogError(f'schema "{db}" does not exist')
@@ -177,7 +177,8 @@ def _expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                 t.replace(_time_window(t, fn, catalog))
                 changed = True
                 continue
-            if isinstance(t.this, exp.Identifier) and t.name not in ctes and not t.text("db"):
+            if isinstance(t.this, exp.Identifier) and (t.name not in ctes or t.meta.get("rw_catalog")) \
+                    and not t.text("db"):
                 rel = catalog.get(t.name)
                 if rel is not None and rel.kind == VIEW:
                     t.replace(_view_subquery(t, rel))
@@ -193,6 +194,12 @@ def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
     body = parse_statement(rel.definition)
     if isinstance(body, exp.Create):
         body = body.expression
+    # the view's own relations were resolved when it was created: a CTE of the outer query
+    # with the same name must not capture them
+    inner_ctes = {c.alias for c in body.find_all(exp.CTE)}
+    for inner in body.find_all(exp.Table):
+        if isinstance(inner.this, exp.Identifier) and inner.name not in inner_ctes:
+            inner.meta["rw_catalog"] = True
     names = [c.name for c in rel.columns]
     alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name))
     old = t.args.get("alias")

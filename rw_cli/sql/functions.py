@@ -66,6 +66,12 @@ MACROS = [
     "WHEN lower(u) IN ('century', 'centuries') "
     "THEN date_trunc('year', t) - to_years(CAST(year(t) - ((year(t) - 1) // 100 * 100 + 1) AS INTEGER)) "
     "ELSE date_trunc(u, t) END)",
+    # sum(interval): months, days and time summed separately, as PostgreSQL does
+    "CREATE OR REPLACE MACRO pg_sum_interval(i) AS ("
+    "to_months(CAST(sum(datepart('year', i) * 12 + datepart('month', i)) AS INTEGER)) "
+    "+ to_days(CAST(sum(datepart('day', i)) AS INTEGER)) "
+    "+ to_microseconds(CAST(sum(epoch_us(i) - ((datepart('year', i) * 12 + datepart('month', i)) * 30 "
+    "+ datepart('day', i)) * 86400000000) AS BIGINT)))",
     "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
 ]
 
@@ -441,6 +447,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         _unknown_literal_operand(node)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
         _widen_real(node)
+    if isinstance(node, exp.Sum) and _type(node.this) == T.INTERVAL:
+        return _fn("pg_sum_interval", node.this)
     if isinstance(node, (exp.Sum, exp.Min, exp.Max)) and _type(node.this) == T.FLOAT \
             and not isinstance(node.parent, exp.Cast):
         return exp.Cast(this=node.copy(), to=exp.DataType.build("FLOAT"))
