@@ -68,12 +68,17 @@ def _load_config(path: str | None, no_config: bool):
 
 
 def run_sql(session, sql: str, out=None, cfg=None) -> bool:
-    """Run every statement of `sql`, printing each result; stop at the first error (printed
-    to stderr). Returns True when all succeeded."""
+    """Run a script (SQL and backslash commands, as psql -f does), printing each result;
+    stop at the first error (printed to stderr) or `\\q`. Returns True when nothing failed."""
     from rw_cli.config import Config
-    from rw_cli.shell.execute import Executor
+    from rw_cli.shell.repl import Shell
 
-    return Executor(session, cfg or Config(), out=out or sys.stdout).run(sql)
+    shell = Shell(session, cfg or Config(), out=out or sys.stdout)
+    try:
+        shell.run_script(sql, stop_on_error=True)
+    finally:
+        shell.executor.set_output(None)
+    return not shell.failed
 
 
 def _open(data_dir: str, engine: str):
@@ -159,7 +164,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
             finally:
                 driver.stop()
         else:
-            for sql in scripts:
+            for sql in scripts:  # each -c / -f runs in its own shell state, as psql does
                 if not run_sql(session, sql, cfg=cfg):
                     ok = False
                     break

@@ -212,3 +212,17 @@ def test_misspelled_names_get_a_hint_and_caret(tmp_path):
                         "LINE 1: select * from ordrs\n"
                         "                      ^\n"
                         'HINT:  Perhaps you meant the table "orders".\n')
+
+
+def test_scripts_take_backslash_commands(fake, tmp_path):
+    f = tmp_path / "s.sql"
+    f.write_text("\\pset format csv\nselect 1 as a,\n  2 as b;\n\\x on\n\\echo done\nselect 3 as c;\n"
+                 "\\q\nselect 4;\n")
+    r = runner().invoke(cli.main, ["-f", str(f)])
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "Output format is csv.\na,b\n1,2\nExpanded display is on.\ndone\nc\n3\n"
+    r = runner().invoke(cli.main, ["-c", "\\bogus", "-c", "select 1"])
+    assert r.exit_code == 1 and r.stderr == "invalid command \\bogus\nTry \\? for help.\n" and r.stdout == ""
+    r = runner().invoke(cli.main, [], input="select 1 as x;\nfail here;\nselect 2;\n")
+    assert r.exit_code == 1 and r.stdout == " x \n---\n 1\n(1 row)\n\n"
+    assert r.stderr.startswith("ERROR:  forced failure\nLINE 1: fail here;\n")

@@ -68,20 +68,24 @@ def parse(text: str) -> tuple[str, bool, str]:
     return head, plus, rest.strip()
 
 
-def run(shell, text: str) -> None:
-    """Run one backslash command; raises Quit for `\\q`."""
+def run(shell, text: str) -> bool:
+    """Run one backslash command; False when it failed. Raises Quit for `\\q`."""
     name, plus, args = parse(text)
     cmd = COMMANDS.get(name)
     if cmd is None or (plus and not cmd.plus):
         shell.err.write(f"invalid command {name}{'+' if plus else ''}\nTry \\? for help.\n")
-        return
+        shell.err.flush()
+        return False
     try:
         cmd.func(shell, args, plus)
+        return True
     except MetaError as e:
         shell.err.write(f"{name}: {e}\n")
     except OSError as e:
         shell.err.write(f"{name}: {e.strerror or e}\n")
-    shell.err.flush()
+    finally:
+        shell.err.flush()
+    return False
 
 
 def help_text() -> str:

@@ -56,6 +56,7 @@ class Shell:
         self.last_query = ""  # the last SQL run (for \watch, \e, \g)
         self.query_buffer = ""  # SQL typed before a backslash command on the same input
         self.next_input = ""  # text to put into the next prompt (after \e)
+        self.failed = False  # a statement or command failed (for scripts' exit status)
         self._signature: tuple | None = None
         self._relations: tuple[catalog.Relation, ...] = ()
 
@@ -75,7 +76,9 @@ class Shell:
         return self._relations
 
     def run_sql(self, sql: str) -> bool:
-        return self.executor.run(sql)
+        ok = self.executor.run(sql)
+        self.failed |= not ok
+        return ok
 
     def handle(self, text: str) -> bool:
         """Run one submitted input: SQL, a backslash command, or SQL followed by one.
@@ -92,7 +95,7 @@ class Shell:
             if sql.strip() and name in _RUNS_THE_BUFFER:
                 self.query_buffer = sql
                 try:
-                    meta.run(self, command)
+                    self.failed |= not meta.run(self, command)
                 finally:
                     self.query_buffer = ""
                 return True
@@ -101,7 +104,7 @@ class Shell:
                 self.run_sql(sql)
             elif sql.strip():
                 self.next_input = sql.rstrip()  # not run yet: keep it for the next prompt
-            meta.run(self, command)
+            self.failed |= not meta.run(self, command)
         except meta.Quit:
             return False
         except KeyboardInterrupt:  # between statements of `\i`, in `\e`...: back to the prompt
@@ -110,19 +113,31 @@ class Shell:
             self.err.flush()
         return True
 
-    def run_script(self, text: str) -> bool:
-        """Run a file's text as if typed line by line (`\\i`). False when it ran `\\q`."""
+    def run_script(self, text: str, stop_on_error: bool = False) -> bool:
+        """Run a script as if typed line by line (`\\i`, `rw -f`, `rw -c`): SQL and backslash
+        commands. Returns False when it stopped early: at `\\q`, or at the first failure
+        when `stop_on_error`."""
         buffer: list[str] = []
-        for line in text.splitlines():
-            buffer.append(line)
-            chunk = "\n".join(buffer)
-            if chunk.strip() and is_complete(chunk):
-                buffer = []
-                if not self.handle(chunk):
-                    return False
-        rest = "\n".join(buffer)
-        if rest.strip():
-            return self.handle(rest)
+        chunks = text.splitlines() + [None]
+        for line in chunks:
+            if line is not None:
+                buffer.append(line)
+                chunk = "\n".join(buffer)
+                if not (chunk.strip() and is_complete(chunk)):
+                    continue
+            else:
+                chunk = "\n".join(buffer)
+                if not chunk.strip():
+                    break
+            buffer = []
+            failed_before, self.failed = self.failed, False
+            go_on = self.handle(chunk)
+            failed_now = self.failed
+            self.failed = failed_before or failed_now
+            if not go_on or (stop_on_error and failed_now):
+                return False
+            if self.next_input:  # SQL before a backslash command stays in the query buffer
+                buffer, self.next_input = [self.next_input], ""
         return True
 
 
