@@ -112,7 +112,8 @@ class Executor:
 
     def _page(self, text: str, command: str) -> bool:
         try:
-            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, text=True, encoding="utf-8",
+                                    errors="replace")
         except OSError:
             return False
         try:
