@@ -8,6 +8,7 @@ Known, deliberate differences in text form are normalized, nothing else:
 - numeric: PostgreSQL keeps the scale (`1.50`), RisingWave prints the value (`1.5`); equal
   numbers are equal;
 - timestamptz: PostgreSQL writes the offset as `+00`, RisingWave as `+00:00`;
+- fractions of a second: RisingWave pads to 3 or 6 digits (`59.500`), PostgreSQL does not;
 - float: RisingWave switches to exponent form at other magnitudes than PostgreSQL
   (`1000000000000000` vs `1e+15`); numbers are compared by value.
 """
@@ -65,12 +66,19 @@ def rw(tmp_path_factory):
 _TSTZ_PG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)$")
 
 
+_FRACTION = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d)\.(\d+)(.*)$")
+
+
 def _norm(v: str | None) -> object:
     if v is None:
         return None
     m = _TSTZ_PG.match(v)
     if m:
-        return m.group(1) + m.group(2) + ":00"
+        v = m.group(1) + m.group(2) + ":00"
+    m = _FRACTION.match(v)
+    if m:
+        frac = m.group(2).rstrip("0")
+        return m.group(1) + ("." + frac if frac else "") + m.group(3)
     if re.fullmatch(r"-?\d+(\.\d+)?(e[+-]?\d+)?", v):
         try:
             d = Decimal(v)
