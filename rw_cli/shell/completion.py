@@ -19,9 +19,9 @@ KEYWORDS = (
     "ALTER", "AND", "APPEND", "AS", "ASC", "BEGIN", "BETWEEN", "BY", "CASE", "CAST", "COMMIT", "CREATE",
     "CROSS", "DELETE", "DESC", "DESCRIBE", "DISTINCT", "DROP", "ELSE", "EMIT", "END", "EXCEPT", "EXISTS",
     "EXPLAIN", "FALSE", "FILTER", "FLUSH", "FROM", "FULL", "GROUP", "HAVING", "IF", "ILIKE", "IN", "INNER",
-    "INSERT", "INTERSECT", "INTERVAL", "INTO", "IS", "JOIN", "KEY", "LEFT", "LIKE", "LIMIT", "MATERIALIZED",
+    "INDEX", "INSERT", "INTERSECT", "INTERVAL", "INTO", "IS", "JOIN", "KEY", "LEFT", "LIKE", "LIMIT", "MATERIALIZED",
     "NOT", "NULL", "NULLS", "OFFSET", "ON", "ONLY", "OR", "ORDER", "OUTER", "OVER", "PARTITION", "PRIMARY",
-    "RETURNING", "RIGHT", "ROLLBACK", "SELECT", "SET", "SHOW", "TABLE", "TABLES", "THEN", "TRUE", "UNION",
+    "RETURNING", "RIGHT", "ROLLBACK", "SELECT", "SET", "SHOW", "SINK", "SOURCE", "TABLE", "TABLES", "THEN", "TRUE", "UNION",
     "UPDATE", "USING", "VALUES", "VIEW", "VIEWS", "WHEN", "WHERE", "WINDOW", "WITH",
 )
 FUNCTIONS = (
@@ -174,6 +174,8 @@ def suggest(text: str, cursor: int | None = None) -> set[Suggestion]:
         return {Suggestion("relation", kinds=(TABLE,))}
     if last == "VIEW" and "DROP" in prev_up:
         return {Suggestion("relation", kinds=(MV,) if "MATERIALIZED" in prev_up else ("view",))}
+    if last in ("INDEX", "SINK", "SOURCE") and "DROP" in prev_up:
+        return {Suggestion("relation", kinds=(last.lower(),))}
     if last == "," and clause == "FROM":
         return {Suggestion("relation")}
     if clause in ("FROM", "JOIN", "UPDATE") and last not in _AFTER_RELATION and last not in (",", "("):

@@ -140,11 +140,14 @@ def _timing(shell, args, plus):
     shell.out.write(f"Timing is {'on' if shell.cfg.timing else 'off'}.\n")
 
 
-@meta_command("\\jobs", help="list the streaming jobs (materialized views being maintained)")
+_JOB_KINDS = ("materialized view", "index", "sink", "source")
+
+
+@meta_command("\\jobs", help="list the streaming jobs (materialized views, indexes, sinks, sources)")
 def _jobs(shell, args, plus):
-    jobs = [r for r in shell.relations() if r.kind == "materialized view"]
-    rows = [[str(r.id), r.name, "running", " ".join(r.definition.split())] for r in jobs]
-    shell.print(render_table(["Id", "Name", "Status", "Definition"], rows, title="Stream jobs"))
+    jobs = [r for r in shell.relations() if r.kind in _JOB_KINDS]
+    rows = [[str(r.id), r.name, r.kind, "running", " ".join(r.definition.split())] for r in jobs]
+    shell.print(render_table(["Id", "Name", "Kind", "Status", "Definition"], rows, title="Stream jobs"))
 
 
 @meta_command("\\watch", "[SEC] [c=N]", "run the query every SEC seconds (default 2) until Ctrl-C")

@@ -33,6 +33,8 @@ def cols(*rels):
     ("delete from ", {Suggestion("relation", kinds=(TABLE,))}),
     ("drop materialized view ", {Suggestion("relation", kinds=(MV,))}),
     ("drop table ", {Suggestion("relation", kinds=(TABLE,))}),
+    ("drop sink ", {Suggestion("relation", kinds=("sink",))}),
+    ("drop index ", {Suggestion("relation", kinds=("index",))}),
     ("describe ", {REL}),
     ("create table t (v ", {Suggestion("datatype"), K}),
     ("create table t (", set()),
