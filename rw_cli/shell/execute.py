@@ -168,6 +168,9 @@ class Executor:
                 interrupts.fired = False
                 progress_hook.clear_cancel()
                 started = time.perf_counter()
+                # the statement's own line (elapsed time) until the engine reports finer progress
+                running = _statement_progress(statements[index][0]) if listener and index < len(statements) \
+                    else None
                 try:
                     result = next(results)
                 except StopIteration:
@@ -179,6 +182,9 @@ class Executor:
                         raise KeyboardInterrupt from e
                     self.error(e, sql, statements[index] if index < len(statements) else None)
                     return False
+                finally:
+                    if running is not None:
+                        running.close()
                 elapsed = time.perf_counter() - started
                 interrupts.read_only = True  # printing the result can always be interrupted
                 notices = render_notices(result)
@@ -209,6 +215,13 @@ class Executor:
             self.write_err("WARNING:  a statement that changes data was stopped mid-way; exiting without "
                            "committing it (the data directory keeps its last committed state)\n")
             os._exit(1)
+
+
+def _statement_progress(statement: str) -> progress_hook.Progress:
+    label = " ".join(statement.split())
+    if len(label) > 40:
+        label = label[:39] + "…"
+    return progress_hook.Progress(label, unit="rows")
 
 
 def _too_big(text: str, size: os.terminal_size) -> bool:
