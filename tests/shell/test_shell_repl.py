@@ -2,7 +2,6 @@ import io
 import os
 import re
 import stat
-import sys
 
 import pytest
 
