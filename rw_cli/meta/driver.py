@@ -123,6 +123,25 @@ def run(session, until_idle: bool = False, tick_rows: int = DEFAULT_TICK_ROWS, s
             status_out.write("\n")
 
 
+def drive_for(session, seconds: float, tick_rows: int = DEFAULT_TICK_ROWS) -> None:
+    """Keep the pipelines running for `seconds` (what a sleeping client sees RisingWave do);
+    stops early once every source is idle, after committing its last epoch."""
+    deadline = time.monotonic() + seconds
+    last_barrier = time.monotonic()
+    while True:
+        n = step(session, tick_rows)
+        now = time.monotonic()
+        idle = n == 0 and sources_idle(session)
+        if idle or now - last_barrier >= barrier_interval_ms(session) / 1000 or now >= deadline:
+            with session.mutex:
+                session.barrier()
+            last_barrier = now
+        if idle or now >= deadline:
+            return
+        if n == 0:
+            time.sleep(min(0.01, max(0.0, deadline - now)))
+
+
 class BackgroundDriver:
     """Ticks sources and injects barriers every `barrier_interval_ms` while the shell is open."""
 

@@ -187,9 +187,15 @@ class FileRunner:
                 self.sort_mode = rec.arg
             elif rec.kind == "sleep":
                 try:
-                    time.sleep(min(parse_duration(rec.arg), MAX_SLEEP_S))
+                    seconds = min(parse_duration(rec.arg), MAX_SLEEP_S)
                 except ValueError:
-                    pass
+                    continue
+                if hasattr(self.session, "tick"):  # sources ingest while the client sleeps
+                    from rw_cli.meta.driver import drive_for
+
+                    drive_for(self.session, seconds)
+                else:
+                    time.sleep(seconds)
             elif rec.kind == "halt":
                 raise _Stop()
             elif rec.kind == "restart" and self.reopen is not None:
