@@ -77,6 +77,7 @@ class Executor:
         self.err = err or sys.stderr
         self.out = self.stdout  # where results go: stdout or the `\o` file
         self.out_file: TextIO | None = None
+        self.canceled = False  # a statement was cancelled with Ctrl-C (scripts stop there)
 
     # -- output -------------------------------------------------------------------------------
     def set_output(self, path: str | None) -> None:
@@ -209,6 +210,7 @@ class Executor:
         return size.columns if size is not None else None
 
     def _canceled(self, interrupts: _Interrupts) -> None:
+        self.canceled = True
         self.out.flush()
         self.write_err(f"ERROR:  {CANCELED}\n")
         if interrupts.forced:

@@ -111,11 +111,13 @@ class Shell:
             self.out.flush()
             self.err.write("Cancel request sent\n")
             self.err.flush()
+            self.executor.canceled = True
+            self.failed = True
         return True
 
     def run_script(self, text: str, stop_on_error: bool = False) -> bool:
         """Run a script as if typed line by line (`\\i`, `rw -f`, `rw -c`): SQL and backslash
-        commands. Returns False when it stopped early: at `\\q`, or at the first failure
+        commands. Returns False when it stopped early: at `\\q`, at Ctrl-C, or at the first failure
         when `stop_on_error`."""
         buffer: list[str] = []
         chunks = text.splitlines() + [None]
@@ -134,8 +136,8 @@ class Shell:
             go_on = self.handle(chunk)
             failed_now = self.failed
             self.failed = failed_before or failed_now
-            if not go_on or (stop_on_error and failed_now):
-                return False
+            if not go_on or (stop_on_error and failed_now) or self.executor.canceled:
+                return False  # Ctrl-C ends the whole script, as in psql
             if self.next_input:  # SQL before a backslash command stays in the query buffer
                 buffer, self.next_input = [self.next_input], ""
         return True
@@ -278,6 +280,7 @@ def run_shell(session, cfg=None, *, input=None, output=None, history: str | None
     shell.out.flush()
     while True:
         default, shell.next_input = shell.next_input, ""
+        shell.executor.canceled = False
         try:
             text = prompt.prompt(default=default, pre_run=start_ticker)
         except KeyboardInterrupt:  # Ctrl-C: drop the input, keep going

@@ -93,3 +93,19 @@ def test_rw_error_without_position_is_located():
     out, err = io.StringIO(), io.StringIO()
     Executor(S(), Config(), out, err).run("select 1;\nselect zz from t;")
     assert err.getvalue() == 'ERROR:  column "zz" does not exist\nLINE 2: select zz from t;\n               ^\n'
+
+
+def test_ctrl_c_ends_a_script():
+    from rw_cli.shell.repl import Shell
+
+    class S:
+        def execute_iter(self, sql):
+            if "slow" in sql:
+                raise KeyboardInterrupt  # as the SIGINT handler does for a read-only statement
+            yield Result("SELECT 0")
+
+    out, err = io.StringIO(), io.StringIO()
+    sh = Shell(S(), Config(), out, err)
+    assert sh.run_script("select 1;\nselect slow;\nselect 2;\n") is False
+    assert out.getvalue() == "SELECT 0\n" and err.getvalue() == "ERROR:  canceling statement due to user request\n"
+    assert sh.failed and sh.executor.canceled
