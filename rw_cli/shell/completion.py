@@ -25,10 +25,13 @@ KEYWORDS = (
     "UPDATE", "USING", "VALUES", "VIEW", "VIEWS", "WHEN", "WHERE", "WINDOW", "WITH",
 )
 FUNCTIONS = (
-    "abs", "array_agg", "avg", "bool_and", "bool_or", "ceil", "coalesce", "concat", "concat_ws", "count",
-    "date_trunc", "extract", "floor", "greatest", "hop", "least", "length", "lower", "max", "min", "now",
-    "nullif", "position", "replace", "round", "split_part", "string_agg", "substr", "sum", "to_char",
-    "to_timestamp", "trim", "tumble", "upper",
+    "abs", "array_agg", "array_length", "avg", "bool_and", "bool_or", "ceil", "char_length", "coalesce",
+    "concat", "concat_ws", "count", "current_timestamp", "date_part", "date_trunc", "decode", "dense_rank",
+    "encode", "extract", "first_value", "floor", "generate_series", "greatest", "hop", "jsonb_array_length",
+    "jsonb_extract_path", "lag", "last_value", "lead", "least", "length", "lower", "lpad", "ltrim", "max",
+    "md5", "min", "mod", "now", "nullif", "position", "power", "rank", "regexp_match", "regexp_replace",
+    "replace", "round", "row_number", "rpad", "rtrim", "split_part", "sqrt", "starts_with", "string_agg",
+    "string_to_array", "substr", "sum", "to_char", "to_date", "to_timestamp", "trim", "tumble", "upper",
 )
 DATATYPES = (
     "boolean", "smallint", "int", "integer", "bigint", "real", "double precision", "numeric", "varchar",
