@@ -121,7 +121,7 @@ def test_ctrl_c_cancels_a_long_statement_and_keeps_the_shell(rw, tmp_path):
     started = time.monotonic()
     t.send("\x03")
     t.wait_for("ERROR:  canceling statement due to user request", timeout=10)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 8  # generous: CI machines are busy
     t.wait_for("rw=>")
     t.type("select 42 as still_here;\r")
     t.wait_for(" 42")
