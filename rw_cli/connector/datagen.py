@@ -79,6 +79,9 @@ class DatagenReader(SourceReader):
         self.total = max(0, min(ends)) if ends else None
         self.bounded = self.total is not None
 
+    def total_units(self) -> int | None:
+        return self.total
+
     def list_splits(self) -> list[str]:
         return [str(k) for k in range(self.split_num)]
 

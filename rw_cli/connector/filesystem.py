@@ -69,6 +69,9 @@ class FileReader(SourceReader):
                     names.append(rel)
         return sorted(names)
 
+    def split_size(self, split: str) -> int:
+        return self._parse(split).total
+
     def exhausted(self, split: str, offset: int) -> bool:
         return offset >= self._parse(split).total
 

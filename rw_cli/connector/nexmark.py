@@ -285,6 +285,9 @@ class NexmarkReader(SourceReader):
     def bounded(self) -> bool:
         return self.event_num >= 0
 
+    def total_units(self) -> int:
+        return self.event_num
+
     def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         total = self._split_events(split)
         n = max_rows if total is None else min(max_rows, total - offset)

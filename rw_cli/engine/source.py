@@ -155,11 +155,16 @@ class SourceExecutor(Executor):
         return all(self.reader.exhausted(s, self.offsets.get(s, 0)) for s in self.reader.list_splits())
 
     def backlog(self) -> int | None:
-        total = getattr(self.reader, "total_units", None)
-        if total is None:
-            return None
+        """Units (events, rows, records) not read yet, where the source knows its size."""
         self._load()
-        return max(0, total() - sum(self.offsets.values()))
+        total = getattr(self.reader, "total_units", None)
+        if total is not None:
+            t = total()
+            return None if t is None or t < 0 else max(0, t - sum(self.offsets.values()))
+        if getattr(self.reader, "discovers_splits", False):
+            return sum(max(0, self.reader.split_size(s) - self.offsets.get(s, 0))
+                       for s in self.reader.list_splits())
+        return None
 
     def take_warnings(self) -> list[str]:
         w, self.warnings = self.warnings, []

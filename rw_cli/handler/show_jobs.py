@@ -26,10 +26,13 @@ def job_progress(session) -> list[dict]:
             parts = [f"{first.rows_read} rows read", f"offsets {offsets} over {len(first.offsets)} splits"]
             if first.bad_records:
                 parts.append(f"{first.bad_records} bad records skipped")
+            backlog = first.backlog()
             if first.exhausted:
                 parts.append("exhausted")
+            elif backlog is not None:
+                parts.append(f"backlog {backlog}")
             entry.update(progress=", ".join(parts), rows=first.rows_read, exhausted=first.exhausted,
-                         bounded=first.reader.bounded)
+                         bounded=first.reader.bounded, backlog=backlog)
         elif isinstance(last, SinkExecutor):
             entry.update(progress=f"{last.rows_out} rows delivered, {last.epochs_out} epochs", rows=last.rows_out)
         out.append(entry)

@@ -73,6 +73,8 @@ class Status:
                 rate = (j["rows"] - self.last_rows.get(j["name"], 0)) / dt
                 self.last_rows[j["name"]] = j["rows"]
                 state = "done" if j.get("exhausted") else f"{rate:,.0f} rows/s"
+                if not j.get("exhausted") and j.get("backlog") is not None:
+                    state += f", backlog {j['backlog']:,}"
                 parts.append(f"{j['name']}: {j['rows']:,} rows ({state})")
         self.last_time = now
         return " | ".join(parts)
