@@ -9,7 +9,7 @@ from typing import Any, Callable
 from rw_cli.errors import StorageError
 
 DEFAULT_CACHE_SIZE = 256 << 20
-META_CACHE_FRACTION = 0.25
+META_CACHE_FRACTION = 0.125
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

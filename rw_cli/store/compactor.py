@@ -67,7 +67,8 @@ def _sources(store, task: CompactTask):
             sources.extend(r.runs() for r in readers)
         else:
             sources.append(r for rd in readers for r in rd.runs())
-    return sources, KeyForm.common(forms)
+    from rw_cli.store.hummock import _coalesce
+    return [_coalesce(src) for src in sources], KeyForm.common(forms)
 
 
 def run_task(store, task: CompactTask) -> bool:

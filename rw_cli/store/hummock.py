@@ -543,6 +543,9 @@ class HummockStorage:
                 readers = [self._reader(i) for i in infos]
                 forms.extend(r.meta.form for r in readers)
                 sources.append(_concat_level(readers, start, end))
+        if len(sources) > 1:
+            # merge steps of about a megabyte per source rather than one block
+            sources = [_coalesce(src) for src in sources]
         return sources, KeyForm.common(forms)
 
     def iter_runs(self, start: bytes = b"", end: bytes | None = None, epoch: int = MAX_EPOCH,
@@ -725,6 +728,19 @@ def _cut_at_key(r: Run, room: int) -> int:
     starts = np.flatnonzero(r.key_starts())
     j = int(np.searchsorted(starts, i, "left"))
     return int(starts[j]) if j < len(starts) else len(r)
+
+
+def _coalesce(runs, target: int = SCAN_BATCH_BYTES) -> Iterator[Run]:
+    pending: list[Run] = []
+    size = 0
+    for r in runs:
+        pending.append(r)
+        size += r.keys.nbytes + r.values.nbytes
+        if size >= target:
+            yield Run.concat(pending)
+            pending, size = [], 0
+    if pending:
+        yield Run.concat(pending)
 
 
 def _concat_level(readers: list[SstReader], start: bytes, end: bytes | None) -> Iterator[Run]:

@@ -255,7 +255,7 @@ def encode_block(keys: pa.Array, epochs: np.ndarray, values: pa.Array) -> bytes:
     return b"".join(parts)
 
 
-def decode_block(data, unique: bool = False) -> Run:
+def decode_block(data, unique: bool = False, form: KeyForm | None = None) -> Run:
     n, flags, klen, vlen = BLOCK_HEAD.unpack_from(data, 0)
     p = BLOCK_HEAD.size
     epochs = np.frombuffer(data, dtype="<u8", count=n, offset=p)
@@ -274,7 +274,11 @@ def decode_block(data, unique: bool = False) -> Run:
     buf = pa.py_buffer(data)
     keys = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(ko), buf.slice(p, klen)])
     values = pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(vo), buf.slice(p + klen, vlen)])
-    return Run(keys, epochs, values, unique)
+    run = Run(keys, epochs, values, unique)
+    if form is not None and form.fixed and klen == n * form.width:
+        # fixed-width keys are their own sortable form: a zero-copy view
+        run._sk[form.key()] = np.frombuffer(data, dtype=f"S{form.width}", count=n, offset=p)
+    return run
 
 
 # ---------------------------------------------------------------------------------------
@@ -414,7 +418,7 @@ class SstBuilder:
             self._parts.append(stored)
             self._offset += len(stored)
             if self.keep_blocks:
-                self.blocks.append(decode_block(raw, unique=False))
+                self.blocks.append(raw)
 
     def finish(self) -> bytes:
         return self.finish_with_meta()[0]
@@ -435,6 +439,9 @@ class SstBuilder:
                        self._min_e, self._max_e, self._count, self._distinct, self._tombs,
                        sorted(self._tables) if len(self._tables) <= MAX_TABLE_IDS else [],
                        form, self.compression, BLOOM_K, build_bloom_from_hashes(hashes))
+        if self.keep_blocks:
+            uniq = meta.distinct_keys == meta.key_count
+            self.blocks = [decode_block(raw, unique=uniq, form=form) for raw in self.blocks]
         meta_bytes = meta.encode()
         meta_offset = self._offset
         footer = FOOTER.pack(meta_offset, len(meta_bytes), zlib.crc32(meta_bytes), FORMAT, MAGIC)
@@ -500,21 +507,31 @@ class SstReader:
             if m.compression:
                 data = pa.Codec(_CODEC_NAMES[m.compression]).decompress(
                     data, decompressed_size=int(m.raw_lengths[idx]), asbytes=True)
-            return decode_block(data, unique=m.distinct_keys == m.key_count)
+            return decode_block(data, unique=m.distinct_keys == m.key_count, form=m.form)
         except (ValueError, struct.error, OSError, pa.ArrowException) as e:
             raise StorageError(f"corrupted object {self.path}: block {idx}: {e}") from e
+
+    def _charge(self, idx: int) -> int:
+        return int(self.meta.raw_lengths[idx]) + 256
 
     def preload(self, blocks: list[Run]) -> None:
         """Put freshly built blocks into the cache (cache refill on write)."""
         for i, b in enumerate(blocks):
-            self.cache.put((self.cache_key, i), b, b.nbytes + 200)
+            self.cache.put((self.cache_key, i), b, self._charge(i))
 
     def block(self, idx: int) -> Run:
         return self.blocks_at([idx])[0]
 
-    def blocks_at(self, idxs: list[int]) -> list[Run]:
+    def should_fill(self, nblocks: int) -> bool:
+        """Whether a read of `nblocks` blocks should fill the cache: a read larger than an
+        eighth of the cache reads through, so that it cannot flush the cache (LRU flooding)."""
+        m = self.meta
+        avg = int(m.raw_lengths.mean()) if m.n_blocks else 0
+        return nblocks * avg <= self.cache.capacity // 8
+
+    def blocks_at(self, idxs: list[int], fill: bool = True) -> list[Run]:
         """The given blocks (ascending indexes), each read at most once; missing neighbours
-        are fetched with one ranged read."""
+        are fetched with one ranged read. `fill=False` leaves the cache as it is."""
         out: list[Run | None] = [self.cache.get((self.cache_key, i)) for i in idxs]
         missing = [j for j, b in enumerate(out) if b is None]
         m = self.meta
@@ -533,7 +550,8 @@ class SstReader:
                 i = idxs[j]
                 o = int(m.offsets[i]) - start
                 blk = self._decode(i, data[o:o + int(m.lengths[i])])
-                self.cache.put((self.cache_key, i), blk, blk.nbytes + 200)
+                if fill:
+                    self.cache.put((self.cache_key, i), blk, self._charge(i))
                 out[j] = blk
             k += 1
         return out  # type: ignore[return-value]
@@ -576,45 +594,46 @@ class SstReader:
             return np.zeros(0, np.int64), EMPTY_BINARY
         bounds = np.flatnonzero(np.concatenate([[True], bidx[1:] != bidx[:-1], [True]]))
         ublocks = bidx[bounds[:-1]].tolist()
-        blocks = self.blocks_at(ublocks)
-        hits: list[np.ndarray] = []
-        vals: list[pa.Array] = []
-        e64 = np.uint64(epoch)
-        for j, blk in enumerate(blocks):
-            s, t = bounds[j], bounds[j + 1]
-            bsk = blk.skeys(form)
-            q = csk[s:t]
-            pos = np.searchsorted(bsk, q, "left")
-            n = len(bsk)
-            inb = pos < n
-            match = inb.copy()
-            match[inb] = bsk[pos[inb]] == q[inb]
-            if not match.any():
-                continue
-            pos = pos[match]
-            q = q[match]
-            qi = cand[s:t][match]
-            if not blk.unique or epoch < m.max_epoch:
-                # skip versions newer than the read epoch
-                while True:
-                    newer = blk.epochs[pos] > e64
-                    if not newer.any():
-                        break
-                    nxt = pos + 1
-                    same = newer & (nxt < n)
-                    same[same] = bsk[nxt[same]] == q[same]
-                    gone = newer & ~same
-                    pos = np.where(same, nxt, pos)
-                    if gone.any():
-                        keep = ~gone
-                        pos, q, qi = pos[keep], q[keep], qi[keep]
-                if not len(pos):
-                    continue
-            hits.append(qi)
-            vals.append(blk.values.take(pa.array(pos, pa.int64())))
-        if not hits:
+        blocks = self.blocks_at(ublocks, fill=self.should_fill(len(ublocks)))
+        # one search over the needed blocks' keys laid end to end (they are in key order)
+        sks = [blk.skeys(form) for blk in blocks]
+        sizes = np.fromiter(map(len, sks), dtype=np.int64, count=len(sks))
+        bstart = np.zeros(len(sks) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=bstart[1:])
+        allsk = np.concatenate(sks) if len(sks) > 1 else sks[0]
+        total = len(allsk)
+        pos = np.searchsorted(allsk, csk, "left")
+        inb = pos < total
+        match = inb.copy()
+        match[inb] = allsk[pos[inb]] == csk[inb]
+        if not match.any():
             return np.zeros(0, np.int64), EMPTY_BINARY
-        return np.concatenate(hits), pa.concat_arrays(vals)
+        pos, q, qi = pos[match], csk[match], cand[match]
+        if not all(b.unique for b in blocks) or epoch < m.max_epoch:
+            # skip versions newer than the read epoch (all versions of a key share a block)
+            eps = np.concatenate([b.epochs for b in blocks]) if len(blocks) > 1 else blocks[0].epochs
+            e64 = np.uint64(epoch)
+            while True:
+                newer = eps[pos] > e64
+                if not newer.any():
+                    break
+                nxt = pos + 1
+                same = newer & (nxt < total)
+                same[same] = allsk[nxt[same]] == q[same]
+                gone = newer & ~same
+                pos = np.where(same, nxt, pos)
+                if gone.any():
+                    keep = ~gone
+                    pos, q, qi = pos[keep], q[keep], qi[keep]
+            if not len(pos):
+                return np.zeros(0, np.int64), EMPTY_BINARY
+        bi = np.searchsorted(bstart, pos, "right") - 1
+        local = pos - bstart[bi]
+        cuts = np.flatnonzero(np.concatenate([[True], bi[1:] != bi[:-1], [True]]))
+        vals: list[pa.Array] = []
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            vals.append(blocks[bi[a]].values.take(pa.array(local[a:b], pa.int64())))
+        return qi, (pa.concat_arrays(vals) if len(vals) > 1 else vals[0])
 
     def get(self, user_key: bytes, epoch: int = MAX_EPOCH) -> tuple[bool, bytes | None]:
         """(found, value) of the newest entry of `user_key` with epoch <= `epoch`;
@@ -636,9 +655,11 @@ class SstReader:
 
     def runs(self, start: bytes = b"", end: bytes | None = None, target: int = READ_AHEAD):
         """Runs of entries (every epoch, tombstones included) with start <= key < end, in
-        order, each covering whole blocks of about `target` bytes."""
+        order, one per block; blocks are fetched about `target` bytes at a time."""
         lo, hi = self.block_range(start, end)
         m = self.meta
+        fill = self.should_fill(hi - lo)
+        unique = m.distinct_keys == m.key_count
         i = lo
         while i < hi:
             j = i + 1
@@ -646,7 +667,7 @@ class SstReader:
             while j < hi and size < target:
                 size += int(m.raw_lengths[j])
                 j += 1
-            blks = self.blocks_at(list(range(i, j)))
+            blks = self.blocks_at(list(range(i, j)), fill=fill)
             if i == lo and start > m.first_list()[lo]:
                 b0 = blks[0]
                 cut = int(pc.sum(pc.less(b0.keys, pa.scalar(start, pa.binary()))).as_py() or 0)
@@ -655,10 +676,10 @@ class SstReader:
                 bl = blks[-1]
                 cut = int(pc.sum(pc.less(bl.keys, pa.scalar(end, pa.binary()))).as_py() or 0)
                 blks[-1] = bl.slice(0, cut)
-            r = Run.concat(blks)
-            if len(r):
-                r.unique = m.distinct_keys == m.key_count
-                yield r
+            for b in blks:
+                if len(b):
+                    b.unique = unique
+                    yield b
             i = j
 
     def read_range(self, start: bytes, end: bytes | None) -> pa.Table:
