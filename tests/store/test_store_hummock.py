@@ -230,3 +230,20 @@ def test_large_commit_splits_into_several_ssts():
     assert list(h2.iter(b"", None, MAX_EPOCH)) == expect
     assert h2.multi_get([b"k00007", b"k00008"], 1) == [b"x" * 100] * 2
     assert h2.multi_get([b"k00007", b"k00008"], 2) == [None, b"x" * 100]
+
+
+def test_background_upload_reads_and_sync():
+    store = MemoryObjectStore()
+    h = HummockStorage(store, compression="zstd")
+    for e in range(1, 8):
+        h.ingest_batch([(b"k%03d" % i, b"e%d" % e) for i in range(e * 10)], e)
+        h.commit_epoch(e, b"x%d" % e, wait=False)  # returns before the upload
+        assert h.get(b"k000") == b"e%d" % e  # served by the shared buffer meanwhile
+    h.sync()
+    assert h.committed_epoch == 7 and h.extra == b"x7"
+    with pytest.raises(StorageError):
+        h.ingest_batch([(b"a", b"1")], 7)
+    h.close()
+    h2 = HummockStorage(store)
+    assert h2.get(b"k069") == b"e7" and len(list(h2.iter(b"", None))) == 70
+    h2.close()
