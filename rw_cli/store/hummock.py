@@ -179,6 +179,8 @@ class HummockStorage:
             self._version = claim
             self._claim = claim.id
         self._requested_epoch = self._version.max_committed_epoch
+        # versions below this epoch may have been collapsed by an earlier compaction
+        self._watermark_floor = self._version.max_committed_epoch
         self._next_seq = 1
         self._background = background_compaction and not read_only
         if not read_only:
@@ -236,6 +238,9 @@ class HummockStorage:
         """Pin the current version at `epoch` (default: the committed epoch)."""
         with self._lock:
             e = self.committed_epoch if epoch is None else epoch
+            if e < self._watermark_floor:
+                raise StorageError(f"epoch {e} is no longer readable: compaction has collapsed versions up to "
+                                   f"epoch {self._watermark_floor}")
             v = self._pin_version()
             self._pinned_epochs[e] += 1
             return Snapshot(self, v, e)
@@ -251,8 +256,12 @@ class HummockStorage:
             self._unpin_version(snap.version)
 
     def low_watermark(self) -> int:
+        """The lowest epoch compaction must keep readable; what it returns stays readable
+        (later pins at older epochs are refused)."""
         with self._lock:
-            return min([self.committed_epoch, *self._pinned_epochs])
+            wm = min([self.committed_epoch, *self._pinned_epochs])
+            self._watermark_floor = max(self._watermark_floor, wm)
+            return wm
 
     # -- writes --------------------------------------------------------------------------
     def _check_writable(self, epoch: int) -> None:

@@ -247,3 +247,16 @@ def test_background_upload_reads_and_sync():
     h2 = HummockStorage(store)
     assert h2.get(b"k069") == b"e7" and len(list(h2.iter(b"", None))) == 70
     h2.close()
+
+
+def test_pinning_an_epoch_compaction_collapsed_is_refused():
+    h = HummockStorage(MemoryObjectStore(), background_compaction=False)
+    for e in (1, 2, 3):
+        h.ingest_batch([(b"k", b"%d" % e)], e)
+        h.commit_epoch(e)
+    with h.pin_snapshot(2) as s:  # before any compaction: fine
+        assert s.get(b"k") == b"2"
+    h.compact(full=True)
+    with pytest.raises(StorageError, match="no longer readable"):
+        h.pin_snapshot(1)
+    assert h.pin_snapshot().get(b"k") == b"3"
