@@ -49,7 +49,14 @@ class ExchangeExecutor(Executor):
         return out
 
     def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
+        """The actors' outputs, merged with every retraction before every insertion: a row
+        that moved between actors (its partition key changed) must not be inserted by one
+        and then deleted by the other under the same stream key."""
         out: list[StreamChunk] = []
         for actor in self.actors:
             out += actor.on_barrier(epoch)
-        return out
+        if len(out) < 2:
+            return out
+        retract = [c.filter(~c.is_insert()).compact_ops() for c in out]
+        insert = [c.filter(c.is_insert()).compact_ops() for c in out]
+        return [c for c in retract + insert if len(c)]
