@@ -12,7 +12,7 @@ from rw_cli.common.types import DataType
 from rw_cli.errors import BindError, NotSupported
 
 SOURCE_CONNECTORS = ("datagen", "nexmark", "posix_fs", "s3")
-SINK_CONNECTORS = ("blackhole", "file", "fs", "posix_fs")
+SINK_CONNECTORS = ("blackhole", "file", "fs")
 
 
 def _text(e: exp.Expression) -> str:

@@ -14,14 +14,13 @@ import csv
 import fnmatch
 import io
 import json
-import os
 
 import numpy as np
 import pyarrow as pa
 
 from rw_cli.common.types import DataType
 from rw_cli.connector.base import SourceReader, conform, option_bool
-from rw_cli.errors import BindError, NotSupported
+from rw_cli.errors import BindError
 
 ENCODES = ("json", "csv", "parquet")
 
@@ -47,26 +46,34 @@ class FileReader(SourceReader):
         self.pattern = options.get("match_pattern", "*")
         self.with_header = not option_bool(encode_options, "without_header", False)
         self.delimiter = encode_options.get("delimiter", ",")
+        from rw_cli.connector.objects import local_store, s3_store
+
         if connector == "posix_fs":
             root = options.get("posix_fs.root")
             if not root:
                 raise BindError("the posix_fs connector needs posix_fs.root")
-            self.root = root
+            self._open = lambda: local_store(root)
         else:
-            raise NotSupported("the s3 source connector", hint="use posix_fs for local files")
+            if not options.get("s3.bucket_name"):
+                raise BindError("the s3 connector needs s3.bucket_name")
+            self._open = lambda: s3_store(options)
+        self._store = None
         self._cache: dict[str, _Parsed] = {}
 
+    @property
+    def store(self):
+        if self._store is None:
+            self._store = self._open()
+        return self._store
+
     def list_splits(self) -> list[str]:
-        if not os.path.isdir(self.root):
-            return []
         names = []
-        for dirpath, _dirs, files in os.walk(self.root):
-            for f in files:
-                if f.startswith("."):
-                    continue
-                rel = os.path.relpath(os.path.join(dirpath, f), self.root).replace(os.sep, "/")
-                if fnmatch.fnmatch(rel, self.pattern) or fnmatch.fnmatch(f, self.pattern):
-                    names.append(rel)
+        for path in self.store.list(""):
+            base = path.rsplit("/", 1)[-1]
+            if base.startswith(".") or "/." in "/" + path:
+                continue
+            if fnmatch.fnmatch(path, self.pattern) or fnmatch.fnmatch(base, self.pattern):
+                names.append(path)
         return sorted(names)
 
     def split_size(self, split: str) -> int:
@@ -92,8 +99,7 @@ class FileReader(SourceReader):
     def _parse(self, split: str) -> _Parsed:
         p = self._cache.get(split)
         if p is None:
-            with open(os.path.join(self.root, split), "rb") as f:
-                data = f.read()
+            data = self.store.get(split)
             p = self._cache[split] = getattr(self, f"_parse_{self.encode}")(data)
         return p
 

@@ -1,8 +1,8 @@
 """SinkExecutor: the last node of a sink's job; delivers each committed epoch exactly once.
 
-On a barrier the epoch's rows are staged (for the file sink: written to a staging file);
-after the session has committed that epoch (`on_committed`) the staged file is renamed to
-its final name, `<epoch>.<ext>`, atomically. On restart (`recover`), staged files of
+On a barrier the epoch's rows are staged (for the file sink: written to a staging object);
+after the session has committed that epoch (`on_committed`) the staged object is moved to
+its final name, `<epoch>.<ext>`, written atomically. On restart (`recover`), staged files of
 committed epochs are finished and those of uncommitted epochs are deleted: a committed
 epoch is delivered once, an uncommitted one never (it is recomputed from the resumed
 sources). `blackhole` counts rows and discards them.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 
 import numpy as np
 import pyarrow as pa
@@ -87,52 +86,45 @@ class BlackholeWriter(SinkWriter):
 
 
 class FileWriter(SinkWriter):
-    """One file per committed epoch in `path`: `<epoch, 20 digits>.<jsonl|csv|parquet>`."""
+    """One object per committed epoch: `<epoch, 20 digits>.<jsonl|csv|parquet>` in a directory
+    or an S3 prefix (an ObjectStore: every put is atomic). An epoch is staged under
+    `.staging/` before its commit and moved to its final name after it."""
 
     EXT = {"json": "jsonl", "csv": "csv", "parquet": "parquet"}
 
-    def __init__(self, path: str, encode: str, types: list[DataType]):
-        self.path = path
+    def __init__(self, store, encode: str, types: list[DataType]):
+        self.store = store
         self.encode = encode
         self.types = types
         self.ext = self.EXT[encode]
         self.staged: dict[int, str] = {}
 
     def _final(self, epoch: int) -> str:
-        return os.path.join(self.path, f"{epoch:020d}.{self.ext}")
+        return f"{epoch:020d}.{self.ext}"
 
     def stage(self, epoch: int, rows: pa.Table) -> None:
-        os.makedirs(os.path.join(self.path, STAGING), exist_ok=True)
-        staged = os.path.join(self.path, STAGING, f"{epoch:020d}.{self.ext}")
-        tmp = staged + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(self._encode(rows))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, staged)
+        staged = f"{STAGING}/{epoch:020d}.{self.ext}"
+        self.store.put(staged, self._encode(rows))
         self.staged[epoch] = staged
+
+    def _finish(self, epoch: int, staged: str) -> None:
+        self.store.put(self._final(epoch), self.store.get(staged))
+        self.store.delete(staged)
 
     def commit(self, epoch: int) -> bool:
         done = False
         for e in sorted(k for k in self.staged if k <= epoch):
-            os.replace(self.staged.pop(e), self._final(e))
+            self._finish(e, self.staged.pop(e))
             done = True
-        if done:
-            _fsync_dir(self.path)
         return done
 
     def recover(self, committed_epoch: int) -> None:
-        d = os.path.join(self.path, STAGING)
-        if not os.path.isdir(d):
-            return
-        for name in sorted(os.listdir(d)):
-            full = os.path.join(d, name)
-            stem = name.split(".")[0]
-            if name.endswith(".tmp") or not stem.isdigit() or int(stem) > committed_epoch:
-                os.unlink(full)  # an epoch that never committed: it will be recomputed
+        for path in self.store.list(f"{STAGING}/"):
+            stem = path.rsplit("/", 1)[-1].split(".")[0]
+            if not stem.isdigit() or int(stem) > committed_epoch:
+                self.store.delete(path)  # an epoch that never committed: it will be recomputed
             else:
-                os.replace(full, self._final(int(stem)))  # committed, but not yet delivered
-        _fsync_dir(self.path)
+                self._finish(int(stem), path)  # committed, but not yet delivered
 
     def _encode(self, rows: pa.Table) -> bytes:
         if self.encode == "parquet":
@@ -165,17 +157,6 @@ def _as_text(rows: pa.Table, types: list[DataType], keep_numbers: bool = False) 
         else:
             cols.append(pa.array(format_column(col, t), pa.string()))
     return pa.Table.from_arrays(cols, names=rows.column_names)
-
-
-def _fsync_dir(d: str) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def sink_executors(runtime) -> list[SinkExecutor]:

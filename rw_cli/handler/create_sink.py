@@ -4,8 +4,9 @@
 A sink's job is the query's stream plan ending in a SinkExecutor instead of a materialize.
 Like RisingWave, a sink over a table or MV first delivers the relation's current rows
 (backfill), then its changes; over a source it starts at the source's current offsets.
-Options: `type = 'append-only' | 'upsert'`, `force_append_only`, and for `file`:
-`path` (also `fs.path`), a directory that receives one file per committed epoch.
+Options: `type = 'append-only' | 'upsert'`, `force_append_only`; for `file`: `path` (also
+`fs.path`), a directory that receives one file per committed epoch; for `s3`:
+`s3.bucket_name`, `s3.path` (a prefix), `s3.endpoint_url`, `s3.region_name`, credentials.
 """
 from __future__ import annotations
 
@@ -32,17 +33,19 @@ def _writer(session, rel: RelationCatalog, types):
     name = opts["connector"]
     if name == "blackhole":
         return BlackholeWriter()
-    if name in ("file", "fs", "posix_fs"):
-        path = opts.get("path") or opts.get("fs.path") or opts.get("posix_fs.path")
-        if not path:
-            raise BindError(f"the {name} sink needs path = '<directory>'")
+    if name in ("file", "fs", "posix_fs", "s3"):
+        from rw_cli.connector.objects import local_store, s3_store
+
         encode = (rel.connector.get("encode") or "json").lower()
         if encode not in FileWriter.EXT:
             raise NotSupported(f"ENCODE {encode.upper()} in a file sink", hint="use JSON, CSV or PARQUET")
-        return FileWriter(path, encode, types)
-    if name == "s3":
-        raise NotSupported("the s3 sink connector", hint="use connector = 'file'")
-    raise NotSupported(f"sink connector '{name}'", hint="sink connectors: blackhole, file")
+        if name == "s3":
+            return FileWriter(s3_store(opts, "s3.path"), encode, types)
+        path = opts.get("path") or opts.get("fs.path") or opts.get("posix_fs.path")
+        if not path:
+            raise BindError(f"the {name} sink needs path = '<directory>'")
+        return FileWriter(local_store(path), encode, types)
+    raise NotSupported(f"sink connector '{name}'", hint="sink connectors: blackhole, file, s3")
 
 
 def build_job(session, root, rel: RelationCatalog, table_ids=None):
