@@ -158,3 +158,13 @@ class StreamProjectSet(PlanNode):
 
     def explain_fields(self) -> str:
         return f"select_list: [$*, generate_series({self.start}, {self.end})]"
+
+
+@dataclass
+class StreamValues(PlanNode):
+    """Constant rows (`sql` is a DuckDB query producing them; the last column numbers them)."""
+
+    sql: str = ""
+
+    def explain_fields(self) -> str:
+        return f"rows: {self.sql}"

@@ -21,8 +21,8 @@ from rw_cli.meta.catalog import Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
-                             StreamUnion)
-from rw_cli.sql.transpile import expr_to_duckdb, sqlglot_type
+                             StreamUnion, StreamValues)
+from rw_cli.sql.transpile import expr_to_duckdb, sqlglot_type, to_duckdb
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 BIGINT_T = DataType("bigint")
@@ -111,8 +111,9 @@ def _aggs(e: exp.Expression) -> list[exp.Expression]:
     """Aggregate calls of a GROUP BY query (not window functions), each with its FILTER."""
     out = []
     for a in e.find_all(exp.AggFunc):
-        if a.find_ancestor(exp.Window) is not None:
-            continue
+        w = a.find_ancestor(exp.Window)
+        if w is not None and (w.this is a or (isinstance(w.this, exp.Filter) and w.this.this is a)):
+            continue  # the window function itself; aggregates in its arguments are group aggregates
         out.append(a.parent if isinstance(a.parent, exp.Filter) else a)
     return out
 
@@ -272,8 +273,8 @@ class StreamPlanner:
 
     def plan_from(self, s: exp.Select) -> tuple[PlanNode, list[tuple[str, str]]]:
         from_ = s.args.get("from") or s.args.get("from_")
-        if from_ is None:
-            raise NotSupported("a materialized view without FROM")
+        if from_ is None:  # SELECT without FROM: one constant row
+            return StreamValues([BIGINT_T], [0], [], sql="SELECT CAST(1 AS BIGINT) AS _0"), []
         node, scope = self.plan_source(from_.this)
         for join in s.args.get("joins") or []:
             series = join.this
@@ -314,7 +315,28 @@ class StreamPlanner:
             alias = src.alias_or_name
             scope = [(alias, n) for _, n in inner.scope]
             return inner.node, scope
+        if isinstance(src, (exp.Values, exp.Subquery)) and isinstance(src.unalias() if isinstance(src, exp.Subquery)
+                                                                     else src, exp.Values):
+            return self.plan_values(src)
         raise NotSupported(f"{type(src).__name__} in FROM of a materialized view")
+
+    def plan_values(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
+        """VALUES rows in FROM: constant rows numbered by a hidden column (their stream key)."""
+        values = src.this if isinstance(src, exp.Subquery) else src
+        alias = src.args.get("alias")
+        rows = values.expressions
+        width = len(rows[0].expressions) if rows else 0
+        names = [c.name for c in alias.columns] if alias is not None and alias.columns else \
+            [f"column{i + 1}" for i in range(width)]
+        body = to_duckdb(exp.select("*").from_(exp.Subquery(this=values.copy(), alias=exp.TableAlias(
+            this=exp.to_identifier("v"), columns=[exp.to_identifier(f"_{i}") for i in range(width)]))))
+        sql = f"SELECT *, CAST(row_number() OVER () AS BIGINT) AS _{width} FROM ({body})"
+        from rw_cli.engine import duck
+
+        types = [DataType.from_arrow(f.type) for f in duck.query(f"SELECT * FROM ({sql}) LIMIT 0").schema]
+        name = alias.this.name if alias is not None and alias.this else "values"
+        node = StreamValues(types, [width], [], sql=sql)
+        return node, [(name, n) for n in names] + [(name, "__values_row")]
 
     def join(self, left, lscope, right, rscope, on, kind: str = "inner"):
         nl = len(left.types)

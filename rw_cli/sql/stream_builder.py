@@ -19,6 +19,7 @@ from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 from rw_cli.engine.union import UnionExecutor
+from rw_cli.engine.values import ValuesExecutor
 from rw_cli.engine.watermark import WatermarkExecutor
 from rw_cli.engine.project import ProjectExecutor
 from rw_cli.engine.project_set import ProjectSetExecutor
@@ -26,7 +27,7 @@ from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
-                             StreamUnion)
+                             StreamUnion, StreamValues)
 from rw_cli.sql.transpile import expr_to_duckdb
 from rw_cli.store.state_table import StateTable
 
@@ -119,6 +120,12 @@ class StreamBuilder:
         return lambda: StateTable(self.store, table_id, schema, pk, dist_key_indices=dist)
 
     def _build(self, p: PlanNode) -> Node:
+        if isinstance(p, StreamValues):
+            from rw_cli.engine import duck
+
+            node = Node(ValuesExecutor(duck.query(p.sql), p.types, p.stream_key, fresh=self.fresh))
+            self.nodes.append(node)
+            return node
         if isinstance(p, StreamTableScan):
             node = Node(PassThrough(p.types, p.stream_key))
             self.scans.append((p.relation.id, node))
