@@ -42,6 +42,7 @@ class BoundQuery:
 def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None) -> BoundQuery:
     """Bind `tree` (not modified). `hidden=True` makes hidden columns visible (DML)."""
     tree = normalize_identifiers(tree.copy(), dialect=RwDialect)
+    tree = _pg_compat(tree)
     tree = _expand(tree, catalog)
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     bound = BoundQuery(tree)
@@ -115,6 +116,38 @@ def _check_star_except(sel: exp.Select, bound: BoundQuery) -> None:
                 raise BindError(f"Item not found: Invalid column: {n}")
             if count > 1:
                 raise BindError(f"Ambiguous column name: {n}")
+
+
+_OPERATORS = {"~": exp.RegexpLike, "=": exp.EQ, "<>": exp.NEQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE,
+              ">": exp.GT, ">=": exp.GTE, "~~": exp.Like, "~~*": exp.ILike}
+
+
+def _pg_compat(tree: exp.Expression) -> exp.Expression:
+    """What psql and drivers send: `pg_catalog.f(...)`, `OPERATOR(pg_catalog.~)`,
+    `COLLATE pg_catalog.default`, `format_type(...)`."""
+    def fix(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) \
+                and node.this.name in ("pg_catalog", "information_schema") and isinstance(node.expression, exp.Func):
+            node = node.expression
+        if isinstance(node, exp.Operator):
+            op = str(node.args.get("operator") or "").split(".")[-1].strip()
+            cls = _OPERATORS.get(op)
+            if cls is not None:
+                return cls(this=node.this, expression=node.expression)
+        if isinstance(node, exp.Collate):
+            coll = node.expression
+            if isinstance(coll, exp.Column) and coll.name == "default":
+                return node.this
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "format_type":
+            return exp.Anonymous(this="pg_format_type", expressions=node.expressions)
+        return node
+    def walk(node: exp.Expression) -> exp.Expression:  # bottom-up: replaced nodes' children too
+        for child in list(node.iter_expressions()):
+            new = walk(child)
+            if new is not child:
+                child.replace(new)
+        return fix(node)
+    return walk(tree)
 
 
 def _dt(t: pa.DataType):

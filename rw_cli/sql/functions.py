@@ -72,6 +72,20 @@ MACROS = [
     "+ to_days(CAST(sum(datepart('day', i)) AS INTEGER)) "
     "+ to_microseconds(CAST(sum(epoch_us(i) - ((datepart('year', i) * 12 + datepart('month', i)) * 30 "
     "+ datepart('day', i)) * 86400000000) AS BIGINT)))",
+    "CREATE OR REPLACE MACRO pg_table_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_type_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_get_userbyid(oid) AS ('root')",
+    "CREATE OR REPLACE MACRO obj_description(oid, cls) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO col_description(oid, n) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_encoding_to_char(e) AS ('UTF8')",
+    "CREATE OR REPLACE MACRO has_table_privilege(a, b) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE oid "
+    + " ".join(f"WHEN {o} THEN '{n}'" for o, n in [
+        (16, "boolean"), (17, "bytea"), (20, "bigint"), (21, "smallint"), (23, "integer"), (25, "text"),
+        (700, "real"), (701, "double precision"), (1043, "character varying"), (1082, "date"),
+        (1083, "time without time zone"), (1114, "timestamp without time zone"),
+        (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
+    + " ELSE '???' END)",
     "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
 ]
 

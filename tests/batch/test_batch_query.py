@@ -153,3 +153,17 @@ def test_postgres_semantics(db, sql, expected):
 def test_postgres_errors(db, sql):
     with pytest.raises(RwError):
         db.execute(sql)
+
+
+def test_psql_describe_queries(db):
+    """The first two queries psql's `\\d t` sends."""
+    found = rows(db, "SELECT c.oid, n.nspname, c.relname FROM pg_catalog.pg_class c "
+                     "LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                     "WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default "
+                     "AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 2, 3")
+    assert [r[1:] for r in found] == [["public", "t"]]
+    oid = found[0][0]
+    assert rows(db, "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull "
+                    f"FROM pg_catalog.pg_attribute a WHERE a.attrelid = '{oid}' AND a.attnum > 0 "
+                    "AND NOT a.attisdropped ORDER BY a.attnum") == [
+        ["id", "integer", "t"], ["v", "integer", "f"], ["ts", "timestamp without time zone", "f"]]
