@@ -85,6 +85,19 @@ def non_strict(duck_sql: str) -> str:
     return wrap(tree).sql(dialect="duckdb")
 
 
+def append_only(p: PlanNode) -> bool:
+    """Whether a plan's output only ever inserts (append-only tables, sources, constants)."""
+    if isinstance(p, StreamTableScan):
+        return bool(p.relation.append_only) or p.relation.kind == "source"
+    if isinstance(p, StreamValues):
+        return True
+    if isinstance(p, (StreamProject, StreamFilter, StreamProjectSet)):
+        return append_only(p.inputs[0])
+    if isinstance(p, StreamUnion):
+        return all(append_only(i) for i in p.inputs)
+    return False
+
+
 def _lenient(duck_sql: str) -> str:
     """Plain column references need no TRY (and most projections are just those)."""
     if duck_sql.startswith("_") and duck_sql[1:].isdigit():
@@ -184,8 +197,10 @@ class StreamBuilder:
                     names.append(f"a{i}_{n}")
                     types.append(t)
             result = self._table_spec(types, gk, names)
-            minput = {i: self._table_spec(keys + [c.arg_type, BIGINT], gk + [len(keys)], dist=gk)
-                      for i, c in enumerate(p.calls) if c.needs_minput}
+            # min/max over an append-only input never retract: no materialized input needed
+            minput = {} if append_only(p.inputs[0]) else \
+                {i: self._table_spec(keys + [c.arg_type, BIGINT], gk + [len(keys)], dist=gk)
+                 for i, c in enumerate(p.calls) if c.needs_minput}
             return self._parallel(lambda vn: HashAggExecutor(
                 inp, p.group_keys, p.calls, result(), {i: spec() for i, spec in minput.items()}),
                 [list(p.group_keys)])

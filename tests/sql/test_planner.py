@@ -50,3 +50,17 @@ def test_errors(db, sql, err):
     with pytest.raises(err):
         db.execute(sql)
     assert db.execute("show materialized views").fetchall() == []
+
+
+def test_append_only_input_keeps_no_materialized_input(db):
+    from rw_cli.engine.hash_agg import HashAggExecutor
+
+    db.execute("create table ao (k int, v int) append only; "
+               "create materialized view lo_ao as select k, min(v) from ao group by k; "
+               "create materialized view lo_t as select k, min(v) from t group by k")
+
+    def aggs(name):
+        job = db.runtime.jobs[db.catalog.get(name).id]
+        return [n.executor for n in job.nodes if isinstance(n.executor, HashAggExecutor)]
+    assert aggs("lo_ao")[0].minput_tables == {}
+    assert len(aggs("lo_t")[0].minput_tables) == 1
