@@ -244,17 +244,19 @@ class NexmarkReader(SourceReader):
 
     def __init__(self, options: dict[str, str], columns: list[tuple[str, DataType]]):
         ttype = options.get("nexmark.table.type")
-        if ttype is None:
-            raise BindError("the nexmark connector needs nexmark.table.type = 'Person' | 'Auction' | 'Bid' "
-                            "(the combined event stream is not supported yet)")
-        self.table_type = ttype.lower()
-        if self.table_type not in TABLE_COLUMNS:
+        self.table_type = ttype.lower() if ttype else None  # None: the combined event stream
+        if self.table_type is not None and self.table_type not in TABLE_COLUMNS:
             raise BindError(f"unknown nexmark.table.type '{ttype}'", hint="use 'Person', 'Auction' or 'Bid'")
-        known = dict(TABLE_COLUMNS[self.table_type])
-        for name, _ in columns:
+        known = dict(TABLE_COLUMNS[self.table_type]) if self.table_type else dict(_combined_columns())
+        for name, t in columns:
             if name not in known:
-                raise BindError(f'nexmark {ttype} has no column "{name}"',
-                                hint="columns: " + ", ".join(known))
+                what = f"nexmark {ttype}" if ttype else "the nexmark event stream"
+                raise BindError(f'{what} has no column "{name}"', hint="columns: " + ", ".join(known))
+            if self.table_type is None and name != "event_type":
+                fields = dict(TABLE_COLUMNS[name])
+                for f in (t.field_names or ()):
+                    if f not in fields:
+                        raise BindError(f'nexmark {name} has no field "{f}"', hint="fields: " + ", ".join(fields))
         self.columns = columns
         self.event_num = option_int(options, "nexmark.event.num", -1)
         self.split_num = max(1, option_int(options, "nexmark.split.num", 1))
@@ -264,8 +266,10 @@ class NexmarkReader(SourceReader):
     @staticmethod
     def default_columns(options: dict[str, str]) -> list[tuple[str, DataType]]:
         ttype = (options.get("nexmark.table.type") or "").lower()
+        if not ttype:
+            return _combined_columns()
         if ttype not in TABLE_COLUMNS:
-            raise BindError("the nexmark connector needs nexmark.table.type = 'Person' | 'Auction' | 'Bid'")
+            raise BindError(f"unknown nexmark.table.type '{ttype}'", hint="use 'Person', 'Auction' or 'Bid'")
         return list(TABLE_COLUMNS[ttype])
 
     def list_splits(self) -> list[str]:
@@ -296,7 +300,40 @@ class NexmarkReader(SourceReader):
             return None, None, offset
         k = int(split)
         events = k + self.split_num * (offset + np.arange(n, dtype=np.int64))
+        if self.table_type is None:
+            return self._combined(events, columns), events, offset + n
         keep = events[event_types(events) == EVENT_TYPE[self.table_type]]
         names = [c for c, _ in self.columns if columns is None or c in columns]
         table = generate(self.table_type, keep, self.gap_ns, names)
         return table, keep, offset + n
+
+    def _combined(self, events: np.ndarray, columns: list[str] | None) -> pa.Table:
+        """The event stream: `event_type` (0 person, 1 auction, 2 bid) and one struct column
+        per kind, NULL on the rows of the other kinds."""
+        kinds = event_types(events)
+        out = {}
+        for name, t in self.columns:
+            if columns is not None and name not in columns:
+                continue
+            if name == "event_type":
+                out[name] = pa.array(kinds, pa.int64())
+                continue
+            mine = kinds == EVENT_TYPE[name]
+            fields = list(t.field_names or [f for f, _ in TABLE_COLUMNS[name]])
+            rows = generate(name, events[mine], self.gap_ns, fields)
+            where = np.cumsum(mine) - 1
+            take = pa.array(where, pa.int64(), mask=~mine)
+            children = [rows.column(f).combine_chunks().take(take) for f in fields]
+            arr = pa.StructArray.from_arrays(children, names=fields, mask=pa.array(~mine))
+            out[name] = arr.cast(t.arrow()) if t.inner is not None else arr
+        return pa.table(out)
+
+
+def _combined_columns() -> list[tuple[str, DataType]]:
+    cols = [("event_type", BIGINT)]
+    for kind in ("person", "auction", "bid"):
+        inner = tuple(t for _, t in TABLE_COLUMNS[kind])
+        names = tuple(n for n, _ in TABLE_COLUMNS[kind])
+        name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
+        cols.append((kind, DataType(name, inner=inner, field_names=names)))
+    return cols

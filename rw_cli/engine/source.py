@@ -34,7 +34,7 @@ class SourceExecutor(Executor):
                  row_id_index: int | None, name: str = ""):
         super().__init__(types, stream_key)
         self.reader = reader
-        self.table = state_table
+        self.offsets_table = state_table
         self.row_id_index = row_id_index
         self.name = name
         self.offsets: dict[str, int] | None = None  # loaded from the committed state on first use
@@ -46,13 +46,14 @@ class SourceExecutor(Executor):
         self._tokens = 0.0
         self._last = None
         self.throttled = False  # the last poll read less than asked because of the rate limit
+        self.generated: list[tuple[int, str]] = []  # (position, DuckDB SQL over the read columns)
 
     # -- state ---------------------------------------------------------------------------
     def _load(self) -> None:
         if self.offsets is not None:
             return
         self.offsets = {}
-        rows = self.table.scan()
+        rows = self.offsets_table.scan()
         for split, ordinal, offset in zip(rows.column(0).to_pylist(), rows.column(1).to_pylist(),
                                           rows.column(2).to_pylist()):
             self.offsets[split] = offset
@@ -65,9 +66,9 @@ class SourceExecutor(Executor):
                 pa.array(splits, pa.string()),
                 pa.array([self.ordinals[s] for s in splits], pa.int64()),
                 pa.array([self.offsets[s] for s in splits], pa.int64())], schema=OFFSETS_SCHEMA)
-            self.table.insert(batch)
+            self.offsets_table.insert(batch)
             self.dirty.clear()
-        self.table.commit(epoch.prev)
+        self.offsets_table.commit(epoch.prev)
         return []
 
     # -- reading -------------------------------------------------------------------------
@@ -126,6 +127,12 @@ class SourceExecutor(Executor):
 
     def _chunk(self, table: pa.Table, keys: np.ndarray, ordinal: int) -> StreamChunk:
         data = conform(table, self.reader.columns)
+        if self.generated:
+            from rw_cli.engine import duck
+
+            values = duck.eval_exprs(positional(data), [sql for _, sql in self.generated])
+            for j, (i, _) in enumerate(self.generated):
+                data = data.add_column(i, f"_g{i}", values.column(j).cast(self.types[i].arrow()))
         if self.row_id_index is not None:
             ids = ROW_ID_BASE | (ordinal << ORDINAL_SHIFT) | np.asarray(keys, dtype=np.int64)
             data = data.add_column(self.row_id_index, "_row_id", pa.array(ids, pa.int64()))
@@ -243,7 +250,7 @@ def tick_sources(runtime, max_rows: int) -> tuple[int, bool]:
         needed = needed_columns(runtime, rel_id, ex)
         if needed is not None and not needed:
             continue
-        if needed is not None and len(needed) >= len(ex.types):
+        if needed is not None and (len(needed) >= len(ex.types) or ex.generated):
             needed = None
         for chunk in ex.poll(max_rows, needed):
             n += len(chunk)

@@ -18,11 +18,25 @@ from rw_cli.result import Result
 OFFSETS_PK = [0]
 
 
-def _columns(tree: exp.Create) -> list[tuple[str, object]]:
-    from rw_cli.handler.create_table import column_type
+def column_type(kind: exp.DataType):
+    """A column's type; STRUCT<...> (as the Nexmark event stream declares) included."""
+    from rw_cli.common.types import DataType
+    from rw_cli.handler.create_table import column_type as scalar_type
 
+    if kind.this == exp.DataType.Type.STRUCT:
+        names, inner = [], []
+        for f in kind.expressions:
+            names.append(f.name)
+            inner.append(column_type(f.args["kind"]))
+        name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
+        return DataType(name, inner=tuple(inner), field_names=tuple(names))
+    return scalar_type(kind)
+
+
+def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str], list | None]:
+    """(columns, generated column -> expression SQL, watermark)."""
     schema = tree.this
-    cols = []
+    cols, generated, watermark = [], {}, None
     if isinstance(schema, exp.Schema):
         for item in schema.expressions:
             if isinstance(item, exp.ColumnDef):
@@ -31,11 +45,16 @@ def _columns(tree: exp.Create) -> list[tuple[str, object]]:
                 if any(n == item.name for n, _ in cols):
                     raise BindError(f'column "{item.name}" specified more than once')
                 cols.append((item.name, column_type(item.args["kind"])))
+                for c in item.args.get("constraints") or []:
+                    if isinstance(c.kind, exp.ComputedColumnConstraint):
+                        generated[item.name] = c.kind.this.sql(dialect="postgres")
+            elif isinstance(item, exp.WatermarkColumnConstraint):
+                watermark = [item.this.name, item.expression.sql(dialect="postgres")]
             elif isinstance(item, exp.PrimaryKey):
                 raise NotSupported("PRIMARY KEY on a source", hint="use CREATE TABLE ... WITH (connector = ...)")
             else:
                 raise NotSupported(f"{type(item).__name__} in CREATE SOURCE")
-    return cols
+    return cols, generated, watermark
 
 
 def _spec(tree: exp.Create) -> dict:
@@ -57,13 +76,18 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
             return Result("CREATE_SOURCE", notices=[f'relation "{name}" already exists, skipping'])
         raise CatalogError(f'relation "{name}" already exists')
     spec = _spec(tree)
-    cols = _columns(tree) or default_columns(spec)
+    cols, generated, watermark = _columns(tree)
+    cols = cols or default_columns(spec)
     if not cols:
         raise BindError("a source needs a column list")
-    open_reader(spec, cols)  # validates the options
+    if generated:
+        spec["generated"] = generated
+    open_reader(spec, [c for c in cols if c[0] not in generated])  # validates the options
     columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
-                          definition=sql, append_only=True, connector=spec)
+                          definition=sql, append_only=True, connector=spec, watermark=watermark)
+    if generated:
+        _generated_exprs(rel)  # binds the expressions now: errors are the CREATE's
     rel.state_table_ids.append(session.catalog.alloc_id())
     session.catalog.add(rel)
     session.runtime.add_job(source_job(session.store, rel))
@@ -77,7 +101,9 @@ def handle_table(session, tree: exp.Create) -> Result:
     from rw_cli.handler import create_table
 
     spec = _spec(tree)
-    cols = _columns(tree)
+    cols, generated, _ = _columns(tree)
+    if generated:
+        raise NotSupported("generated columns in a table with a connector", hint="use CREATE SOURCE")
     open_reader(spec, cols)  # validate before anything is created
     result = create_table.handle(session, tree)
     name = tree.this.this.name
@@ -104,10 +130,40 @@ def _source_executor(store, rel: RelationCatalog):
     from rw_cli.connector import open_reader
     from rw_cli.engine.source import SourceExecutor
 
-    visible = [(c.name, c.type) for c in rel.columns if c.name != ROW_ID or not c.hidden]
+    generated = rel.connector.get("generated") or {}
+    visible = [(c.name, c.type) for c in rel.columns
+               if (c.name != ROW_ID or not c.hidden) and c.name not in generated]
     row_id = next((i for i, c in enumerate(rel.columns) if c.name == ROW_ID and c.hidden), None)
-    return SourceExecutor([c.type for c in rel.columns], list(rel.pk), open_reader(rel.connector, visible),
-                          _offsets_table(store, rel), row_id, name=rel.name)
+    ex = SourceExecutor([c.type for c in rel.columns], list(rel.pk), open_reader(rel.connector, visible),
+                        _offsets_table(store, rel), row_id, name=rel.name)
+    if generated:
+        ex.generated = _generated_exprs(rel)
+    return ex
+
+
+def _generated_exprs(rel: RelationCatalog) -> list[tuple[int, str]]:
+    """(position, DuckDB SQL over the source's read columns `_0..`) per generated column."""
+    from rw_cli.sql.dialect import parse_statement
+    from rw_cli.sql.transpile import expr_to_duckdb
+
+    generated = rel.connector["generated"]
+    read = [c for c in rel.columns if c.name not in generated and not (c.name == ROW_ID and c.hidden)]
+    pos = {c.name: i for i, c in enumerate(read)}
+    out = []
+    for i, c in enumerate(rel.columns):
+        if c.name not in generated:
+            continue
+        tree = parse_statement(f"SELECT {generated[c.name]}").expressions[0]
+
+        def positional(n):
+            if isinstance(n, exp.Column) and not n.table:
+                if n.name not in pos:
+                    raise BindError(f'column "{n.name}" does not exist')
+                return exp.column(f"_{pos[n.name]}")
+            return n
+        tree = exp.Cast(this=tree.transform(positional), to=exp.DataType.build(c.type.duckdb()))
+        out.append((i, expr_to_duckdb(tree, [x.type for x in read])))
+    return out
 
 
 def source_job(store, rel: RelationCatalog):

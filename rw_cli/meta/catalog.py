@@ -68,9 +68,31 @@ class RelationCatalog:
 
     @staticmethod
     def from_json(d: dict) -> "RelationCatalog":
-        cols = [ColumnCatalog(c["name"], DataType(c["type"], c.get("scale")), c["hidden"], c.get("default"),
+        cols = [ColumnCatalog(c["name"], type_from_name(c["type"], c.get("scale")), c["hidden"], c.get("default"),
                               c.get("not_null", False)) for c in d["columns"]]
         return RelationCatalog(**{**d, "columns": cols})
+
+
+def type_from_name(name: str, scale: int | None = None) -> DataType:
+    """A type back from the name the catalog stores: `struct<a bigint, b character varying>`
+    and `t[]` carry their inner types in the name."""
+    if name.endswith("[]"):
+        inner = type_from_name(name[:-2])
+        return DataType(name, inner=(inner,))
+    if not name.startswith("struct<"):
+        return DataType(name, scale)
+    body, fields, depth, start = name[len("struct<"):-1], [], 0, 0
+    for i, ch in enumerate(body + ","):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            fields.append(body[start:i].strip())
+            start = i + 1
+    names = tuple(f.split(" ", 1)[0] for f in fields)
+    inner = tuple(type_from_name(f.split(" ", 1)[1]) for f in fields)
+    return DataType(name, inner=inner, field_names=names)
 
 
 @dataclass

@@ -56,7 +56,7 @@ def test_splits_partition_the_events():
 
 def test_bad_options():
     with pytest.raises(BindError):
-        nexmark.NexmarkReader({}, [])
+        nexmark.NexmarkReader({}, [("nope", None)])
     with pytest.raises(BindError):
         nexmark.NexmarkReader({"nexmark.table.type": "Bids"}, [])
     with pytest.raises(BindError):
@@ -101,3 +101,33 @@ def test_source_columns_default_and_recovery(tmp_path):
         assert [r[0] for r in s.execute("DESCRIBE auction").fetchall()][:3] == ["id", "item_name", "description"]
         drain(s, 2000)
         assert s.execute("SELECT c, top FROM m").fetchall() == [(600, 1599)]
+
+
+def test_combined_event_stream_as_in_the_conformance_suite(session):
+    """RisingWave's `nexmark` source without a table type: event_type, one struct per kind,
+    a generated date_time, a watermark, and views per kind (e2e_test/nexmark/create_sources)."""
+    session.execute("""CREATE SOURCE nexmark (
+        event_type BIGINT,
+        person STRUCT<"id" BIGINT, "name" VARCHAR, "state" VARCHAR, "date_time" TIMESTAMP>,
+        auction STRUCT<"id" BIGINT, "seller" BIGINT, "category" BIGINT, "date_time" TIMESTAMP>,
+        bid STRUCT<"auction" BIGINT, "price" BIGINT, "date_time" TIMESTAMP>,
+        date_time TIMESTAMP AS CASE WHEN event_type = 0 THEN (person).date_time
+                                    WHEN event_type = 1 THEN (auction).date_time
+                                    ELSE (bid).date_time END,
+        WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND
+    ) WITH (connector = 'nexmark', nexmark.split.num = '2', nexmark.min.event.gap.in.ns = '100',
+            nexmark.event.num = '10000')""")
+    session.execute("CREATE VIEW bid AS SELECT (bid).auction, (bid).price, date_time FROM nexmark WHERE event_type = 2")
+    session.execute("CREATE VIEW person AS SELECT (person).id, (person).name, date_time FROM nexmark "
+                    "WHERE event_type = 0")
+    session.execute("CREATE MATERIALIZED VIEW kinds AS SELECT event_type, count(*) AS c FROM nexmark GROUP BY event_type")
+    session.execute("CREATE MATERIALIZED VIEW bids AS SELECT count(*) AS c, sum(price) AS p FROM bid")
+    session.execute("CREATE MATERIALIZED VIEW people AS SELECT id, name, date_time FROM person")
+    drain(session, 1500)
+    assert session.execute("SELECT * FROM kinds ORDER BY event_type").fetchall() == [(0, 200), (1, 600), (2, 9200)]
+    e = np.arange(10000, dtype=np.int64)
+    bids = nexmark.generate("bid", e, 100)
+    assert session.execute("SELECT * FROM bids").fetchall() == [(9200, sum(bids.column("price").to_pylist()))]
+    first = session.execute("SELECT id, name, date_time FROM people ORDER BY id LIMIT 2").fetchall()
+    persons = nexmark.generate("person", e, 100).slice(0, 2).to_pylist()
+    assert first == [(p["id"], p["name"], p["date_time"]) for p in persons]
