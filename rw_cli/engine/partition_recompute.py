@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from rw_cli.common.types import DataType
+from rw_cli.common.vnode import compute_vnodes, hash_columns
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, concat_chunks, to_schema
 from rw_cli.engine.executor import Executor
@@ -53,6 +54,7 @@ class PartitionRecomputeExecutor(Executor):
         self.fresh = fresh
         self.buffers: list[list[StreamChunk]] = [[] for _ in input_types]
         self.cache: list[pa.Table | None] = [None] * len(input_types)
+        self.hashes: list[np.ndarray | None] = [None] * len(input_types)
         self.schemas = [pa.schema([pa.field(f"_{self.offsets[s] + i}", t.arrow()) for i, t in enumerate(ts)])
                         for s, ts in enumerate(input_types)]
 
@@ -76,17 +78,32 @@ class PartitionRecomputeExecutor(Executor):
         return out
 
     # -- state ------------------------------------------------------------------------------
+    # A partitioned input's cached rows are kept sorted by the 64-bit hash of their partition
+    # key (`self.hashes`), so the rows of the touched partitions are found by binary search and
+    # the cache is rebuilt by merging, both vectorized. Hash collisions only add rows of
+    # another partition to both sides of the diff, where they cancel out.
     def _rows(self, side: int) -> pa.Table:
         if self.cache[side] is None:
             rows = self.tables[side].scan()
             rows = pa.Table.from_arrays(rows.columns, schema=self.schemas[side])
             if self.vnodes is not None and rows.num_rows:
-                from rw_cli.common.vnode import compute_vnodes
-
                 vn = compute_vnodes([rows.column(k) for k in self.partition_keys[side]], num_rows=rows.num_rows)
                 rows = rows.filter(pa.array(self.vnodes[vn]))
-            self.cache[side] = rows
+            self._set_cache(side, rows, self._hash(side, rows))
         return self.cache[side]
+
+    def _hash(self, side: int, rows: pa.Table) -> np.ndarray | None:
+        if not self.partition_keys[side]:
+            return None
+        if rows.num_rows == 0:
+            return np.zeros(0, dtype=np.uint64)
+        return hash_columns([rows.column(k) for k in self.partition_keys[side]])
+
+    def _set_cache(self, side: int, rows: pa.Table, hashes: np.ndarray | None) -> None:
+        if hashes is not None and len(hashes) > 1:
+            order = np.argsort(hashes, kind="stable")
+            rows, hashes = rows.take(pa.array(order)), hashes[order]
+        self.cache[side], self.hashes[side] = rows, hashes
 
     def _names(self, side: int) -> list[str]:
         return self.schemas[side].names
@@ -104,43 +121,44 @@ class PartitionRecomputeExecutor(Executor):
             deltas.append(delta)
             if len(delta):
                 self.tables[side].write_chunk(to_schema(delta.data, self.tables[side].schema), delta.ops)
-        keys = self._touched(deltas)
+        touched = self._touched(deltas)
         olds, news = [], []
         for side in range(n):
-            rows = self._rows(side)
-            old, rest = self._split(side, rows, keys)
+            old, rest, rest_hashes = self._split(side, touched)
             new = _apply(old, deltas[side], [self._names(side)[k] for k in self.input_keys[side]])
-            self.cache[side] = pa.concat_tables([rest, new.cast(rest.schema)]) if rest is not None else new
+            if rest is None:
+                self._set_cache(side, new, self._hash(side, new))
+            else:
+                merged = pa.concat_tables([rest, new.cast(rest.schema)])
+                self._set_cache(side, merged, np.concatenate([rest_hashes, self._hash(side, new)]))
             olds.append(old)
             news.append(new)
         return self._diff(olds, news)
 
-    def _touched(self, deltas: list[StreamChunk]) -> pa.Table | None:
-        """The partition keys changed in this epoch (None: one partition, everything)."""
+    def _touched(self, deltas: list[StreamChunk]) -> np.ndarray | None:
+        """Hashes of the partition keys changed in this epoch (None: one partition, everything)."""
         if not self.partition_keys[0] or self.fresh or self.temporal:
             return None
-        parts = []
-        for side, d in enumerate(deltas):
-            if len(d):
-                cols = [d.data.column(k) for k in self.partition_keys[side]]
-                parts.append(pa.Table.from_arrays(cols, names=[f"k{i}" for i in range(len(cols))]))
-        keys = pa.concat_tables([p.cast(parts[0].schema) for p in parts])
-        return duck.query("SELECT DISTINCT * FROM k", {"k": keys})
+        parts = [self._hash(side, d.data) for side, d in enumerate(deltas) if len(d)]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
 
-    def _split(self, side: int, rows: pa.Table, keys: pa.Table | None) -> tuple[pa.Table, pa.Table | None]:
-        """(rows of the touched partitions, all other rows)."""
-        if keys is None:
-            return rows, None
-        names = self._names(side)
-        pk = [names[k] for k in self.partition_keys[side]]
-        cond = " AND ".join(f"t.{c} IS NOT DISTINCT FROM k.k{i}" for i, c in enumerate(pk))
-        marked = duck.query(f"SELECT t.*, EXISTS (SELECT 1 FROM k WHERE {cond}) AS __hit FROM t",
-                            {"t": rows, "k": keys})
-        hit = marked.column("__hit")
-        marked = marked.drop_columns(["__hit"]).cast(rows.schema)
-        import pyarrow.compute as pc
-
-        return marked.filter(hit), marked.filter(pc.invert(hit))
+    def _split(self, side: int, touched: np.ndarray | None):
+        """(rows of the touched partitions, all other rows, their hashes)."""
+        rows = self.cache[side]
+        if touched is None:
+            return rows, None, None
+        hashes = self.hashes[side]
+        lo = np.searchsorted(hashes, touched, side="left")
+        hi = np.searchsorted(hashes, touched, side="right")
+        lengths = hi - lo
+        total = int(lengths.sum())
+        if total == 0:
+            return rows.schema.empty_table(), rows, hashes
+        starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        idx = starts + np.arange(total)
+        keep = np.ones(rows.num_rows, dtype=bool)
+        keep[idx] = False
+        return rows.take(pa.array(idx)), rows.filter(pa.array(keep)), hashes[keep]
 
     def _diff(self, olds: list[pa.Table], news: list[pa.Table]) -> list[StreamChunk]:
         """f(before) and f(after), and their difference, in one DuckDB query."""
