@@ -51,6 +51,21 @@ class RwDialect(RisingWave):
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
 
+        def _parse_interval(self, *args, **kwargs):
+            # sqlglot rewrites INTERVAL '<n> <unit> ...' to INTERVAL '<n>' <unit> when it finds
+            # one "<n> <unit>" in the string, dropping the rest ('-1 day +02:00:00' -> '-1' DAY);
+            # keep such strings whole (PostgreSQL's interval input parses them).
+            raw = None
+            if self._curr and self._curr.token_type == TokenType.INTERVAL and self._next \
+                    and self._next.token_type == TokenType.STRING:
+                raw = self._next.text
+            result = super()._parse_interval(*args, **kwargs)
+            if raw is not None and isinstance(result, exp.Interval) and result.args.get("unit") is not None:
+                parts = exp.INTERVAL_STRING_RE.findall(raw)
+                if len(parts) == 1 and exp.INTERVAL_STRING_RE.sub("", raw).strip():
+                    result = exp.Interval(this=exp.Literal.string(raw))
+            return result
+
         def _parse_rw_show(self) -> exp.Expression:
             words = []
             while self._curr and self._curr.token_type != TokenType.SEMICOLON:

@@ -33,3 +33,6 @@ INSERT INTO emp VALUES
   (1, 'alice', 1, 200, NULL, true), (2, 'bob', 1, 150, 1, true), (3, 'carol', 2, 120, 1, false),
   (4, 'dave', 2, 120, 3, true), (5, 'erin', 3, 90, 1, NULL), (6, 'frank', NULL, 80, 2, true),
   (7, 'grace', 1, 150, 2, false), (8, 'heidi', 5, 60, 4, true);
+
+CREATE VIEW v_rich AS SELECT e.name, d.name AS dept, e.salary FROM emp e JOIN dept d ON e.dept_id = d.id WHERE e.salary >= 120;
+CREATE VIEW v_dept_total AS SELECT dept, sum(salary) AS total, count(*) AS n FROM v_rich GROUP BY dept;

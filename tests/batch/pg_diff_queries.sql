@@ -421,3 +421,15 @@ SELECT name, salary FROM emp WHERE id IN (2, 4, 99)
 SELECT * FROM dept WHERE id = 4
 SELECT * FROM emp WHERE id = 100
 SELECT count(*) FROM emp WHERE id = 1 AND salary = 200
+# -- views (defined in the data script on both sides)
+SELECT * FROM v_rich
+SELECT * FROM v_dept_total ORDER BY total DESC, dept
+SELECT r.name, t.total FROM v_rich r JOIN v_dept_total t ON t.dept = r.dept
+SELECT dept FROM v_dept_total WHERE n > 1
+WITH v_rich AS (SELECT 1 AS x) SELECT * FROM v_rich
+# -- more intervals
+SELECT interval '3 days' / 16384, interval '00:00:00.000005' / 2, interval '1 day' / 3
+SELECT interval '1 month' * 1.5, interval '1 day' * 0.3, 2 * interval '1 hour 30 minutes'
+SELECT sum(iv) FROM t_time
+SELECT interval '@ 2 hours', interval 'P1Y2M3DT4H5M6S', interval '-1 day +02:00:00', interval '1 day ago'
+SELECT '1.5 months'::interval, '0.5 years'::interval, '-1.25 days'::interval
