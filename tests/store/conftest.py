@@ -30,6 +30,17 @@ def _free_ports(n: int) -> list[int]:
     return ports
 
 
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the test process dies, even by SIGKILL (Linux)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: the finalizer still stops the server
+        pass
+
+
 def _weed() -> str:
     here = os.path.dirname(sys.executable)
     found = shutil.which("weed", path=here) or shutil.which("weed")
@@ -50,7 +61,8 @@ def seaweedfs(tmp_path_factory):
     cmd = [weed, "mini", f"-dir={d}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false", "-webdav=false"]
     cmd += [f"-{k}={v}" for k, v in ports.items()]
     log = open(d / "weed.log", "wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=d, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=d, start_new_session=True,
+                            preexec_fn=_die_with_parent)
     endpoint = f"http://127.0.0.1:{ports['s3.port']}"
     old_env = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "rw")
