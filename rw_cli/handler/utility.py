@@ -100,6 +100,9 @@ def handle_show(session, tree) -> Result:
     name = what.lower().replace(" ", "")
     if name == "timezone" or name in session.settings or name in DEFAULT_SETTINGS:
         value = dict(all_settings(session)).get(name, "")
+        if name == "enable_two_phase_agg" and \
+                session.settings.get("rw_force_two_phase_agg", "false").lower() in ("true", "on"):
+            value = "true"  # forcing two-phase aggregation enables it
         return text_result("SHOW", [name], [[value]])
     raise BindError(f'unrecognized configuration parameter "{what.lower()}"')
 
