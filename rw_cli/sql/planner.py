@@ -143,6 +143,18 @@ def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
     return [e]
 
 
+def used_columns(q: exp.Expression) -> dict[str, set[str]]:
+    """Column names referenced per table alias, anywhere in a qualified query (a superset
+    when nested scopes reuse an alias; a scan of an alias never referenced keeps all columns)."""
+    used: dict[str, set[str]] = {}
+    for col in q.find_all(exp.Column):
+        if col.table:
+            used.setdefault(col.table, set()).add(col.name)
+    for t in q.find_all(exp.Table):
+        used.setdefault(t.alias_or_name, set())
+    return used
+
+
 def fix_decorrelated_counts(q: exp.Expression) -> exp.Expression:
     """A correlated scalar `count(...)` becomes a LEFT JOIN on an aggregate: a row with no
     match must read 0, not NULL (the classic decorrelation count bug)."""
@@ -189,6 +201,7 @@ def output_name(e: exp.Expression) -> str:
 class StreamPlanner:
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
+        self.used: dict[str, set[str]] = {}
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
@@ -196,6 +209,7 @@ class StreamPlanner:
 
         q, rels = qualify_query(query, self.catalog)
         q = pushdown_predicates(fix_decorrelated_counts(unnest_subqueries(q)))
+        self.used = used_columns(q)
         planned = self.plan_query(q)
         names = planned.names
         if column_aliases:
@@ -288,6 +302,19 @@ class StreamPlanner:
             node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join))
         return node, scope
 
+    def prune(self, scan: PlanNode, scope: list[tuple[str, str]], alias: str):
+        """Column pruning: a scan keeps only the columns the query uses (and its key), so the
+        state of joins and other operators above holds no unused columns."""
+        used = self.used.get(alias)
+        if used is None:
+            return scan, scope
+        keep = [i for i, (_, name) in enumerate(scope) if name in used or i in scan.stream_key]
+        if len(keep) == len(scope):
+            return scan, scope
+        proj = StreamProject([scan.types[i] for i in keep], [keep.index(k) for k in scan.stream_key], [scan],
+                             exprs=[exp.column(f"_{i}") for i in keep])
+        return proj, [scope[i] for i in keep]
+
     def project_set(self, node, scope, series: exp.Table, join: exp.Join):
         """`, generate_series(a, b) AS g(k)` with constant bounds: every row times the series."""
         if join.args.get("on") is not None or join_kind(join) != "inner":
@@ -309,7 +336,8 @@ class StreamPlanner:
             rel = self.catalog.must_get(src.name)
             alias = src.alias_or_name
             node = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
-            return node, [(alias, c.name) for c in rel.columns]
+            scope = [(alias, c.name) for c in rel.columns]
+            return self.prune(node, scope, alias)
         if isinstance(src, exp.Subquery) and isinstance(src.this, exp.Select):
             inner = self.plan_select(src.this)
             alias = src.alias_or_name
