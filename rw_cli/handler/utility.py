@@ -15,6 +15,18 @@ def text_result(status: str, columns: list[str], rows: list[list[str | None]]) -
     return Result(status, pa.Table.from_arrays(arrays, names=columns), [VARCHAR] * len(columns))
 
 
+def _check_time_zone(text: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if text.upper() in ("UTC", "GMT", "Z", "LOCAL", "DEFAULT"):
+        return "UTC"
+    try:
+        ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError, IsADirectoryError):
+        raise BindError(f'invalid value for parameter "TimeZone": "{text}"') from None
+    return text
+
+
 def handle_set(session, tree: exp.Set) -> Result:
     for item in tree.expressions:
         eq = item.this
@@ -25,6 +37,8 @@ def handle_set(session, tree: exp.Set) -> Result:
         text = value.name if isinstance(value, (exp.Literal, exp.Column, exp.Identifier, exp.Var)) else value.sql()
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
+        if name == "timezone":
+            text = _check_time_zone(text)
         if name == "rw_implicit_flush" and text.lower() not in ("true", "false", "on", "off"):
             raise BindError(f'invalid value for parameter "rw_implicit_flush": "{text}"')
         session.settings[name] = text

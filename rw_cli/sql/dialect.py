@@ -82,6 +82,7 @@ class RwDialect(RisingWave):
 _APPEND_ONLY = re.compile(r"\)\s*append\s+only\b", re.IGNORECASE)
 _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
                           r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
+_SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 
 
@@ -112,6 +113,9 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added)."""
     if sql.strip().rstrip(";").strip().lower() == "flush":
         return Flush()
+    m = _SET_TIME_ZONE.match(sql)
+    if m:  # SET TIME ZONE x  ==  SET timezone = x
+        sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
