@@ -252,9 +252,8 @@ class HashAggExecutor(Executor):
             self.result_table.delete(to_schema(drop, self.result_table.schema))
 
     def _emit(self, merged: pa.Table, old_alive: np.ndarray, alive: np.ndarray) -> list[StreamChunk]:
-        new_out = self._outputs(merged, "")
-        old_out = self._outputs(merged, "old_")
-        changed = ~_rows_equal(old_out, new_out) | (old_alive != alive)
+        old_out, new_out, same = self._outputs(merged)
+        changed = ~same | (old_alive != alive)
         both = old_alive & alive & changed
         ins = alive & ~old_alive
         dels = old_alive & ~alive
@@ -270,10 +269,9 @@ class HashAggExecutor(Executor):
         perm = np.argsort(keys, kind="stable")
         return [self.conform(StreamChunk(rows.take(pa.array(perm)), op[perm]))]
 
-    def _outputs(self, merged: pa.Table, prefix: str) -> pa.Table:
-        """Group keys + the value of every agg call, computed from (old_ or new) state."""
-        nk = len(self.group_keys)
-        sel = [f"_{j}" for j in range(nk)]
+    def _output_exprs(self, prefix: str) -> list[str]:
+        """Group keys + the value of every agg call, from the (old_ or new) state columns."""
+        sel = [f"_{j}" for j in range(len(self.group_keys))]
         for i, c in enumerate(self.calls):
             p = f"{prefix}a{i}_"
             rt = c.return_type.duckdb()
@@ -285,22 +283,25 @@ class HashAggExecutor(Executor):
                 sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN CAST({q(p + 'sum')} / {q(p + 'nn')} AS {rt}) END")
             else:
                 sel.append(f"{q(p + 'val')}")
-        out = duck.query(f"SELECT {', '.join(f'{e} AS _{j}' for j, e in enumerate(sel))} FROM m", {"m": merged})
-        return pa.Table.from_arrays([out.column(j).cast(self.schema.field(j).type) for j in range(len(sel))],
-                                    schema=self.schema)
+        return sel
+
+    def _outputs(self, merged: pa.Table) -> tuple[pa.Table, pa.Table, np.ndarray]:
+        """(old output rows, new output rows, whether each group's output is unchanged), in
+        one DuckDB query."""
+        old, new = self._output_exprs("old_"), self._output_exprs("")
+        n = len(new)
+        same = " AND ".join(f"o{j} IS NOT DISTINCT FROM n{j}" for j in range(n)) or "TRUE"
+        sql = (f"SELECT *, {same} AS __same FROM (SELECT {', '.join(f'{e} AS o{j}' for j, e in enumerate(old))}, "
+               f"{', '.join(f'{e} AS n{j}' for j, e in enumerate(new))} FROM m)")
+        out = duck.query(sql, {"m": merged})
+
+        def part(prefix: str) -> pa.Table:
+            return pa.Table.from_arrays([out.column(f"{prefix}{j}").cast(self.schema.field(j).type) for j in range(n)],
+                                        schema=self.schema)
+        return part("o"), part("n"), out.column("__same").to_numpy(zero_copy_only=False).astype(bool)
 
 
 def _rename(t: pa.RecordBatch | pa.Table, names: list[str]) -> pa.Table:
     if isinstance(t, pa.RecordBatch):
         t = pa.Table.from_batches([t])
     return t.rename_columns(names)
-
-
-def _rows_equal(a: pa.Table, b: pa.Table) -> np.ndarray:
-    """Row-wise equality treating NULL = NULL as equal."""
-    if a.num_columns == 0:
-        return np.ones(a.num_rows, dtype=bool)
-    both = pa.Table.from_arrays(a.columns + b.columns, names=[f"a{i}" for i in range(a.num_columns)]
-                                + [f"b{i}" for i in range(b.num_columns)])
-    cond = " AND ".join(f"a{i} IS NOT DISTINCT FROM b{i}" for i in range(a.num_columns))
-    return duck.query(f"SELECT {cond} AS eq FROM t", {"t": both}).column(0).to_numpy(zero_copy_only=False).astype(bool)
