@@ -80,8 +80,32 @@ def build_job(session, root, rel: RelationCatalog, table_ids=None):
                          watermark_of=session.runtime.watermark).build(root, rel)
 
 
+MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order")
+
+
+def check_options(tree: exp.Create) -> dict[str, str]:
+    """`WITH (option = value, ...)` of CREATE MATERIALIZED VIEW: known names, each once."""
+    props = tree.args.get("properties")
+    options: dict[str, str] = {}
+    unknown = []
+    for p in (props.expressions if props is not None else []):
+        if not isinstance(p, exp.Property):
+            continue
+        key = p.name.lower()
+        if key in options:
+            raise BindError(f'Duplicated option: "{key}"')
+        options[key] = p.args["value"].name if p.args.get("value") is not None else ""
+        if key not in MV_OPTIONS:
+            unknown.append(key)
+    if unknown:
+        raise BindError(f"unexpected options in WITH clause: {', '.join(unknown)}",
+                        hint=f"known options: {', '.join(MV_OPTIONS)}")
+    return options
+
+
 def handle(session, tree: exp.Create, sql: str) -> Result:
     name, _ = mv_target(tree)
+    check_options(tree)
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])

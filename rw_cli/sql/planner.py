@@ -32,7 +32,10 @@ def _int_literal(e: exp.Expression | None) -> int | None:
     if e is None:
         return None
     if isinstance(e, exp.Literal) and not e.is_string:
-        return int(e.this)
+        value = int(e.this)
+        if not -(1 << 63) <= value < (1 << 63):
+            raise BindError(f"LIMIT/OFFSET value {value} is out of range for type bigint")
+        return value
     raise NotSupported("LIMIT / OFFSET that is not an integer constant in a materialized view")
 
 
