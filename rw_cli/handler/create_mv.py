@@ -89,7 +89,7 @@ def check_options(tree: exp.Create) -> dict[str, str]:
     options: dict[str, str] = {}
     unknown = []
     for p in (props.expressions if props is not None else []):
-        if not isinstance(p, exp.Property):
+        if not isinstance(p, exp.Property) or isinstance(p, exp.MaterializedProperty) or not p.name:
             continue
         key = p.name.lower()
         if key in options:
