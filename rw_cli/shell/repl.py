@@ -202,32 +202,7 @@ def _lexer_and_style(cfg):
     return PygmentsLexer(PostgresLexer), style
 
 
-BARRIER_INTERVAL = 1.0  # seconds between barriers while the shell waits and work is pending
-
-
-async def _barrier_ticker(shell: "Shell", interval: float) -> None:
-    """While the prompt waits, pass a barrier every `interval` when the session has
-    uncommitted writes, so MVs catch up without FLUSH (DESIGN: barrier_interval_ms). Runs on
-    prompt-toolkit's event loop in the main thread, between keystrokes: never concurrently
-    with a statement."""
-    import asyncio
-
-    from prompt_toolkit.application import run_in_terminal
-
-    while True:
-        await asyncio.sleep(interval)
-        if not getattr(shell.session, "dirty", False):
-            continue
-        try:
-            shell.session.barrier()
-        except Exception as e:  # noqa: BLE001 - reported, the shell goes on
-            text = shell.executor.render_exception(e, None, None)
-            run_in_terminal(lambda: shell.executor.write_err(text))
-            return
-
-
-def run_shell(session, cfg=None, *, input=None, output=None, history: str | None | bool = True,
-              barrier_interval: float = BARRIER_INTERVAL) -> None:
+def run_shell(session, cfg=None, *, input=None, output=None, history: str | None | bool = True) -> None:
     """Read, run and print until `\\q` or Ctrl-D. `input`/`output` are prompt-toolkit
     Input/Output objects (tests pass pipe input and a dummy output); `history` is a path,
     None for no file, or True for the configured one."""
@@ -269,10 +244,6 @@ def run_shell(session, cfg=None, *, input=None, output=None, history: str | None
         vi_mode=cfg.vi,
         **kwargs,
     )
-    def start_ticker() -> None:
-        if barrier_interval and hasattr(session, "barrier"):
-            get_app().create_background_task(_barrier_ticker(shell, barrier_interval))
-
     from rw_cli import __version__
 
     shell.out.write(f"rw {__version__} ({cfg.engine}, data directory {getattr(session, 'data_dir', '?')})\n"
@@ -282,7 +253,7 @@ def run_shell(session, cfg=None, *, input=None, output=None, history: str | None
         default, shell.next_input = shell.next_input, ""
         shell.executor.canceled = False
         try:
-            text = prompt.prompt(default=default, pre_run=start_ticker)
+            text = prompt.prompt(default=default)
         except KeyboardInterrupt:  # Ctrl-C: drop the input, keep going
             continue
         except EOFError:  # Ctrl-D on an empty line
