@@ -105,6 +105,9 @@ class DataType:
     def from_sql(text: str) -> "DataType":
         """Parse a type name as written in SQL (`int4`, `double precision`, `varchar(10)`)."""
         key = " ".join(text.lower().replace('"', "").split())
+        if key.endswith("[]"):
+            inner = DataType.from_sql(key[:-2])
+            return DataType(f"{inner.name}[]", inner=(inner,))
         base = key.split("(")[0].strip()
         if base in _ALIASES:
             return DataType(_ALIASES[base])

@@ -1,6 +1,6 @@
-"""ProjectSetExecutor: each row times a constant series (`generate_series(a, b)`), the way a
-HOP window multiplies every event into the windows that contain it. Stateless; every output
-row keeps its input row's op."""
+"""ProjectSetExecutor: set-returning functions (`generate_series`, `unnest`) in a stream, and
+the constant series a HOP window multiplies every event by. Stateless; every output row keeps
+its input row's op."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,19 +13,25 @@ from rw_cli.engine.executor import Executor
 
 
 class ProjectSetExecutor(Executor):
+    """Each row times the elements of a list computed from it: `list_sql` (DuckDB SQL over the
+    positional columns). Output: the input columns, the element, and its 1-based ordinal (part
+    of the stream key). A list that fails to compute yields no rows (non-strict, as RisingWave
+    answers a set-returning function that errors)."""
+
     identity = "StreamProjectSet"
 
-    def __init__(self, start: int, end: int, types: list[DataType], stream_key: list[int]):
+    def __init__(self, list_sql: str, types: list[DataType], stream_key: list[int]):
         super().__init__(types, stream_key)
-        self.start, self.end = start, end
+        self.list_sql = list_sql
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk) == 0:
             return []
         width = chunk.data.num_columns
         data = chunk.data.append_column("__pos", pa.array(np.arange(len(chunk))))
-        cols = ", ".join(f"c._{i}" for i in range(width))
-        out = duck.query(f"SELECT {cols}, g.k AS _{width}, c.__pos FROM c CROSS JOIN range({self.start}, "
-                         f"{self.end + 1}) AS g(k) ORDER BY c.__pos, g.k", {"c": data})
+        cols = ", ".join(f"_{i}" for i in range(width))
+        out = duck.query(f"SELECT {cols}, unnest(__l) AS _{width}, "
+                         f"CAST(unnest(range(1, len(__l) + 1)) AS BIGINT) AS _{width + 1}, __pos "
+                         f"FROM (SELECT *, TRY({self.list_sql}) AS __l FROM c) ORDER BY __pos", {"c": data})
         ops = chunk.ops[out.column("__pos").to_numpy()]
         return [self.conform(StreamChunk(out.drop_columns(["__pos"]), ops))]

@@ -20,6 +20,12 @@ SINK = "sink"  # a query's changes delivered to a connector at each committed ep
 ROW_ID = "_row_id"
 
 
+def _type(name: str, scale: int | None) -> DataType:
+    if name.endswith("[]"):
+        return DataType.from_sql(name)
+    return DataType(name, scale)
+
+
 @dataclass
 class ColumnCatalog:
     name: str

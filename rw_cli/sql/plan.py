@@ -151,13 +151,12 @@ class StreamMaterialize(PlanNode):
 
 @dataclass
 class StreamProjectSet(PlanNode):
-    """Input columns plus `k` for k in start..end (a constant generate_series joined in)."""
+    """Input columns, then each element of the list `list_sql` and its ordinal."""
 
-    start: int = 0
-    end: int = 0
+    list_sql: str = ""
 
     def explain_fields(self) -> str:
-        return f"select_list: [$*, generate_series({self.start}, {self.end})]"
+        return f"select_list: [$*, unnest({self.list_sql})]"
 
 
 @dataclass

@@ -278,6 +278,8 @@ class StreamPlanner:
         if any(e.find(exp.Window) for e in exprs + order_exprs):
             node, rewritten = self.over_window(node, exprs + order_exprs)
             exprs, order_exprs = rewritten[: len(exprs)], rewritten[len(exprs):]
+        if any(e.find(exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest) for e in exprs):
+            node, exprs = self.project_set_srf(node, exprs)
         distinct = s.args.get("distinct")
         if limit is not None or s.args.get("offset") is not None:
             return self.top_n(node, exprs, names, [e.alias_or_name for e in items], order, order_exprs, s)
@@ -330,9 +332,30 @@ class StreamPlanner:
         name = alias.this.name if alias is not None and alias.this else "generate_series"
         col = alias.columns[0].name if alias is not None and alias.columns else name
         width = len(node.types)
-        out = StreamProjectSet(list(node.types) + [BIGINT_T], list(node.stream_key) + [width], [node],
-                               start=start, end=end)
-        return out, scope + [(name, col)]
+        out = StreamProjectSet(list(node.types) + [BIGINT_T, BIGINT_T], list(node.stream_key) + [width + 1], [node],
+                               list_sql=f"range({start}, {end + 1})")
+        return out, scope + [(name, col), (name, "__ordinality")]
+
+    def project_set_srf(self, node: PlanNode, exprs: list[exp.Expression]):
+        """A set-returning function in the select list (generate_series, unnest): rows times
+        its elements, which the projection then refers to."""
+        srfs = [n for e in exprs for n in e.find_all(exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest)]
+        if len({n.sql() for n in srfs}) > 1:
+            raise NotSupported("more than one set-returning function in the select list of a materialized view")
+        srf = srfs[0]
+        if isinstance(srf, exp.ExplodingGenerateSeries):
+            args = [srf.args.get(k) for k in ("start", "end", "step") if srf.args.get(k) is not None]
+            lst = exp.Anonymous(this="generate_series", expressions=[a.copy() for a in args])
+        else:
+            inner = srf.this if not isinstance(srf, exp.Unnest) else srf.expressions[0]
+            lst = inner.copy()
+        width = len(node.types)
+        list_sql = expr_to_duckdb(lst, node.types)
+        element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
+                               list_sql=list_sql)
+        key = srf.sql()
+        return out, [e.copy().transform(lambda n: exp.column(f"_{width}") if n.sql() == key else n) for e in exprs]
 
     def plan_source(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
         if isinstance(src, exp.Table):

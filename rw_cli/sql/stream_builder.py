@@ -166,7 +166,7 @@ class StreamBuilder:
         if isinstance(p, StreamFilter):
             return FilterExecutor(_lenient(expr_to_duckdb(p.predicate, p.inputs[0].types)), p.types, p.stream_key)
         if isinstance(p, StreamProjectSet):
-            return ProjectSetExecutor(p.start, p.end, p.types, p.stream_key)
+            return ProjectSetExecutor(p.list_sql, p.types, p.stream_key)
         if isinstance(p, StreamUnion):
             return UnionExecutor(p.layouts, p.types, p.stream_key)
         if isinstance(p, StreamHashJoin):
