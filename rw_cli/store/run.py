@@ -30,7 +30,7 @@ def as_binary(arr) -> pa.Array:
 
 
 class Run:
-    __slots__ = ("keys", "epochs", "values", "unique", "_sk", "_tomb")
+    __slots__ = ("keys", "epochs", "values", "unique", "_sk", "_tomb", "raw")
 
     def __init__(self, keys: pa.Array, epochs: np.ndarray, values: pa.Array, unique: bool = False):
         self.keys = keys
@@ -39,6 +39,8 @@ class Run:
         self.unique = unique  # known to hold one entry per user key
         self._sk: dict = {}
         self._tomb: bool | None = None
+        # for decoded blocks: (block bytes, value bytes offset, value offsets, tombstone flags|None)
+        self.raw = None
 
     def __len__(self) -> int:
         return len(self.keys)

@@ -265,6 +265,7 @@ def decode_block(data, unique: bool = False, form: KeyForm | None = None) -> Run
     vo = np.frombuffer(data, dtype="<i4", count=n + 1, offset=p)
     p += 4 * (n + 1)
     validity = None
+    tomb = None
     if flags & 1:
         tomb = np.frombuffer(data, dtype=np.uint8, count=n, offset=p)
         p += n
@@ -275,6 +276,8 @@ def decode_block(data, unique: bool = False, form: KeyForm | None = None) -> Run
     keys = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(ko), buf.slice(p, klen)])
     values = pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(vo), buf.slice(p + klen, vlen)])
     run = Run(keys, epochs, values, unique)
+    if isinstance(data, bytes):
+        run.raw = (data, p + klen, vo, tomb)
     if form is not None and form.fixed and klen == n * form.width:
         # fixed-width keys are their own sortable form: a zero-copy view
         run._sk[form.key()] = np.frombuffer(data, dtype=f"S{form.width}", count=n, offset=p)
@@ -630,6 +633,20 @@ class SstReader:
         bi = np.searchsorted(bstart, pos, "right") - 1
         local = pos - bstart[bi]
         cuts = np.flatnonzero(np.concatenate([[True], bi[1:] != bi[:-1], [True]]))
+        if all(b.raw is not None for b in blocks):
+            # gather the values as bytes straight from the block buffers
+            out: list = []
+            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+                data, vbase, vo, tomb = blocks[bi[a]].raw
+                loc = local[a:b]
+                st = (vo[loc] + vbase).tolist()
+                en = (vo[loc + 1] + vbase).tolist()
+                if tomb is None:
+                    out.extend([data[x:y] for x, y in zip(st, en)])
+                else:
+                    dead = tomb[loc].tolist()
+                    out.extend([None if d else data[x:y] for x, y, d in zip(st, en, dead)])
+            return qi, pa.array(out, pa.binary())
         vals: list[pa.Array] = []
         for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
             vals.append(blocks[bi[a]].values.take(pa.array(local[a:b], pa.int64())))
