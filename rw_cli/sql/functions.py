@@ -398,8 +398,23 @@ def _interval_literal(node: exp.Expression) -> exp.Expression | None:
             if not re.fullmatch(r"[+-]?\d+(\.\d+)?", text.strip()):
                 return None
             text = f"{text} {uname}"
-        return _fn("pg_interval_in", exp.Literal.string(text))
+        return _interval_constant(text)
     return None
+
+
+def _interval_constant(text: str) -> exp.Expression:
+    """An interval literal parsed now, as DuckDB's own constant (folded once, no per-row UDF);
+    text that does not parse stays a UDF call, so the error surfaces when it runs."""
+    from rw_cli.sql.pg_interval import parse_interval
+
+    try:
+        months, days, micros = parse_interval(text)
+    except Exception:  # noqa: BLE001 - reported by pg_interval_in at run time
+        return _fn("pg_interval_in", exp.Literal.string(text))
+    parts = [exp.Anonymous(this="to_months", expressions=[exp.Literal.number(months)]),
+             exp.Anonymous(this="to_days", expressions=[exp.Literal.number(days)]),
+             exp.Anonymous(this="to_microseconds", expressions=[exp.Literal.number(micros)])]
+    return exp.Paren(this=exp.Add(this=exp.Add(this=parts[0], expression=parts[1]), expression=parts[2]))
 
 
 def _values_decimals(node: exp.Values) -> None:
@@ -436,7 +451,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Interval):
         return _interval_literal(node)
     if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _is_text_literal(node.this):
-        return _fn("pg_interval_in", node.this)
+        return _interval_constant(node.this.this)
     if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES and \
             (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return exp.Cast(this=_fn("pg_jsonb_in", node.this), to=exp.DataType.build("JSON"))
@@ -471,6 +486,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _fn("pg_cbrt", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE")))
     if isinstance(node, (exp.Mul, exp.Div)):
         lt, rt = _type(node.this), _type(node.expression)
+        if isinstance(node, exp.Mul) and {lt, rt} & {T.INTERVAL} and ({lt, rt} - {T.INTERVAL}) <= _INTS:
+            return None  # interval * integer: DuckDB's native product has PostgreSQL's result
         if lt == T.INTERVAL and rt in _NUMBERS:
             name = "pg_interval_div" if isinstance(node, exp.Div) else "pg_interval_mul"
             return _fn(name, node.this, exp.Cast(this=node.expression, to=exp.DataType.build("DOUBLE")))
