@@ -72,10 +72,14 @@ def run_sql(session, sql: str, out=None, cfg=None) -> bool:
     stop at the first error (printed to stderr) or `\\q`. Returns True when nothing failed."""
     from rw_cli.config import Config
     from rw_cli.shell.repl import Shell
+    from rw_cli.sql.split import split_meta
 
     shell = Shell(session, cfg or Config(), out=out or sys.stdout)
     try:
-        shell.run_script(sql, stop_on_error=True)
+        if split_meta(sql)[1] is None:  # plain SQL: one run, error positions count from its start
+            shell.run_sql(sql)
+        else:
+            shell.run_script(sql, stop_on_error=True)
     finally:
         shell.executor.set_output(None)
     return not shell.failed

@@ -224,4 +224,4 @@ def test_scripts_take_backslash_commands(fake, tmp_path):
     assert r.exit_code == 1 and r.stderr == "invalid command \\bogus\nTry \\? for help.\n" and r.stdout == ""
     r = runner().invoke(cli.main, [], input="select 1 as x;\nfail here;\nselect 2;\n")
     assert r.exit_code == 1 and r.stdout == " x \n---\n 1\n(1 row)\n\n"
-    assert r.stderr.startswith("ERROR:  forced failure\nLINE 1: fail here;\n")
+    assert r.stderr.startswith("ERROR:  forced failure\nLINE 2: fail here;\n")  # counted from the start
