@@ -8,7 +8,12 @@ degree table handles in RisingWave: a left row losing its last match becomes NUL
 """
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
 from rw_cli.common.types import DataType
+from rw_cli.engine import duck
+from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 
 _SQL_KIND = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
@@ -43,3 +48,58 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         super().__init__(identity, [left_types, right_types], [left_sk, right_sk],
                          [list(left_keys), list(right_keys)], sql, types, sk, list(state_tables),
                          column_offsets=[0, nl], fresh=fresh, vnodes=vnodes)
+        self.kind = kind
+        self.on = " AND ".join([f"l._{a} {'IS NOT DISTINCT FROM' if ns else '='} r._{nl + b}"
+                                for a, b, ns in zip(left_keys, right_keys, null_safe)]
+                               + ([f"({condition})"] if condition else []))
+        self.widths = (nl, len(right_types))
+
+    def _recompute(self) -> list[StreamChunk]:
+        """An inner equi-join changes by the delta rule: ΔL ⋈ R + L ⋈ ΔR + ΔL ⋈ ΔR (with the
+        deltas' signs), looking only at the other side's rows with the delta's join keys — the
+        cost follows the changes and their matches, not the size of a hot key's history."""
+        if self.kind != "inner" or not self.partition_keys[0] or self.fresh:
+            return super()._recompute()
+        deltas = self._take_deltas()
+        signed = []
+        for side, d in enumerate(deltas):
+            signed.append(d.data.append_column("__s", pa.array(d.signs())) if len(d) else None)
+        lo = self._matching(0, self._hash(1, deltas[1].data)) if signed[1] is not None else None
+        ro = self._matching(1, self._hash(0, deltas[0].data)) if signed[0] is not None else None
+        parts, tables = [], {}
+        lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
+        rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
+        if signed[0] is not None and ro is not None and ro.num_rows:
+            tables.update(dl=signed[0], ro=ro)
+            parts.append(f"SELECT {lcols}, {rcols}, l.__s AS __s FROM dl l JOIN ro r ON {self.on}")
+        if signed[1] is not None and lo is not None and lo.num_rows:
+            tables.update(lo=lo, dr=signed[1])
+            parts.append(f"SELECT {lcols}, {rcols}, r.__s AS __s FROM lo l JOIN dr r ON {self.on}")
+        if signed[0] is not None and signed[1] is not None:
+            tables.update(dl=signed[0], dr=signed[1])
+            parts.append(f"SELECT {lcols}, {rcols}, l.__s * r.__s AS __s FROM dl l JOIN dr r ON {self.on}")
+        for side, d in enumerate(deltas):
+            if len(d):
+                if d.is_insert().all():
+                    self._append(side, d)
+                else:
+                    self._update_cache(side, d, self._hash(side, d.data))
+        if not parts:
+            return []
+        cols = ", ".join(f"_{i}" for i in range(sum(self.widths)))
+        out = duck.query(f"SELECT {cols}, CAST(SUM(__s) AS BIGINT) AS __n FROM ({' UNION ALL '.join(parts)}) "
+                         f"GROUP BY ALL HAVING SUM(__s) <> 0", tables)
+        return _signed_rows(out, self.schema)
+
+
+def _signed_rows(out: pa.Table, schema: pa.Schema) -> list[StreamChunk]:
+    """Rows with a net multiplicity (`__n`): |n| deletes first, then inserts."""
+    if out.num_rows == 0:
+        return []
+    n = out.column("__n").to_numpy()
+    idx = np.repeat(np.arange(len(n)), np.abs(n))
+    neg = n[idx] < 0
+    order = np.concatenate([np.where(neg)[0], np.where(~neg)[0]])
+    rows = out.drop_columns(["__n"]).take(pa.array(idx[order])).rename_columns(schema.names).cast(schema)
+    ops = np.where(neg[order], DELETE, INSERT).astype(np.int8)
+    return [StreamChunk(rows, ops)]

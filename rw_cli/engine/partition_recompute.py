@@ -110,30 +110,47 @@ class PartitionRecomputeExecutor(Executor):
 
     # -- the epoch ----------------------------------------------------------------------------
     def _recompute(self) -> list[StreamChunk]:
-        n = len(self.input_types)
-        for side in range(n):
+        deltas = self._take_deltas()
+        touched = self._touched(deltas)
+        olds, news = [], []
+        for side in range(len(self.input_types)):
+            old, new = self._update_cache(side, deltas[side], touched)
+            olds.append(old)
+            news.append(new)
+        return self._diff(olds, news)
+
+    def _take_deltas(self) -> list[StreamChunk]:
+        """The epoch's changes per input (positional names), written to the inputs' state."""
+        for side in range(len(self.input_types)):
             self._rows(side)  # load the state as of before this epoch's writes
         deltas = []
-        for side in range(n):
+        for side in range(len(self.input_types)):
             chunks, self.buffers[side] = self.buffers[side], []
             delta = concat_chunks([StreamChunk(c.data.rename_columns(self._names(side)), c.ops) for c in chunks],
                                   self.schemas[side])
             deltas.append(delta)
             if len(delta):
                 self.tables[side].write_chunk(to_schema(delta.data, self.tables[side].schema), delta.ops)
-        touched = self._touched(deltas)
-        olds, news = [], []
-        for side in range(n):
-            old, rest, rest_hashes = self._split(side, touched)
-            new = _apply(old, deltas[side], [self._names(side)[k] for k in self.input_keys[side]])
-            if rest is None:
-                self._set_cache(side, new, self._hash(side, new))
-            else:
-                merged = pa.concat_tables([rest, new.cast(rest.schema)])
-                self._set_cache(side, merged, np.concatenate([rest_hashes, self._hash(side, new)]))
-            olds.append(old)
-            news.append(new)
-        return self._diff(olds, news)
+        return deltas
+
+    def _update_cache(self, side: int, delta: StreamChunk, touched) -> tuple[pa.Table, pa.Table]:
+        """Apply an input's delta to its cache; returns the touched partitions' rows before and
+        after (everything when unpartitioned)."""
+        old, rest, rest_hashes = self._split(side, touched)
+        new = _apply(old, delta, [self._names(side)[k] for k in self.input_keys[side]])
+        if rest is None:
+            self._set_cache(side, new, self._hash(side, new))
+        else:
+            merged = pa.concat_tables([rest, new.cast(rest.schema)])
+            self._set_cache(side, merged, np.concatenate([rest_hashes, self._hash(side, new)]))
+        return old, new
+
+    def _append(self, side: int, delta: StreamChunk) -> None:
+        """An insert-only delta: its rows join the cache without looking at the old ones."""
+        rows = delta.data.cast(self.cache[side].schema)
+        hashes = self._hash(side, rows)
+        merged = pa.concat_tables([self.cache[side], rows])
+        self._set_cache(side, merged, None if hashes is None else np.concatenate([self.hashes[side], hashes]))
 
     def _touched(self, deltas: list[StreamChunk]) -> np.ndarray | None:
         """Hashes of the partition keys changed in this epoch (None: one partition, everything)."""
@@ -142,12 +159,17 @@ class PartitionRecomputeExecutor(Executor):
         parts = [self._hash(side, d.data) for side, d in enumerate(deltas) if len(d)]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
 
+    def _matching(self, side: int, hashes: np.ndarray) -> pa.Table:
+        """The cached rows of `side` whose partition-key hash is among `hashes`."""
+        return self._split(side, hashes)[0]
+
     def _split(self, side: int, touched: np.ndarray | None):
         """(rows of the touched partitions, all other rows, their hashes)."""
         rows = self.cache[side]
         if touched is None:
             return rows, None, None
         hashes = self.hashes[side]
+        touched = np.unique(touched)
         lo = np.searchsorted(hashes, touched, side="left")
         hi = np.searchsorted(hashes, touched, side="right")
         lengths = hi - lo
