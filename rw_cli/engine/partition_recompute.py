@@ -27,7 +27,7 @@ class PartitionRecomputeExecutor(Executor):
     def __init__(self, identity: str, input_types: list[list[DataType]], input_keys: list[list[int]],
                  partition_keys: list[list[int]], sql: str, types: list[DataType], stream_key: list[int],
                  state_tables: list, column_offsets: list[int] | None = None, fresh: bool = True,
-                 vnodes=None, now_table=None, clock=None):
+                 vnodes=None, now_table=None, clock=None, prune_to_output: bool = False):
         """`sql` reads `in0`, `in1`, ... whose columns are named `_{offset + i}` (offsets default
         to 0 for every input) and produces positional columns `_0.._n`."""
         super().__init__(types, stream_key)
@@ -39,6 +39,9 @@ class PartitionRecomputeExecutor(Executor):
         self.tables = state_tables
         self.offsets = column_offsets or [0] * len(input_types)
         self.vnodes = vnodes  # as an actor of a parallel fragment: the vnodes it owns (bool mask)
+        # A top-N over an append-only input: an input row that is not in the output can never
+        # come back, so the materialized input keeps only the rows the output holds.
+        self.prune = prune_to_output
         # A temporal operator reads now() (`{now}` in its SQL): the time of the barrier that
         # ends the epoch, so every barrier recomputes with the new time (rows expire). The time
         # its current output was computed with is state too (`now_table`, one row).
@@ -112,12 +115,38 @@ class PartitionRecomputeExecutor(Executor):
     def _recompute(self) -> list[StreamChunk]:
         deltas = self._take_deltas()
         touched = self._touched(deltas)
+        if self.prune and len(self.input_types) == 1:
+            return self._recompute_pruned(deltas[0], touched)
         olds, news = [], []
         for side in range(len(self.input_types)):
             old, new = self._update_cache(side, deltas[side], touched)
             olds.append(old)
             news.append(new)
         return self._diff(olds, news)
+
+    def _recompute_pruned(self, delta: StreamChunk, touched) -> list[StreamChunk]:
+        old, rest, rest_hashes = self._split(0, touched)
+        new = _apply(old, delta, [self._names(0)[k] for k in self.input_keys[0]])
+        out = self._diff([old], [new])
+        after = duck.query(self.sql, {"in0": new})
+        names = self._names(0)
+        key = [names[k] for k in self.input_keys[0]]
+        on = " AND ".join(f"n.{k} IS NOT DISTINCT FROM a.{k}" for k in key) or "TRUE"
+        cols = ", ".join(f"n.{c}" for c in names)
+        kept = duck.query(f"SELECT {cols}, EXISTS (SELECT 1 FROM a WHERE {on}) AS __keep FROM n",
+                          {"n": new, "a": after.select(list(range(len(names)))).rename_columns(names)})
+        keep = kept.column("__keep").to_numpy(zero_copy_only=False).astype(bool)
+        kept = kept.drop_columns(["__keep"]).cast(new.schema)
+        dropped = kept.filter(pa.array(~keep))
+        if dropped.num_rows:
+            self.tables[0].write_chunk(to_schema(dropped, self.tables[0].schema),
+                                       np.full(dropped.num_rows, DELETE, dtype=np.int8))
+        kept = kept.filter(pa.array(keep))
+        if rest is None:
+            self._set_cache(0, kept, self._hash(0, kept))
+        else:
+            self._set_cache(0, pa.concat_tables([rest, kept]), np.concatenate([rest_hashes, self._hash(0, kept)]))
+        return out
 
     def _take_deltas(self) -> list[StreamChunk]:
         """The epoch's changes per input (positional names), written to the inputs' state."""

@@ -105,6 +105,7 @@ class StreamPartitionRecompute(PlanNode):
     right_partition_keys: list[int] = field(default_factory=list)  # set operations: the second input
     temporal: bool = False  # reads now() (written `{now}` in sql): recomputed at every barrier
     watermark_of: int | None = None  # `{now}` is this table's watermark instead (EMIT ON WINDOW CLOSE)
+    prune_to_output: bool = False  # top-N over an append-only input: keep only rows in the output
 
     def explain_name(self) -> str:
         return self.name

@@ -146,6 +146,32 @@ def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
     return [e]
 
 
+def top_n(node: PlanNode, pred: exp.Expression) -> None:
+    """`WHERE rn <= N` over `row_number()`/`rank()` of an over window on an append-only
+    input becomes a group top-N: the window keeps only its top rows as state."""
+    from rw_cli.sql.stream_builder import append_only
+
+    refs = None
+    if isinstance(node, StreamProject) and all(_is_ref(e) is not None for e in node.exprs):
+        refs = [_is_ref(e) for e in node.exprs]  # a plain projection between filter and window
+        node = node.inputs[0]
+    if not (isinstance(node, StreamPartitionRecompute) and node.name == "StreamOverWindow"
+            and node.partition_keys and append_only(node.inputs[0]) and node.sql.count(" OVER ") == 1
+            and ("ROW_NUMBER()" in node.sql or "RANK()" in node.sql)):
+        return
+    width = len(node.inputs[0].types)
+    for c in conjuncts(pred):
+        ref = _is_ref(c.this) if isinstance(c, exp.Binary) else None
+        if ref is not None and refs is not None:
+            ref = refs[ref] if ref < len(refs) else None
+        if isinstance(c, (exp.LTE, exp.LT, exp.EQ)) and ref == width \
+                and isinstance(c.expression, exp.Literal) and not c.expression.is_string:
+            op = {exp.LTE: "<=", exp.LT: "<", exp.EQ: "="}[type(c)]
+            node.sql = f"SELECT * FROM ({node.sql}) AS __w WHERE __w._{width} {op} {c.expression.this}"
+            node.name, node.prune_to_output = "StreamGroupTopN", True
+            return
+
+
 def used_columns(q: exp.Expression) -> dict[str, set[str]]:
     """Column names referenced per table alias, anywhere in a qualified query (a superset
     when nested scopes reuse an alias; a scan of an alias never referenced keeps all columns)."""
@@ -255,7 +281,9 @@ class StreamPlanner:
                 pred = rest[0]
                 for c in rest[1:]:
                     pred = exp.and_(pred, c)
-                node = StreamFilter(node.types, node.stream_key, [node], predicate=self.rewrite(pred, scope))
+                pred = self.rewrite(pred, scope)
+                top_n(node, pred)
+                node = StreamFilter(node.types, node.stream_key, [node], predicate=pred)
             if temporal:
                 node = self.temporal_filter(node, [self.rewrite(c, scope) for c in temporal])
         items = list(s.expressions)

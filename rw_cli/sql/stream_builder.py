@@ -86,7 +86,8 @@ def non_strict(duck_sql: str) -> str:
 
 
 def append_only(p: PlanNode) -> bool:
-    """Whether a plan's output only ever inserts (append-only tables, sources, constants)."""
+    """Whether a plan's output only ever inserts (append-only tables, sources, constants, and
+    inner joins of such inputs)."""
     if isinstance(p, StreamTableScan):
         return bool(p.relation.append_only) or p.relation.kind == "source"
     if isinstance(p, StreamValues):
@@ -94,6 +95,8 @@ def append_only(p: PlanNode) -> bool:
     if isinstance(p, (StreamProject, StreamFilter, StreamProjectSet)):
         return append_only(p.inputs[0])
     if isinstance(p, StreamUnion):
+        return all(append_only(i) for i in p.inputs)
+    if isinstance(p, StreamHashJoin) and p.kind == "inner" and p.left_keys:
         return all(append_only(i) for i in p.inputs)
     return False
 
@@ -185,7 +188,7 @@ class StreamBuilder:
             return self._parallel(lambda vn: PartitionRecomputeExecutor(
                 p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs], keys, p.sql, p.types,
                 p.stream_key, [spec() for spec in specs], column_offsets=offsets, fresh=self.fresh, vnodes=vn,
-                now_table=now() if now else None, clock=self._clock(p)), keys)
+                now_table=now() if now else None, clock=self._clock(p), prune_to_output=p.prune_to_output), keys)
         if isinstance(p, StreamHashAgg):
             inp = p.inputs[0].types
             keys = [inp[k] for k in p.group_keys]
