@@ -152,3 +152,32 @@ def test_temporal_filter_expires_rows_while_stopped(data_dir):
         s.execute("flush")
         assert s.execute("select v from recent").fetchall() == [(2,)]
         assert s.execute("select c from n").fetchall() == [(1,)]
+
+
+def test_backfill_reports_progress_and_can_be_canceled(data_dir):
+    from rw_cli.common import progress
+    from rw_cli.errors import QueryCanceled
+
+    seen = []
+
+    class Listener:
+        def start(self, p):
+            seen.append(p)
+
+        def stop(self, p):
+            pass
+
+    token = progress.install(Listener())
+    try:
+        with rw_cli.connect(data_dir) as s:
+            s.execute("create table t (k int); insert into t select * from generate_series(1, 70000); flush")
+            s.execute("create materialized view m as select count(*) as c from t")
+            backfill = [p for p in seen if p.label == "backfill"]
+            assert backfill and backfill[-1].total == 70000 and backfill[-1].done == 70000
+            progress.request_cancel()
+            with pytest.raises(QueryCanceled):
+                s.execute("create materialized view m2 as select k from t")
+            assert [r[0] for r in s.execute("show materialized views").fetchall()] == ["m"]
+    finally:
+        progress.clear_cancel()
+        progress.uninstall(token)

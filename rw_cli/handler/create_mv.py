@@ -151,15 +151,22 @@ def streaming_parallelism(session) -> int:
 
 
 def backfill(session, job) -> None:
+    """The new job reads its upstreams' snapshots (shown as progress on a terminal; Ctrl-C
+    between chunks cancels the CREATE, which then leaves nothing behind)."""
+    import pyarrow as pa
+
+    from rw_cli.common.progress import Progress
     from rw_cli.engine.chunk import StreamChunk
     from rw_cli.sql.stream_builder import relation_state_table
 
+    snapshots = []
     for upstream_id, node in job.scans:
         upstream = session.catalog.relations[upstream_id]
         live = session.runtime.live_table(upstream_id)
-        snapshot = (live if live is not None else relation_state_table(session.store, upstream)).scan()
-        for batch in snapshot.to_batches(max_chunksize=65536):
-            if batch.num_rows:
-                import pyarrow as pa
-
-                session.runtime.push_to(job, node, StreamChunk.inserts(pa.Table.from_batches([batch])))
+        snapshots.append((node, (live if live is not None else relation_state_table(session.store, upstream)).scan()))
+    with Progress("backfill", total=sum(t.num_rows for _, t in snapshots)) as progress:
+        for node, snapshot in snapshots:
+            for batch in snapshot.to_batches(max_chunksize=65536):
+                if batch.num_rows:
+                    session.runtime.push_to(job, node, StreamChunk.inserts(pa.Table.from_batches([batch])))
+                    progress.advance(batch.num_rows)
