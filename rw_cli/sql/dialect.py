@@ -158,4 +158,11 @@ def _syntax_error(e: ParseError, text: str, offset: int) -> SqlSyntaxError:
         msg = "syntax error at end of input"
     else:
         msg = f'syntax error at or near "{near}"'
-    return SqlSyntaxError(msg, position=offset + pos, hint=description)
+    return SqlSyntaxError(msg, position=offset + pos, hint=_hint(description))
+
+
+def _hint(description: str) -> str | None:
+    """The parser's own words only where they help a user ("Expecting )"); not its internals."""
+    if description.startswith("Expecting "):
+        return "expected " + description[len("Expecting "):]
+    return None
