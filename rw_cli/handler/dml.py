@@ -111,7 +111,7 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
             full.append(pa.nulls(n, c.type.arrow()))
     table = pa.Table.from_arrays(full, names=[c.name for c in rel.columns])
     for k, c in enumerate(rel.columns):
-        if (c.not_null or (rel.user_pk and k in rel.pk)) and table.column(k).null_count:
+        if c.not_null and table.column(k).null_count:  # RisingWave accepts NULL in pk columns
             raise ExecutionError(f'null value in column "{c.name}" violates not-null constraint')
     if written is not None:
         written.append(table)

@@ -291,7 +291,12 @@ class StreamPlanner:
         exprs = [e.this if isinstance(e, exp.Alias) else e for e in items]
         order = list(s.args["order"].expressions) if s.args.get("order") else []
         limit = s.args.get("limit")
-        order_exprs = [o.this for o in order]
+        distinct_on = s.args.get("distinct") is not None and s.args["distinct"].args.get("on") is not None
+        if limit is None and s.args.get("offset") is None and not distinct_on:
+            order = []  # an MV has no order: ORDER BY without LIMIT means nothing there
+        aliases = {e.alias: e.this for e in items if isinstance(e, exp.Alias)}
+        order_exprs = [aliases[o.this.name].copy() if isinstance(o.this, exp.Column) and not o.this.table
+                       and o.this.name in aliases else o.this for o in order]
         having = s.args.get("having")
         group = s.args.get("group")
         has_agg = any(_aggs(e) for e in exprs + order_exprs) or (having is not None)
