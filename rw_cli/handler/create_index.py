@@ -10,8 +10,9 @@ from rw_cli.meta.catalog import INDEX, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
 
-def index_query(tree: exp.Create) -> tuple[str, exp.Select, list[str]]:
-    """(index name, the query it arranges, its key columns)."""
+def index_query(tree: exp.Create, base_rel=None) -> tuple[str, exp.Select, list[str]]:
+    """(index name, the query it arranges, its key columns). An index's columns are its key
+    columns first, then the included ones (all others by default), as RisingWave shows them."""
     index = tree.this
     base = index.args["table"]
     params = index.args.get("params")
@@ -19,7 +20,12 @@ def index_query(tree: exp.Create) -> tuple[str, exp.Select, list[str]]:
     include = [c.name for c in (params.args.get("include") or [])] if params is not None else []
     if not keys:
         raise BindError("an index needs at least one column")
-    cols = list(dict.fromkeys(keys + include)) if include else ["*"]
+    if include:
+        cols = list(dict.fromkeys(keys + include))
+    elif base_rel is not None:
+        cols = list(dict.fromkeys(keys + [c.name for c in base_rel.visible_columns]))
+    else:
+        cols = ["*"]
     query = exp.select(*cols).from_(exp.to_table(base.name))
     return index.name, query, keys
 
@@ -27,7 +33,7 @@ def index_query(tree: exp.Create) -> tuple[str, exp.Select, list[str]]:
 def plan(session, tree: exp.Create):
     from rw_cli.sql.planner import StreamPlanner
 
-    name, query, keys = index_query(tree)
+    name, query, keys = index_query(tree, session.catalog.get(tree.this.args["table"].name))
     root, upstreams = StreamPlanner(session.catalog).plan_mv(query, name)
     positions = []
     for k in keys:

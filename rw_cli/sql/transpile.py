@@ -68,8 +68,29 @@ def _to_duckdb(tree: exp.Expression, schema: dict | None) -> str:
             tree = annotate_types(tree, schema=schema, dialect=RwDialect, expression_metadata=_METADATA)
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
+        _type_series_columns(tree)
     tree = _transform_post(tree, _fix)
     return tree.sql(dialect="duckdb")
+
+
+def _type_series_columns(tree: exp.Expression) -> None:
+    """Columns of `generate_series(int, int) AS s(i)` are integers (sqlglot cannot type a
+    table function's columns), so `i / 10` divides as integers, as in PostgreSQL."""
+    series: dict[str, set[str]] = {}
+    for t in tree.find_all(exp.Table):
+        gen = t.this
+        if isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) and all(
+                isinstance(a, exp.Literal) and not a.is_string and a.is_int
+                for a in (gen.args.get("start"), gen.args.get("end")) if a is not None):
+            alias = t.args.get("alias")
+            if alias is not None and alias.this:
+                series[alias.this.name] = {c.name for c in alias.columns} or {alias.this.name}
+    if not series:
+        return
+    for col in tree.find_all(exp.Column):
+        if col.table in series and col.name in series[col.table] and \
+                (col.type is None or col.type.this == exp.DataType.Type.UNKNOWN):
+            col.type = exp.DataType.build("INT")
 
 
 def _transform_post(node: exp.Expression, fn) -> exp.Expression:
