@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from rw_cli.common.vnode import binary_parts
 from rw_cli.store.keys import KeyForm, sortable_keys
 
-EMPTY_BINARY = pa.array([], pa.binary())
+EMPTY_BINARY = pa.nulls(0, pa.binary())  # (pa.array would import pandas at start-up)
 
 
 def as_binary(arr) -> pa.Array:
