@@ -643,11 +643,16 @@ class StreamPlanner:
         keys = self._order_keys(order, n_out) + [f"_{k} ASC" for k in planned.node.stream_key]
         limit = s.args.get("limit")
         offset = s.args.get("offset")
-        n = _int_literal(limit.expression if limit is not None else None)
+        count = None
+        if limit is not None:  # LIMIT n, or FETCH FIRST n ROWS [ONLY | WITH TIES]
+            count = limit.args.get("count") if isinstance(limit, exp.Fetch) else limit.expression
+        n = _int_literal(count) if count is not None else (1 if isinstance(limit, exp.Fetch) else None)
         m = _int_literal(offset.expression if offset is not None else None) or 0
+        options = limit.args.get("limit_options") if limit is not None else None
+        with_ties = bool(options is not None and options.args.get("with_ties"))
         width = len(planned.node.types)
         sql = f"SELECT * FROM in0 ORDER BY {', '.join(keys)}"
-        if limit is not None and limit.args.get("with_ties"):
+        if with_ties:
             sql = (f"SELECT {', '.join(f'_{i}' for i in range(width))} FROM (SELECT *, rank() OVER "
                    f"(ORDER BY {', '.join(keys[: len(order)])}) AS __r FROM in0) WHERE __r <= {n + m} "
                    f"AND __r > {m}")
