@@ -5,8 +5,6 @@ or insert, so every update pair that leaves the filter is whole.
 """
 from __future__ import annotations
 
-
-
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import StreamChunk

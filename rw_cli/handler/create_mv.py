@@ -63,7 +63,9 @@ def emit_on_window_close(session, query: exp.Expression, root):
     return root
 
 
-def build_job(session, root, rel: RelationCatalog, table_ids=None):
+def stream_builder(session, rel: RelationCatalog, table_ids=None):
+    """A builder whose state table ids are new (recorded in `rel`) or, on recovery, the
+    recorded ones again in the same order."""
     from rw_cli.sql.stream_builder import StreamBuilder
 
     if table_ids is None:
@@ -77,7 +79,11 @@ def build_job(session, root, rel: RelationCatalog, table_ids=None):
         def alloc():
             return next(it)
     return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
-                         watermark_of=session.runtime.watermark).build(root, rel)
+                         watermark_of=session.runtime.watermark)
+
+
+def build_job(session, root, rel: RelationCatalog, table_ids=None):
+    return stream_builder(session, rel, table_ids).build(root, rel)
 
 
 MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order")

@@ -52,19 +52,9 @@ def build_job(session, root, rel: RelationCatalog, table_ids=None):
     """The query's executors with a SinkExecutor at the end (state table ids as for an MV)."""
     from rw_cli.engine.runtime import Node, StreamJob
     from rw_cli.engine.sink import SinkExecutor
-    from rw_cli.sql.stream_builder import StreamBuilder
+    from rw_cli.handler.create_mv import stream_builder
 
-    if table_ids is None:
-        def alloc():
-            i = session.catalog.alloc_id()
-            rel.state_table_ids.append(i)
-            return i
-    else:
-        it = iter(table_ids)
-
-        def alloc():
-            return next(it)
-    builder = StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism)
+    builder = stream_builder(session, rel, table_ids)
     child = builder._build(root.inputs[0])
     opts = rel.connector["options"]
     append_only = opts.get("type", "append-only").lower() != "upsert"
