@@ -45,7 +45,7 @@ def plan(session, tree: exp.Create):
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
-    from rw_cli.handler.create_mv import backfill, build_job, streaming_parallelism
+    from rw_cli.handler.create_mv import build_job, start_job, streaming_parallelism
 
     name = tree.this.name
     if session.catalog.get(name) is not None:
@@ -61,10 +61,5 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, INDEX, columns, pk, definition=sql,
                           dependencies=[u.id for u in upstreams], parallelism=streaming_parallelism(session))
-    job = build_job(session, root, rel)
-    session.catalog.add(rel)
-    session.runtime.add_job(job)
-    backfill(session, job)
-    session.runtime.connect(job)
-    session.barrier()
+    start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_INDEX")

@@ -123,7 +123,13 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams],
                           parallelism=streaming_parallelism(session))
-    job = build_job(session, root, rel)
+    start_job(session, rel, build_job(session, root, rel))
+    return Result("CREATE_MATERIALIZED_VIEW")
+
+
+def start_job(session, rel: RelationCatalog, job) -> None:
+    """Register a new job, fill it from its upstreams' snapshots, connect it to their change
+    streams and commit it with the catalog; a failed backfill leaves nothing behind."""
     session.catalog.add(rel)
     session.runtime.add_job(job)
     try:
@@ -134,7 +140,6 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         raise
     session.runtime.connect(job)
     session.barrier()
-    return Result("CREATE_MATERIALIZED_VIEW")
 
 
 def streaming_parallelism(session) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.errors import BindError, CatalogError, NotSupported, RwError
+from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import SINK, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
@@ -71,7 +71,7 @@ def build_job(session, root, rel: RelationCatalog, table_ids=None):
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
     from rw_cli.connector import connector_spec
-    from rw_cli.handler.create_mv import backfill, streaming_parallelism
+    from rw_cli.handler.create_mv import start_job, streaming_parallelism
 
     name = tree.this.name
     if session.catalog.get(name) is not None:
@@ -88,15 +88,5 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     rel = RelationCatalog(session.catalog.alloc_id(), name, SINK, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams],
                           parallelism=streaming_parallelism(session), connector=spec)
-    job = build_job(session, root, rel)
-    session.catalog.add(rel)
-    session.runtime.add_job(job)
-    try:
-        backfill(session, job)
-    except RwError:
-        session.runtime.drop_job(rel.id)
-        session.catalog.remove(rel.id)
-        raise
-    session.runtime.connect(job)
-    session.barrier()
+    start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_SINK")
