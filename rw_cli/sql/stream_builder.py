@@ -7,6 +7,7 @@ every executor finds its state.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pyarrow as pa
 from sqlglot import exp
@@ -108,14 +109,60 @@ def _lenient(duck_sql: str) -> str:
     return non_strict(duck_sql)
 
 
+@dataclass(frozen=True)
+class TableSpec:
+    """A state table's identity and layout; each actor opens its own handle on its store."""
+    table_id: int
+    schema: pa.Schema
+    pk: tuple[int, ...]
+    dist: tuple[int, ...] | None = None
+
+    def open(self, store) -> StateTable:
+        return StateTable(store, self.table_id, self.schema, list(self.pk),
+                          dist_key_indices=None if self.dist is None else list(self.dist))
+
+
+@dataclass
+class ActorFactory:
+    """Builds one actor of a partitioned fragment on a given store. Picklable, so that a
+    Spark task can build the same actor next to its data; `clock` (EMIT ON WINDOW CLOSE's
+    watermark, read in the driver) is not shipped — the driver passes its value instead."""
+    fn: Callable
+    kwargs: dict
+    temporal: bool = False
+    clock: Callable | None = None
+
+    def __call__(self, store, vnodes=None, fresh: bool = True, clock: Callable | None = None):
+        return self.fn(store, vnodes, fresh, clock or self.clock, **self.kwargs)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "clock": None}
+
+
+def _join_actor(store, vnodes, fresh, clock, *, specs, **kw) -> HashJoinExecutor:
+    return HashJoinExecutor(state_tables=tuple(s.open(store) for s in specs), fresh=fresh, vnodes=vnodes, **kw)
+
+
+def _recompute_actor(store, vnodes, fresh, clock, *, specs, now, **kw) -> PartitionRecomputeExecutor:
+    return PartitionRecomputeExecutor(state_tables=[s.open(store) for s in specs], fresh=fresh, vnodes=vnodes,
+                                      now_table=now.open(store) if now else None, clock=clock, **kw)
+
+
+def _agg_actor(store, vnodes, fresh, clock, *, result, minput, **kw) -> HashAggExecutor:
+    return HashAggExecutor(result_table=result.open(store), minput_tables={i: s.open(store) for i, s in minput.items()},
+                           **kw)
+
+
 class StreamBuilder:
     def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1,
-                 watermark_of: Callable[[int], object] | None = None):
+                 watermark_of: Callable[[int], object] | None = None, exchange: Callable | None = None):
         self.store = store
         self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
         self.parallelism = max(1, parallelism)
         self.watermark_of = watermark_of  # relation id -> its WatermarkExecutor (EMIT ON WINDOW CLOSE)
+        # the runtime's way to run a partitioned fragment's actors (None: in this process)
+        self.exchange = exchange
         self.nodes: list[Node] = []
         self.scans: list[tuple[int, Node]] = []
 
@@ -128,12 +175,11 @@ class StreamBuilder:
         return StreamJob(rel.id, self.nodes, self.scans)
 
     def _table_spec(self, types: list[DataType], pk: list[int], names: list[str] | None = None,
-                    dist: list[int] | None = None) -> Callable[[], StateTable]:
-        """Allocates a state table id now; each actor opens its own handle on that table."""
+                    dist: list[int] | None = None) -> TableSpec:
+        """Allocates a state table id now (in plan order, so recovery gets the same ids)."""
         names = names or [f"_{i}" for i in range(len(types))]
         schema = pa.schema([pa.field(n, t.arrow()) for n, t in zip(names, types)])
-        table_id = self.alloc()
-        return lambda: StateTable(self.store, table_id, schema, pk, dist_key_indices=dist)
+        return TableSpec(self.alloc(), schema, tuple(pk), None if dist is None else tuple(dist))
 
     def _build(self, p: PlanNode) -> Node:
         if isinstance(p, StreamValues):
@@ -155,12 +201,15 @@ class StreamBuilder:
         self.nodes.append(node)
         return node
 
-    def _parallel(self, make: Callable[[object], object], dist_keys: list[list[int]]):
-        """One executor, or N actors behind a hash exchange when the operator is partitioned."""
-        n = self.parallelism
-        if n == 1 or not all(dist_keys):
-            return make(None)
-        return ExchangeExecutor([make(owned_vnodes(i, n)) for i in range(n)], dist_keys)
+    def _parallel(self, make: ActorFactory, dist_keys: list[list[int]]):
+        """One executor, or N actors behind a hash exchange when the operator is partitioned
+        (an unpartitioned one is a single actor)."""
+        n = self.parallelism if all(dist_keys) else 1
+        if self.exchange is not None:
+            return self.exchange(make, n, dist_keys if all(dist_keys) else None, self.fresh)
+        if n == 1:
+            return make(self.store, None, self.fresh)
+        return ExchangeExecutor([make(self.store, owned_vnodes(i, n), self.fresh) for i in range(n)], dist_keys)
 
     def _executor(self, p: PlanNode):
         if isinstance(p, StreamProject):
@@ -177,18 +226,20 @@ class StreamBuilder:
             cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
             lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
             specs = (self._input_table(lt, p.left_keys, lsk), self._input_table(rt, p.right_keys, rsk))
-            return self._parallel(lambda vn: HashJoinExecutor(
-                p.kind, lt, rt, p.left_keys, p.right_keys, p.null_safe, cond, lsk, rsk,
-                tuple(spec() for spec in specs), fresh=self.fresh, vnodes=vn), [p.left_keys, p.right_keys])
+            return self._parallel(ActorFactory(_join_actor, dict(
+                kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs)),
+                [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
             specs = [self._input_table(i.types, k, i.stream_key) for i, k in zip(p.inputs, keys)]
             now = self._table_spec([VARCHAR], [], ["now"]) if p.temporal else None
             offsets = [0, len(p.inputs[0].types)][: len(p.inputs)]
-            return self._parallel(lambda vn: PartitionRecomputeExecutor(
-                p.name, [i.types for i in p.inputs], [i.stream_key for i in p.inputs], keys, p.sql, p.types,
-                p.stream_key, [spec() for spec in specs], column_offsets=offsets, fresh=self.fresh, vnodes=vn,
-                now_table=now() if now else None, clock=self._clock(p), prune_to_output=p.prune_to_output), keys)
+            return self._parallel(ActorFactory(_recompute_actor, dict(
+                identity=p.name, input_types=[i.types for i in p.inputs], input_keys=[i.stream_key for i in p.inputs],
+                partition_keys=keys, sql=p.sql, types=p.types, stream_key=p.stream_key, specs=specs,
+                column_offsets=offsets, now=now, prune_to_output=p.prune_to_output),
+                temporal=bool(p.temporal), clock=self._clock(p)), keys)
         if isinstance(p, StreamHashAgg):
             inp = p.inputs[0].types
             keys = [inp[k] for k in p.group_keys]
@@ -204,8 +255,8 @@ class StreamBuilder:
             minput = {} if append_only(p.inputs[0]) else \
                 {i: self._table_spec(keys + [c.arg_type, BIGINT], gk + [len(keys)], dist=gk)
                  for i, c in enumerate(p.calls) if c.needs_minput}
-            return self._parallel(lambda vn: HashAggExecutor(
-                inp, p.group_keys, p.calls, result(), {i: spec() for i, spec in minput.items()}),
+            return self._parallel(ActorFactory(_agg_actor, dict(
+                input_types=inp, group_keys=p.group_keys, calls=p.calls, result=result, minput=minput)),
                 [list(p.group_keys)])
         raise TypeError(f"no executor for {type(p).__name__}")
 
