@@ -20,8 +20,9 @@ from rw_cli.sql.planner import output_name
 from rw_cli.sql.transpile import to_duckdb
 
 
-def snapshot(session, rel: RelationCatalog, committed: bool = True) -> pa.Table:
-    """A relation's rows (all columns, named) at the committed epoch, or with own writes."""
+def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=None) -> pa.Table:
+    """A relation's rows (all columns, named) at the committed epoch, or with own writes.
+    A committed snapshot streams from the store batch by batch, advancing `progress`."""
     from rw_cli.sql.stream_builder import relation_state_table
 
     if not committed:
@@ -29,7 +30,40 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True) -> pa.Table:
         if live is not None:
             return live.scan()
     table = relation_state_table(session.store, rel)
-    return pk_order(table.scan(epoch=session.store.committed_epoch if committed else None), rel)
+    if not committed:
+        return pk_order(table.scan(), rel)
+    batches = []
+    for batch in table.iter_batches(epoch=session.store.committed_epoch):
+        batches.append(batch)
+        if progress is not None:
+            progress.advance(batch.num_rows)
+            if progress.total is not None and progress.done > progress.total:
+                progress.total = progress.done  # the estimate was short
+    rows = pa.Table.from_batches(batches) if batches else table.scan(epoch=session.store.committed_epoch)
+    return pk_order(rows, rel)
+
+
+def estimate_rows(store, table_id: int) -> int | None:
+    """About how many rows a table holds, from the store's metadata without reading it: the
+    entries of the SSTs holding the table (shared equally among the tables an SST holds; old
+    versions and tombstones count too) plus its entries in the shared buffer. None when the
+    store cannot say."""
+    from rw_cli.store.keys import next_key, table_key_prefix
+
+    try:
+        total = 0.0
+        for level in store.version.levels:
+            for info in level:
+                if table_id in info.table_ids:
+                    total += info.key_count / max(1, len(info.table_ids))
+        start = table_key_prefix(table_id)
+        end = next_key(start)
+        for b in list(getattr(store, "_buffer", ())):
+            if b.epoch <= store.committed_epoch:
+                total += len(b.range_run(start, end))
+        return int(total)
+    except Exception:  # noqa: BLE001 - an estimate must never fail the query
+        return None
 
 
 def pk_order(rows: pa.Table, rel: RelationCatalog) -> pa.Table:
@@ -62,18 +96,25 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     """Run a query; relations whose id is in `overrides` read those rows instead of a snapshot."""
     bound = bind_query(tree, session.catalog, hidden=hidden, session=session)
     tables: dict[str, pa.Table] = dict(bound.system)
-    for reg, rel in bound.relations.items():
-        if overrides and rel.id in overrides:
-            data = overrides[rel.id]
-        elif empty:
-            from rw_cli.sql.stream_builder import relation_schema
+    progress = _scan_progress(session, bound.relations, overrides) if committed and not empty else None
+    try:
+        for reg, rel in bound.relations.items():
+            if overrides and rel.id in overrides:
+                data = overrides[rel.id]
+            elif empty:
+                from rw_cli.sql.stream_builder import relation_schema
 
-            data = relation_schema(rel).empty_table()
-        else:
-            data = snapshot(session, rel, committed)
-        if not hidden:
-            data = data.select([c.name for c in rel.visible_columns])
-        tables[reg] = data
+                data = relation_schema(rel).empty_table()
+            else:
+                data = snapshot(session, rel, committed, progress)
+            if not hidden:
+                data = data.select([c.name for c in rel.visible_columns])
+            tables[reg] = data
+    finally:
+        if progress is not None:
+            # DuckDB runs the query next: the statement's own line (a spinner and the
+            # elapsed time) shows from here on
+            progress.close()
     q = bound.tree
     sql = to_duckdb(q, bound.schema)
     result = duck.query(sql, tables, settings=session_settings(session))
@@ -81,6 +122,24 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     result = result.rename_columns(names)
     types = [DataType.from_arrow(f.type) for f in result.schema]
     return _in_session_zone(_normalize(result, types), session), types
+
+
+def _scan_progress(session, relations: dict[str, RelationCatalog], overrides):
+    """Progress of reading the snapshots a query needs (rows streamed from the store of the
+    total estimated from the relations' sizes), or None when nobody shows progress."""
+    from rw_cli.common.progress import Progress, current
+
+    if current() is None:
+        return None
+    rels = {rel.id: rel for rel in relations.values() if not (overrides and rel.id in overrides)}
+    if not rels:
+        return None
+    estimates = [estimate_rows(session.store, rid) for rid in rels]
+    total = None if any(e is None for e in estimates) else sum(estimates)
+    names = ", ".join(rel.name for rel in rels.values())
+    if len(names) > 30:
+        names = names[:29] + "…"
+    return Progress(f"scan {names}", total=total or None)
 
 
 def _in_session_zone(t: pa.Table, session) -> pa.Table:

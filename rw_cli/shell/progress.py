@@ -4,6 +4,7 @@ here: `Progress`, `current`); this module is the listener that draws.
 
     label  [#########...........]  45%  1,234,567/2,740,000 rows  310,020 rows/s  ETA 5s
     label  1,234,567 rows  310,020 rows/s  4.0s                  (total unknown)
+    label  ⠹  4.0s                                                (nothing to count yet)
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Callable, TextIO
 from rw_cli.common.progress import Progress, current, install, uninstall  # noqa: F401
 
 BAR_WIDTH = 20
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def _duration(seconds: float) -> str:
@@ -43,6 +45,8 @@ def render_line(p: Progress, now: float) -> str:
     if frac is not None and 0 < frac < 1:
         parts.append("ETA " + _duration(elapsed * (1 - frac) / frac))
     else:
+        if frac is None and not p.done:  # nothing to count: a spinner shows it is alive
+            parts.append(SPINNER[int(elapsed * 10) % len(SPINNER)])
         parts.append(f"{elapsed:.1f}s")
     return "  ".join(parts)
 

@@ -158,6 +158,45 @@ def test_progress_bar_on_a_terminal(tmp_path):
         t.close()
 
 
+def test_progress_of_a_long_select(tmp_path):
+    """A SELECT first streams its snapshots from the store (a bar: rows of the estimated
+    total, rate, ETA), then DuckDB runs it (the statement's line: a spinner, elapsed time)."""
+    _fill(tmp_path, 20000, "big")
+    script = (
+        "import time, sys\n"
+        "import rw_cli\n"
+        "from rw_cli.config import Config\n"
+        "from rw_cli.engine import duck\n"
+        "from rw_cli.shell.execute import Executor\n"
+        "from rw_cli.store.state_table import StateTable\n"
+        "real_iter, real_query = StateTable.iter_batches, duck.query\n"
+        "def slow_iter(self, epoch=None):\n"  # a slow disk: 1,000 rows per 0.1 s
+        "    for b in real_iter(self, epoch):\n"
+        "        for i in range(0, b.num_rows, 1000):\n"
+        "            time.sleep(0.1); yield b.slice(i, 1000)\n"
+        "def slow_query(sql, tables=None, settings=None):\n"
+        "    if tables and 'big' in str(tables):\n"
+        "        time.sleep(4)\n"
+        "    return real_query(sql, tables, settings)\n"
+        "StateTable.iter_batches, duck.query = slow_iter, slow_query\n"
+        f"s = rw_cli.connect({str(tmp_path / 'data')!r})\n"
+        "Executor(s, Config()).run('select count(*) as n from big')\n"
+        "time.sleep(5)\n"
+    )
+    t = Term([sys.executable, "-c", script], _env(tmp_path))
+    try:
+        screen = t.wait_for(r"^scan big  \[#*\.+\] +\d+%  [\d,]+/[\d,]+ rows  [\d,]+ rows/s  ETA \d+s$",
+                            regex=True, timeout=20)
+        assert "(1 row)" not in screen
+        screen = t.wait_for(r"^select count\(\*\) as n from big  \S  \d+\.\ds$", regex=True, timeout=20)
+        assert "scan big" not in screen  # the scan's bar gave way to the query's line
+        screen = t.wait_for("(1 row)", timeout=20)
+        assert "select count(*) as n from big  " not in screen  # erased before the result
+        assert "20000" in screen
+    finally:
+        t.close()
+
+
 def _fill(tmp_path, n, name="nums"):
     """Create and fill a table in this process (quicker than another `rw` start)."""
     from rw_cli.session import Session
