@@ -228,3 +228,21 @@ def test_describe_commands(real):
     # the snapshot follows DDL
     sh.handle("drop materialized view totals;")
     assert [r.name for r in sh.relations()] == ["orders", "items"]
+
+
+def test_list_commands_by_kind(real):
+    real.execute("create index orders_amount on orders (amount); create view big as select * from orders where amount > 10;")
+    sh, out, err = shell(real)
+
+    def listed(cmd):
+        out.truncate(0), out.seek(0)
+        sh.handle(cmd)
+        return [(line.split("|")[1].strip(), line.split("|")[2].strip())
+                for line in out.getvalue().splitlines() if line.startswith(" public ")]
+
+    assert listed("\\dt") == [("items", "table"), ("orders", "table")]
+    assert listed("\\dt ord*") == [("orders", "table")]
+    assert listed("\\dv") == [("big", "view")]
+    assert listed("\\dm") == [("totals", "materialized view")]
+    assert listed("\\di") == [("orders_amount", "index")]
+    assert err.getvalue() == ""
