@@ -80,8 +80,30 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         _rename(t, reg)
     for sel in tree.find_all(exp.Select):
         _check_star_except(sel, bound)
-    bound.tree = _qualify(tree, bound)
+    bound.tree = _corresponding(_qualify(tree, bound))
     return bound
+
+
+def _corresponding(tree: exp.Expression) -> exp.Expression:
+    """`UNION [ALL] CORRESPONDING [BY (cols)]`: each side keeps the columns both sides name,
+    in one order (a set operation by position over `SELECT cols FROM (side)`)."""
+    from rw_cli.sql.planner import corresponding
+
+    ops = [n for n in tree.find_all(exp.Union, exp.Except, exp.Intersect, bfs=False) if n.args.get("by_name")]
+    for q in reversed(ops):  # inner ones first: their output names are the outer ones' inputs
+        sides = [q.this, q.expression]
+        names = [s.named_selects for s in sides]
+        if any("*" in ns for ns in names):
+            raise BindError("CORRESPONDING over a query whose columns are unknown")
+        pairs = corresponding(q, names[0], names[1])
+        for key, side, ns, idx in (("this", sides[0], names[0], 0), ("expression", sides[1], names[1], 1)):
+            cols = [exp.column(ns[p[idx]], quoted=True) for p in pairs]
+            sub = exp.Subquery(this=side.unnest() if isinstance(side, exp.Subquery) else side,
+                               alias=exp.TableAlias(this=exp.to_identifier(f"__corr_{idx}")))
+            q.set(key, exp.select(*cols).from_(sub))
+        for arg in ("by_name", "on", "kind", "side"):
+            q.set(arg, None)
+    return tree
 
 
 def _check_star_except(sel: exp.Select, bound: BoundQuery) -> None:

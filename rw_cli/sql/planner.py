@@ -212,6 +212,38 @@ def join_kind(join: exp.Join) -> str:
     raise NotSupported(f"{kind.upper()} JOIN in a materialized view")
 
 
+def corresponding(q: exp.Expression, left: list[str], right: list[str]) -> list[tuple[int, int]] | None:
+    """`UNION [ALL] CORRESPONDING [BY (cols)]` (also EXCEPT / INTERSECT): the (left, right)
+    output positions it keeps, by name: the BY list's order, or else the left side's order of
+    the names both sides have. None for a set operation by position."""
+    if not q.args.get("by_name"):
+        return None
+    op = q.key.upper()
+    by = [c.name for c in q.args.get("on") or []]
+    for side in (left, right):
+        for n in (by or [n for n in side if n in left and n in right]):
+            if side.count(n) > 1:
+                raise BindError(f"Duplicated column name `{n}` in a column list of the query in a {op} "
+                                "operation. Duplicated column names are not allowed.")
+    if by:
+        for n in by:
+            if n not in left or n not in right:
+                raise BindError(f"Column name `{n}` in CORRESPONDING BY is not found in a side of the {op} "
+                                "operation. It shall be included in both sides.")
+        if len(set(by)) != len(by):
+            raise BindError(f"Duplicated column name in CORRESPONDING BY of the {op} operation")
+        names = by
+    else:
+        names = [n for n in left if n in right]
+        if not names:
+            quote = lambda ns: "(" + ", ".join(f'"{n}"' for n in ns) + ")"  # noqa: E731
+            raise BindError(f"When CORRESPONDING is specified, at least one column of the left side shall have "
+                            f"a column name that is the column name of some column of the right side in a {op} "
+                            f"operation. Left side query column list: {quote(left)}. Right side query column "
+                            f"list: {quote(right)}.")
+    return [(left.index(n), right.index(n)) for n in names]
+
+
 def output_name(e: exp.Expression) -> str:
     """PostgreSQL's name for a select item: its alias, column name, or function name."""
     if isinstance(e, exp.Alias):
@@ -713,6 +745,11 @@ class StreamPlanner:
 
     def plan_set_op(self, q) -> Planned:
         left, right = self.plan_query(q.this), self.plan_query(q.expression)
+        pairs = corresponding(q, left.names[:left.visible], right.names[:right.visible])
+        if pairs is not None:  # CORRESPONDING: both sides keep the named columns, in one order
+            names = [left.names[i] for i, _ in pairs]
+            left = self.project(left.node, [exp.column(f"_{i}") for i, _ in pairs], names)
+            right = self.project(right.node, [exp.column(f"_{j}") for _, j in pairs], names)
         n = left.visible
         if right.visible != n:
             raise BindError(f"each {q.key.upper()} query must have the same number of columns")
