@@ -116,6 +116,8 @@ def _open(data_dir: str, engine: str):
               help="S3-compatible endpoint for an s3:// state store (credentials: AWS_* variables).")
 @click.option("--cache-size", metavar="SIZE", default=None, expose_value=False, callback=_store_option,
               help="Block and meta cache limit, e.g. 128MiB (default: 256MiB).")
+@click.option("--spark-master", metavar="URL", default=None, expose_value=False, callback=_store_option,
+              help="With --engine spark: local[N] (default local[2]), spark://HOST:PORT or sc://HOST:PORT.")
 @click.pass_context
 def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands: tuple[str, ...],
          file: str | None, fmt: str | None, config_path: str | None, no_config: bool) -> None:
@@ -280,6 +282,9 @@ def compact_command(ctx: click.Context) -> None:
         levels = [len(lv) for lv in store.version.levels]
         click.echo(f"COMPACT {tasks} task(s): {before} SST(s) before, {sum(levels)} after "
                    f"(per level {levels}); {deleted} object(s) vacuumed")
+        if store.compaction_error is not None:  # a background task failed meanwhile
+            _error(f"ERROR:  compaction failed: {store.compaction_error}\n")
+            ok = False
     except Exception as err:  # noqa: BLE001
         _error(_render_exception(err))
         ok = False

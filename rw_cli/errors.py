@@ -64,3 +64,8 @@ class QueryCanceled(RwError):
 
     def __init__(self, message: str = "canceling statement due to user request", **kw):
         super().__init__(message, **kw)
+
+
+class EpochFailed(RwError):
+    """An epoch could not finish (a Spark job failed for good); the last committed version
+    stays and everything since it is rolled back."""

@@ -43,9 +43,17 @@ class StreamJob:
 
 
 class EmbeddedRuntime:
+    exchange = None  # partitioned fragments run in this process (ExchangeExecutor)
+
     def __init__(self) -> None:
         self.jobs: dict[int, StreamJob] = {}
         self.subscribers: dict[int, list[Node]] = {}
+
+    def default_parallelism(self) -> int:
+        return 1
+
+    def committed(self, epoch: int) -> None:
+        """The driver committed `epoch` (runtimes with remote actors track it)."""
 
     def add_job(self, job: StreamJob) -> None:
         self.jobs[job.relation_id] = job

@@ -79,7 +79,7 @@ def stream_builder(session, rel: RelationCatalog, table_ids=None):
         def alloc():
             return next(it)
     return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
-                         watermark_of=session.runtime.watermark)
+                         watermark_of=session.runtime.watermark, exchange=session.runtime.exchange)
 
 
 def build_job(session, root, rel: RelationCatalog, table_ids=None):
@@ -143,15 +143,16 @@ def start_job(session, rel: RelationCatalog, job) -> None:
 
 
 def streaming_parallelism(session) -> int:
-    """`SET STREAMING_PARALLELISM = N` (0 or unset: 1 in the embedded runtime)."""
+    """`SET STREAMING_PARALLELISM = N` (0 or unset: 1 in the embedded runtime, Spark's
+    default parallelism on Spark)."""
     from rw_cli.errors import BindError
 
     import os
 
-    default = os.environ.get("RW_STREAMING_PARALLELISM", "1")
+    default = os.environ.get("RW_STREAMING_PARALLELISM", "0")
     value = str(session.settings.get("streaming_parallelism", default)).strip("'\"").lower()
     if value in ("", "0", "default", "adaptive"):
-        return 1
+        return session.runtime.default_parallelism()
     try:
         n = int(value)
     except ValueError:

@@ -1,0 +1,126 @@
+"""Starting Spark for `--engine spark`: local[N], a standalone cluster or Spark Connect.
+
+Only this package imports pyspark, and only when the Spark engine is chosen. The workers run
+the project's own interpreter (PYSPARK_PYTHON = sys.executable) so they import the same
+rw_cli and executor code as the driver.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from rw_cli.errors import RwError
+
+DEFAULT_MASTER = "local[2]"
+_LOCAL = re.compile(r"^local(\[(\d+|\*)(,\d+)?\])?$")
+CONF_DIR = os.path.join(os.path.dirname(__file__), "conf")  # log4j2.properties: errors only
+LOG4J = os.path.join(CONF_DIR, "log4j2.properties")
+_sessions: dict[str, object] = {}
+
+
+class SparkError(RwError):
+    pass
+
+
+def is_local(master: str) -> bool:
+    return bool(_LOCAL.match(master))
+
+
+def check_master(master: str, state_store: str) -> None:
+    """Tasks read and write state themselves: a store on the local disk only works when
+    every task runs on this machine (local[N]); a cluster needs an object store (S3)."""
+    if not (is_local(master) or master.startswith("spark://") or master.startswith("sc://")):
+        raise SparkError(f"invalid Spark master {master!r}",
+                         hint="use local[N], spark://HOST:PORT (standalone) or sc://HOST:PORT (Spark Connect)")
+    if not is_local(master) and "://" not in state_store.replace("file://", ""):
+        raise SparkError(f"the Spark master {master} needs a shared state store, not the local path {state_store}",
+                         hint="pass --state-store s3://BUCKET/PREFIX (with --s3-endpoint), or use a local[N] master")
+
+
+def _executor_env() -> dict[str, str]:
+    """What tasks need from the driver's environment (S3 credentials, the interpreter)."""
+    keys = [k for k in os.environ if k.startswith("AWS_") or k in ("TZ",)]
+    return {k: os.environ[k] for k in keys}
+
+
+def spark_session(master: str = DEFAULT_MASTER):
+    """One SparkSession per master for the whole process (recovery reuses it)."""
+    if master in _sessions:
+        return _sessions[master]
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_CONF_DIR", CONF_DIR)
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*pandas.*", category=FutureWarning)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("rw")
+    if master.startswith("sc://"):
+        builder = builder.remote(master)
+    else:
+        builder = builder.master(master)
+        for k, v in {
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.python.worker.reuse": "true",
+            "spark.pyspark.python": sys.executable,
+            "spark.pyspark.driver.python": sys.executable,
+            "spark.sql.execution.arrow.pyspark.enabled": "true",
+            "spark.sql.adaptive.enabled": "false",  # keep one task per actor partition
+            "spark.task.maxFailures": os.environ.get("RW_SPARK_TASK_MAX_FAILURES", "4"),
+            "spark.driver.host": "127.0.0.1" if is_local(master) or "127.0.0.1" in master else None,
+            "spark.executor.memory": os.environ.get("RW_SPARK_EXECUTOR_MEMORY"),
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
+            "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
+        }.items():
+            if v is not None:
+                builder = builder.config(k, v)
+        for k, v in _executor_env().items():
+            builder = builder.config(f"spark.executorEnv.{k}", v)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:  # noqa: BLE001 - Java/Py4J/gRPC errors of every kind
+        raise SparkError(f"could not start Spark at {master}: {str(e).splitlines()[0] if str(e) else e!r}") from None
+    try:
+        spark.sparkContext.setLogLevel("ERROR")
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        pass
+    _sessions[master] = spark
+    return spark
+
+
+def default_parallelism(spark) -> int:
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect: ask the server
+        try:
+            return max(1, int(spark.conf.get("spark.default.parallelism")))
+        except Exception:  # noqa: BLE001
+            return 2
+
+
+def partition_keys(spark, n: int) -> list[int]:
+    """For each partition index i < n, an int whose Spark hash partitioning puts it in
+    partition i: `repartition(n, col)` then sends actor i's rows to task i."""
+    from pyspark.sql import functions as F
+
+    found: dict[int, int] = {}
+    limit = 64 * n
+    while len(found) < n:
+        rows = spark.range(limit).select(F.col("id").cast("int").alias("k"),
+                                         F.expr(f"pmod(hash(cast(id as int)), {n})").alias("p")).toArrow()
+        for k, p in zip(rows.column("k").to_pylist(), rows.column("p").to_pylist()):
+            found.setdefault(p, k)
+        limit *= 4
+    return [found[i] for i in range(n)]
+
+
+def stop_all() -> None:
+    for spark in _sessions.values():
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001
+            pass
+    _sessions.clear()

@@ -1,0 +1,57 @@
+"""The state store as a Spark task sees it: a committed version to read, its own writes.
+
+A task reads the version the driver pinned for the epoch (plus what its actors wrote in this
+epoch, read-your-writes) and, at the barrier, writes its actors' state as SSTs with ids the
+driver reserved. It never commits a version: the driver adds the SSTs of every task to the
+epoch's version once all tasks have finished, so a failed or retried task leaves only
+unreferenced objects, which vacuum removes.
+"""
+from __future__ import annotations
+
+from rw_cli.errors import StorageError
+from rw_cli.store.hummock import HummockStorage
+from rw_cli.store.keys import KeyForm
+from rw_cli.store.merge import dedup_same_epoch, merge_runs
+from rw_cli.store.object_store import open_object_store
+from rw_cli.store.version import HummockVersion, SstInfo
+
+
+class TaskStore(HummockStorage):
+    def __init__(self, url: str, endpoint: str | None = None, cache_size: int | str = 64 << 20):
+        super().__init__(open_object_store(url, endpoint=endpoint), read_only=True,
+                         background_compaction=False, cache_size=cache_size)
+        self.read_only = False  # writes are buffered and uploaded, never committed here
+        self._ids: list[int] = []
+
+    def at_version(self, version: bytes) -> None:
+        """Read this (encoded) version from now on and forget writes of an earlier (failed)
+        task. The driver ships the version itself: its object may be vacuumed meanwhile,
+        while the SSTs it lists stay pinned by the driver until the task is done."""
+        with self._lock:
+            self._buffer = []
+            v = HummockVersion.decode(version)
+            if self._version.id != v.id or self._version.max_committed_epoch != v.max_committed_epoch:
+                self._version = v
+            self._requested_epoch = self._version.max_committed_epoch
+            self._failed = None
+
+    def upload(self, epoch: int, sst_ids: list[int]) -> list[SstInfo]:
+        """Write every buffered write at epochs <= `epoch` as SSTs named by `sst_ids`."""
+        with self._lock:
+            batches = [b for b in self._buffer if b.epoch <= epoch]
+            self._buffer = [b for b in self._buffer if b.epoch > epoch]
+        if not batches:
+            return []
+        self._ids = list(sst_ids)
+        bs = sorted(batches, key=lambda b: (b.epoch, b.seq), reverse=True)
+        form = KeyForm.common([b.form for b in bs])
+        runs = (dedup_same_epoch(r, form) for r in merge_runs([[b.run] for b in bs], form))
+        return self._write_ssts(runs)
+
+    def _alloc_sst_id(self) -> int:
+        if not self._ids:
+            raise StorageError("a Spark task wrote more SSTs than the driver reserved ids for")
+        return self._ids.pop(0)
+
+    def commit_epoch(self, epoch: int, extra: bytes | None = None, wait: bool = True) -> None:
+        raise StorageError("a Spark task never commits a version; the driver does")

@@ -1,0 +1,151 @@
+"""What a Spark task runs: the actors of one fragment for one epoch, next to their state.
+
+A task receives rows (actor, seq, side, payload): each payload an Arrow IPC chunk of that
+actor's input (in arrival order), and one barrier row per actor so that every actor sees
+the barrier even without input. For each actor it replays the chunks and the barrier through
+the same executor code the embedded runtime uses, then uploads the state the actors wrote
+as SSTs and returns the output chunks and the SSTs' metadata.
+
+Actors stay cached in the (reused) Python worker between epochs: a cached actor is reused
+only when it processed exactly the last committed epoch of its fragment with the same vnode
+assignment; otherwise it is rebuilt and reloads its state from the store.
+"""
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.engine.chunk import StreamChunk
+
+OP_COLUMN = "__op"
+INPUT_SCHEMA = pa.schema([("part", pa.int32()), ("actor", pa.int32()), ("seq", pa.int32()),
+                          ("side", pa.int8()), ("payload", pa.binary())])
+OUTPUT_SCHEMA = pa.schema([("actor", pa.int32()), ("kind", pa.int8()), ("payload", pa.binary())])
+OUTPUT_DDL = "actor int, kind tinyint, payload binary"
+OUT_CHUNK, OUT_SSTS = 0, 1
+BARRIER = -1  # `side` of an actor's barrier row
+
+
+def encode_chunk(chunk: StreamChunk) -> bytes:
+    t = chunk.data.append_column(OP_COLUMN, pa.array(chunk.ops, pa.int8()))
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    return sink.getvalue()
+
+
+def decode_chunk(data: bytes) -> StreamChunk:
+    t = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    ops = t.column(OP_COLUMN).to_numpy().astype(np.int8)
+    return StreamChunk(t.drop_columns([OP_COLUMN]), ops)
+
+
+@dataclass
+class EpochTask:
+    """Everything a task needs for one epoch of one fragment (pickled into the task)."""
+    fragment: str  # unique per fragment and state store
+    factory: object  # ActorFactory
+    parallelism: int
+    partitioned: bool
+    store_url: str
+    endpoint: str | None
+    version: bytes  # the encoded version to read
+    curr: int
+    prev: int
+    expect_last: int | None  # the fragment's last committed epoch that ran (None: never)
+    fresh: bool
+    clock_value: str | None
+    sst_ids: dict[int, list[int]] = field(default_factory=dict)  # actor -> reserved SST ids
+    cache_size: int = 64 << 20
+
+
+@dataclass
+class _Cached:
+    actor: object
+    last_epoch: int
+    parallelism: int
+
+
+_ACTORS: dict[tuple[str, int], _Cached] = {}
+_STORES: dict[tuple[str, str | None], object] = {}
+
+
+def _store(task: EpochTask):
+    from rw_cli.spark.task_store import TaskStore
+
+    key = (task.store_url, task.endpoint)
+    store = _STORES.get(key)
+    if store is None:
+        store = _STORES[key] = TaskStore(task.store_url, task.endpoint, task.cache_size)
+    store.at_version(task.version)
+    return store
+
+
+def _actor(task: EpochTask, actor_id: int, store):
+    from rw_cli.engine.exchange import owned_vnodes
+
+    key = (task.fragment, actor_id)
+    cached = _ACTORS.get(key)
+    if cached is not None and task.expect_last is not None and cached.last_epoch == task.expect_last \
+            and cached.parallelism == task.parallelism and not task.fresh:
+        actor = cached.actor
+    else:
+        vnodes = owned_vnodes(actor_id, task.parallelism) if task.partitioned else None
+        actor = task.factory(store, vnodes, task.fresh)
+        _ACTORS[key] = cached = _Cached(actor, -1, task.parallelism)
+    if task.clock_value is not None:
+        value = task.clock_value
+        actor.clock = lambda epoch: value
+    return actor, cached
+
+
+def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
+    """Run this task's actors over their input rows; the output as OUTPUT_SCHEMA batches."""
+    from rw_cli.meta.epoch import EpochPair
+
+    store = _store(task)
+    actors = rows.column("actor").to_numpy()
+    order = np.lexsort((rows.column("seq").to_numpy(), actors))
+    rows = rows.take(pa.array(order))
+    actors = actors[order]
+    sides = rows.column("side").to_numpy()
+    payloads = rows.column("payload")
+    out_actor, out_kind, out_payload = [], [], []
+    ids: list[int] = []
+    for actor_id in np.unique(actors).tolist():
+        actor, cached = _actor(task, actor_id, store)
+        cached.last_epoch = -1  # until this epoch's barrier went through
+        outs: list[StreamChunk] = []
+        for i in np.flatnonzero(actors == actor_id).tolist():
+            if sides[i] != BARRIER:
+                outs += actor.on_chunk(decode_chunk(payloads[i].as_py()), int(sides[i]))
+        outs += actor.on_barrier(EpochPair(task.curr, task.prev))
+        cached.last_epoch = task.prev
+        for c in outs:
+            if len(c):
+                out_actor.append(actor_id)
+                out_kind.append(OUT_CHUNK)
+                out_payload.append(encode_chunk(c))
+        ids += task.sst_ids.get(actor_id, [])
+    ssts = store.upload(task.prev, ids)
+    if ssts:
+        out_actor.append(int(actors[0]) if len(actors) else 0)
+        out_kind.append(OUT_SSTS)
+        out_payload.append(json.dumps([s.to_json() for s in ssts]).encode())
+    return [pa.record_batch([pa.array(out_actor, pa.int32()), pa.array(out_kind, pa.int8()),
+                             pa.array(out_payload, pa.binary())], schema=OUTPUT_SCHEMA)]
+
+
+def task_function(task: EpochTask):
+    """The function handed to `mapInArrow`: all input batches of the partition, then the run."""
+    def run(batches):
+        got = list(batches)
+        rows = pa.Table.from_batches(got) if got else INPUT_SCHEMA.empty_table()
+        if rows.num_rows == 0:
+            return iter([])
+        return iter(run_epoch(task, rows.select(INPUT_SCHEMA.names)))
+    return run
