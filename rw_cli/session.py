@@ -74,6 +74,7 @@ class Session:
         for text, offset in split_statements(sql):
             tree = parse_statement(text, offset)
             with self.mutex:
+                self.settle()
                 result = dispatch(self, tree, text)
             yield result
 
@@ -82,17 +83,49 @@ class Session:
     def implicit_flush(self) -> bool:
         return self.settings.get("rw_implicit_flush", "false").lower() in ("true", "on", "1")
 
-    def barrier(self) -> None:
-        """Pass a barrier through every job and commit its epoch with the catalog."""
-        from rw_cli.engine.sink import notify_committed
+    # at most this many epochs are being uploaded while the stream goes on; then barrier waits
+    MAX_EPOCHS_IN_FLIGHT = 2
 
+    def barrier(self, wait: bool = False) -> None:
+        """Pass a barrier through every job and hand its epoch, with the catalog, to the
+        store's uploader. The stream does not wait for the upload (at most
+        MAX_EPOCHS_IN_FLIGHT epochs in flight) unless `wait`, the catalog changed (DDL is
+        durable when it returns) or rw_implicit_flush is on. The next statement waits for
+        it (`settle`); sinks deliver an epoch only once it is durable."""
         with self.mutex:  # the shell's and the pipeline driver's barriers never interleave
+            self.store.check()  # an earlier background upload failed: say so now
             pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
             self.runtime.barrier(pair)
-            self.store.commit_epoch(pair.prev, self.catalog.to_bytes())
+            catalog = self.catalog.to_bytes()
+            wait = wait or self.implicit_flush or catalog != self.store.requested_extra
+            self.store.commit_epoch(pair.prev, catalog, wait=False)
             self.epoch = pair
             self.dirty = False
-            notify_committed(self.runtime, pair.prev)  # sinks deliver the committed epoch
+            self.store.wait_for_commits(0 if wait else self.MAX_EPOCHS_IN_FLIGHT)
+            self._deliver_committed()
+
+    def settle(self) -> None:
+        """Before a statement: wait for the epochs still uploading (so it reads what the
+        stream has committed, and sinks have delivered it); a failed upload is its error."""
+        with self.mutex:
+            if self.store.pending_commits() or self.store.failed is not None:
+                self.store.sync()
+            self._deliver_committed()
+
+    def flush(self) -> None:
+        """FLUSH: a barrier whose epoch is durable (and delivered to sinks) on return."""
+        with self.mutex:
+            self.barrier(wait=True)
+
+    def _deliver_committed(self) -> None:
+        """Sinks deliver every epoch that is durable by now (and no later one)."""
+        from rw_cli.engine.sink import notify_committed
+
+        committed = self.store.committed_epoch
+        runtime = getattr(self, "_runtime", None)
+        if committed > getattr(self, "_delivered_epoch", 0) and runtime is not None:
+            notify_committed(runtime, committed)
+            self._delivered_epoch = committed
 
     def tick(self, max_rows: int = 10_000) -> int:
         """Read up to `max_rows` from each source split and push it through the jobs."""
@@ -114,9 +147,14 @@ class Session:
         if getattr(self, "closed", True):
             return
         try:
-            if self.dirty:
-                self.barrier()
-            self.store.close()
+            try:
+                if self.dirty:
+                    self.barrier()
+                with self.mutex:
+                    self.store.sync()  # every epoch handed to the uploader is durable
+                    self._deliver_committed()
+            finally:
+                self.store.close()
         finally:
             self.closed = True
             self.lock.release()

@@ -181,3 +181,97 @@ def test_backfill_reports_progress_and_can_be_canceled(data_dir):
     finally:
         progress.clear_cancel()
         progress.uninstall(token)
+
+
+# -- asynchronous checkpoints ------------------------------------------------------------------
+class _GatedUploads:
+    """Holds every SST upload of a store until `open()` (or makes them fail)."""
+
+    def __init__(self, store, fail: bool = False):
+        import threading
+
+        self.gate = threading.Event()
+        self.fail = fail
+        self.objects = store.object_store
+        self._put = self.objects.put
+        self.objects.put = self.put
+
+    def put(self, path, data, **kw):
+        if path.startswith("sst/"):
+            if self.fail:
+                raise OSError("disk on fire")
+            self.gate.wait(30)
+        return self._put(path, data, **kw)
+
+    def open(self):
+        self.gate.set()
+
+
+def test_barrier_hands_the_epoch_over_flush_waits(data_dir, tmp_path):
+    import glob
+    import threading
+    import time
+
+    out = str(tmp_path / "out")
+    s = rw_cli.connect(data_dir)
+    s.execute("create table t (k int primary key, v int)")
+    s.execute(f"create sink f as select k, v from t with (connector = 'file', path = '{out}') "
+              "format plain encode json")
+    gated = _GatedUploads(s.store)
+    s.execute("insert into t values (1, 10)")
+    s.barrier()  # returns while the epoch's upload is held
+    assert s.store.committed_epoch < s.epoch.prev and s.store.pending_commits() == 1
+    assert not glob.glob(os.path.join(out, "*.jsonl"))  # not durable: not delivered
+    # the queue is bounded: a third epoch in flight makes the barrier wait
+    done = threading.Event()
+
+    def more():
+        for _ in range(2):  # what the pipeline driver does: no statement in between
+            s.dirty = True
+            s.barrier()
+        done.set()
+
+    t = threading.Thread(target=more)
+    t.start()
+    time.sleep(0.5)
+    assert not done.is_set() and s.store.pending_commits() == 3
+    gated.open()
+    t.join(30)
+    assert done.is_set()
+    # a statement reads what the stream committed: it waits for the epochs in flight
+    assert s.execute("select k, v from t").fetchall() == [(1, 10)]
+    assert s.store.committed_epoch == s.epoch.prev
+    assert len(glob.glob(os.path.join(out, "*.jsonl"))) == 1  # delivered once durable
+    gated.gate.clear()
+    s.execute("insert into t values (3, 30)")
+    flushed = threading.Event()
+    t = threading.Thread(target=lambda: (s.execute("flush"), flushed.set()))
+    t.start()
+    time.sleep(0.3)
+    assert not flushed.is_set()  # FLUSH returns only once its epoch is durable
+    gated.open()
+    t.join(30)
+    assert flushed.is_set() and s.store.committed_epoch == s.epoch.prev
+    assert len(glob.glob(os.path.join(out, "*.jsonl"))) == 2
+    s.close()
+
+
+def test_failed_upload_is_the_next_statements_error(data_dir):
+    from rw_cli.errors import StorageError
+
+    with rw_cli.connect(data_dir) as s:
+        s.execute("create table t (k int); insert into t values (1); flush")
+    s = rw_cli.connect(data_dir)
+    _GatedUploads(s.store, fail=True)
+    s.execute("insert into t values (2)")
+    s.barrier()  # the upload fails in the background
+    with pytest.raises(StorageError, match="disk on fire"):
+        s.execute("select count(*) from t")
+    with pytest.raises(StorageError, match="state store failed") as err:
+        s.execute("insert into t values (3)")
+    assert "restart" in err.value.hint
+    with pytest.raises(StorageError):
+        s.close()
+    assert s.closed
+    with rw_cli.connect(data_dir) as s:  # the last committed epoch is intact
+        assert s.execute("select k from t").fetchall() == [(1,)]

@@ -14,7 +14,7 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, Explain):
         return explain.handle_explain(session, tree)
     if isinstance(tree, Flush):
-        session.barrier()
+        session.flush()  # returns once the epoch is durable
         return Result("FLUSH")
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):

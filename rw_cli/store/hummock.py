@@ -9,13 +9,16 @@ Read path: shared buffer batches (newest first), then L0 SSTs (newest first), th
 1.. (non-overlapping); the newest entry of a key at or below the read epoch wins and a
 tombstone hides it. Point lookups are batched (`multi_get_array`), scans stream Runs.
 
-Versions: opening claims the next version number (put-if-absent), so an older writer still
-running is fenced off: its next commit fails. SST ids start with the claim's number. Pinned
+Writers: a writable open takes the store's writer lease (`rw_cli.store.lease`), so a second
+live writer is refused at open, wherever it runs; read-only opens take none. Opening also
+claims the next version number (put-if-absent), so an older writer still running (one that
+lost its lease) is fenced off: its next commit fails. SST ids start with the claim's number. Pinned
 snapshots keep their version's SSTs from vacuum and their epoch above the compaction low
 watermark.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import zlib
@@ -28,6 +31,7 @@ import pyarrow as pa
 from rw_cli.errors import StorageError
 from rw_cli.store.cache import DEFAULT_CACHE_SIZE, META_CACHE_FRACTION, LruCache, parse_size
 from rw_cli.store.keys import MAX_EPOCH, KeyForm, sortable_keys
+from rw_cli.store.lease import DEFAULT_HEARTBEAT_SECS, WriterLease
 from rw_cli.store.merge import dedup_same_epoch, merge_runs
 from rw_cli.store.object_store import ObjectStore
 from rw_cli.store.run import EMPTY_BINARY, Run, as_binary, key_lengths
@@ -134,7 +138,8 @@ class HummockStorage:
                  sst_target_size: int = DEFAULT_SST_TARGET_SIZE, cache_size: int | str = DEFAULT_CACHE_SIZE,
                  compression: str | None = None, l0_trigger: int = 4, l0_stall: int | None = None, level_base_size: int = 256 << 20,
                  level_multiplier: int = 10, max_levels: int = 7, background_compaction: bool = True,
-                 cache_refill: bool = True, read_only: bool = False):
+                 cache_refill: bool = True, read_only: bool = False,
+                 lease_heartbeat_secs: float = DEFAULT_HEARTBEAT_SECS):
         self.object_store = object_store
         self.block_size = block_size
         self.sst_target_size = sst_target_size
@@ -169,28 +174,67 @@ class HummockStorage:
         self._compact_wanted = False
         self.compaction_error: BaseException | None = None
         self.stats = Counter()
-        version = self._versions.load_current()
-        if read_only:
-            self._claim = version.id
-            self._version = version
-        else:
-            claim = version.copy(id=version.id + 1)
-            self._versions.commit(claim)
-            self._version = claim
-            self._claim = claim.id
-        self._requested_epoch = self._version.max_committed_epoch
-        # versions below this epoch may have been collapsed by an earlier compaction
-        self._watermark_floor = self._version.max_committed_epoch
-        self._next_seq = 1
-        self._background = background_compaction and not read_only
+        self._lease: WriterLease | None = None
         if not read_only:
-            self._vacuum_objects()
-            self._kick_compaction()
+            # refused here while another live writer holds the store
+            self._lease = WriterLease(object_store, lease_heartbeat_secs, on_lost=self._lease_lost)
+            self._lease.acquire()
+        try:
+            version = self._versions.load_current()
+            if read_only:
+                self._claim = version.id
+                self._version = version
+            else:
+                # second line of defence: an older writer still running is fenced on its next commit
+                claim = version.copy(id=version.id + 1)
+                self._versions.commit(claim)
+                self._version = claim
+                self._claim = claim.id
+            self._requested_epoch = self._version.max_committed_epoch
+            self._requested_extra: bytes | None = None
+            # versions below this epoch may have been collapsed by an earlier compaction
+            self._watermark_floor = self._version.max_committed_epoch
+            self._next_seq = 1
+            self._background = background_compaction and not read_only
+            if not read_only:
+                self._vacuum_objects()
+                self._kick_compaction()
+        except BaseException:
+            if self._lease is not None:
+                self._lease.release()
+            raise
+
+    def _lease_lost(self, error: StorageError) -> None:
+        with self._lock:
+            if self._failed is None:
+                self._failed = error
 
     # -- state ---------------------------------------------------------------------------
     @property
     def committed_epoch(self) -> int:
         return self._version.max_committed_epoch
+
+    @property
+    def requested_extra(self) -> bytes:
+        """The `extra` of the newest requested commit (the committed one if none is pending)."""
+        with self._lock:
+            return self._version.extra if self._requested_extra is None else self._requested_extra
+
+    @property
+    def failed(self) -> BaseException | None:
+        """The error that stopped this store from committing (an upload failure, a lost lease)."""
+        return self._failed
+
+    def check(self) -> None:
+        """Raise the error of a failed background commit, if any."""
+        if self._failed is not None:
+            raise StorageError(f"the state store failed: {self._failed}",
+                               hint="restart to recover from the last committed epoch")
+
+    def pending_commits(self) -> int:
+        """Commits requested and not yet durable."""
+        with self._lock:
+            return len(self._queue)
 
     @property
     def extra(self) -> bytes:
@@ -315,6 +359,8 @@ class HummockStorage:
                 b.uploading = True
             task = _CommitTask(epoch, None if extra is None else bytes(extra), batches)
             self._requested_epoch = epoch
+            if extra is not None:
+                self._requested_extra = task.extra
             self._queue.append(task)
             self._ensure_threads()
             self._cond.notify_all()
@@ -325,12 +371,19 @@ class HummockStorage:
 
     def sync(self) -> None:
         """Wait until every requested commit is durable."""
+        self.wait_for_commits(0)
+
+    def wait_for_commits(self, max_pending: int = 0) -> None:
+        """Wait until at most `max_pending` requested commits are not yet durable (the
+        oldest finish first); raise the error of any that failed."""
         with self._lock:
             tasks = list(self._queue)
-        for t in tasks:
+        for t in tasks[:max(0, len(tasks) - max_pending)]:
             t.done.wait()
             if t.error is not None:
                 raise t.error
+        if self._failed is not None:
+            self.check()
 
     def _ensure_threads(self) -> None:
         if self._threads:
@@ -634,7 +687,20 @@ class HummockStorage:
                 if did and not self._stop:
                     self._vacuum_objects()
             except BaseException as e:  # noqa: BLE001 - reported through compaction_error
-                self.compaction_error = e
+                self._report_compaction_error(e)
+
+    def _report_compaction_error(self, e: BaseException) -> None:
+        """Keep the error (`compaction_error`, which `rw compact` reports) and warn on stderr
+        the first time; compaction is tried again at its next trigger."""
+        first = self.compaction_error is None
+        self.compaction_error = e
+        self.stats["compaction_errors"] += 1
+        if first:
+            try:
+                sys.stderr.write(f"WARNING:  background compaction of the state store failed: {e}\n")
+                sys.stderr.flush()
+            except Exception:  # noqa: BLE001 - no stderr: the error stays in compaction_error
+                pass
 
     def compact(self, full: bool = False) -> int:
         """Run compaction tasks until none is due (full: merge everything into the bottom
@@ -706,6 +772,8 @@ class HummockStorage:
             t.join(timeout=30)
         with self._lock:
             self._buffer = []
+        if self._lease is not None:
+            self._lease.release()
 
 
 def _lookup_batch(b: _Batch, q: pa.Array, forms: dict) -> tuple[np.ndarray, pa.Array]:

@@ -162,10 +162,31 @@ class VersionStore:
         # roll forward over versions committed after CURRENT was last written
         while self.store.exists(version_path(version.id + 1)):
             version = self._load(version.id + 1)
+        # a fenced-off writer may have left a lower CURRENT behind: the highest version wins
+        for vid in sorted(self.version_ids(), reverse=True):
+            if vid <= version.id:
+                break
+            try:
+                return self._load(vid)
+            except StorageError:
+                continue
         return version
+
+    def current_hint(self) -> int | None:
+        try:
+            return int(self.store.get(CURRENT).decode().strip())
+        except (StorageError, ValueError, UnicodeDecodeError):
+            return None
 
     def commit(self, version: HummockVersion) -> None:
         p = version_path(version.id)
+        hint = self.current_hint()
+        if hint is not None and hint >= version.id:
+            # a newer writer claimed versions since (and vacuum may have deleted the object
+            # this one would collide with): fenced off
+            raise StorageError(f"version {hint} of the state store is newer than this writer's {version.id - 1}: "
+                               f"another writer has opened it",
+                               hint="only one process may write to a state store at a time")
         if not self.store.put_if_absent(p, version.encode()):
             raise StorageError(f"version {version.id} already exists in the state store: another writer "
                                f"has opened it", hint="only one process may write to a state store at a time")

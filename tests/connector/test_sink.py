@@ -61,7 +61,7 @@ def _crashing_run(data, out, n, crash):
     """Read some epochs, then die at `crash` ('before_commit' | 'before_rename')."""
     s = rw_cli.connect(data)
     s.tick(100)
-    s.barrier()
+    s.flush()  # durable and delivered on return (a plain barrier only hands the epoch over)
     s.tick(100)
     if crash == "before_commit":
         s.store.commit_epoch = _boom
@@ -71,7 +71,7 @@ def _crashing_run(data, out, n, crash):
         orig = sink_module.FileWriter.commit
         sink_module.FileWriter.commit = _boom
     with pytest.raises(RuntimeError):
-        s.barrier()
+        s.flush()
     if crash == "before_rename":
         sink_module.FileWriter.commit = orig
     staged = glob.glob(os.path.join(out, ".staging", "*"))

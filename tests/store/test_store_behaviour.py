@@ -68,16 +68,90 @@ def test_compaction_vacuum_and_snapshots(reopen):
     h.close()
 
 
+def _rewrite_lease(objects, **changes):
+    """Edit the newest lease record in place (what another host's or a dead holder's looks like)."""
+    from rw_cli.store.lease import LeaseRecord, WriterLease, lease_path
+
+    gen, rec = WriterLease(objects).current()
+    for k, v in changes.items():
+        setattr(rec, k, v)
+    objects.put(lease_path(gen), rec.encode())
+
+
 def test_second_writer_is_refused(reopen):
     a = reopen()
     a.ingest_batch(_kvs(0, 3), 1)
     a.commit_epoch(1)
-    b = reopen()
+    with pytest.raises(StorageError, match=r"in use by another writer: process \d+ on host .* since "):
+        reopen()
+    ro = reopen(read_only=True)  # readers take no lease
+    assert ro.get(b"k00001") == b"v1"
     a.ingest_batch(_kvs(3, 6), 2)
-    with pytest.raises(StorageError, match="another writer"):
-        a.commit_epoch(2)
-    assert b.get(b"k00004") is None
+    a.commit_epoch(2)  # the refused open fenced nothing
+    a.close()  # releases the lease
+    b = reopen()
+    assert b.get(b"k00004") == b"v4"
     b.close()
+
+
+def test_stale_leases_are_taken_over(reopen):
+    import os
+    import time
+
+    a = reopen()
+    a.ingest_batch(_kvs(0, 3), 1)
+    a.commit_epoch(1)
+    a._lease._stop.set()  # a writer that stopped renewing (hung, or killed)
+    a._lease._thread.join()
+    objects = reopen.objects()
+    # this host, a process that is gone (a restart after kill -9): stale at once
+    _rewrite_lease(objects, pid=2 ** 22 + 12345)
+    b = reopen()
+    b.ingest_batch(_kvs(3, 6), 2)
+    b.commit_epoch(2)
+    b._lease._stop.set()
+    b._lease._thread.join()
+    # another host with a fresh heartbeat: live; with one older than its TTL: stale
+    _rewrite_lease(objects, host="elsewhere", pid=os.getpid(), heartbeat=time.time())
+    with pytest.raises(StorageError, match="process .* on host elsewhere"):
+        reopen()
+    _rewrite_lease(objects, heartbeat=time.time() - 60, ttl=15)
+    c = reopen()
+    assert c.get(b"k00004") == b"v4"
+    # the writers that lost their lease are fenced off by the version claim
+    b.ingest_batch(_kvs(6, 9), 3)
+    with pytest.raises(StorageError, match="another writer"):
+        b.commit_epoch(3)
+    b._lease.renew()  # notices the newer lease
+    assert "lost the writer lease" in str(b._lease.lost)
+    a.ingest_batch(_kvs(6, 9), 2)
+    with pytest.raises(StorageError, match="another writer"):
+        a.commit_epoch(2)  # even though vacuum deleted the version objects it would collide with
+    a2 = reopen(read_only=True)
+    assert a2.get(b"k00007") is None and a2.get(b"k00004") == b"v4"
+    a._lease.renew()
+    assert "lost the writer lease" in str(a._lease.lost)
+    c.close()
+    assert reopen(read_only=True).get(b"k00007") is None
+
+
+def test_lost_lease_stops_writes(reopen):
+    a = reopen(lease_heartbeat_secs=0.05)
+    a.ingest_batch(_kvs(0, 3), 1)
+    a.commit_epoch(1)
+    from rw_cli.store.lease import WriterLease, lease_path
+
+    # another writer took the lease over (as if this one had hung for longer than its TTL)
+    gen, rec = WriterLease(reopen.objects()).current()
+    rec.token, rec.host = "someone-else", "elsewhere"
+    reopen.objects().put_if_absent(lease_path(gen + 1), rec.encode())
+    import time
+    deadline = time.monotonic() + 10
+    while a.failed is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with pytest.raises(StorageError, match="lost the writer lease.*host elsewhere"):
+        a.ingest_batch(_kvs(3, 6), 2)
+    a.close()
 
 
 def test_torn_sst_is_reported(reopen):

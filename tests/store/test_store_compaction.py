@@ -76,3 +76,59 @@ def test_compaction_keeps_pinned_snapshots(seed):
     live = {s.path for s in v.ssts()}
     assert set(store.list("sst/")) == live
     h.close()
+
+
+def test_background_compaction_error_is_reported(monkeypatch, capsys):
+    import time
+
+    import rw_cli.store.compactor as compactor
+    from rw_cli.store.hummock import HummockStorage
+    from rw_cli.store.object_store import MemoryObjectStore
+
+    def broken(store):
+        raise RuntimeError("no space left for the compaction output")
+
+    monkeypatch.setattr(compactor, "compact_once", broken)
+    h = HummockStorage(MemoryObjectStore(), l0_trigger=1)
+    for e in range(1, 6):
+        h.ingest_batch([(b"k%d" % e, b"v")], e)
+        h.commit_epoch(e)
+        h._last_commit = 0.0  # not a stream of checkpoints: compaction does not wait
+    deadline = time.monotonic() + 10
+    while h.stats["compaction_errors"] < 2 and time.monotonic() < deadline:
+        h._kick_compaction()
+        time.sleep(0.05)
+    assert "no space left" in str(h.compaction_error)
+    err = capsys.readouterr().err
+    assert err.count("WARNING:  background compaction of the state store failed: no space left") == 1
+    assert h.get(b"k3") == b"v"  # reads and commits go on
+    h.close()
+
+
+def test_rw_compact_exits_non_zero_on_a_compaction_error(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from rw_cli.cli import main
+    from rw_cli.errors import StorageError
+    from rw_cli.store.hummock import HummockStorage
+
+    d = str(tmp_path / "d")
+    runner = CliRunner()
+    r = runner.invoke(main, ["--data-dir", d, "--no-config", "-c", "create table t (k int); insert into t values (1)"])
+    assert r.exit_code == 0, r.output
+
+    def failed_in_background(self, full=False):
+        self._report_compaction_error(StorageError("corrupted object sst/7.sst: checksum mismatch"))
+        return 0
+
+    monkeypatch.setattr(HummockStorage, "compact", failed_in_background)
+    r = runner.invoke(main, ["--data-dir", d, "--no-config", "compact"])
+    assert r.exit_code == 1
+    assert "compaction failed: corrupted object sst/7.sst" in r.stderr
+
+    def failing(self, full=False):
+        raise StorageError("cannot write object sst/9.sst: disk full")
+
+    monkeypatch.setattr(HummockStorage, "compact", failing)
+    r = runner.invoke(main, ["--data-dir", d, "--no-config", "compact"])
+    assert r.exit_code == 1 and "disk full" in r.stderr

@@ -191,7 +191,17 @@ def test_second_writer_fences_the_first():
     a = HummockStorage(store)
     a.ingest_batch([(b"k", b"a")], 1)
     a.commit_epoch(1)
-    b = HummockStorage(store)  # claims the next version number
+    with pytest.raises(StorageError, match="in use by another writer"):
+        HummockStorage(store)  # refused at open: a holds the writer lease
+    # a writer whose lease went stale (a hung process): the next one takes over and
+    # claims the next version number, which fences a off
+    a._lease._stop.set()
+    a._lease._thread.join()
+    from rw_cli.store.lease import WriterLease, lease_path
+    gen, rec = WriterLease(store).current()
+    rec.heartbeat -= 3600
+    store.put(lease_path(gen), rec.encode())
+    b = HummockStorage(store)
     with pytest.raises(StorageError, match="another writer"):
         a.commit_epoch(2)
     with pytest.raises(StorageError):
