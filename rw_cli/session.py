@@ -10,27 +10,40 @@ import os
 import threading
 from collections.abc import Iterator
 
+from rw_cli.errors import EpochFailed
 from rw_cli.meta.catalog import Catalog
 from rw_cli.meta.epoch import EpochPair, next_epoch
 from rw_cli.meta.lock import DataDirLock
 from rw_cli.result import Result
 
 
+ENGINES = ("embedded", "spark")
+
+
 class Session:
     def __init__(self, data_dir: str | None = None, engine: str = "embedded", *, state_store: str | None = None,
-                 s3_endpoint: str | None = None, cache_size: int | str | None = None):
+                 s3_endpoint: str | None = None, cache_size: int | str | None = None,
+                 spark_master: str | None = None):
         from rw_cli.store.hummock import HummockStorage
         from rw_cli.store.object_store import open_object_store
 
-        if engine != "embedded":
+        if engine not in ENGINES:
             from rw_cli.errors import NotSupported
 
-            raise NotSupported(f"engine {engine}", hint="only the embedded engine is available so far")
+            raise NotSupported(f"engine {engine}", hint=f"engines: {', '.join(ENGINES)}")
         self.data_dir = os.path.abspath(data_dir or os.environ.get("RW_DATA_DIR") or "rw-data")
+        self.engine = engine
+        self.state_store_url = state_store or os.path.join(self.data_dir, "store")
+        self.s3_endpoint = s3_endpoint
+        self.spark_master = spark_master or os.environ.get("RW_SPARK_MASTER") or "local[2]"
+        if engine == "spark":
+            from rw_cli.spark.context import check_master  # no pyspark import yet
+
+            check_master(self.spark_master, self.state_store_url)
         self.lock = DataDirLock(self.data_dir)
         try:
             self.store = HummockStorage(
-                open_object_store(state_store or os.path.join(self.data_dir, "store"), endpoint=s3_endpoint),
+                open_object_store(self.state_store_url, endpoint=s3_endpoint),
                 **({} if cache_size is None else {"cache_size": cache_size}))
             self.catalog = Catalog.from_bytes(self.store.extra)
             committed = self.store.committed_epoch
@@ -52,10 +65,16 @@ class Session:
     def runtime(self):
         """The stream jobs, rebuilt from the catalog on first use (a plain SELECT needs none)."""
         if self._runtime is None:
-            from rw_cli.engine.runtime import EmbeddedRuntime
             from rw_cli.handler.recovery import recover
 
-            self._runtime = EmbeddedRuntime()
+            if self.engine == "spark":
+                from rw_cli.spark.runtime import SparkRuntime
+
+                self._runtime = SparkRuntime(self.store, self.state_store_url, self.s3_endpoint, self.spark_master)
+            else:
+                from rw_cli.engine.runtime import EmbeddedRuntime
+
+                self._runtime = EmbeddedRuntime()
             recover(self)
         return self._runtime
 
@@ -95,14 +114,28 @@ class Session:
         with self.mutex:  # the shell's and the pipeline driver's barriers never interleave
             self.store.check()  # an earlier background upload failed: say so now
             pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
-            self.runtime.barrier(pair)
+            try:
+                self.runtime.barrier(pair)
+            except EpochFailed:
+                self._roll_back()
+                raise
             catalog = self.catalog.to_bytes()
             wait = wait or self.implicit_flush or catalog != self.store.requested_extra
             self.store.commit_epoch(pair.prev, catalog, wait=False)
+            self.runtime.committed(pair.prev)
             self.epoch = pair
             self.dirty = False
             self.store.wait_for_commits(0 if wait else self.MAX_EPOCHS_IN_FLIGHT)
             self._deliver_committed()
+
+    def _roll_back(self) -> None:
+        """An epoch failed as a whole (a Spark job could not finish): forget everything since
+        the last committed epoch and rebuild the jobs from it; sources resume from their
+        committed offsets."""
+        self.store.discard_uncommitted()
+        self.catalog = Catalog.from_bytes(self.store.requested_extra)
+        self._runtime = None
+        self.dirty = False
 
     def settle(self) -> None:
         """Before a statement: wait for the epochs still uploading (so it reads what the

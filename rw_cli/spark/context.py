@@ -60,7 +60,7 @@ def spark_session(master: str = DEFAULT_MASTER):
     if master.startswith("sc://"):
         builder = builder.remote(master)
     else:
-        builder = builder.master(master)
+        builder = builder.master(with_task_retries(master))
         for k, v in {
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
@@ -115,6 +115,29 @@ def partition_keys(spark, n: int) -> list[int]:
             found.setdefault(p, k)
         limit *= 4
     return [found[i] for i in range(n)]
+
+
+def is_connect(spark) -> bool:
+    return not hasattr(spark, "sparkContext") or type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def cancel(spark, tag: str) -> None:
+    """Cancel the running jobs of an epoch."""
+    try:
+        if is_connect(spark):
+            spark.interruptTag(tag)
+        else:
+            spark.sparkContext.cancelJobGroup(tag)
+    except Exception:  # noqa: BLE001 - best effort: the epoch fails anyway
+        pass
+
+
+def with_task_retries(master: str) -> str:
+    """local[N] never retries a failed task; local[N,F] does (F attempts)."""
+    m = _LOCAL.match(master)
+    if m and m.group(1) and not m.group(3):
+        return f"local[{m.group(2)},{os.environ.get('RW_SPARK_TASK_MAX_FAILURES', '4')}]"
+    return master
 
 
 def stop_all() -> None:

@@ -105,8 +105,9 @@ def input_rows(pending: list[tuple[int, int, StreamChunk]], parallelism: int, pa
                     schema=worker.INPUT_SCHEMA)
 
 
-def output_of(result: pa.Table) -> tuple[list[StreamChunk], list[SstInfo]]:
-    """The tasks' output rows: chunks in actor order, and every SST they uploaded."""
+def output_of(result: pa.Table, stats: dict | None = None) -> tuple[list[StreamChunk], list[SstInfo]]:
+    """The tasks' output rows: chunks in actor order, every SST they uploaded (and their
+    counts of actors built and reused, added to `stats`)."""
     result = result.sort_by([("actor", "ascending")]) if result.num_rows else result
     chunks, ssts = [], []
     kinds = result.column("kind").to_pylist()
@@ -115,6 +116,10 @@ def output_of(result: pa.Table) -> tuple[list[StreamChunk], list[SstInfo]]:
         data = payloads[i].as_py()
         if kind == worker.OUT_CHUNK:
             chunks.append(worker.decode_chunk(data))
+        elif kind == worker.OUT_STATS:
+            for k, v in json.loads(data).items():
+                if stats is not None:
+                    stats[k] = stats.get(k, 0) + v
         else:
             ssts += [SstInfo.from_json(d) for d in json.loads(data)]
     return chunks, ssts

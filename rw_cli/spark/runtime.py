@@ -10,7 +10,11 @@ only after every task of the epoch has finished, adding the SSTs the tasks wrote
 """
 from __future__ import annotations
 
+import os
+import threading
+import uuid
 import weakref
+from collections import Counter
 
 from rw_cli.engine.runtime import EmbeddedRuntime
 from rw_cli.spark import context, worker
@@ -26,6 +30,9 @@ class SparkRuntime(EmbeddedRuntime):
         self.master = master
         self._exchanges: weakref.WeakSet[SparkExchange] = weakref.WeakSet()
         self._keys: dict[int, list[int]] = {}
+        self.stats: Counter[str] = Counter()  # spark_jobs, actors built / reused in tasks
+        # an epoch's Spark job that does not finish in time (no executors left) fails it
+        self.epoch_timeout = float(os.environ.get("RW_SPARK_EPOCH_TIMEOUT", "600"))
 
     @property
     def spark(self):
@@ -55,9 +62,8 @@ class SparkRuntime(EmbeddedRuntime):
         try:
             task = ex.task(epoch, snap.version.encode(), reserved)
             rows = input_rows(pending, n, self._part_of(n))
-            spark = self.spark
-            df = spark.createDataFrame(rows).repartition(n, "part")
-            result = df.mapInArrow(worker.task_function(task), worker.OUTPUT_DDL).toArrow()
+            df = self.spark.createDataFrame(rows).repartition(n, "part")
+            result = self._collect(df.mapInArrow(worker.task_function(task), worker.OUTPUT_DDL), epoch)
         except EpochFailed:
             raise
         except Exception as e:  # noqa: BLE001 - a Spark job failure of any kind fails the epoch
@@ -66,10 +72,42 @@ class SparkRuntime(EmbeddedRuntime):
                               hint="the last committed epoch is intact; uncommitted changes were rolled back") from None
         finally:
             snap.close()
-        chunks, ssts = output_of(result)
+        self.stats["spark_jobs"] += 1
+        chunks, ssts = output_of(result, self.stats)
         used = {s.id for s in ssts}
         self.store.release_sst_ids([i for ids in reserved.values() for i in ids if i not in used])
         return [ex.conform(c) for c in chunks], ssts
+
+    def _collect(self, df, epoch):
+        """The job's result as Arrow; cancelled (and the epoch failed) after epoch_timeout."""
+        spark, tag = self.spark, f"rw-epoch-{uuid.uuid4().hex}"
+        box: dict = {}
+
+        def run() -> None:
+            try:
+                if context.is_connect(spark):
+                    spark.addTag(tag)
+                else:
+                    spark.sparkContext.setJobGroup(tag, f"rw epoch {epoch.prev}", interruptOnCancel=True)
+                box["result"] = df.toArrow()
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                box["error"] = e
+            finally:
+                if context.is_connect(spark):
+                    spark.removeTag(tag)
+
+        t = threading.Thread(target=run, name="rw-spark-epoch", daemon=True)
+        t.start()
+        t.join(self.epoch_timeout)
+        if t.is_alive():
+            context.cancel(spark, tag)
+            t.join(60)
+            raise EpochFailed(f"epoch {epoch.prev} did not finish on Spark within {self.epoch_timeout:g} s "
+                              f"(no executors left?)",
+                              hint="the last committed epoch is intact; uncommitted changes were rolled back")
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
 
     def stage_ssts(self, epoch: int, ssts) -> None:
         if ssts:

@@ -26,7 +26,7 @@ INPUT_SCHEMA = pa.schema([("part", pa.int32()), ("actor", pa.int32()), ("seq", p
                           ("side", pa.int8()), ("payload", pa.binary())])
 OUTPUT_SCHEMA = pa.schema([("actor", pa.int32()), ("kind", pa.int8()), ("payload", pa.binary())])
 OUTPUT_DDL = "actor int, kind tinyint, payload binary"
-OUT_CHUNK, OUT_SSTS = 0, 1
+OUT_CHUNK, OUT_SSTS, OUT_STATS = 0, 1, 2
 BARRIER = -1  # `side` of an actor's barrier row
 
 
@@ -72,6 +72,7 @@ class _Cached:
 
 _ACTORS: dict[tuple[str, int], _Cached] = {}
 _STORES: dict[tuple[str, str | None], object] = {}
+_stats: dict[str, int] = {}
 
 
 def _store(task: EpochTask):
@@ -93,7 +94,9 @@ def _actor(task: EpochTask, actor_id: int, store):
     if cached is not None and task.expect_last is not None and cached.last_epoch == task.expect_last \
             and cached.parallelism == task.parallelism and not task.fresh:
         actor = cached.actor
+        _stats["reused"] += 1
     else:
+        _stats["built"] += 1
         vnodes = owned_vnodes(actor_id, task.parallelism) if task.partitioned else None
         actor = task.factory(store, vnodes, task.fresh)
         _ACTORS[key] = cached = _Cached(actor, -1, task.parallelism)
@@ -108,6 +111,8 @@ def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
     from rw_cli.meta.epoch import EpochPair
 
     store = _store(task)
+    _stats.clear()
+    _stats.update(built=0, reused=0)
     actors = rows.column("actor").to_numpy()
     order = np.lexsort((rows.column("seq").to_numpy(), actors))
     rows = rows.take(pa.array(order))
@@ -136,6 +141,9 @@ def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
         out_actor.append(int(actors[0]) if len(actors) else 0)
         out_kind.append(OUT_SSTS)
         out_payload.append(json.dumps([s.to_json() for s in ssts]).encode())
+    out_actor.append(int(actors[0]) if len(actors) else 0)
+    out_kind.append(OUT_STATS)
+    out_payload.append(json.dumps(_stats).encode())
     return [pa.record_batch([pa.array(out_actor, pa.int32()), pa.array(out_kind, pa.int8()),
                              pa.array(out_payload, pa.binary())], schema=OUTPUT_SCHEMA)]
 

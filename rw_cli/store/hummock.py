@@ -129,6 +129,7 @@ class _CommitTask:
         self.epoch = epoch
         self.extra = extra
         self.batches = batches
+        self.adopted: list[SstInfo] = []  # SSTs written elsewhere (Spark tasks) for these epochs
         self.done = threading.Event()
         self.error: BaseException | None = None
 
@@ -358,6 +359,9 @@ class HummockStorage:
             for b in batches:
                 b.uploading = True
             task = _CommitTask(epoch, None if extra is None else bytes(extra), batches)
+            adopted = getattr(self, "_adopted", [])
+            task.adopted = [s for e, ss in adopted if e <= epoch for s in ss]
+            self._adopted = [(e, ss) for e, ss in adopted if e > epoch]
             self._requested_epoch = epoch
             if extra is not None:
                 self._requested_extra = task.extra
@@ -368,6 +372,27 @@ class HummockStorage:
             task.done.wait()
             if task.error is not None:
                 raise task.error
+
+    def adopt_ssts(self, epoch: int, ssts: list[SstInfo]) -> None:
+        """SSTs that others (Spark tasks) wrote for `epoch` with ids from `_alloc_sst_id`:
+        they become part of the version that commits `epoch`."""
+        with self._lock:
+            self._check_writable(epoch)
+            self._adopted = [*getattr(self, "_adopted", []), (epoch, list(ssts))]
+
+    def release_sst_ids(self, ids) -> None:
+        """Reserved SST ids that were not used (vacuum may delete such objects again)."""
+        with self._lock:
+            self._inflight.difference_update(ids)
+
+    def discard_uncommitted(self) -> None:
+        """Forget every write not yet handed to a commit (an epoch that failed as a whole)."""
+        self.sync()
+        with self._lock:
+            for _, ss in getattr(self, "_adopted", []):
+                self._inflight.difference_update(s.id for s in ss)
+            self._adopted = []
+            self._buffer = [b for b in self._buffer if b.uploading]
 
     def sync(self) -> None:
         """Wait until every requested commit is durable."""
@@ -428,6 +453,7 @@ class HummockStorage:
             old = self._version
             v = old.copy(id=old.id + 1, max_committed_epoch=task.epoch,
                           extra=old.extra if task.extra is None else task.extra)
+            new_ssts = task.adopted + new_ssts
             v.levels[0] = new_ssts + v.levels[0]
             self._commit_version(v)
             self._last_commit = time.monotonic()
