@@ -18,6 +18,7 @@ watermark.
 """
 from __future__ import annotations
 
+import bisect
 import sys
 import threading
 import time
@@ -565,8 +566,20 @@ class HummockStorage:
                                     found, hit_idx, hit_vals, epoch)
                 if found.all():
                     break
+            # only the SSTs whose key range holds a query key are opened (their metas loaded)
+            qlo, qhi = q[0].as_py(), q[nq - 1].as_py()
             for level_no, level in enumerate(version.levels):
-                for info in level:
+                if found.all():
+                    break
+                if level_no == 0:
+                    infos = [i for i in level if not (i.largest_key < qlo or i.smallest_key > qhi)]
+                else:  # non-overlapping and sorted: bisect to the first SST that may hold qlo
+                    j = bisect.bisect_left(version.level_largest_keys(level_no), qlo)
+                    infos = []
+                    while j < len(level) and level[j].smallest_key <= qhi:
+                        infos.append(level[j])
+                        j += 1
+                for info in infos:
                     if found.all():
                         break
                     if info.min_epoch > epoch:
@@ -713,7 +726,8 @@ class HummockStorage:
                 if did and not self._stop:
                     self._vacuum_objects()
             except BaseException as e:  # noqa: BLE001 - reported through compaction_error
-                self._report_compaction_error(e)
+                if not self._stop:  # not "the state store is closing"
+                    self._report_compaction_error(e)
 
     def _report_compaction_error(self, e: BaseException) -> None:
         """Keep the error (`compaction_error`, which `rw compact` reports) and warn on stderr

@@ -86,6 +86,16 @@ class HummockVersion:
     def sst_ids(self) -> set[int]:
         return {s.id for level in self.levels for s in level}
 
+    def level_largest_keys(self, i: int) -> list[bytes]:
+        """The largest key of each SST of level i >= 1 (sorted: they do not overlap), for
+        bisecting to the SSTs a key range touches. Cached: a version is not changed once
+        committed (changes go to a copy)."""
+        cache = self.__dict__.setdefault("_largest_keys", {})
+        got = cache.get(i)
+        if got is None or len(got) != len(self.levels[i]):
+            got = cache[i] = [s.largest_key for s in self.levels[i]]
+        return got
+
     def level_size(self, i: int) -> int:
         return sum(s.file_size for s in self.levels[i]) if i < len(self.levels) else 0
 
