@@ -1,11 +1,12 @@
 """Primary-key point lookups on a materialized view, from rw's Python API.
 
-    .venv/bin/python bench/lookup_bench.py --rows 10000000 [--lookups 1000] [--data-dir DIR]
+    .venv/bin/python bench/lookup_bench.py --rows 10000000 [--lookups 1000] [--data-dir DIR] [--compact]
 
 Builds (or reuses, with --data-dir) a table `t(id bigint primary key, v int, s varchar)` of
 --rows rows and an MV `m` over it (pk `id`), then times `SELECT * FROM m WHERE id = <k>` for
 random k and prints the median, p90 and p99 latency. For comparison it also times one full
 scan (`SELECT count(*) FROM m`), which is what a lookup costs without the fast path.
+With --compact the store is fully compacted first (as `rw compact` does).
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=500_000)
     ap.add_argument("--data-dir", default=None, help="reuse (or create) this data directory")
     ap.add_argument("--scan", action="store_true", help="also time a full scan")
+    ap.add_argument("--compact", action="store_true", help="compact the store fully before the lookups")
     args = ap.parse_args()
 
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="rw-lookup-bench-")
@@ -52,6 +54,11 @@ def main() -> None:
         print(f"building {args.rows:,} rows in {data_dir}")
         secs = build(session, args.rows, args.chunk)
         print(f"built in {secs:.1f}s ({args.rows / secs:,.0f} rows/s)")
+    if args.compact:
+        t0 = time.perf_counter()
+        session.store.compact(full=True)
+        session.store.vacuum()
+        print(f"compacted in {time.perf_counter() - t0:.1f}s: levels {[len(lv) for lv in session.store.version.levels]}")
     rows = int(session.execute("SELECT count(*) FROM t").fetchall()[0][0]) if args.scan else args.rows
     rng = random.Random(42)
     for k in range(20):  # warm up (DuckDB connection, caches)

@@ -270,3 +270,21 @@ def test_pinning_an_epoch_compaction_collapsed_is_refused():
     with pytest.raises(StorageError, match="no longer readable"):
         h.pin_snapshot(1)
     assert h.pin_snapshot().get(b"k") == b"3"
+
+
+def test_point_lookup_opens_only_the_ssts_holding_the_key():
+    store = MemoryObjectStore()
+    h = HummockStorage(store, block_size=256, sst_target_size=4000, background_compaction=False)
+    for e in range(1, 4):
+        h.ingest_batch([(b"k%05d" % i, b"e%d-%d" % (e, i)) for i in range(e, 3000, 3)], e)
+        h.commit_epoch(e)
+    h.compact(full=True)
+    bottom = h.version.levels[-1]
+    assert len(bottom) >= 5 and not any(h.version.levels[:-1])
+    h.close()
+    h = HummockStorage(store, background_compaction=False)
+    assert h.get(b"k01234") == b"e1-1234" and h.get(b"k01235") == b"e2-1235"
+    assert h.meta_cache.misses <= 2  # one SST each, not every SST of the level
+    assert h.get(b"k99999") is None and h.get(b"a") is None and h.meta_cache.misses <= 2
+    assert h.multi_get([b"k00001", b"k02999", b"k01500"]) == [b"e1-1", b"e2-2999", b"e3-1500"]
+    h.close()
