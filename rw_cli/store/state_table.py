@@ -1,5 +1,9 @@
 """StateTable: a relational view of one table's rows in Hummock, with a memtable for the
-running epoch (read-your-writes) that `commit(epoch)` hands to the shared buffer."""
+running epoch (read-your-writes) that `commit(epoch)` hands to the shared buffer.
+
+The memtable is Arrow: the epoch's writes are kept as (keys, values) array pairs (a null
+value is a delete) and only consolidated — sorted by key, the last write of a key winning —
+when something reads them or the epoch commits; no per-row Python on the write path."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,9 +11,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.vnode import compute_vnodes
-from rw_cli.store.hummock import MAX_EPOCH, HummockStorage
+from rw_cli.store.hummock import MAX_EPOCH, HummockStorage, sort_unique
 from rw_cli.store.keys import encode_pk_array, make_keys_array, next_key, table_key_prefix, vnode_prefix
 from rw_cli.store.row_codec import decode_rows_arrays, encode_rows_array
+from rw_cli.store.run import as_binary
 
 OP_INSERT = 0
 OP_DELETE = 1
@@ -40,7 +45,37 @@ class StateTable:
         self._dist_in_pk = [self.pk_indices.index(i) for i in self.dist_key_indices]
         self._prefix = table_key_prefix(table_id)
         self._end = next_key(self._prefix)
-        self._mem: dict[bytes, bytes | None] = {}
+        # the running epoch's writes: (keys, values) pairs in write order; null values delete
+        self._mem_k: list[pa.Array] = []
+        self._mem_v: list[pa.Array] = []
+        self._mem_sorted = True  # _mem_k is empty or one sorted, unique array
+
+    # -- memtable ------------------------------------------------------------------------
+    def _mem_put(self, keys: pa.Array, values: pa.Array) -> None:
+        if len(keys):
+            self._mem_k.append(as_binary(keys))
+            self._mem_v.append(as_binary(values))
+            self._mem_sorted = False
+
+    def _mem_arrays(self) -> tuple[pa.Array, pa.Array]:
+        """The memtable as sorted unique keys and their values (null: deleted)."""
+        if not self._mem_k:
+            return pa.array([], pa.binary()), pa.array([], pa.binary())
+        if not self._mem_sorted:
+            k = pa.concat_arrays(self._mem_k) if len(self._mem_k) > 1 else self._mem_k[0]
+            v = pa.concat_arrays(self._mem_v) if len(self._mem_v) > 1 else self._mem_v[0]
+            k, v = sort_unique(k, v)
+            self._mem_k, self._mem_v, self._mem_sorted = [k], [v], True
+        return self._mem_k[0], self._mem_v[0]
+
+    def _mem_pairs(self, pk_prefix: bytes | None = None) -> tuple[pa.Array, pa.Array]:
+        """The memtable's (keys, values), only those whose pk starts with `pk_prefix`."""
+        keys, values = self._mem_arrays()
+        if pk_prefix is not None and len(keys):
+            head = pc.binary_slice(keys, TABLE_HEAD, TABLE_HEAD + len(pk_prefix))
+            keep = pc.equal(head, pa.scalar(pk_prefix, head.type))
+            keys, values = keys.filter(keep), values.filter(keep)
+        return keys, values
 
     # -- keys ----------------------------------------------------------------------------
     def _keys_from_pk(self, pk_cols: list, n: int) -> pa.Array:
@@ -67,14 +102,13 @@ class StateTable:
         batch = self._check(batch)
         if batch.num_rows == 0:
             return
-        keys = self._keys(batch).to_pylist()
-        self._mem.update(zip(keys, encode_rows_array(batch).to_pylist()))
+        self._mem_put(self._keys(batch), encode_rows_array(batch))
 
     def delete(self, batch: pa.RecordBatch) -> None:
         batch = self._check(batch)
         if batch.num_rows == 0:
             return
-        self._mem.update(dict.fromkeys(self._keys(batch).to_pylist()))
+        self._mem_put(self._keys(batch), pa.nulls(batch.num_rows, pa.binary()))
 
     def write_chunk(self, batch: pa.RecordBatch, ops: np.ndarray) -> None:
         batch = self._check(batch)
@@ -85,29 +119,33 @@ class StateTable:
         if len(ops) != n:
             raise ValueError("ops and batch lengths differ")
         is_insert = (ops == OP_INSERT) | (ops == OP_UPDATE_INSERT)
-        keys = self._keys(batch).to_pylist()
+        keys = self._keys(batch)
         if is_insert.all():
-            values = encode_rows_array(batch).to_pylist()
+            values = encode_rows_array(batch)
+        elif not is_insert.any():
+            values = pa.nulls(n, pa.binary())
         else:
-            enc = encode_rows_array(batch)
-            values = pc.if_else(pa.array(is_insert), enc, pa.scalar(None, enc.type)).to_pylist()
-        self._mem.update(zip(keys, values))
+            enc = as_binary(encode_rows_array(batch))
+            values = pc.if_else(pa.array(is_insert), enc, pa.scalar(None, enc.type))
+        self._mem_put(keys, values)
 
     def truncate_all(self) -> None:
         t = self.store.scan_table(self._prefix, self._end, MAX_EPOCH)
-        self._mem.update(dict.fromkeys(t["key"].to_pylist()))
-        for k in list(self._mem):
-            self._mem[k] = None
+        mem_keys, _ = self._mem_arrays()
+        keys = pa.concat_arrays([as_binary(t["key"]), mem_keys])
+        self._mem_k, self._mem_v, self._mem_sorted = [], [], True
+        self._mem_put(keys, pa.nulls(len(keys), pa.binary()))
 
     def commit(self, epoch: int) -> None:
-        if self._mem:
-            kvs = list(self._mem.items())
-            self.store.ingest_batch(kvs, epoch)
-        self._mem = {}
+        if self._mem_k:
+            keys = pa.concat_arrays(self._mem_k) if len(self._mem_k) > 1 else self._mem_k[0]
+            values = pa.concat_arrays(self._mem_v) if len(self._mem_v) > 1 else self._mem_v[0]
+            self.store.ingest_arrays(keys, values, epoch)  # sorts; the last write of a key wins
+        self._mem_k, self._mem_v, self._mem_sorted = [], [], True
 
     @property
     def has_pending_writes(self) -> bool:
-        return bool(self._mem)
+        return bool(self._mem_k)
 
     # -- reads ---------------------------------------------------------------------------
     def _decode(self, values) -> pa.RecordBatch:
@@ -128,23 +166,27 @@ class StateTable:
                 for c, i in zip(cols, self.pk_indices)]
         if n == 0:
             return self._decode([]), np.zeros(0, dtype=bool)
-        keys = self._keys_from_pk(cols, n)
-        if self._mem:
-            klist = keys.to_pylist()
-            mem = self._mem
-            in_mem = np.fromiter((k in mem for k in klist), dtype=bool, count=n)
-        else:
-            in_mem = None
-        if in_mem is None or not in_mem.any():
+        keys = as_binary(self._keys_from_pk(cols, n))
+        pos = None
+        if self._mem_k:
+            mem_keys, mem_values = self._mem_arrays()
+            pos = pc.index_in(keys, value_set=mem_keys)
+            if not pos.null_count < n:
+                pos = None
+        if pos is None:
             values = self.store.multi_get_array(keys, MAX_EPOCH)
         else:
+            in_mem = pos.is_valid().to_numpy(zero_copy_only=False)
             todo = np.flatnonzero(~in_mem)
-            got = self.store.multi_get_array(keys.take(pa.array(todo, pa.int64())), MAX_EPOCH).to_pylist() \
-                if len(todo) else []
-            merged: list[bytes | None] = [mem[k] if m else None for k, m in zip(klist, in_mem)]
-            for i, v in zip(todo.tolist(), got):
-                merged[i] = v
-            values = pa.array(merged, pa.binary())
+            from_mem = mem_values.take(pos)  # null where not in the memtable (or deleted there)
+            if len(todo):
+                got = as_binary(self.store.multi_get_array(keys.take(pa.array(todo, pa.int64())), MAX_EPOCH))
+                idx = np.zeros(n, dtype=np.int64)
+                idx[todo] = np.arange(len(todo))
+                from_store = got.take(pa.array(idx))
+                values = pc.if_else(pa.array(in_mem), from_mem, from_store)
+            else:
+                values = from_mem
         valid = values.is_valid()
         found = valid.to_numpy(zero_copy_only=False)
         rows = self._decode(values.filter(valid)) if values.null_count else self._decode(values)
@@ -179,9 +221,8 @@ class StateTable:
                 head = pc.binary_slice(keys, TABLE_HEAD, TABLE_HEAD + plen)
                 keep = pc.equal(head, pa.scalar(pk_prefix, head.type))
                 keys, values = keys.filter(keep), values.filter(keep)
-        if epoch is None and self._mem:
-            pairs = [(k, v) for k, v in self._mem.items() if k[TABLE_HEAD:TABLE_HEAD + len(pk_prefix)] == pk_prefix]
-            keys, values = self._overlay(keys, values, pairs)
+        if epoch is None and self._mem_k:
+            keys, values = self._overlay(keys, values, self._mem_pairs(pk_prefix))
         if len(values) > 1 and not all(j < m for j in self._dist_in_pk):
             # rows of several vnodes: order them by pk
             longest = pc.max(pc.binary_length(keys)).as_py()
@@ -193,12 +234,11 @@ class StateTable:
                                                    else values)])
 
     @staticmethod
-    def _overlay(keys, values, pairs):
-        """Merge memtable (key, value|None) pairs over sorted store rows, sorted by key."""
-        if not pairs:
+    def _overlay(keys, values, mem):
+        """Merge memtable (keys, values|null) over sorted store rows, sorted by key."""
+        mem_keys, mem_vals = mem
+        if not len(mem_keys):
             return keys, values
-        mem_keys = pa.array([k for k, _ in pairs], pa.binary())
-        mem_vals = pa.array([v for _, v in pairs], pa.binary())
         if len(keys):
             keep = pc.invert(pc.is_in(keys, value_set=mem_keys))
             keys, values = keys.filter(keep), values.filter(keep)
@@ -213,13 +253,13 @@ class StateTable:
         """Every row in pk order: at `epoch` (committed data only), or, by default, the
         latest state including this epoch's memtable."""
         read_epoch = MAX_EPOCH if epoch is None else epoch
-        if epoch is not None or not self._mem:
+        if epoch is not None or not self._mem_k:
             # stream: decode run by run, never holding the whole encoded table
             batches = [self._decode(r.values) for r in
                        self.store.iter_runs(self._prefix, self._end, read_epoch) if len(r)]
             return pa.Table.from_batches(batches or [self._decode([])])
         t = self.store.scan_table(self._prefix, self._end, read_epoch, include_tombstones=False)
-        keys, values = self._overlay(t["key"], t["value"], list(self._mem.items()))
+        keys, values = self._overlay(t["key"], t["value"], self._mem_pairs())
         if len(values) == 0:
             return pa.Table.from_batches([self._decode([])])
         return pa.Table.from_batches([self._decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
