@@ -48,6 +48,9 @@ def spark_session(master: str = DEFAULT_MASTER):
     """One SparkSession per master for the whole process (recovery reuses it)."""
     if master in _sessions:
         return _sessions[master]
+    # one Spark session per process (PySpark allows no classic and remote one side by side):
+    # another master's session stops first
+    stop_all()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_CONF_DIR", CONF_DIR)
