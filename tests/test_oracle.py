@@ -87,10 +87,10 @@ def mutate(rng: random.Random, next_id: list[int]) -> list[str]:
     return out
 
 
-def run_oracle(data_dir: str, seed: int, rounds: int, parallelism: int) -> None:
+def run_oracle(data_dir: str, seed: int, rounds: int, parallelism: int, engine: str = "embedded") -> None:
     rng = random.Random(seed)
     next_id = [0]
-    with rw_cli.connect(data_dir) as s:
+    with rw_cli.connect(data_dir, engine) as s:
         s.execute(f"set streaming_parallelism = {parallelism}")
         s.execute("create table t1 (k int, v int, s varchar); create table t2 (id int primary key, k int, w int)")
         for sql in mutate(rng, next_id):
@@ -108,7 +108,7 @@ def run_oracle(data_dir: str, seed: int, rounds: int, parallelism: int) -> None:
                 assert got == want, f"seed {seed}, round {rnd}: MV {name} differs from its query\n{q}"
             if rnd == rounds // 2:
                 s.close()
-                s.__init__(data_dir)  # a restart in the middle: state recovered from the store
+                s.__init__(data_dir, engine)  # a restart in the middle: state recovered from the store
                 s.execute(f"set streaming_parallelism = {parallelism}")
 
 
@@ -125,3 +125,10 @@ def test_oracle_random_seed(tmp_path, parallelism):
     seed = random.SystemRandom().randrange(1 << 30)
     print(f"oracle seed: {seed}")
     run_oracle(str(tmp_path / "d"), seed=seed, rounds=30, parallelism=parallelism)
+
+
+@pytest.mark.slow
+def test_oracle_on_spark(tmp_path):
+    """The same oracle with every partitioned fragment in Spark tasks (local[2], 2 actors)."""
+    run_oracle(str(tmp_path / "d"), seed=20261122, rounds=int(os.environ.get("RW_SPARK_ORACLE_ROUNDS", 12)),
+               parallelism=2, engine="spark")
