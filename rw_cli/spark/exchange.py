@@ -10,8 +10,8 @@ their SSTs are handed to the driver's store, committed with the epoch's version.
 """
 from __future__ import annotations
 
-import itertools
 import json
+import uuid
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +26,6 @@ from rw_cli.spark import worker
 from rw_cli.store.version import SstInfo
 
 SST_IDS_PER_ACTOR = 8
-_fragment_ids = itertools.count(1)
 
 
 class SparkExchange(Executor):
@@ -40,7 +39,7 @@ class SparkExchange(Executor):
         self.parallelism = parallelism
         self.dist_keys = dist_keys
         self.fresh = fresh
-        self.fragment = f"{runtime.store_url}#{id(runtime)}:{next(_fragment_ids)}"
+        self.fragment = f"{runtime.store_url}#{uuid.uuid4().hex}"
         self.owners = vnode_owners(parallelism)
         self.pending: list[tuple[int, int, StreamChunk]] = []  # (actor, side, chunk)
         self.last_committed: int | None = None  # the last epoch whose run has committed

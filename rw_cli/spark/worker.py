@@ -70,7 +70,8 @@ class _Cached:
     parallelism: int
 
 
-_ACTORS: dict[tuple[str, int], _Cached] = {}
+MAX_CACHED_ACTORS = 256
+_ACTORS: dict[tuple[str, int], _Cached] = {}  # insertion order: oldest first
 _STORES: dict[tuple[str, str | None], object] = {}
 _stats: dict[str, int] = {}
 
@@ -94,11 +95,15 @@ def _actor(task: EpochTask, actor_id: int, store):
     if cached is not None and task.expect_last is not None and cached.last_epoch == task.expect_last \
             and cached.parallelism == task.parallelism and not task.fresh:
         actor = cached.actor
+        _ACTORS[key] = _ACTORS.pop(key)  # most recently used last
         _stats["reused"] += 1
     else:
         _stats["built"] += 1
         vnodes = owned_vnodes(actor_id, task.parallelism) if task.partitioned else None
         actor = task.factory(store, vnodes, task.fresh)
+        _ACTORS.pop(key, None)
+        while len(_ACTORS) >= MAX_CACHED_ACTORS:  # dropped jobs' actors go first (oldest)
+            _ACTORS.pop(next(iter(_ACTORS)))
         _ACTORS[key] = cached = _Cached(actor, -1, task.parallelism)
     if task.clock_value is not None:
         value = task.clock_value
