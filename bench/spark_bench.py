@@ -50,7 +50,7 @@ def run(engine: str, events: int, epoch_rows: int, master: str, parallelism: int
         start = time.perf_counter()
         while not sources_idle(s):
             t = time.perf_counter()
-            rows += s.tick(epoch_rows)
+            rows += s.tick(max(1, epoch_rows // parallelism))  # per split
             s.barrier()
             latencies.append(time.perf_counter() - t)
         s.store.sync()
