@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
 
 _UNITS = {
     "microsecond": ("us", 1), "microseconds": ("us", 1), "us": ("us", 1), "usec": ("us", 1), "usecs": ("us", 1),
@@ -23,7 +23,7 @@ _UNITS = {
     "century": ("m", 1200), "centuries": ("m", 1200),
     "millennium": ("m", 12000), "millennia": ("m", 12000),
 }
-_TIME = re.compile(r"^([+-])?(\d+):(\d+)(?::(\d+(?:\.\d*)?))?$")
+_TIME = re.compile(r"^([+-])?(\d+):(\d*)(?::(\d+(?:\.\d*)?))?$")  # '1:' is an hour
 _ISO = re.compile(r"^P(?:(-?\d+(?:\.\d+)?)Y)?(?:(-?\d+(?:\.\d+)?)M)?(?:(-?\d+(?:\.\d+)?)W)?(?:(-?\d+(?:\.\d+)?)D)?"
                   r"(?:T(?:(-?\d+(?:\.\d+)?)H)?(?:(-?\d+(?:\.\d+)?)M)?(?:(-?\d+(?:\.\d+)?)S)?)?$", re.I)
 MAX_MICROS = 2**63 - 1
@@ -53,6 +53,8 @@ def parse_interval(text: str) -> tuple[int, int, int]:
     m = _ISO.match(s)
     if m and len(s) > 1:
         y, mo, w, d, h, mi, sec = (Decimal(g) if g else Decimal(0) for g in m.groups())
+        # RisingWave truncates ISO 8601 seconds to the microsecond
+        sec = sec.quantize(Decimal("0.000001"), rounding=ROUND_DOWN)
         return _spill(y * 12 + mo, w * 7 + d, h * 3_600_000_000 + mi * 60_000_000 + sec * 1_000_000)
     low = s.lower()
     ago = False
@@ -79,7 +81,7 @@ def parse_interval(text: str) -> tuple[int, int, int]:
                 raise IntervalError(f'invalid input syntax for type interval: "{text}"')
             seen_time = True
             sign = -1 if t.group(1) == "-" else 1
-            h, mi = int(t.group(2)), int(t.group(3))
+            h, mi = int(t.group(2)), int(t.group(3) or 0)
             sec = Decimal(t.group(4)) if t.group(4) else Decimal(0)
             micros += sign * (h * 3_600_000_000 + mi * 60_000_000 + sec * 1_000_000)
             i += 1

@@ -63,6 +63,7 @@ def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
 
 def _to_duckdb(tree: exp.Expression, schema: dict | None) -> str:
     tree = tree.copy()
+    _type_values_literals(tree)
     if schema is not None:
         try:
             tree = annotate_types(tree, schema=schema, dialect=RwDialect, expression_metadata=_METADATA)
@@ -71,6 +72,27 @@ def _to_duckdb(tree: exp.Expression, schema: dict | None) -> str:
         _type_series_columns(tree)
     tree = _transform_post(tree, _fix)
     return tree.sql(dialect="duckdb")
+
+
+def _type_values_literals(tree: exp.Expression) -> None:
+    """In `VALUES ('1 month'::interval, 1), ('3 days', 2)` the untyped string literals of a
+    column take the type the other rows give it, as in PostgreSQL (sqlglot would call the
+    column VARCHAR)."""
+    for values in tree.find_all(exp.Values):
+        rows = [r for r in values.expressions if isinstance(r, exp.Tuple)]
+        if len(rows) < 2 or len({len(r.expressions) for r in rows}) != 1:
+            continue
+        for i in range(len(rows[0].expressions)):
+            cells = [r.expressions[i] for r in rows]
+            types = {c.to.sql() for c in cells if isinstance(c, exp.Cast)}
+            if len(types) != 1:
+                continue
+            to = next(c.to for c in cells if isinstance(c, exp.Cast))
+            if to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT, exp.DataType.Type.CHAR):
+                continue
+            for c in cells:
+                if isinstance(c, exp.Literal) and c.is_string:
+                    c.replace(exp.Cast(this=c.copy(), to=to.copy()))
 
 
 def _type_series_columns(tree: exp.Expression) -> None:
