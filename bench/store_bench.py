@@ -5,7 +5,9 @@
 batch is one epoch, committed: SSTs uploaded and a version written), then 100,000 random
 point lookups are made as one batched call on each side, then one full scan. Prints rows/s
 per side and ends with `ingest ratio X`, `lookup ratio X`, `scan ratio X` (this store /
-rocksdict; above 1 means this store is faster).
+rocksdict; above 1 means this store is faster). The whole comparison runs --repeat times
+(default 3; each side in turn, fresh directories) and the medians are reported, so that a
+busy machine's hiccups do not decide a ratio.
 
     .venv/bin/python bench/store_bench.py [--rows N] [--cache-size 256MiB]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -117,20 +120,30 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=100_000)
     ap.add_argument("--lookups", type=int, default=100_000)
     ap.add_argument("--cache-size", default="256MiB")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="whole runs of both sides, alternating, in fresh directories; medians reported")
     args = ap.parse_args()
     n = args.rows
     kbuf, vbuf = make_data(n)
     lookup_idx = np.random.default_rng(11).integers(0, n, size=args.lookups)
-    root = tempfile.mkdtemp(prefix="store-bench-")
-    try:
-        h = bench_hummock(kbuf, vbuf, n, args.batch, lookup_idx, args.cache_size, os.path.join(root, "hummock"))
-        r = bench_rocksdb(kbuf, vbuf, n, args.batch, lookup_idx, os.path.join(root, "rocksdb"))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    hs, rs = [], []
+    for rep in range(max(1, args.repeat)):
+        root = tempfile.mkdtemp(prefix="store-bench-")
+        try:
+            hs.append(bench_hummock(kbuf, vbuf, n, args.batch, lookup_idx, args.cache_size, os.path.join(root, "hummock")))
+            rs.append(bench_rocksdb(kbuf, vbuf, n, args.batch, lookup_idx, os.path.join(root, "rocksdb")))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        h, r = hs[-1], rs[-1]
+        print(f"run {rep + 1}: ratios ingest {r['ingest'] / h['ingest']:.2f}, lookup {r['lookup'] / h['lookup']:.2f}, "
+              f"scan {r['scan'] / h['scan']:.2f}", flush=True)
+    med = statistics.median
+    h = {k: med([x[k] for x in hs]) for k in ("ingest", "compaction wait", "lookup", "scan")}
+    r = {k: med([x[k] for x in rs]) for k in ("ingest", "lookup", "scan")}
     print(f"{n:,} keys of {KEY_LEN} bytes, values of {VALUE_LEN} bytes, batches of {args.batch:,}, "
-          f"{args.lookups:,} lookups in one call, cache {args.cache_size}")
+          f"{args.lookups:,} lookups in one call, cache {args.cache_size}; median of {len(hs)} run(s)")
     print(f"hummock  ingest  {rate(n, h['ingest'])}   (then {h['compaction wait']:.3f} s until background "
-          f"compaction was done; levels {h['levels']})")
+          f"compaction was done; levels {hs[-1]['levels']})")
     print(f"rocksdb  ingest  {rate(n, r['ingest'])}")
     print(f"hummock  lookup  {rate(args.lookups, h['lookup'])}")
     print(f"rocksdb  lookup  {rate(args.lookups, r['lookup'])}")
