@@ -48,6 +48,8 @@ def handle(session, tree: exp.Create) -> Result:
                     pk_names.append(col_name)
                 elif isinstance(c.kind, exp.DefaultColumnConstraint):
                     columns[-1].default = c.kind.this.sql(dialect="postgres")
+                elif isinstance(c.kind, exp.ComputedColumnConstraint):
+                    columns[-1].generated = c.kind.this.sql(dialect="postgres")
                 elif isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null"):
                     columns[-1].not_null = True
         elif isinstance(item, exp.WatermarkColumnConstraint):
@@ -64,6 +66,7 @@ def handle(session, tree: exp.Create) -> Result:
     for p in pk_names:
         if p not in names:
             raise BindError(f'column "{p}" named in key does not exist')
+    _check_generated(columns)
     user_pk = bool(pk_names)
     if user_pk:
         pk = [names.index(p) for p in pk_names]
@@ -83,6 +86,34 @@ def handle(session, tree: exp.Create) -> Result:
                           append_only=append_only, on_conflict=on_conflict, watermark=watermark)
     add_table(session, rel)
     return Result("CREATE_TABLE")
+
+
+def _check_generated(columns: list[ColumnCatalog]) -> None:
+    """A generated column (`col type AS expr`) is computed from the other, ordinary columns."""
+    from rw_cli.handler.dml import generated_values
+
+    gen = [c for c in columns if c.generated]
+    if not gen:
+        return
+    for c in gen:
+        if c.default is not None:
+            raise BindError(f'both default and generation expression specified for column "{c.name}"')
+        refs = {col.name for col in exp.maybe_parse(c.generated, dialect="postgres").find_all(exp.Column)}
+        for r in refs:
+            other = next((o for o in columns if o.name == r), None)
+            if other is None:
+                raise BindError(f'column "{r}" does not exist')
+            if other.generated:
+                raise BindError(f'Generated column "{c.name}" cannot refer to generated column "{r}"')
+    import pyarrow as pa
+
+    empty = pa.schema([pa.field(c.name, c.type.arrow()) for c in columns if not c.generated]).empty_table()
+    from rw_cli.errors import ExecutionError
+
+    try:
+        generated_values(columns, empty)  # type errors now, not at the first INSERT
+    except ExecutionError as e:
+        raise BindError(e.message.split("\n")[0].split(". You might need")[0]) from None
 
 
 def add_table(session, rel: RelationCatalog) -> None:

@@ -56,11 +56,14 @@ def handle_insert(session, tree: exp.Insert) -> Result:
         for n in names:
             if not any(c.name == n and not c.hidden for c in rel.columns):
                 raise BindError(f'column "{n}" of relation "{rel.name}" does not exist')
+            if any(c.name == n and c.generated for c in rel.columns):
+                raise BindError(f'cannot insert a non-DEFAULT value into column "{n}"',
+                                hint=f'Column "{n}" is a generated column.')
         if len(set(names)) != len(names):
             raise BindError("column specified more than once")
         indices = [rel.column_index(n) for n in names]
     else:
-        indices = [i for i, c in enumerate(rel.columns) if not c.hidden]
+        indices = [i for i, c in enumerate(rel.columns) if not c.hidden and not c.generated]
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(exp.Subquery(this=source, alias=exp.TableAlias(this=exp.to_identifier("v"))))
@@ -109,7 +112,7 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
             full.append(_default_column(c, n))
         else:
             full.append(pa.nulls(n, c.type.arrow()))
-    table = pa.Table.from_arrays(full, names=[c.name for c in rel.columns])
+    table = with_generated(rel, pa.Table.from_arrays(full, names=[c.name for c in rel.columns]))
     for k, c in enumerate(rel.columns):
         if c.not_null and table.column(k).null_count:  # RisingWave accepts NULL in pk columns
             raise ExecutionError(f'null value in column "{c.name}" violates not-null constraint')
@@ -119,6 +122,30 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
         session.runtime.push(rel.id, StreamChunk.inserts(table))
         session.after_write()
     return n
+
+
+def generated_values(columns, data: pa.Table) -> dict[str, pa.Array]:
+    """The generated columns' values (`col type AS expr`) over rows of the other columns."""
+    from rw_cli.sql.dialect import parse_statement
+    from rw_cli.sql.transpile import sqlglot_type, to_duckdb
+
+    gen = [c for c in columns if c.generated]
+    if not gen:
+        return {}
+    names = [c.name for c in columns if not c.generated and c.name in data.column_names]
+    q = parse_statement("SELECT " + ", ".join(f"CAST(({c.generated}) AS {c.type.duckdb()})" for c in gen)
+                        + " FROM __gen")
+    schema = {"__gen": {n: sqlglot_type(next(c.type for c in columns if c.name == n)) for n in names}}
+    out = duck.query(to_duckdb(q, schema), {"__gen": data.select(names)})
+    return {c.name: out.column(i).combine_chunks().cast(c.type.arrow()) for i, c in enumerate(gen)}
+
+
+def with_generated(rel: RelationCatalog, table: pa.Table) -> pa.Table:
+    """`table` (every column of `rel`) with its generated columns computed."""
+    values = generated_values(rel.columns, table)
+    for name, col in values.items():
+        table = table.set_column(table.column_names.index(name), name, col)
+    return table
 
 
 def _default_column(c, n: int) -> pa.Array:
@@ -168,6 +195,9 @@ def handle_update(session, tree: exp.Update) -> Result:
         idx = rel.column_index(a.this.name)
         if rel.columns[idx].hidden:
             raise BindError(f'column "{a.this.name}" does not exist')
+        if rel.columns[idx].generated:
+            raise BindError(f'column "{a.this.name}" can only be updated to DEFAULT',
+                            hint=f'Column "{a.this.name}" is a generated column.')
         sets[idx] = a.expression
     extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra)
@@ -180,7 +210,7 @@ def handle_update(session, tree: exp.Update) -> Result:
     new_cols = list(old.columns)
     for (idx, _), col in zip(sets.items(), newvals):
         new_cols[idx] = col
-    new = pa.Table.from_arrays(new_cols, names=old.column_names)
+    new = with_generated(rel, pa.Table.from_arrays(new_cols, names=old.column_names))
     pk_changed = rel.user_pk and any(i in rel.pk for i in sets)
     if pk_changed:
         session.runtime.push(rel.id, StreamChunk(_positional(old, rel), np.full(n, DELETE, np.int8)))

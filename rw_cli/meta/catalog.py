@@ -33,6 +33,7 @@ class ColumnCatalog:
     hidden: bool = False
     default: str | None = None  # DEFAULT expression (PostgreSQL SQL), used when an INSERT omits it
     not_null: bool = False
+    generated: str | None = None  # `col type AS expr` (PostgreSQL SQL over the other columns)
 
 
 @dataclass
@@ -69,13 +70,14 @@ class RelationCatalog:
         # a shallow copy (dataclasses.asdict deep-copies: it costs ms on every checkpoint)
         d = {k: (list(v) if isinstance(v, list) else v) for k, v in vars(self).items()}
         d["columns"] = [{"name": c.name, "type": c.type.name, "scale": c.type.scale, "hidden": c.hidden,
-                         "default": c.default, "not_null": c.not_null} for c in self.columns]
+                         "default": c.default, "not_null": c.not_null,
+                         **({"generated": c.generated} if c.generated else {})} for c in self.columns]
         return d
 
     @staticmethod
     def from_json(d: dict) -> "RelationCatalog":
         cols = [ColumnCatalog(c["name"], type_from_name(c["type"], c.get("scale")), c["hidden"], c.get("default"),
-                              c.get("not_null", False)) for c in d["columns"]]
+                              c.get("not_null", False), c.get("generated")) for c in d["columns"]]
         return RelationCatalog(**{**d, "columns": cols})
 
 
