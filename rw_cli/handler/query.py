@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
-from rw_cli.meta.catalog import RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.batch import bind_query
 from rw_cli.sql.planner import output_name
@@ -108,7 +108,10 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
             else:
                 data = snapshot(session, rel, committed, progress)
             if not hidden:
-                data = data.select([c.name for c in rel.visible_columns])
+                keep = [c.name for c in rel.visible_columns]
+                if bound.row_id and ROW_ID in data.column_names:
+                    keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
+                data = data.select(keep)
             tables[reg] = data
     finally:
         if progress is not None:

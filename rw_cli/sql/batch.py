@@ -22,8 +22,8 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.errors import BindError, CatalogError
-from rw_cli.meta.catalog import VIEW, Catalog, RelationCatalog
-from rw_cli.sql.dialect import RwDialect
+from rw_cli.meta.catalog import ROW_ID, VIEW, Catalog, RelationCatalog
+from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
 from rw_cli.sql.transpile import sqlglot_type
 
 SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
@@ -37,6 +37,7 @@ class BoundQuery:
     system: dict[str, pa.Table] = field(default_factory=dict)            # registered name -> rows
     schema: dict = field(default_factory=dict)                           # for type annotation
     qualified: bool = True
+    row_id: bool = False  # the query names the hidden `_row_id` (its snapshots keep it)
 
 
 def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None) -> BoundQuery:
@@ -46,6 +47,7 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
     tree = _expand(tree, catalog)
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     bound = BoundQuery(tree)
+    bound.row_id = not hidden and any(c.name == ROW_ID for c in tree.find_all(exp.Column))
     rels: list[RelationCatalog] = []
     for t in list(tree.find_all(exp.Table)):
         if not isinstance(t.this, exp.Identifier):
@@ -77,6 +79,8 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         bound.relations[reg] = rel
         bound.schema[reg] = {c.name: sqlglot_type(c.type) for c in
                              (rel.columns if hidden else rel.visible_columns)}
+        if bound.row_id and any(c.name == ROW_ID and c.hidden for c in rel.columns):
+            bound.schema[reg][ROW_ID] = sqlglot_type(rel.columns[rel.column_index(ROW_ID)].type)
         _rename(t, reg)
     for sel in tree.find_all(exp.Select):
         _check_star_except(sel, bound)
@@ -330,7 +334,8 @@ def _interval_ratio(size: exp.Expression, slide: exp.Expression) -> int:
 
 def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
     try:
-        return qualify(tree.copy(), schema=bound.schema, dialect=RwDialect, quote_identifiers=False,
+        return qualify(tree.copy(), schema=bound.schema, dialect=RwRowIdDialect if bound.row_id else RwDialect,
+                       quote_identifiers=False,
                        identify=False, validate_qualify_columns=True)
     except OptimizeError as e:
         msg = str(e).split(". Line:")[0]

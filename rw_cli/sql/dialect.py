@@ -109,6 +109,14 @@ def _table_clauses(text: str) -> tuple[str, dict]:
     return text, flags
 
 
+class RwRowIdDialect(RwDialect):
+    """RwDialect for binding a query that names the hidden `_row_id` explicitly: it resolves
+    like a column, but `*` does not expand to it."""
+
+    PSEUDOCOLUMNS = {"_ROW_ID"}
+    EXCLUDES_PSEUDOCOLUMNS_FROM_STAR = True
+
+
 def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added)."""
     if sql.strip().rstrip(";").strip().lower() == "flush":

@@ -17,7 +17,7 @@ from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.engine.hash_agg import AggCall, agg_return_type
 from rw_cli.errors import BindError, CatalogError, NotSupported
-from rw_cli.meta.catalog import Catalog, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
@@ -72,8 +72,18 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
 
     tree = inline_ctes(_expand(tree.copy(), catalog))  # views, tumble/hop and CTEs become subqueries
     rels = check_relations(tree, catalog)
+    schema = schema_of(rels)
+    dialect = RwDialect
+    if any(c.name == ROW_ID for c in tree.find_all(exp.Column)):
+        # the hidden `_row_id` named explicitly: it resolves, but `*` does not expand to it
+        from rw_cli.sql.dialect import RwRowIdDialect
+
+        dialect = RwRowIdDialect
+        for r in rels:
+            if any(c.name == ROW_ID and c.hidden for c in r.columns):
+                schema[r.name][ROW_ID] = sqlglot_type(r.columns[r.column_index(ROW_ID)].type)
     try:
-        q = qualify(tree.copy(), schema=schema_of(rels), dialect=RwDialect, quote_identifiers=False,
+        q = qualify(tree.copy(), schema=schema, dialect=dialect, quote_identifiers=False,
                     identify=False)
     except OptimizeError as e:
         msg = str(e).split(". Line:")[0]
@@ -119,6 +129,26 @@ def _aggs(e: exp.Expression) -> list[exp.Expression]:
             continue  # the window function itself; aggregates in its arguments are group aggregates
         out.append(a.parent if isinstance(a.parent, exp.Filter) else a)
     return out
+
+
+def _filtered_agg(a: exp.Expression):
+    """(kind, argument) of `count/sum/avg/min/max(x) FILTER (WHERE p)` as the plain aggregate
+    of `CASE WHEN p THEN x END` (each ignores NULLs, so the two agree), or None."""
+    if not isinstance(a, exp.Filter) or not isinstance(a.expression, exp.Where):
+        return None
+    inner = a.this
+    kind = next((v for k, v in _AGGS.items() if type(inner) is k), None)
+    if kind is None or isinstance(inner.this, exp.Distinct) or inner.find(exp.Order) is not None:
+        return None
+    if inner.args.get("expressions"):
+        return None
+    arg = inner.this
+    if kind == "count" and (arg is None or isinstance(arg, exp.Star)):
+        arg = exp.Literal.number(1)
+    if arg is None:
+        return None
+    cond = a.expression.this.copy()
+    return kind, exp.Case(ifs=[exp.If(this=cond, true=arg.copy())])
 
 
 def _shift(e: exp.Expression, by: int) -> exp.Expression:
@@ -545,6 +575,10 @@ class StreamPlanner:
                 agg_sql.append(a.sql())
                 kind = next((v for k, v in _AGGS.items() if type(a) is k), None)
                 arg = a.this if isinstance(a, exp.AggFunc) else None
+                filtered = _filtered_agg(a)
+                if filtered is not None:  # agg(x) FILTER (WHERE p) = agg(CASE WHEN p THEN x END)
+                    kind, arg = filtered
+                    a = a.this
                 simple = (kind is not None and isinstance(a, exp.AggFunc) and not isinstance(arg, exp.Distinct)
                           and a.find(exp.Order) is None)
                 if not simple:
