@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlglot import exp
-from sqlglot.errors import OptimizeError
+from sqlglot.errors import ErrorLevel, OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.common.types import DataType
@@ -125,7 +125,12 @@ def _aggs(e: exp.Expression) -> list[exp.Expression]:
     out = []
     for a in e.find_all(exp.AggFunc):
         w = a.find_ancestor(exp.Window)
-        if w is not None and (w.this is a or (isinstance(w.this, exp.Filter) and w.this.this is a)):
+        inner = w.this if w is not None else None
+        while isinstance(inner, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)):
+            if inner.this is a:
+                break
+            inner = inner.this
+        if w is not None and (w.this is a or (inner is not None and inner.this is a)):
             continue  # the window function itself; aggregates in its arguments are group aggregates
         out.append(a.parent if isinstance(a.parent, exp.Filter) else a)
     return out
@@ -690,7 +695,9 @@ class StreamPlanner:
         cols = [f"_{i}" for i in range(width)] + [expr_to_duckdb(w, node.types) for w in windows]
         sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
         types = list(node.types) + self.expr_types(node, windows)
-        detail = "window_functions: [" + ", ".join(w.sql(dialect="postgres") for w in windows) + "]"
+        detail = "window_functions: [" + ", ".join(
+            w.sql() if w.find(exp.IgnoreNulls) else w.sql(dialect="postgres", unsupported_level=ErrorLevel.IGNORE)
+            for w in windows) + "]"
         out = StreamPartitionRecompute(types, list(node.stream_key), [node], name="StreamOverWindow",
                                        partition_keys=pkeys, sql=sql, detail=detail)
 
