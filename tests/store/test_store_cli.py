@@ -49,3 +49,22 @@ def test_s3_state_store_end_to_end(tmp_path, seaweedfs):
     r = rw("--state-store", "s3://missing-bucket/x", "--s3-endpoint", seaweedfs, "--data-dir", str(tmp_path / "c"),
            "-c", "select 1", env=env)
     assert r.returncode == 1 and "bucket 'missing-bucket' does not exist" in r.stderr
+
+
+def test_second_writer_on_a_shared_s3_store_is_refused(tmp_path, seaweedfs):
+    """Two data directories (so no data-directory lock between them) sharing one S3 state
+    store: the writer lease refuses the second at open, naming the holder."""
+    from rw_cli.session import Session
+
+    url = f"s3://rw-test/lease-{uuid.uuid4().hex}"
+    base = ["--state-store", url, "--s3-endpoint", seaweedfs]
+    holder = Session(str(tmp_path / "a"), state_store=url, s3_endpoint=seaweedfs)
+    try:
+        holder.execute("create table t (k int); insert into t values (1); flush")
+        r = rw(*base, "--data-dir", str(tmp_path / "b"), "-c", "select count(*) from t")
+        assert r.returncode == 1
+        assert f"in use by another writer: process {os.getpid()} on host" in r.stderr, r.stderr
+    finally:
+        holder.close()  # releases the lease
+    r = rw(*base, "--data-dir", str(tmp_path / "b"), "-c", "insert into t values (2); flush; select count(*) from t")
+    assert r.returncode == 0 and " 2" in r.stdout, r.stderr
