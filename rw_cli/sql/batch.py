@@ -122,22 +122,22 @@ def _check_star_except(sel: exp.Select, bound: BoundQuery) -> None:
         for it in items:
             if not isinstance(it, exp.Column):
                 raise BindError("Only support column name in except list")
-            names.append(it.name)
+            names.append((it.table, it.name))
         if len(set(names)) != len(names):
             raise BindError("Duplicate entry in except list")
-        columns: list[str] = []
+        columns: list[tuple[str, str]] = []  # (source alias, column)
         from_ = sel.args.get("from_") or sel.args.get("from")
         sources = ([from_.this] if from_ is not None else []) + [j.this for j in sel.args.get("joins") or []]
         for src in sources:
             alias = src.args.get("alias")
             if alias is not None and alias.columns:
-                columns += [c.name for c in alias.columns]
+                columns += [(src.alias_or_name, c.name) for c in alias.columns]
             elif isinstance(src, exp.Table) and src.name in bound.schema:
-                columns += list(bound.schema[src.name])
+                columns += [(src.alias_or_name, c) for c in bound.schema[src.name]]
             else:
                 return  # a source whose columns we do not know here: DuckDB checks
-        for n in names:
-            count = columns.count(n)
+        for table, n in names:
+            count = sum(1 for t, c in columns if c == n and (not table or t == table))
             if count == 0:
                 raise BindError(f"Item not found: Invalid column: {n}")
             if count > 1:
@@ -332,11 +332,21 @@ def _interval_ratio(size: exp.Expression, slide: exp.Expression) -> int:
 
 # -- qualification ------------------------------------------------------------------------------
 
+def quote_unsafe(tree: exp.Expression) -> exp.Expression:
+    """Quote identifiers that are not plain names (`?column?` of an MV expanded from `*`)."""
+    import re
+
+    for ident in tree.find_all(exp.Identifier):
+        if not ident.quoted and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", ident.name or "_"):
+            ident.set("quoted", True)
+    return tree
+
+
 def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
     try:
-        return qualify(tree.copy(), schema=bound.schema, dialect=RwRowIdDialect if bound.row_id else RwDialect,
-                       quote_identifiers=False,
-                       identify=False, validate_qualify_columns=True)
+        dialect = RwRowIdDialect if bound.row_id else RwDialect
+        return quote_unsafe(qualify(tree.copy(), schema=bound.schema, dialect=dialect, quote_identifiers=False,
+                                    identify=False, validate_qualify_columns=True))
     except OptimizeError as e:
         msg = str(e).split(". Line:")[0]
         if "could not be resolved" in msg and not _has_opaque_source(tree):

@@ -289,6 +289,9 @@ def output_name(e: exp.Expression) -> str:
         return e.name
     if isinstance(e, exp.Cast):
         return output_name(e.this) if isinstance(e.this, (exp.Column, exp.Func)) else e.to.sql(dialect="postgres").lower()
+    if isinstance(e, (exp.Window, exp.IgnoreNulls, exp.RespectNulls)) or \
+            (isinstance(e, exp.Filter) and isinstance(e.this, exp.AggFunc)):
+        return output_name(e.this)  # `lag(x) OVER (...)` is named `lag`
     if isinstance(e, exp.Func):
         return (e.sql_name() if hasattr(e, "sql_name") else type(e).__name__).lower()
     return "?column?"
