@@ -41,7 +41,15 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
             from rw_cli.handler import create_view
 
             return create_view.handle(session, tree, sql)
+        if kind == "FUNCTION":
+            from rw_cli.handler import create_function
+
+            return create_function.handle_create(session, tree)
         raise NotSupported(f"CREATE {kind}")
+    if isinstance(tree, exp.Drop) and (tree.args.get("kind") or "").upper() == "FUNCTION":
+        from rw_cli.handler import create_function
+
+        return create_function.handle_drop(session, tree)
     if isinstance(tree, exp.Drop):
         return drop.handle(session, tree)
     if isinstance(tree, exp.Insert):

@@ -108,6 +108,8 @@ class Catalog:
     relations: dict[int, RelationCatalog] = field(default_factory=dict)
     next_id: int = 1
     settings: dict[str, str] = field(default_factory=dict)
+    # SQL functions (CREATE FUNCTION ... LANGUAGE SQL): name -> {"args", "returns", "body"}
+    functions: dict[str, dict] = field(default_factory=dict)
 
     def alloc_id(self) -> int:
         i = self.next_id
@@ -145,6 +147,7 @@ class Catalog:
         return json.dumps({
             "relations": [r.to_json() for r in self.in_creation_order()],
             "next_id": self.next_id,
+            **({"functions": self.functions} if self.functions else {}),
         }).encode()
 
     @staticmethod
@@ -153,4 +156,4 @@ class Catalog:
             return Catalog()
         d = json.loads(data)
         rels = {r["id"]: RelationCatalog.from_json(r) for r in d["relations"]}
-        return Catalog(relations=rels, next_id=d["next_id"])
+        return Catalog(relations=rels, next_id=d["next_id"], functions=d.get("functions", {}))

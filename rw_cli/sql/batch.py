@@ -243,7 +243,9 @@ def _expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                     t.replace(_view_subquery(t, rel))
                     changed = True
         if not changed:
-            return tree
+            from rw_cli.sql.functions import inline_sql_functions
+
+            return inline_sql_functions(tree, getattr(catalog, "functions", None) or {})
     raise BindError("views nested too deeply (or recursive)")
 
 

@@ -641,3 +641,65 @@ def _date_trunc(node: exp.Expression) -> exp.Expression | None:
     if t == T.DATE:
         return exp.Cast(this=out, to=exp.DataType.build("TIMESTAMPTZ"))
     return out
+
+
+# -- SQL functions (CREATE FUNCTION ... LANGUAGE SQL) ------------------------------------------
+
+def function_body(record: dict) -> exp.Expression:
+    """The one expression a SQL function's body computes (`SELECT expr` or a bare `expr`)."""
+    from rw_cli.errors import NotSupported
+    from rw_cli.sql.dialect import RwDialect
+
+    import sqlglot
+
+    text = record["body"].strip().rstrip(";")
+    try:
+        tree = sqlglot.parse_one(text, read=RwDialect)
+    except sqlglot.errors.ParseError:
+        raise BindError(f"syntax error in the function body: {text}") from None
+    if isinstance(tree, exp.Select):
+        if len(tree.expressions) != 1 or any(tree.args.get(k) for k in ("from", "from_", "where", "group", "joins")):
+            raise NotSupported("SQL functions other than SELECT of one expression")
+        tree = tree.expressions[0].unalias()
+    return tree
+
+
+def inline_sql_functions(tree: exp.Expression, functions: dict[str, dict]) -> exp.Expression:
+    """Replace each call of a SQL function by its body, with the arguments (cast to the
+    parameter types) in place of the parameters, cast to the return type."""
+    if not functions:
+        return tree
+    from rw_cli.common.types import DataType
+
+    for _ in range(16):  # a function may call another
+        calls = [n for n in tree.find_all(exp.Anonymous) if n.name.lower() in functions]
+        if not calls:
+            return tree
+        for call in calls:
+            record = functions[call.name.lower()]
+            params = record["args"]
+            if len(call.expressions) != len(params):
+                raise BindError(f"function {call.name.lower()}({', '.join(t for _, t in params)}) "
+                                f"called with {len(call.expressions)} arguments")
+            args = [exp.Cast(this=a.copy(), to=exp.DataType.build(DataType.from_sql(t).duckdb(), dialect="duckdb"))
+                    for a, (_, t) in zip(call.expressions, params)]
+            names = {n.lower(): i for i, (n, _) in enumerate(params) if n}
+
+            def subst(n: exp.Expression):
+                if isinstance(n, exp.Column) and not n.table and n.name.lower() in names:
+                    return exp.paren(args[names[n.name.lower()]].copy())
+                if isinstance(n, exp.Parameter) and n.this is not None and str(n.this.name).isdigit():
+                    i = int(n.this.name) - 1
+                    if 0 <= i < len(args):
+                        return exp.paren(args[i].copy())
+                return n
+
+            body = function_body(record).transform(subst)
+            ret = DataType.from_sql(record["returns"])
+            out = exp.Cast(this=exp.paren(body), to=exp.DataType.build(ret.duckdb(), dialect="duckdb"))
+            if isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
+                out = exp.alias_(out, call.name.lower())  # the select item is named after the function
+            call.replace(out)
+        if tree.find(exp.Anonymous) is None:
+            return tree
+    raise BindError("SQL functions call each other too deeply")
