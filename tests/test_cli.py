@@ -101,15 +101,14 @@ def test_locked(monkeypatch):
     assert r.stderr == "ERROR:  data directory /d is locked by process 123\n"
 
 
-def test_spark_not_supported_yet(monkeypatch):
-    import types
-
-    fake_mod = types.ModuleType("rw_cli.session")
-    fake_mod.Session = FakeSession
-    monkeypatch.setitem(sys.modules, "rw_cli.session", fake_mod)
-    r = runner().invoke(cli.main, ["--engine", "spark", "-c", "select 1"])
-    assert r.exit_code == 1
-    assert r.stderr.startswith("ERROR:  not supported: engine spark\n")
+def test_spark_engine_refuses_a_local_store_with_a_cluster_master(tmp_path):
+    """Checked before Spark starts or the data directory is touched: exit 1, psql-style error."""
+    p = subprocess.run([sys.executable, "-m", "rw_cli.cli", "--data-dir", str(tmp_path / "d"), "--engine", "spark",
+                        "--spark-master", "spark://127.0.0.1:7077", "-c", "select 1"], capture_output=True, text=True)
+    assert p.returncode == 1
+    assert p.stderr.startswith("ERROR:  the Spark master spark://127.0.0.1:7077 needs a shared state store")
+    assert "HINT:  pass --state-store s3://" in p.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def test_usage_errors_exit_2(fake):

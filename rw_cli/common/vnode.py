@@ -147,6 +147,22 @@ def hash_binary_list(values: list[bytes]) -> np.ndarray:
     return hash_array(pa.array(values, type=pa.binary()))
 
 
+_DAY_NS = 86_400_000_000_000
+
+
+def hash_interval(arr: pa.Array) -> np.ndarray:
+    """Intervals equal in PostgreSQL ('24 hours' = '1 day' = '1 mon' / 30) hash equally:
+    hash the normalized (whole days, remaining nanoseconds), a month counting 30 days."""
+    raw = fixed_values_u8(arr, 16)
+    months = raw[:, 0:4].copy().view("<i4").reshape(-1).astype(np.int64)
+    days = raw[:, 4:8].copy().view("<i4").reshape(-1).astype(np.int64)
+    nanos = raw[:, 8:16].copy().view("<i8").reshape(-1)
+    total_days = months * 30 + days + nanos // _DAY_NS
+    rest = nanos % _DAY_NS
+    with np.errstate(over="ignore"):
+        return _mix64(_mix64(total_days.view(_U64)) * _GOLDEN + rest.view(_U64))
+
+
 def hash_array(arr) -> np.ndarray:
     """Stable 64-bit hash per row of one Arrow column. Equal values of integer types hash
     equally whatever their width; floats hash by their float64 value (-0.0 == 0.0, one NaN)."""
@@ -168,6 +184,8 @@ def hash_array(arr) -> np.ndarray:
         v = v.astype(np.float64) + 0.0  # -0.0 -> 0.0
         v[np.isnan(v)] = np.nan
         h = _mix64(v.view(_U64))
+    elif t == pa.month_day_nano_interval():
+        h = hash_interval(arr)
     elif pa.types.is_integer(t) or pa.types.is_temporal(t) and fixed_width(t) in (1, 2, 4, 8):
         w = fixed_width(t)
         signed = not pa.types.is_unsigned_integer(t)

@@ -73,7 +73,7 @@ def pk_order(rows: pa.Table, rel: RelationCatalog) -> pa.Table:
         return rows
     try:
         return rows.sort_by([(rel.columns[k].name, "ascending", "at_end") for k in rel.pk])
-    except pa.ArrowNotImplementedError:  # a pk type Arrow cannot sort: keep storage order
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # a pk type Arrow cannot sort: keep storage order
         return rows
 
 
