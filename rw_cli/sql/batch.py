@@ -84,6 +84,7 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         _rename(t, reg)
     for sel in tree.find_all(exp.Select):
         _check_star_except(sel, bound)
+        _check_using(sel, bound)
     bound.tree = _corresponding(_qualify(tree, bound))
     return bound
 
@@ -108,6 +109,35 @@ def _corresponding(tree: exp.Expression) -> exp.Expression:
         for arg in ("by_name", "on", "kind", "side"):
             q.set(arg, None)
     return tree
+
+
+def _source_columns(src: exp.Expression, bound: BoundQuery) -> list[str] | None:
+    alias = src.args.get("alias")
+    if alias is not None and alias.columns:
+        return [c.name for c in alias.columns]
+    if isinstance(src, exp.Table) and src.name in bound.schema:
+        return list(bound.schema[src.name])
+    return None
+
+
+def _check_using(sel: exp.Select, bound: BoundQuery) -> None:
+    """`JOIN ... USING (c)`: c must name one column of the left side, as in PostgreSQL."""
+    from_ = sel.args.get("from_") or sel.args.get("from")
+    joins = sel.args.get("joins") or []
+    if from_ is None or not any(j.args.get("using") for j in joins):
+        return
+    left = [_source_columns(from_.this, bound)]
+    merged: dict[str, int] = {}
+    for j in joins:
+        using = [u.name for u in j.args.get("using") or []]
+        if using and all(cols is not None for cols in left):
+            for name in using:
+                count = sum(cols.count(name) for cols in left) - merged.get(name, 0)
+                if count > 1:
+                    raise BindError(f'common column name "{name}" appears more than once in left table')
+        for name in using:
+            merged[name] = merged.get(name, 0) + 1
+        left.append(_source_columns(j.this, bound))
 
 
 def _check_star_except(sel: exp.Select, bound: BoundQuery) -> None:

@@ -333,6 +333,14 @@ def _type(node: exp.Expression):
     return t.this if t is not None else None
 
 
+def _time_interval(t: exp.Expression) -> exp.Expression:
+    """A time of day as the interval since midnight (`time - time` is an interval)."""
+    epoch = exp.Cast(this=exp.Literal.string("2000-01-01"), to=exp.DataType.build("TIMESTAMP"))
+    return exp.paren(exp.Sub(this=exp.Add(this=exp.Cast(this=exp.Literal.string("2000-01-01"),
+                                                         to=exp.DataType.build("DATE")), expression=t.copy()),
+                             expression=epoch))
+
+
 def _is_text_literal(node: exp.Expression) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
 
@@ -472,6 +480,15 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         if not (_is_text_literal(node.this) or t in _TEXT or t is None or t == T.UNKNOWN):
             raise BindError(f"collations are not supported by type {t.value.lower()}")
         return node.this
+    if isinstance(node, exp.Sub) and _type(node.this) == T.TIME and _type(node.expression) == T.TIME:
+        return exp.Sub(this=_time_interval(node.this), expression=_time_interval(node.expression))
+    if isinstance(node, (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)) and \
+            {_type(node.this), _type(node.expression)} == {T.TIME, T.INTERVAL}:
+        # time compared with an interval: the time as the interval since midnight
+        for side in ("this", "expression"):
+            if _type(node.args[side]) == T.TIME:
+                node.set(side, _time_interval(node.args[side]))
+        return node
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
         _unknown_literal_operand(node)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
