@@ -48,6 +48,13 @@ def handle(session, tree: exp.Create) -> Result:
                     pk_names.append(col_name)
                 elif isinstance(c.kind, exp.DefaultColumnConstraint):
                     columns[-1].default = c.kind.this.sql(dialect="postgres")
+                elif isinstance(c.kind, exp.CollateColumnConstraint):
+                    coll = c.kind.this
+                    coll_name = coll.name if isinstance(coll, (exp.Identifier, exp.Column, exp.Var)) else str(coll)
+                    if coll_name not in ("C", "POSIX"):
+                        raise BindError(f'collation "{coll_name}" for encoding "UTF8" does not exist')
+                    if columns[-1].type.name not in ("character varying", "text", "character"):
+                        raise BindError(f"collations are not supported by type {columns[-1].type.name}")
                 elif isinstance(c.kind, exp.ComputedColumnConstraint):
                     columns[-1].generated = c.kind.this.sql(dialect="postgres")
                 elif isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null"):

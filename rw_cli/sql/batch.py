@@ -357,6 +357,8 @@ def _interval_ratio(size: exp.Expression, slide: exp.Expression) -> int:
     a, b = duck.query(sql).to_pylist()[0].values()
     if not b or b <= 0:
         raise BindError("hop slide must be positive")
+    if not a or a <= 0:
+        raise BindError("hop size must be positive")
     if a % b:
         raise BindError("hop size must be a multiple of its slide")
     return int(a // b)

@@ -651,6 +651,10 @@ def _date_trunc(node: exp.Expression) -> exp.Expression | None:
         if isinstance(unit_expr, exp.Literal) and unit_expr.this == "week":
             raise BindError('interval units "week" not supported because months usually have fractional weeks')
         return _fn("date_trunc", unit_expr, this)
+    if t == T.TIME:  # the time of day on some day, truncated (units above a day give midnight)
+        day = exp.Cast(this=exp.Literal.string("2000-01-01"), to=exp.DataType.build("DATE"))
+        return exp.Cast(this=_fn("pg_date_trunc", unit_expr, exp.Add(this=day, expression=this)),
+                        to=exp.DataType.build("TIME"))
     if zone is not None:
         local = _fn("timezone", zone, this)
         return _fn("timezone", zone.copy(), _fn("pg_date_trunc", unit_expr, local))
