@@ -125,12 +125,10 @@ def _aggs(e: exp.Expression) -> list[exp.Expression]:
     out = []
     for a in e.find_all(exp.AggFunc):
         w = a.find_ancestor(exp.Window)
-        inner = w.this if w is not None else None
-        while isinstance(inner, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)):
-            if inner.this is a:
-                break
-            inner = inner.this
-        if w is not None and (w.this is a or (inner is not None and inner.this is a)):
+        call = w.this if w is not None else None
+        while isinstance(call, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)):
+            call = call.this  # `f(x) FILTER (...)`, `f(x IGNORE NULLS)`: the window function is f
+        if w is not None and call is a:
             continue  # the window function itself; aggregates in its arguments are group aggregates
         out.append(a.parent if isinstance(a.parent, exp.Filter) else a)
     return out
