@@ -7,6 +7,7 @@ where it is not (floats, intervals, bytea).
 from __future__ import annotations
 
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Callable
 
@@ -39,17 +40,17 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
     if name in ("character varying", "jsonb"):
         return pc.cast(col, pa.string()).to_pylist() if not pa.types.is_string(col.type) else col.to_pylist()
     if name == "date":
-        return pc.cast(col, pa.string()).to_pylist()
+        return _bc(pc.cast(col, pa.string()).to_pylist())
     if name == "time without time zone":
         return _chrono_fraction(pc.cast(col, pa.string())).to_pylist()
     if name == "timestamp without time zone":
-        return _chrono_fraction(pc.cast(_naive(col), pa.string())).to_pylist()
+        return _bc(_chrono_fraction(pc.cast(_naive(col), pa.string())).to_pylist())
     if name == "timestamp with time zone":
         tz = col.type.tz if pa.types.is_timestamp(col.type) else None
         if tz and tz not in ("UTC", "+00:00", "Etc/UTC"):
             return _format_tstz_in_zone(col, tz)
         text = _chrono_fraction(pc.cast(_naive(col), pa.string()))
-        return pc.binary_join_element_wise(text, "+00:00", "").to_pylist()
+        return _bc(pc.binary_join_element_wise(text, "+00:00", "").to_pylist())
     if name == "interval":
         return _per_value(col, format_interval)
     if name == "bytea":
@@ -57,6 +58,20 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
     if t.is_list or t.is_struct:
         return _format_nested(col, t)
     return _per_value(col, str)
+
+
+_ASTRONOMICAL_YEAR = re.compile(r"^(-?\d{4,})(.*)$")
+
+
+def _bc(texts: list[str | None]) -> list[str | None]:
+    """Years before 1 AD as PostgreSQL prints them: year 0 is `0001 ... BC`, -1 is `0002 BC`."""
+    if not any(t is not None and (t[:1] == "-" or t[:4] == "0000") for t in texts):
+        return texts
+    out = []
+    for t in texts:
+        m = _ASTRONOMICAL_YEAR.match(t) if t is not None and (t[:1] == "-" or t[:4] == "0000") else None
+        out.append(f"{1 - int(m.group(1)):04d}{m.group(2)} BC" if m else t)
+    return out
 
 
 def _format_tstz_in_zone(col: pa.Array, tz: str) -> list[str | None]:
