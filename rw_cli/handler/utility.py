@@ -39,6 +39,8 @@ def handle_set(session, tree: exp.Set) -> Result:
             text = "true" if value.this else "false"
         if name == "timezone":
             text = _check_time_zone(text)
+        if name == "implicit_flush":  # RisingWave's other name for it
+            name = "rw_implicit_flush"
         if name == "rw_implicit_flush" and text.lower() not in ("true", "false", "on", "off"):
             raise BindError(f'invalid value for parameter "rw_implicit_flush": "{text}"')
         session.settings[name] = text

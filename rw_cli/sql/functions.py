@@ -41,6 +41,7 @@ MACROS = [
     "CREATE OR REPLACE MACRO pg_lgamma(x) AS (CASE "
     "WHEN x IS NULL THEN NULL "
     "WHEN isnan(x) THEN x "
+    "WHEN isinf(x) THEN CAST('inf' AS DOUBLE) "
     "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
     "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
     "ELSE lgamma(x) END)",
