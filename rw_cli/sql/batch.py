@@ -313,6 +313,8 @@ def _time_window(t: exp.Table, fn: exp.Anonymous, catalog: Catalog) -> exp.Expre
     col = exp.column(args[1].name, table="__tw")
     size = args[2]
     offset = args[3] if kind == "tumble" and len(args) == 4 else (args[4] if kind == "hop" and len(args) == 5 else None)
+    if isinstance(offset, exp.Literal) and offset.is_string:  # '+6 HOURS': an interval
+        offset = exp.Cast(this=offset.copy(), to=exp.DataType.build("INTERVAL"))
     src_alias = src.copy()
     src_alias.set("alias", exp.TableAlias(this=exp.to_identifier("__tw")))
     origin = _origin(src, args[1].name, catalog, offset)
