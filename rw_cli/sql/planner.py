@@ -277,6 +277,18 @@ def corresponding(q: exp.Expression, left: list[str], right: list[str]) -> list[
     return [(left.index(n), right.index(n)) for n in names]
 
 
+def _at_most_one_row(q: exp.Expression) -> bool:
+    """A query that cannot return two rows: an aggregate without GROUP BY, LIMIT 1, no FROM."""
+    if not isinstance(q, exp.Select):
+        return False
+    if not (q.args.get("from") or q.args.get("from_")):
+        return True
+    limit = q.args.get("limit")
+    if limit is not None and _int_literal(limit.expression) in (0, 1):
+        return True
+    return not q.args.get("group") and bool(_aggs(q)) and all(e.find(exp.AggFunc) for e in q.expressions)
+
+
 def output_name(e: exp.Expression) -> str:
     """PostgreSQL's name for a select item: its alias, column name, or function name."""
     if isinstance(e, exp.Alias):
@@ -891,6 +903,8 @@ class StreamPlanner:
         def repl(n: exp.Expression):
             if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
                 return exp.column(f"_{self.lookup(n, scope)}")
+            if isinstance(n, exp.Subquery) and not _at_most_one_row(n.this):
+                raise BindError("Scalar subquery might produce more than one row")
             if isinstance(n, (exp.Subquery, exp.Exists)) or (isinstance(n, exp.In) and n.args.get("query")):
                 raise NotSupported("subqueries in expressions of a materialized view")
             return n
