@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rw_cli.common.types import BIGINT, DOUBLE, DataType
 from rw_cli.engine import duck
@@ -86,6 +87,9 @@ class HashAggExecutor(Executor):
         self.calls = calls
         self.result_table = result_table  # StateTable: group keys + _rc + state columns
         self.minput_tables = minput_tables  # call index -> StateTable(group keys, value | cnt)
+        for t in [result_table, *minput_tables.values()]:
+            if hasattr(t, "enable_cache"):
+                t.enable_cache()  # the groups' state stays in memory (bounded), as RisingWave's agg cache
         self.buffer: list[StreamChunk] = []
         self.input_schema = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(input_types)])
         self.state_cols: list[list[str]] = []
@@ -114,18 +118,27 @@ class HashAggExecutor(Executor):
     def _apply(self, buf: StreamChunk) -> list[StreamChunk]:
         data = buf.data.append_column("_sign", pa.array(buf.signs()))
         nk = len(self.group_keys)
+        minput = [i for i, call in enumerate(self.calls) if call.needs_minput and i in self.minput_tables]
         if data.num_rows == 0:
             if nk:
                 return []
             delta = self._empty_delta()
+        elif not minput and self._arrow_ok:
+            return self._apply_arrow(data)
+        elif not minput and self._fusable:
+            return self._apply_fused(data)
         else:
             delta = self._delta(data)
         old, found = self.result_table.get_rows(delta.slice(0, delta.num_rows).select(list(range(nk))))
         old = _rename(old, self._state_names())
-        merged = self._merge(delta, old, found)
-        for i, call in enumerate(self.calls):
-            if call.needs_minput and i in self.minput_tables:
-                merged = self._update_minput(i, call, data, merged)
+        if minput:
+            merged = self._merge(delta, old, found)
+            for i in minput:
+                merged = self._update_minput(i, self.calls[i], data, merged)
+            outputs = self._outputs(merged)
+        else:  # the new state and the old and new outputs in one query
+            merged = self._merge(delta, old, found, with_outputs=True)
+            outputs = self._split_outputs(merged)
         new_state = merged.select(self._state_names())
         alive = merged.column("_new_rc").to_numpy(zero_copy_only=False) > 0
         old_alive = found & (np.nan_to_num(merged.column("_old_rc").to_numpy(zero_copy_only=False).astype(float)) > 0)
@@ -133,7 +146,170 @@ class HashAggExecutor(Executor):
             alive = np.ones(merged.num_rows, dtype=bool)
             old_alive = found
         self._write_state(new_state, alive, nk == 0)
-        return self._emit(merged, old_alive, alive)
+        return self._emit(outputs, old_alive, alive)
+
+    @property
+    def _fusable(self) -> bool:
+        """Whether Arrow finds the same groups as DuckDB (no float, interval or nested keys),
+        so that the epoch's groups can be looked up before the one query that does it all."""
+        ok = getattr(self, "_fusable_cached", None)
+        if ok is None:
+            def plain(t: pa.DataType) -> bool:
+                return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+                        or pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_boolean(t)
+                        or pa.types.is_decimal(t) or pa.types.is_time(t))
+            ok = bool(self.group_keys) and all(plain(self.input_types[k].arrow()) for k in self.group_keys)
+            self._fusable_cached = ok
+        return ok
+
+    @property
+    def _arrow_ok(self) -> bool:
+        """Whether Arrow computes the epoch exactly as the DuckDB query would: integer counts
+        and sums (a sum of bigints in numeric), min/max of integers, decimals and times —
+        never floats, whose summation order and NaNs DuckDB treats its own way. avg's division
+        stays in DuckDB (see `_avg_outputs`)."""
+        ok = getattr(self, "_arrow_ok_cached", None)
+        if ok is None:
+            ok = self._fusable
+            for c in self.calls:
+                t = c.arg_type.arrow() if c.arg_type is not None else None
+                if c.kind in ("count_star", "count"):
+                    continue
+                if c.kind in ("sum", "avg"):
+                    acc = state_types(c)[0][1].arrow()
+                    ok = ok and pa.types.is_integer(t) and (pa.types.is_integer(acc) or pa.types.is_decimal(acc))
+                else:
+                    ok = ok and (pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_timestamp(t)
+                                 or pa.types.is_date(t))
+            self._arrow_ok_cached = ok
+        return ok
+
+    def _apply_arrow(self, data: pa.Table) -> list[StreamChunk]:
+        """The epoch without DuckDB: the delta per group by Arrow's hash aggregation, the
+        groups' state read, merged and turned into old and new outputs with Arrow kernels."""
+        nk = len(self.group_keys)
+        names = [f"_{k}" for k in self.group_keys]
+        sign = data.column("_sign").combine_chunks()
+        ins = pc.greater(sign, 0)
+        cols = {n: data.column(n) for n in names}
+        cols["__s"] = sign
+        aggs = [("__s", "sum")]
+        for i, c in enumerate(self.calls):
+            if c.kind == "count_star":
+                continue
+            a = data.column(f"_{c.arg}").combine_chunks()
+            cols[f"__nn{i}"] = pc.if_else(a.is_valid(), sign, 0)
+            aggs.append((f"__nn{i}", "sum"))
+            if c.kind in ("sum", "avg"):
+                acc = state_types(c)[0][1].arrow()
+                v = a.cast(acc)
+                cols[f"__p{i}"] = pc.if_else(ins, v, pa.scalar(None, acc))
+                cols[f"__m{i}"] = pc.if_else(ins, pa.scalar(None, acc), v)
+                aggs += [(f"__p{i}", "sum"), (f"__m{i}", "sum")]
+            elif c.kind in ("min", "max"):
+                cols[f"__v{i}"] = pc.if_else(ins, a, pa.scalar(None, a.type))
+                aggs.append((f"__v{i}", c.kind))
+        g = pa.table(cols).group_by(names, use_threads=False).aggregate(aggs)
+        key_cols = [g.column(n).cast(self.result_table.schema.field(j).type) for j, n in enumerate(names)]
+        old, found = self.result_table.get_rows(key_cols)
+        state = self._state_names()
+        old = _rename(old, state)
+
+        def zero(x):
+            return pc.fill_null(x, 0)
+        d_rc = g.column("__s_sum")
+        old_rc = pc.if_else(pa.array(found), old.column("_rc"), pa.scalar(None, pa.int64()))
+        new_rc = pc.add_checked(zero(old_rc), d_rc)
+        new_cols = list(key_cols) + [new_rc]
+        for i, c in enumerate(self.calls):
+            p = f"a{i}_"
+            if c.kind == "count_star":
+                new_cols.append(pc.add_checked(zero(old.column(p + "cnt")), d_rc))
+                continue
+            d_nn = g.column(f"__nn{i}_sum")
+            if c.kind == "count":
+                new_cols.append(pc.add_checked(zero(old.column(p + "cnt")), d_nn))
+                continue
+            nn = pc.add_checked(zero(old.column(p + "nn")), d_nn)
+            live = pc.greater(nn, 0)
+            if c.kind in ("sum", "avg"):
+                acc = state_types(c)[0][1].arrow()
+                total = _add(_add(zero(old.column(p + "sum").cast(acc)), zero(g.column(f"__p{i}_sum"))),
+                             zero(g.column(f"__m{i}_sum")), negate=True)
+                new_cols += [pc.if_else(live, total.cast(acc), pa.scalar(None, acc)), nn]
+            else:
+                fn = pc.min_element_wise if c.kind == "min" else pc.max_element_wise
+                t = old.column(p + "val").type
+                val = fn(old.column(p + "val"), g.column(f"__v{i}_{c.kind}").cast(t), skip_nulls=True)
+                new_cols += [pc.if_else(live, val, pa.scalar(None, t)), nn]
+        new = pa.Table.from_arrays(new_cols, names=state)
+        alive = new_rc.to_numpy(zero_copy_only=False) > 0
+        old_alive = np.nan_to_num(old_rc.to_numpy(zero_copy_only=False).astype(float)) > 0
+        self._write_state(new, alive, False)
+        old_out, new_out = self._arrow_outputs([old, new], key_cols)
+        same = np.ones(len(alive), dtype=bool)
+        for a, b in zip(old_out.columns, new_out.columns):
+            eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+            both_null = (a.is_null().to_numpy(zero_copy_only=False) & b.is_null().to_numpy(zero_copy_only=False))
+            same &= eq | both_null
+        return self._emit((old_out, new_out, same), old_alive, alive)
+
+    def _arrow_outputs(self, states: list[pa.Table], key_cols: list) -> list[pa.Table]:
+        """Each group's output row from its state columns, for each of `states` (Arrow; the
+        averages of all of them by one DuckDB query, as `_output_exprs` computes them)."""
+        nk = len(self.group_keys)
+        outs, avgs = [], []
+        for state in states:
+            cols = [k.cast(self.schema.field(j).type) for j, k in enumerate(key_cols)]
+            for i, c in enumerate(self.calls):
+                p = f"a{i}_"
+                rt = self.schema.field(nk + i).type
+                if c.kind in ("count", "count_star"):
+                    cols.append(pc.fill_null(state.column(p + "cnt"), 0).cast(rt))
+                elif c.kind == "sum":
+                    live = pc.fill_null(pc.greater(state.column(p + "nn"), 0), False)
+                    cols.append(pc.if_else(live, state.column(p + "sum").cast(rt), pa.scalar(None, rt)))
+                elif c.kind == "avg":
+                    avgs.append((len(outs), i))
+                    cols.append(None)
+                else:
+                    cols.append(state.column(p + "val").cast(rt))
+            outs.append(cols)
+        if avgs:
+            arrays, names, exprs = [], [], []
+            for j, (s, i) in enumerate(avgs):
+                arrays += [states[s].column(f"a{i}_sum"), states[s].column(f"a{i}_nn")]
+                names += [f"x{j}_sum", f"x{j}_nn"]
+                rt = self.calls[i].return_type.duckdb()
+                exprs.append(f"CASE WHEN x{j}_nn > 0 THEN CAST(x{j}_sum / x{j}_nn AS {rt}) END")
+            vals = duck.query(f"SELECT {', '.join(exprs)} FROM s", {"s": pa.Table.from_arrays(arrays, names=names)})
+            for j, (s, i) in enumerate(avgs):
+                outs[s][nk + i] = vals.column(j).cast(self.schema.field(nk + i).type)
+        return [pa.Table.from_arrays(cols, schema=self.schema) for cols in outs]
+
+    def _apply_fused(self, data: pa.Table) -> list[StreamChunk]:
+        """The epoch in one DuckDB query: the groups the epoch touches are found by Arrow and
+        their state read first; the query aggregates the delta, joins the old state, and
+        computes the new state and the old and new outputs."""
+        nk = len(self.group_keys)
+        names = [f"_{k}" for k in self.group_keys]
+        groups = data.select(names).group_by(names, use_threads=False).aggregate([]).select(names)
+        key_cols = [groups.column(j).cast(self.result_table.schema.field(j).type) for j in range(nk)]
+        old, found = self.result_table.get_rows(key_cols)
+        state = self._state_names()
+        old = _rename(old, state)
+        o = pa.Table.from_arrays(key_cols + [old.column(n) for n in state[nk:]] + [pa.array(found)],
+                                 names=[f"_g{j}" for j in range(nk)] + [f"o_{n}" for n in state[nk:]] + ["_found"])
+        on = " AND ".join(f"d._{j} IS NOT DISTINCT FROM o._g{j}" for j in range(nk))
+        ocols = ", ".join(f"o.o_{n}" for n in state[nk:])
+        m = (f"SELECT d.*, {ocols}, COALESCE(o._found, FALSE) AS _found "
+             f"FROM ({self._delta_sql()}) AS d LEFT JOIN o ON {on}")
+        sql = self._outputs_sql(self._merge_sql(state[nk:], f"({m})"), keep=True)
+        merged = duck.query(sql, {"buf": data, "o": o})
+        alive = merged.column("_new_rc").to_numpy(zero_copy_only=False) > 0
+        old_alive = np.nan_to_num(merged.column("_old_rc").to_numpy(zero_copy_only=False).astype(float)) > 0
+        self._write_state(merged.select(state), alive, False)
+        return self._emit(self._split_outputs(merged), old_alive, alive)
 
     def _state_names(self) -> list[str]:
         names = [f"_{i}" for i in range(len(self.group_keys))] + ["_rc"]
@@ -142,6 +318,14 @@ class HashAggExecutor(Executor):
         return names
 
     def _delta(self, data: pa.Table) -> pa.Table:
+        keys = [f"_{k}" for k in self.group_keys]
+        delta = duck.query(self._delta_sql(), {"buf": data})
+        key_types = [self.input_types[k].arrow() for k in self.group_keys]
+        cols = [delta.column(j).cast(key_types[j]) for j in range(len(keys))]
+        return pa.Table.from_arrays(cols + delta.columns[len(keys):], names=delta.column_names)
+
+    def _delta_sql(self) -> str:
+        """The epoch's change per group, over `buf` (the rows with their `_sign`)."""
         keys = [f"_{k}" for k in self.group_keys]
         sel = [f"{q(k)} AS _{j}" for j, k in enumerate(keys)] + ["CAST(SUM(_sign) AS BIGINT) AS d_rc"]
         for i, c in enumerate(self.calls):
@@ -160,10 +344,7 @@ class HashAggExecutor(Executor):
                 sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_nn")
                 sel.append(f"COUNT(CASE WHEN _sign < 0 AND {a} IS NOT NULL THEN 1 END) AS d{i}_del")
         group = f" GROUP BY {', '.join(keys)}" if keys else ""
-        delta = duck.query(f"SELECT {', '.join(sel)} FROM buf{group}", {"buf": data})
-        key_types = [self.input_types[k].arrow() for k in self.group_keys]
-        cols = [delta.column(j).cast(key_types[j]) for j in range(len(keys))]
-        return pa.Table.from_arrays(cols + delta.columns[len(keys):], names=delta.column_names)
+        return f"SELECT {', '.join(sel)} FROM buf{group}"
 
     def _empty_delta(self) -> pa.Table:
         """A zero change for the single group of a simple agg (so its first row is emitted)."""
@@ -177,13 +358,23 @@ class HashAggExecutor(Executor):
                 cols.append(pa.array([0], pa.int64()))
         return pa.Table.from_arrays(cols, names=names)
 
-    def _merge(self, delta: pa.Table, old: pa.Table, found: np.ndarray) -> pa.Table:
-        """New state per group = old state (zero where absent) + delta, in one DuckDB query."""
+    def _merge(self, delta: pa.Table, old: pa.Table, found: np.ndarray, with_outputs: bool = False) -> pa.Table:
+        """New state per group = old state (zero where absent) + delta, in one DuckDB query
+        (with_outputs: also each group's old and new output row, see `_outputs`)."""
         nk = len(self.group_keys)
         both = delta
         for name in old.column_names[nk:]:
             both = both.append_column(f"o_{name}", old.column(name))
         both = both.append_column("_found", pa.array(found))
+        sql = self._merge_sql(old.column_names[nk:], "m")
+        if with_outputs:
+            sql = self._outputs_sql(sql, keep=True)
+        return duck.query(sql, {"m": both})
+
+    def _merge_sql(self, old_names: list[str], source: str) -> str:
+        """The new state per group, over `source`: the delta's columns, the old state's as
+        `o_<name>` (NULL where absent) and `_found`."""
+        nk = len(self.group_keys)
         sel = [f"_{j}" for j in range(nk)]
         sel.append("CASE WHEN _found THEN o__rc END AS _old_rc")
         sel.append("COALESCE(o__rc, 0) + d_rc AS _new_rc")
@@ -202,8 +393,8 @@ class HashAggExecutor(Executor):
                 sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {fn}(o_{p}val, d{i}_val) END AS {p}val")
                 sel.append(f"COALESCE(o_{p}nn, 0) + d{i}_nn AS {p}nn")
                 sel.append(f"d{i}_del > 0 AS {p}recompute")
-        sel += [f"o_{name} AS {q('old_' + name)}" for name in old.column_names[nk:]]
-        return duck.query(f"SELECT {', '.join(sel)} FROM m", {"m": both})
+        sel += [f"o_{name} AS {q('old_' + name)}" for name in old_names]
+        return f"SELECT {', '.join(sel)} FROM {source}"
 
     def _update_minput(self, i: int, call: AggCall, data: pa.Table, merged: pa.Table) -> pa.Table:
         """Maintain (group, value) -> count and recompute extremes whose values were deleted."""
@@ -226,12 +417,30 @@ class HashAggExecutor(Executor):
             if (~live).any():
                 table.delete(to_schema(rows.filter(pa.array(~live)), table.schema))
         recompute = merged.column(f"a{i}_recompute").to_numpy(zero_copy_only=False).astype(bool)
+        if recompute.any():
+            # GREATEST/LEAST(old extreme, the epoch's inserted extreme) is still the extreme if
+            # that value is still in the input (nothing beyond it can be): only groups whose
+            # candidate was deleted need their materialized input read
+            idx = np.flatnonzero(recompute)
+            take = pa.array(idx)
+            cand = merged.column(f"a{i}_val").take(take)
+            keys = [merged.column(f"_{j}").take(take).cast(table.schema.field(j).type) for j in range(nk)]
+            rows, found = table.get_rows(keys + [cand.cast(table.schema.field(nk).type)])
+            cnt = np.nan_to_num(rows.column(nk + 1).to_numpy(zero_copy_only=False).astype(float))
+            recompute[idx[found & (cnt > 0)]] = False
         if not recompute.any():
             return merged
-        # Recompute the extreme of the touched groups from the materialized input.
-        all_rows = table.scan().rename_columns([f"_{j}" for j in range(nk)] + ["v", "c"])
+        # Recompute the extreme of the touched groups from the materialized input: the rows of
+        # each group (a key range of the table), or the whole table when many groups need it.
         groups = merged.select([f"_{j}" for j in range(nk)]).append_column("_pos", pa.array(np.arange(merged.num_rows)))
         groups = groups.filter(pa.array(recompute))
+        if nk and groups.num_rows <= 64:
+            parts = [table.scan_prefix([groups.column(j)[r].as_py() for j in range(nk)])
+                     for r in range(groups.num_rows)]
+            all_rows = pa.concat_tables(parts) if parts else table.schema.empty_table()
+        else:
+            all_rows = table.scan()
+        all_rows = all_rows.rename_columns([f"_{j}" for j in range(nk)] + ["v", "c"])
         fn = "MIN" if call.kind == "min" else "MAX"
         on = " AND ".join(f"g._{j} IS NOT DISTINCT FROM s._{j}" for j in range(nk)) or "TRUE"
         res = duck.query(
@@ -244,15 +453,12 @@ class HashAggExecutor(Executor):
         return merged.set_column(idx, f"a{i}_val", pa.array(vals, merged.schema.field(idx).type))
 
     def _write_state(self, state: pa.Table, alive: np.ndarray, simple: bool) -> None:
-        keep = state.filter(pa.array(alive))
-        drop = state.filter(pa.array(~alive))
-        if keep.num_rows:
-            self.result_table.insert(to_schema(keep, self.result_table.schema))
-        if drop.num_rows:
-            self.result_table.delete(to_schema(drop, self.result_table.schema))
+        if state.num_rows:
+            self.result_table.write_chunk(to_schema(state, self.result_table.schema),
+                                          np.where(alive, INSERT, DELETE).astype(np.int8))
 
-    def _emit(self, merged: pa.Table, old_alive: np.ndarray, alive: np.ndarray) -> list[StreamChunk]:
-        old_out, new_out, same = self._outputs(merged)
+    def _emit(self, outputs, old_alive: np.ndarray, alive: np.ndarray) -> list[StreamChunk]:
+        old_out, new_out, same = outputs
         changed = ~same | (old_alive != alive)
         both = old_alive & alive & changed
         ins = alive & ~old_alive
@@ -285,20 +491,36 @@ class HashAggExecutor(Executor):
                 sel.append(f"{q(p + 'val')}")
         return sel
 
-    def _outputs(self, merged: pa.Table) -> tuple[pa.Table, pa.Table, np.ndarray]:
-        """(old output rows, new output rows, whether each group's output is unchanged), in
-        one DuckDB query."""
+    def _outputs_sql(self, source: str, keep: bool = False) -> str:
         old, new = self._output_exprs("old_"), self._output_exprs("")
         n = len(new)
         same = " AND ".join(f"o{j} IS NOT DISTINCT FROM n{j}" for j in range(n)) or "TRUE"
-        sql = (f"SELECT *, {same} AS __same FROM (SELECT {', '.join(f'{e} AS o{j}' for j, e in enumerate(old))}, "
-               f"{', '.join(f'{e} AS n{j}' for j, e in enumerate(new))} FROM m)")
-        out = duck.query(sql, {"m": merged})
+        star = "*, " if keep else ""
+        return (f"SELECT *, {same} AS __same FROM (SELECT {star}{', '.join(f'{e} AS o{j}' for j, e in enumerate(old))}, "
+                f"{', '.join(f'{e} AS n{j}' for j, e in enumerate(new))} FROM ({source}))")
+
+    def _outputs(self, merged: pa.Table) -> tuple[pa.Table, pa.Table, np.ndarray]:
+        """(old output rows, new output rows, whether each group's output is unchanged), in
+        one DuckDB query."""
+        return self._split_outputs(duck.query(self._outputs_sql("SELECT * FROM m"), {"m": merged}))
+
+    def _split_outputs(self, out: pa.Table) -> tuple[pa.Table, pa.Table, np.ndarray]:
+        n = len(self.schema)
 
         def part(prefix: str) -> pa.Table:
             return pa.Table.from_arrays([out.column(f"{prefix}{j}").cast(self.schema.field(j).type) for j in range(n)],
                                         schema=self.schema)
         return part("o"), part("n"), out.column("__same").to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _add(a, b, negate: bool = False):
+    """a + b (or a - b), checked; decimals through decimal256 (Arrow widens their precision)."""
+    fn = pc.subtract_checked if negate else pc.add_checked
+    t = a.type
+    if pa.types.is_decimal(t):
+        wide = pa.decimal256(t.precision, t.scale)
+        return fn(a.cast(wide), b.cast(wide)).cast(pa.decimal256(76, t.scale)).cast(t)
+    return fn(a, b)
 
 
 def _rename(t: pa.RecordBatch | pa.Table, names: list[str]) -> pa.Table:

@@ -87,6 +87,13 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         if not parts:
             return []
         cols = ", ".join(f"_{i}" for i in range(sum(self.widths)))
+        if all(d.is_insert().all() for d in deltas):
+            # inserts only: every joined pair is new and counts once, nothing cancels out
+            out = duck.query(f"SELECT {cols} FROM ({' UNION ALL '.join(parts)})", tables)
+            if out.num_rows == 0:
+                return []
+            rows = out.rename_columns(self.schema.names).cast(self.schema)
+            return [StreamChunk(rows, np.full(out.num_rows, INSERT, dtype=np.int8))]
         out = duck.query(f"SELECT {cols}, CAST(SUM(__s) AS BIGINT) AS __n FROM ({' UNION ALL '.join(parts)}) "
                          f"GROUP BY ALL HAVING SUM(__s) <> 0", tables)
         return _signed_rows(out, self.schema)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
 from rw_cli.common.vnode import compute_vnodes, hash_columns
@@ -56,8 +57,8 @@ class PartitionRecomputeExecutor(Executor):
         # (a recovered job's output is already materialized).
         self.fresh = fresh
         self.buffers: list[list[StreamChunk]] = [[] for _ in input_types]
-        self.cache: list[pa.Table | None] = [None] * len(input_types)
-        self.hashes: list[np.ndarray | None] = [None] * len(input_types)
+        self.cache: list[_Rows | None] = [None] * len(input_types)
+        self._unwritten = False  # a pruned top-N's delta is written once its output is known
         self.schemas = [pa.schema([pa.field(f"_{self.offsets[s] + i}", t.arrow()) for i, t in enumerate(ts)])
                         for s, ts in enumerate(input_types)]
 
@@ -81,18 +82,20 @@ class PartitionRecomputeExecutor(Executor):
         return out
 
     # -- state ------------------------------------------------------------------------------
-    # A partitioned input's cached rows are kept sorted by the 64-bit hash of their partition
-    # key (`self.hashes`), so the rows of the touched partitions are found by binary search and
-    # the cache is rebuilt by merging, both vectorized. Hash collisions only add rows of
-    # another partition to both sides of the diff, where they cancel out.
-    def _rows(self, side: int) -> pa.Table:
+    # A partitioned input's cached rows are kept in runs sorted by the 64-bit hash of their
+    # partition key (`_Rows`), so the rows of the touched partitions are found by binary search
+    # and an epoch's rows are added without touching the older ones. Hash collisions only add
+    # rows of another partition to both sides of the diff, where they cancel out.
+    def _rows(self, side: int) -> "_Rows":
         if self.cache[side] is None:
             rows = self.tables[side].scan()
             rows = pa.Table.from_arrays(rows.columns, schema=self.schemas[side])
             if self.vnodes is not None and rows.num_rows:
                 vn = compute_vnodes([rows.column(k) for k in self.partition_keys[side]], num_rows=rows.num_rows)
                 rows = rows.filter(pa.array(self.vnodes[vn]))
-            self._set_cache(side, rows, self._hash(side, rows))
+            cache = _Rows(self.schemas[side], bool(self.partition_keys[side]))
+            cache.add(rows, self._hash(side, rows), level=99)  # the recovered rows: not merged again
+            self.cache[side] = cache
         return self.cache[side]
 
     def _hash(self, side: int, rows: pa.Table) -> np.ndarray | None:
@@ -101,12 +104,6 @@ class PartitionRecomputeExecutor(Executor):
         if rows.num_rows == 0:
             return np.zeros(0, dtype=np.uint64)
         return hash_columns([rows.column(k) for k in self.partition_keys[side]])
-
-    def _set_cache(self, side: int, rows: pa.Table, hashes: np.ndarray | None) -> None:
-        if hashes is not None and len(hashes) > 1:
-            order = np.argsort(hashes, kind="stable")
-            rows, hashes = rows.take(pa.array(order)), hashes[order]
-        self.cache[side], self.hashes[side] = rows, hashes
 
     def _names(self, side: int) -> list[str]:
         return self.schemas[side].names
@@ -125,27 +122,46 @@ class PartitionRecomputeExecutor(Executor):
         return self._diff(olds, news)
 
     def _recompute_pruned(self, delta: StreamChunk, touched) -> list[StreamChunk]:
-        old, rest, rest_hashes = self._split(0, touched)
-        new = _apply(old, delta, [self._names(0)[k] for k in self.input_keys[0]])
-        out = self._diff([old], [new])
-        after = duck.query(self.sql, {"in0": new})
+        """Top-N over an append-only input: the input rows kept are those in the output."""
+        cache = self.cache[0]
+        old = cache.take(touched, remove=True)
         names = self._names(0)
         key = [names[k] for k in self.input_keys[0]]
-        on = " AND ".join(f"n.{k} IS NOT DISTINCT FROM a.{k}" for k in key) or "TRUE"
-        cols = ", ".join(f"n.{c}" for c in names)
-        kept = duck.query(f"SELECT {cols}, EXISTS (SELECT 1 FROM a WHERE {on}) AS __keep FROM n",
-                          {"n": new, "a": after.select(list(range(len(names)))).rename_columns(names)})
-        keep = kept.column("__keep").to_numpy(zero_copy_only=False).astype(bool)
-        kept = kept.drop_columns(["__keep"]).cast(new.schema)
-        dropped = kept.filter(pa.array(~keep))
-        if dropped.num_rows:
+        new = _apply(old, delta, key)
+        out, after = self._diff([old], [new], with_after=True)
+        width = len(names)
+        if after.num_columns >= width and after.num_rows <= new.num_rows:
+            kept = pa.Table.from_arrays([after.column(i).cast(new.schema.field(i).type) for i in range(width)],
+                                        schema=new.schema)
+            # the new rows whose stream key is not among the kept ones' (by hash: a collision
+            # only leaves a row in the state, where it is harmless, never drops one)
+            kh = hash_columns([kept.column(k) for k in self.input_keys[0]]) if kept.num_rows else \
+                np.zeros(0, dtype=np.uint64)
+            nh = hash_columns([new.column(k) for k in self.input_keys[0]]) if new.num_rows else \
+                np.zeros(0, dtype=np.uint64)
+            keep = np.isin(nh, kh)
+        else:
+            on = " AND ".join(f"n.{k} IS NOT DISTINCT FROM a.{k}" for k in key) or "TRUE"
+            cols = ", ".join(f"n.{c}" for c in names)
+            flags = duck.query(f"SELECT EXISTS (SELECT 1 FROM a WHERE {on}) AS __keep FROM n",
+                               {"n": new, "a": after.select(list(range(width))).rename_columns(names)})
+            keep = flags.column("__keep").to_numpy(zero_copy_only=False).astype(bool)
+            kept = new.filter(pa.array(keep))
+        if self._unwritten:
+            # the delta was not written: delete the old rows that left the output, insert the
+            # new rows that entered it (`new` is the old rows followed by the delta's)
+            n_old = old.num_rows
+            gone = ~keep[:n_old]
+            came = keep[n_old:]
+            rows = pa.concat_tables([old.filter(pa.array(gone)), new.slice(n_old).filter(pa.array(came))])
+            if rows.num_rows:
+                ops = np.concatenate([np.full(int(gone.sum()), DELETE), np.full(int(came.sum()), INSERT)])
+                self.tables[0].write_chunk(to_schema(rows, self.tables[0].schema), ops.astype(np.int8))
+        elif not keep.all():
+            dropped = new.filter(pa.array(~keep))
             self.tables[0].write_chunk(to_schema(dropped, self.tables[0].schema),
                                        np.full(dropped.num_rows, DELETE, dtype=np.int8))
-        kept = kept.filter(pa.array(keep))
-        if rest is None:
-            self._set_cache(0, kept, self._hash(0, kept))
-        else:
-            self._set_cache(0, pa.concat_tables([rest, kept]), np.concatenate([rest_hashes, self._hash(0, kept)]))
+        cache.add(kept, self._hash(0, kept))
         return out
 
     def _take_deltas(self) -> list[StreamChunk]:
@@ -153,33 +169,30 @@ class PartitionRecomputeExecutor(Executor):
         for side in range(len(self.input_types)):
             self._rows(side)  # load the state as of before this epoch's writes
         deltas = []
+        self._unwritten = False
         for side in range(len(self.input_types)):
             chunks, self.buffers[side] = self.buffers[side], []
             delta = concat_chunks([StreamChunk(c.data.rename_columns(self._names(side)), c.ops) for c in chunks],
                                   self.schemas[side])
             deltas.append(delta)
-            if len(delta):
+            if self.prune and len(self.input_types) == 1 and delta.is_insert().all():
+                self._unwritten = True  # only the rows that enter the output will be written
+            elif len(delta):
                 self.tables[side].write_chunk(to_schema(delta.data, self.tables[side].schema), delta.ops)
         return deltas
 
     def _update_cache(self, side: int, delta: StreamChunk, touched) -> tuple[pa.Table, pa.Table]:
         """Apply an input's delta to its cache; returns the touched partitions' rows before and
         after (everything when unpartitioned)."""
-        old, rest, rest_hashes = self._split(side, touched)
+        cache = self.cache[side]
+        old = cache.take(touched, remove=True)
         new = _apply(old, delta, [self._names(side)[k] for k in self.input_keys[side]])
-        if rest is None:
-            self._set_cache(side, new, self._hash(side, new))
-        else:
-            merged = pa.concat_tables([rest, new.cast(rest.schema)])
-            self._set_cache(side, merged, np.concatenate([rest_hashes, self._hash(side, new)]))
+        cache.add(new, self._hash(side, new))
         return old, new
 
     def _append(self, side: int, delta: StreamChunk) -> None:
         """An insert-only delta: its rows join the cache without looking at the old ones."""
-        rows = delta.data.cast(self.cache[side].schema)
-        hashes = self._hash(side, rows)
-        merged = pa.concat_tables([self.cache[side], rows])
-        self._set_cache(side, merged, None if hashes is None else np.concatenate([self.hashes[side], hashes]))
+        self.cache[side].add(delta.data, self._hash(side, delta.data))
 
     def _touched(self, deltas: list[StreamChunk]) -> np.ndarray | None:
         """Hashes of the partition keys changed in this epoch (None: one partition, everything)."""
@@ -190,29 +203,11 @@ class PartitionRecomputeExecutor(Executor):
 
     def _matching(self, side: int, hashes: np.ndarray) -> pa.Table:
         """The cached rows of `side` whose partition-key hash is among `hashes`."""
-        return self._split(side, hashes)[0]
+        return self.cache[side].take(hashes)
 
-    def _split(self, side: int, touched: np.ndarray | None):
-        """(rows of the touched partitions, all other rows, their hashes)."""
-        rows = self.cache[side]
-        if touched is None:
-            return rows, None, None
-        hashes = self.hashes[side]
-        touched = np.unique(touched)
-        lo = np.searchsorted(hashes, touched, side="left")
-        hi = np.searchsorted(hashes, touched, side="right")
-        lengths = hi - lo
-        total = int(lengths.sum())
-        if total == 0:
-            return rows.schema.empty_table(), rows, hashes
-        starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        idx = starts + np.arange(total)
-        keep = np.ones(rows.num_rows, dtype=bool)
-        keep[idx] = False
-        return rows.take(pa.array(idx)), rows.filter(pa.array(keep)), hashes[keep]
-
-    def _diff(self, olds: list[pa.Table], news: list[pa.Table]) -> list[StreamChunk]:
-        """f(before) and f(after), and their difference, in one DuckDB query."""
+    def _diff(self, olds: list[pa.Table], news: list[pa.Table], with_after: bool = False):
+        """f(before) and f(after), and their difference, in one DuckDB query (with_after: also
+        f(after) itself, returned second)."""
         tables: dict[str, pa.Table] = {}
         def scope(prefix: str, rows: list[pa.Table]) -> str:
             ctes = []
@@ -226,21 +221,32 @@ class PartitionRecomputeExecutor(Executor):
             return f"WITH {', '.join(ctes)} {sql}"
         names = ", ".join(self.schema.names)
         after = f"SELECT * FROM ({scope('new', news)}) AS a({names})"
+        # __k: 0 a row to delete, 1 a row to insert, 2 a row of f(after)
         if self.fresh:
-            sql = f"SELECT *, TRUE AS __ins FROM ({after})"
+            sql = f"WITH a AS ({after}) SELECT *, 1 AS __k FROM a"
+            if with_after:
+                sql += " UNION ALL SELECT *, 2 AS __k FROM a"
         else:
             before = f"SELECT * FROM ({scope('old', olds)}) AS b({names})"
             sql = (f"WITH b AS ({before}), a AS ({after}) "
-                   f"SELECT *, FALSE AS __ins FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) "
-                   f"UNION ALL SELECT *, TRUE AS __ins FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b)")
+                   f"SELECT *, 0 AS __k FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) "
+                   f"UNION ALL SELECT *, 1 AS __k FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b)")
+            if with_after:
+                sql += " UNION ALL SELECT *, 2 AS __k FROM a"
         out = duck.query(sql, tables)
-        if out.num_rows == 0:
-            return []
-        ins = out.column("__ins").to_numpy(zero_copy_only=False).astype(bool)
-        order = np.argsort(ins, kind="stable")  # deletes first, then inserts
-        data = out.drop_columns(["__ins"]).take(pa.array(order)).cast(self.schema)
-        ops = np.where(ins[order], INSERT, DELETE).astype(np.int8)
-        return [StreamChunk(data, ops)]
+        k = out.column("__k").to_numpy(zero_copy_only=False)
+        out = out.drop_columns(["__k"])
+        after_rows = None
+        if with_after:
+            after_rows = out.filter(pa.array(k == 2))
+            out, k = out.filter(pa.array(k != 2)), k[k != 2]
+        chunks: list[StreamChunk] = []
+        if out.num_rows:
+            order = np.argsort(k, kind="stable")  # deletes first, then inserts
+            data = out.take(pa.array(order)).cast(self.schema)
+            ops = np.where(k[order] == 1, INSERT, DELETE).astype(np.int8)
+            chunks = [StreamChunk(data, ops)]
+        return (chunks, after_rows) if with_after else chunks
 
 
 def _epoch_time(epoch: int) -> str:
@@ -253,10 +259,41 @@ def _epoch_time(epoch: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00")
 
 
+def _exact_key(t: pa.DataType) -> bool:
+    """Types whose encoding is equal exactly when the values are not distinct."""
+    return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_boolean(t)
+            or pa.types.is_time(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t))
+
+
 def _apply(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:
     """Rows after applying a chunk, rows being unique by `key`: the last op per key wins."""
     if len(delta) == 0:
         return rows
+    if delta.is_insert().all():
+        # inserts only: a stream never inserts a key that is present (without deleting it first)
+        data = delta.data.rename_columns(rows.column_names).cast(rows.schema)
+        return data if rows.num_rows == 0 else pa.concat_tables([rows, data])
+    names = rows.column_names
+    idx = [names.index(k) for k in key]
+    if idx and all(_exact_key(rows.schema.field(i).type) for i in idx):
+        # keys compared by their memcomparable encoding (exact); the last op per key wins
+        from rw_cli.store.keys import encode_pk_array
+
+        data = delta.data.rename_columns(names).cast(rows.schema)
+        dk = encode_pk_array([data.column(i) for i in idx], num_rows=data.num_rows)
+        pos = pa.table({"k": dk, "p": pa.array(np.arange(data.num_rows))})
+        last = pos.group_by("k", use_threads=False).aggregate([("p", "max")]).column("p_max").to_numpy()
+        last = np.sort(last[delta.is_insert()[last]])
+        if rows.num_rows:
+            rk = encode_pk_array([rows.column(i) for i in idx], num_rows=rows.num_rows)
+            rows = rows.filter(pc.invert(pc.is_in(rk, value_set=dk)))
+        return pa.concat_tables([rows, data.take(pa.array(last, pa.int64()))])
+    return _apply_sql(rows, delta, key)
+
+
+def _apply_sql(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:
+    """`_apply` by DuckDB (keys compared with IS NOT DISTINCT FROM)."""
     d = delta.data.append_column("__pos", pa.array(np.arange(len(delta))))
     d = d.append_column("__ins", pa.array(delta.is_insert()))
     names = rows.column_names
@@ -267,3 +304,113 @@ def _apply(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:
            f"SELECT {', '.join('s.' + n for n in names)} FROM s WHERE NOT EXISTS (SELECT 1 FROM c WHERE {match}) "
            f"UNION ALL SELECT {cols} FROM c WHERE __rn = 1 AND __ins")
     return duck.query(sql, {"d": d, "s": rows}).cast(rows.schema)
+
+
+FANOUT = 4
+
+
+class _Rows:
+    """One input's cached rows. Partitioned: in runs, each sorted by the 64-bit hash of the
+    partition key, so the rows of given partitions are found by binary search in every run;
+    new rows form a new run of level 0 and every FANOUT runs of one level are merged into one
+    of the next level, so a row is copied O(log n) times and a lookup searches O(log n) runs —
+    an epoch's cost never grows with the history.
+    Removed rows are masked out, and dropped when their run is merged or mostly dead.
+    Unpartitioned: one table."""
+
+    def __init__(self, schema: pa.Schema, partitioned: bool):
+        self.schema = schema
+        self.partitioned = partitioned
+        self.runs: list[list] = []  # [rows, sorted hashes, alive mask | None, live count, level]
+
+    @property
+    def num_rows(self) -> int:
+        return sum(r[3] for r in self.runs)
+
+    def all(self) -> pa.Table:
+        parts = [r[0] if r[2] is None else r[0].filter(pa.array(r[2])) for r in self.runs if r[3]]
+        if not parts:
+            return self.schema.empty_table()
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+    def clear(self) -> None:
+        self.runs = []
+
+    def add(self, rows: pa.Table, hashes: np.ndarray | None, level: int = 0) -> None:
+        if rows.num_rows == 0:
+            return
+        if rows.schema != self.schema:
+            rows = rows.cast(self.schema)
+        if not self.partitioned:
+            self.runs = [[pa.concat_tables([self.all(), rows]) if self.runs else rows, None, None, 0, 0]]
+            self.runs[0][3] = self.runs[0][0].num_rows
+            return
+        if len(hashes) > 1:
+            order = np.argsort(hashes, kind="stable")
+            if (np.diff(order) != 1).any():
+                rows, hashes = rows.take(pa.array(order)), hashes[order]
+        self.runs.append([rows, hashes, None, rows.num_rows, level])
+        while len(self.runs) >= FANOUT and len({r[4] for r in self.runs[-FANOUT:]}) == 1:
+            group = self.runs[-FANOUT:]
+            del self.runs[-FANOUT:]
+            self.runs.append(_merge_runs(group))
+        self.runs = [r for r in self.runs if r[3]]
+
+    def _find(self, run, touched: np.ndarray) -> np.ndarray:
+        hashes = run[1]
+        lo = np.searchsorted(hashes, touched, side="left")
+        hi = np.searchsorted(hashes, touched, side="right")
+        lengths = hi - lo
+        total = int(lengths.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        idx = starts + np.arange(total)
+        if run[2] is not None:
+            idx = idx[run[2][idx]]
+        return idx
+
+    def take(self, touched: np.ndarray | None, remove: bool = False) -> pa.Table:
+        """The rows of the partitions whose hash is in `touched` (None: all rows); with
+        `remove`, they leave the cache."""
+        if touched is None or not self.partitioned:
+            out = self.all()
+            if remove:
+                self.clear()
+            return out
+        touched = np.unique(touched)
+        parts = []
+        for run in self.runs:
+            idx = self._find(run, touched)
+            if not len(idx):
+                continue
+            parts.append(run[0].take(pa.array(idx)))
+            if remove:
+                if run[2] is None:
+                    run[2] = np.ones(run[0].num_rows, dtype=bool)
+                run[2][idx] = False
+                run[3] -= len(idx)
+                if run[3] * 2 < run[0].num_rows:  # mostly dead: compact
+                    keep = run[2]
+                    run[0], run[1], run[2] = run[0].filter(pa.array(keep)), run[1][keep], None
+        if remove:
+            self.runs = [r for r in self.runs if r[3]]
+        if not parts:
+            return self.schema.empty_table()
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+
+def _merge_runs(runs: list[list]) -> list:
+    """One run of the next level from runs of one level (their live rows, sorted by hash)."""
+    rows, hashes = [], []
+    for r in runs:
+        if r[2] is None:
+            rows.append(r[0])
+            hashes.append(r[1])
+        else:
+            rows.append(r[0].filter(pa.array(r[2])))
+            hashes.append(r[1][r[2]])
+    h = np.concatenate(hashes)
+    order = np.argsort(h, kind="stable")  # sorted runs: a merge
+    merged = pa.concat_tables(rows).take(pa.array(order))
+    return [merged, h[order], None, merged.num_rows, runs[0][4] + 1]

@@ -3,8 +3,11 @@ the constant series a HOP window multiplies every event by. Stateless; every out
 its input row's op."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
@@ -27,6 +30,24 @@ class ProjectSetExecutor(Executor):
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk) == 0:
             return []
+        width = chunk.data.num_columns
+        # DuckDB computes each row's list; Arrow repeats the rows (in order, elements in order)
+        used = sorted({int(m) for m in re.findall(r"\b_(\d+)\b", self.list_sql)})
+        src = chunk.data.select(used) if used and used[-1] < width else chunk.data
+        lists = duck.eval_exprs(src, [f"TRY({self.list_sql})"]).column(0).combine_chunks()
+        if not pa.types.is_list(lists.type) and not pa.types.is_large_list(lists.type):
+            return self._on_chunk_sql(chunk)
+        lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        parents = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+        elems = pc.list_flatten(lists)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else np.zeros(0, dtype=np.int64)
+        ordinals = np.arange(len(parents), dtype=np.int64) - np.repeat(starts, lengths) + 1
+        rows = chunk.data.take(pa.array(parents))
+        out = pa.Table.from_arrays(list(rows.columns) + [elems, pa.array(ordinals, pa.int64())],
+                                   names=[f"_{i}" for i in range(width + 2)])
+        return [self.conform(StreamChunk(out, chunk.ops[parents]))] if len(parents) else []
+
+    def _on_chunk_sql(self, chunk: StreamChunk) -> list[StreamChunk]:
         width = chunk.data.num_columns
         data = chunk.data.append_column("__pos", pa.array(np.arange(len(chunk))))
         cols = ", ".join(f"_{i}" for i in range(width))

@@ -206,21 +206,43 @@ def _refs(sql: str) -> set[int]:
 def _needed_by(node) -> set[int] | None:
     """Columns of the input that `node` and what follows it read (None: any of them)."""
     from rw_cli.engine.filter import FilterExecutor
+    from rw_cli.engine.hash_agg import HashAggExecutor
     from rw_cli.engine.project import ProjectExecutor
+    from rw_cli.engine.project_set import ProjectSetExecutor
     from rw_cli.engine.runtime import PassThrough
 
     ex = node.executor
     if isinstance(ex, ProjectExecutor):
-        return set().union(*(_refs(e) for e in ex.exprs)) if ex.exprs else set()
+        used = _downstream_needs(node)  # the outputs read further on: only their inputs matter
+        exprs = ex.exprs if used is None else [e for i, e in enumerate(ex.exprs) if i in used]
+        return set().union(*(_refs(e) for e in exprs)) if exprs else set()
+    if isinstance(ex, HashAggExecutor):
+        return set(ex.group_keys) | {c.arg for c in ex.calls if c.arg is not None}
+    if isinstance(ex, ProjectSetExecutor):  # the input's columns, then the element and its ordinal
+        used = _downstream_needs(node)
+        width = len(ex.types) - 2
+        if used is None:
+            return None
+        return {c for c in used if c < width} | _refs(ex.list_sql)
     if isinstance(ex, (FilterExecutor, PassThrough)) and node.downstream:
-        out = _refs(ex.predicate) if isinstance(ex, FilterExecutor) else set()
-        for down, _side in node.downstream:
-            more = _needed_by(down)
-            if more is None:
-                return None
-            out |= more
-        return out
+        more = _downstream_needs(node)
+        if more is None:
+            return None
+        return (_refs(ex.predicate) if isinstance(ex, FilterExecutor) else set()) | more
     return None
+
+
+def _downstream_needs(node) -> set[int] | None:
+    """The output columns of `node` that its downstream reads (None: all, or not known)."""
+    if not node.downstream:
+        return None
+    out: set[int] = set()
+    for down, _side in node.downstream:
+        more = _needed_by(down)
+        if more is None:
+            return None
+        out |= more
+    return out
 
 
 def needed_columns(runtime, rel_id: int, ex: SourceExecutor) -> set[int] | None:
