@@ -51,6 +51,14 @@ class RwDialect(RisingWave):
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
 
+        def _parse_null(self):
+            # `x IS [NOT] UNKNOWN` is `x IS [NOT] NULL` for a boolean x only: mark it
+            unknown = self._curr is not None and self._curr.token_type == TokenType.UNKNOWN
+            out = super()._parse_null()
+            if unknown and isinstance(out, exp.Null):
+                out.meta["unknown"] = True
+            return out
+
         def _parse_interval(self, *args, **kwargs):
             # sqlglot rewrites INTERVAL '<n> <unit> ...' to INTERVAL '<n>' <unit> when it finds
             # one "<n> <unit>" in the string, dropping the rest ('-1 day +02:00:00' -> '-1' DAY);

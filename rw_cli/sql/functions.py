@@ -490,6 +490,16 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             if _type(node.args[side]) == T.TIME:
                 node.set(side, _time_interval(node.args[side]))
         return node
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null) and node.expression.meta.get("unknown"):
+        t = _type(node.this)
+        if _is_text_literal(node.this):  # an unknown-type literal: a boolean, so never unknown
+            text = node.this.this.strip().lower()
+            if text and (any(w.startswith(text) for w in ("true", "yes", "false", "no"))
+                         or text in ("on", "of", "off", "1", "0")):
+                return exp.false()
+            raise BindError(f'invalid input syntax for type boolean: "{node.this.this}"')
+        if t is not None and t not in (T.BOOLEAN, T.NULL, T.UNKNOWN):
+            raise BindError(f"argument of IS UNKNOWN must be type boolean, not type {t.value.lower()}")
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
         _unknown_literal_operand(node)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
