@@ -450,6 +450,8 @@ def _values_decimals(node: exp.Values) -> None:
 
 
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Date) and node.this is None and not node.expressions:
+        raise BindError("Invalid function `date`: unexpected arguments number")
     if isinstance(node, exp.Literal) and not node.is_string and ("e" in node.this or "E" in node.this):
         return _numeric_literal(node)
     if isinstance(node, exp.Values):
