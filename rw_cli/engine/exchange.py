@@ -55,8 +55,13 @@ class ExchangeExecutor(Executor):
         out: list[StreamChunk] = []
         for actor in self.actors:
             out += actor.on_barrier(epoch)
-        if len(out) < 2:
-            return out
-        retract = [c.filter(~c.is_insert()).compact_ops() for c in out]
-        insert = [c.filter(c.is_insert()).compact_ops() for c in out]
-        return [c for c in retract + insert if len(c)]
+        return retractions_first(out)
+
+
+def retractions_first(out: list[StreamChunk]) -> list[StreamChunk]:
+    """Actors' outputs merged with every retraction before every insertion."""
+    if len(out) < 2:
+        return out
+    retract = [c.filter(~c.is_insert()).compact_ops() for c in out]
+    insert = [c.filter(c.is_insert()).compact_ops() for c in out]
+    return [c for c in retract + insert if len(c)]

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from rw_cli.common.vnode import compute_vnodes
 from rw_cli.engine.chunk import StreamChunk
-from rw_cli.engine.exchange import vnode_owners
+from rw_cli.engine.exchange import retractions_first, vnode_owners
 from rw_cli.engine.executor import Executor
 from rw_cli.errors import EpochFailed  # noqa: F401 - re-exported for the runtime
 from rw_cli.meta.epoch import EpochPair
@@ -66,11 +66,7 @@ class SparkExchange(Executor):
         self.fresh = False
         self._ran = epoch.prev
         self.runtime.stage_ssts(epoch.prev, ssts)
-        if len(outs) < 2:
-            return outs
-        retract = [c.filter(~c.is_insert()).compact_ops() for c in outs]
-        insert = [c.filter(c.is_insert()).compact_ops() for c in outs]
-        return [c for c in retract + insert if len(c)]
+        return retractions_first(outs)  # a row that moved between actors: see ExchangeExecutor
 
     def committed(self, epoch: int) -> None:
         """The driver committed `epoch`: the run of that epoch is the actors' valid state."""

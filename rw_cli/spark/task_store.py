@@ -9,9 +9,7 @@ unreferenced objects, which vacuum removes.
 from __future__ import annotations
 
 from rw_cli.errors import StorageError
-from rw_cli.store.hummock import HummockStorage
-from rw_cli.store.keys import KeyForm
-from rw_cli.store.merge import dedup_same_epoch, merge_runs
+from rw_cli.store.hummock import HummockStorage, merged_runs
 from rw_cli.store.object_store import open_object_store
 from rw_cli.store.version import HummockVersion, SstInfo
 
@@ -43,10 +41,7 @@ class TaskStore(HummockStorage):
         if not batches:
             return []
         self._ids = list(sst_ids)
-        bs = sorted(batches, key=lambda b: (b.epoch, b.seq), reverse=True)
-        form = KeyForm.common([b.form for b in bs])
-        runs = (dedup_same_epoch(r, form) for r in merge_runs([[b.run] for b in bs], form))
-        return self._write_ssts(runs)
+        return self._write_ssts(merged_runs(batches))
 
     def _alloc_sst_id(self) -> int:
         if not self._ids:

@@ -446,10 +446,7 @@ class HummockStorage:
     def _run_commit(self, task: _CommitTask) -> None:
         new_ssts: list[SstInfo] = []
         if task.batches:
-            bs = sorted(task.batches, key=lambda b: (b.epoch, b.seq), reverse=True)
-            form = KeyForm.common([b.form for b in bs])
-            runs = (dedup_same_epoch(r, form) for r in merge_runs([[b.run] for b in bs], form))
-            new_ssts = self._write_ssts(runs)
+            new_ssts = self._write_ssts(merged_runs(task.batches))
         with self._lock:
             old = self._version
             v = old.copy(id=old.id + 1, max_committed_epoch=task.epoch,
@@ -814,6 +811,14 @@ class HummockStorage:
             self._buffer = []
         if self._lease is not None:
             self._lease.release()
+
+
+def merged_runs(batches: list[_Batch]) -> Iterator[Run]:
+    """Buffered batches as one sorted stream of runs: the newest version of a key first,
+    one entry per key and epoch."""
+    bs = sorted(batches, key=lambda b: (b.epoch, b.seq), reverse=True)
+    form = KeyForm.common([b.form for b in bs])
+    return (dedup_same_epoch(r, form) for r in merge_runs([[b.run] for b in bs], form))
 
 
 def _lookup_batch(b: _Batch, q: pa.Array, forms: dict) -> tuple[np.ndarray, pa.Array]:
