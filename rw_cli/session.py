@@ -70,7 +70,8 @@ class Session:
             if self.engine == "spark":
                 from rw_cli.spark.runtime import SparkRuntime
 
-                self._runtime = SparkRuntime(self.store, self.state_store_url, self.s3_endpoint, self.spark_master)
+                self._runtime = SparkRuntime(self.store, self.state_store_url, self.s3_endpoint, self.spark_master,
+                                             log_path=os.path.join(self.data_dir, "spark.log"))
             else:
                 from rw_cli.engine.runtime import EmbeddedRuntime
 

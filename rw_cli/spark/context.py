@@ -6,6 +6,7 @@ rw_cli and executor code as the driver.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -44,8 +45,10 @@ def _executor_env() -> dict[str, str]:
     return {k: os.environ[k] for k in keys}
 
 
-def spark_session(master: str = DEFAULT_MASTER):
-    """One SparkSession per master for the whole process (recovery reuses it)."""
+def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
+    """One SparkSession per master for the whole process (recovery reuses it). The JVM's
+    own output (start-up notes, executor losses) goes to `log_path`, not to the terminal:
+    rw reports what matters (a failed epoch) itself."""
     if master in _sessions:
         return _sessions[master]
     # one Spark session per process (PySpark allows no classic and remote one side by side):
@@ -83,7 +86,8 @@ def spark_session(master: str = DEFAULT_MASTER):
         for k, v in _executor_env().items():
             builder = builder.config(f"spark.executorEnv.{k}", v)
     try:
-        spark = builder.getOrCreate()
+        with _jvm_output_to(log_path if not master.startswith("sc://") else None):
+            spark = builder.getOrCreate()
     except Exception as e:  # noqa: BLE001 - Java/Py4J/gRPC errors of every kind
         raise SparkError(f"could not start Spark at {master}: {str(e).splitlines()[0] if str(e) else e!r}") from None
     try:
@@ -92,6 +96,27 @@ def spark_session(master: str = DEFAULT_MASTER):
         pass
     _sessions[master] = spark
     return spark
+
+
+@contextlib.contextmanager
+def _jvm_output_to(path: str | None):
+    """The JVM that pyspark launches inherits fd 1 and 2: point them at `path` meanwhile."""
+    if path is None:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for f in (fd, *saved):
+            os.close(f)
 
 
 def default_parallelism(spark) -> int:

@@ -22,8 +22,10 @@ from rw_cli.spark.exchange import EpochFailed, SparkExchange, input_rows, output
 
 
 class SparkRuntime(EmbeddedRuntime):
-    def __init__(self, store, store_url: str, endpoint: str | None, master: str = context.DEFAULT_MASTER):
+    def __init__(self, store, store_url: str, endpoint: str | None, master: str = context.DEFAULT_MASTER,
+                 log_path: str | None = None):
         super().__init__()
+        self.log_path = log_path  # where the Spark JVM's own output goes
         self.store = store
         self.store_url = store_url
         self.endpoint = endpoint
@@ -36,7 +38,7 @@ class SparkRuntime(EmbeddedRuntime):
 
     @property
     def spark(self):
-        return context.spark_session(self.master)
+        return context.spark_session(self.master, self.log_path)
 
     def default_parallelism(self) -> int:
         return context.default_parallelism(self.spark)
