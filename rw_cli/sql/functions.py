@@ -483,6 +483,12 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         if not (_is_text_literal(node.this) or t in _TEXT or t is None or t == T.UNKNOWN):
             raise BindError(f"collations are not supported by type {t.value.lower()}")
         return node.this
+    if isinstance(node, exp.Mul) and _type(node.this) == T.TIME and _type(node.expression) in _NUMBERS:
+        return _fn("pg_interval_mul", _time_interval(node.this),  # time * n is an interval
+                   exp.Cast(this=node.expression, to=exp.DataType.build("DOUBLE")))
+    if isinstance(node, exp.Mul) and _type(node.expression) == T.TIME and _type(node.this) in _NUMBERS:
+        return _fn("pg_interval_mul", _time_interval(node.expression),
+                   exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
     if isinstance(node, exp.Sub) and _type(node.this) == T.TIME and _type(node.expression) == T.TIME:
         return exp.Sub(this=_time_interval(node.this), expression=_time_interval(node.expression))
     if isinstance(node, (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)) and \
