@@ -136,6 +136,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
     text, flags = _table_clauses(sql)
+    if "\\" in text:
+        _check_escape_strings(text, offset)
     try:
         trees = sqlglot.parse(text, read=RwDialect)
     except ParseError as e:
@@ -159,6 +161,39 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
 
         tree = normalize_identifiers(tree, dialect=RwDialect)
     return tree
+
+
+_BYTE_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
+
+
+def _check_escape_strings(text: str, offset: int) -> None:
+    """E'...' strings: `\\xHH` and `\\ooo` escapes are bytes, and the bytes must be UTF-8."""
+    try:
+        tokens = RwDialect().tokenize(text)
+    except Exception:  # noqa: BLE001 - the parser reports it
+        return
+    for tok in tokens:
+        if tok.token_type != TokenType.BYTE_STRING:
+            continue
+        raw = text[tok.start + 2: tok.end]  # between E' and '
+        out = bytearray()
+        pos = 0
+        for m in _BYTE_ESCAPE.finditer(raw):
+            out += raw[pos:m.start()].encode()
+            esc = m.group(1)
+            if esc[0] == "x" and len(esc) > 1:
+                out.append(int(esc[1:], 16))
+            elif esc[0] in "01234567":
+                out.append(int(esc, 8) & 0xFF)
+            else:
+                out += ("\\" + esc).encode()
+            pos = m.end()
+        out += raw[pos:].encode()
+        try:
+            bytes(out).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SqlSyntaxError(f'invalid byte sequence for encoding "UTF8": 0x{out[e.start]:02x}',
+                                 position=offset + tok.start) from None
 
 
 def _syntax_error(e: ParseError, text: str, offset: int) -> SqlSyntaxError:
