@@ -150,7 +150,7 @@ class FileRunner:
         tries = 0
         while failure is not None and tries < rec.retry:
             tries += 1
-            time.sleep(min(rec.backoff_s, MAX_BACKOFF_S))
+            self._wait(min(rec.backoff_s, MAX_BACKOFF_S))
             failure = self._check(rec)
         if failure is None:
             self.outcome.passed += 1
@@ -163,6 +163,16 @@ class FileRunner:
         self.out.write("\n")
         if not self.keep_going:
             raise _Stop()
+
+    def _wait(self, seconds: float) -> None:
+        """Let time pass as a client waiting on RisingWave sees it: the pipelines keep running
+        and barriers keep committing (what a retried query waits for)."""
+        started = time.monotonic()
+        if hasattr(self.session, "tick"):
+            from rw_cli.meta.driver import drive_for
+
+            drive_for(self.session, seconds)
+        time.sleep(max(0.0, seconds - (time.monotonic() - started)))
 
     def run_records(self, records: list[Record], depth: int = 0) -> None:
         for rec in records:
