@@ -86,7 +86,32 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         _check_star_except(sel, bound)
         _check_using(sel, bound)
     bound.tree = _corresponding(_qualify(tree, bound))
+    if bound.qualified:
+        for sel in bound.tree.find_all(exp.Select):
+            _check_join_scopes(sel)
     return bound
+
+
+def _check_join_scopes(sel: exp.Select) -> None:
+    """`FROM a JOIN b ON ..., c JOIN d ON ...`: the comma separates FROM items, so the second
+    ON sees only c and d (PostgreSQL's rule)."""
+    from_ = sel.args.get("from_") or sel.args.get("from")
+    joins = sel.args.get("joins") or []
+    if from_ is None or len(joins) < 2:
+        return
+    own = {from_.this.alias_or_name} | {j.this.alias_or_name for j in joins}  # others are outer references
+    visible = {from_.this.alias_or_name}
+    for j in joins:
+        comma = not any(j.args.get(k) for k in ("on", "using", "kind", "side", "method"))
+        if comma:
+            visible = set()
+        visible.add(j.this.alias_or_name)
+        on = j.args.get("on")
+        if on is None:
+            continue
+        for col in on.find_all(exp.Column):
+            if col.table in own and col.table not in visible and col.find_ancestor(exp.Select) is sel:
+                raise BindError(f'invalid reference to FROM-clause entry for table "{col.table}"')
 
 
 def _corresponding(tree: exp.Expression) -> exp.Expression:
