@@ -450,6 +450,19 @@ def _values_decimals(node: exp.Values) -> None:
 
 
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Overlay) and node.args.get("from_") is not None and not node.meta.get("checked"):
+        # PostgreSQL: substring(s, 1, from - 1) || new || substring(s, from + for): a start
+        # before 1 (or a negative count) is a negative substring length
+        start = exp.Cast(this=node.args["from_"].copy(), to=exp.DataType.build("BIGINT"))
+        bad = exp.LT(this=start, expression=exp.Literal.number(1))
+        count = node.args.get("for_")
+        if count is not None:
+            bad = exp.or_(bad, exp.LT(this=exp.Cast(this=count.copy(), to=exp.DataType.build("BIGINT")),
+                                     expression=exp.Literal.number(0)))
+        inner = node.copy()
+        inner.meta["checked"] = True
+        return exp.Case(ifs=[exp.If(this=bad, true=_fn("error", exp.Literal.string(
+            "negative substring length not allowed")))], default=inner)
     if isinstance(node, exp.Date) and node.this is None and not node.expressions:
         raise BindError("Invalid function `date`: unexpected arguments number")
     if isinstance(node, exp.Literal) and not node.is_string and ("e" in node.this or "E" in node.this):
