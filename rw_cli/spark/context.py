@@ -62,7 +62,9 @@ def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
     warnings.filterwarnings("ignore", message=".*pandas.*", category=FutureWarning)
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("rw")
+    # a fresh builder: `SparkSession.builder` is shared and keeps options (spark.remote) of
+    # earlier sessions
+    builder = SparkSession.Builder().appName("rw")
     if master.startswith("sc://"):
         builder = builder.remote(master)
     else:
@@ -175,3 +177,4 @@ def stop_all() -> None:
         except Exception:  # noqa: BLE001
             pass
     _sessions.clear()
+    os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)  # set by a remote session; a classic one reads it
