@@ -103,6 +103,7 @@ def run_rw(q: str, events: int, epoch_rows: int, gap_ns: int, suite: str, profil
             epochs += 1
             if sources_idle(s):
                 break
+        s.settle()  # every epoch durable (the uploads of the last ones may still be running)
         elapsed = time.perf_counter() - start
         if prof is not None:
             prof.disable()

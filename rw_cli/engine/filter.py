@@ -21,7 +21,7 @@ class FilterExecutor(Executor):
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk) == 0:
             return []
-        mask = duck.filter_mask(chunk.data, self.predicate).to_numpy(zero_copy_only=False).astype(bool)
+        mask = duck.condition_mask(chunk.data, self.predicate)
         if not mask.any():
             return []
         return [chunk.filter(mask).compact_ops()] if not mask.all() else [chunk]

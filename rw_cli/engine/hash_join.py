@@ -53,6 +53,31 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
                                 for a, b, ns in zip(left_keys, right_keys, null_safe)]
                                + ([f"({condition})"] if condition else []))
         self.widths = (nl, len(right_types))
+        self.keys = (list(left_keys), list(right_keys))
+        self.null_safe = list(null_safe)
+        self.condition = condition
+
+    def _arrow_join_ok(self, tables: dict) -> bool:
+        """Keys compared with `=` on types whose equality Arrow's join shares with DuckDB."""
+        if not self.keys[0] or any(self.null_safe):
+            return False
+        nl = self.widths[0]
+        for a, b in zip(*self.keys):
+            lt = self.schemas[0].field(a).type
+            rt = self.schemas[1].field(b).type
+            if lt != rt or not (pa.types.is_integer(lt) or pa.types.is_string(lt) or pa.types.is_timestamp(lt)
+                                or pa.types.is_date(lt) or pa.types.is_large_string(lt)):
+                return False
+        return True
+
+    def _arrow_join(self, left: pa.Table, right: pa.Table) -> pa.Table:
+        """The inner equi-join of two sides' rows (positional columns; no `__s`)."""
+        nl, nr = self.widths
+        left = left.select([f"_{i}" for i in range(nl)])
+        right = right.select([f"_{nl + i}" for i in range(nr)])
+        out = left.join(right, keys=[f"_{a}" for a in self.keys[0]], right_keys=[f"_{nl + b}" for b in self.keys[1]],
+                        join_type="inner", use_threads=False, coalesce_keys=False)
+        return out.select([f"_{i}" for i in range(nl + nr)])
 
     def _recompute(self) -> list[StreamChunk]:
         """An inner equi-join changes by the delta rule: ΔL ⋈ R + L ⋈ ΔR + ΔL ⋈ ΔR (with the
@@ -87,6 +112,18 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         if not parts:
             return []
         cols = ", ".join(f"_{i}" for i in range(sum(self.widths)))
+        if all(d.is_insert().all() for d in deltas) and self._arrow_join_ok(tables):
+            # inserts only, plain equi-join keys: Arrow's hash join, the condition by DuckDB
+            pairs = [(tables[a], tables[b]) for a, b in (("dl", "ro"), ("lo", "dr"), ("dl", "dr"))
+                     if a in tables and b in tables]
+            joined = [self._arrow_join(lt, rt) for lt, rt in pairs]
+            out = pa.concat_tables(joined) if len(joined) > 1 else joined[0]
+            if self.condition and out.num_rows:
+                out = out.filter(pa.array(duck.condition_mask(out, self.condition)))
+            if out.num_rows == 0:
+                return []
+            rows = out.rename_columns(self.schema.names).cast(self.schema)
+            return [StreamChunk(rows, np.full(out.num_rows, INSERT, dtype=np.int8))]
         if all(d.is_insert().all() for d in deltas):
             # inserts only: every joined pair is new and counts once, nothing cancels out
             out = duck.query(f"SELECT {cols} FROM ({' UNION ALL '.join(parts)})", tables)

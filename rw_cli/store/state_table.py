@@ -6,6 +6,8 @@ value is a delete) and only consolidated — sorted by key, the last write of a 
 when something reads them or the epoch commits; no per-row Python on the write path."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -128,10 +130,14 @@ class StateTable:
         if size > self._cache_max:  # evict the oldest entries, down to 3/4 of the budget
             self._complete = False
             target = self._cache_max * 3 // 4
-            while size > target and cache:
-                k = next(iter(cache))
-                v = cache.pop(k)
+            drop = 0
+            for k, v in cache.items():
+                if size <= target:
+                    break
                 size -= len(k) + 64 + (len(v) if v is not None else 0)
+                drop += 1
+            # one rebuild (popping from the front of a dict one by one is quadratic)
+            self._cache = dict(itertools.islice(cache.items(), drop, None))
         self._cache_bytes = size
 
     def _fetch(self, keys: pa.Array) -> pa.Array:

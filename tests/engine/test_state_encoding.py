@@ -37,3 +37,37 @@ def test_encode_values_matches_the_row_codec():
         assert encode_rows_array(part).equals(fast), part.schema
         if part.num_rows:
             assert decode_rows_arrays(fast, part.schema).equals(part)
+
+
+def test_state_table_cache_evicts_and_stays_exact(tmp_path):
+    from rw_cli.store.hummock import HummockStorage
+    from rw_cli.store.object_store import LocalObjectStore
+    from rw_cli.store.state_table import StateTable
+
+    schema = pa.schema([("_0", pa.int64()), ("_1", pa.string())])
+    store = HummockStorage(LocalObjectStore(str(tmp_path)))
+    t = StateTable(store, 5, schema, [0])
+    t.enable_cache(max_bytes=4000)  # a few dozen entries: evicts all the time
+    model: dict[int, str] = {}
+    rng = np.random.default_rng(4)
+    epoch = 1 << 16
+    for _ in range(40):
+        ids = rng.integers(0, 300, 40)
+        probe = pa.array(rng.integers(0, 300, 60), pa.int64())
+        rows, found = t.get_rows([probe])
+        assert found.tolist() == [int(i) in model for i in probe.to_pylist()]
+        assert [r for r, f in zip(rows.column(1).to_pylist(), found) if f] == \
+            [model[int(i)] for i in probe.to_pylist() if int(i) in model]
+        ins = [int(i) for i in ids[:30]]
+        dels = [int(i) for i in ids[30:]]
+        t.insert(pa.record_batch([pa.array(ins, pa.int64()), pa.array([f"v{epoch}-{i}" for i in ins])], schema=schema))
+        t.delete(pa.record_batch([pa.array(dels, pa.int64()), pa.array([""] * len(dels))], schema=schema))
+        for i in ins:
+            model[i] = f"v{epoch}-{i}"
+        for i in dels:
+            model.pop(i, None)
+        t.commit(epoch)
+        store.commit_epoch(epoch)
+        epoch += 1 << 16
+    assert t._cache_bytes <= 4000
+    store.close()
