@@ -203,38 +203,38 @@ def _split_and(sql: str) -> list[str]:
         return [text]
     while text.startswith("(") and _closing(text, 0) == len(text) - 1:
         text = text[1:-1].strip()
-    terms, depth, quote, start, i = [], 0, False, 0, 0
+    terms, start = [], 0
     upper = text.upper()
-    while i < len(text):
-        ch = text[i]
-        if ch == "'":
-            quote = not quote
-        elif not quote and ch == "(":
-            depth += 1
-        elif not quote and ch == ")":
-            depth -= 1
-        elif not quote and depth == 0 and upper.startswith(" AND ", i):
+    for i, depth in _unquoted(text):
+        if i >= start and depth == 0 and upper.startswith(" AND ", i):
             terms.append(text[start:i].strip())
             start = i + 5
-            i += 4
-        i += 1
     terms.append(text[start:].strip())
     return terms
 
 
-def _closing(text: str, pos: int) -> int:
-    """The index of the parenthesis closing the one at `pos` (-1 if none)."""
+def _unquoted(text: str, pos: int = 0):
+    """(index, bracket depth after it) of every character outside '...' literals."""
     depth, quote = 0, False
     for i in range(pos, len(text)):
         ch = text[i]
         if ch == "'":
             quote = not quote
-        elif not quote and ch == "(":
+            continue
+        if quote:
+            continue
+        if ch == "(":
             depth += 1
-        elif not quote and ch == ")":
+        elif ch == ")":
             depth -= 1
-            if depth == 0:
-                return i
+        yield i, depth
+
+
+def _closing(text: str, pos: int) -> int:
+    """The index of the parenthesis closing the one at `pos` (-1 if none)."""
+    for i, depth in _unquoted(text, pos):
+        if depth == 0 and text[i] == ")":
+            return i
     return -1
 
 
