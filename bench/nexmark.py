@@ -9,7 +9,7 @@ own Nexmark benchmark runs it), over N events of the `nexmark` source (three sou
 - rw: a fresh data directory (on-disk Hummock store), the sources and the sink created by SQL,
   then `tick(--epoch-rows events)` + a barrier (a checkpoint) per epoch until the sources are
   exhausted. Timed end to end, event generation included. Runs in its own process, so its
-  peak RSS is the query's alone.
+  peak RSS is the query's alone; the store's compactor process is reported beside it.
 - recompute: DuckDB, after every epoch, appends the epoch's events and re-runs the query over
   all events so far, fetching the whole result. Timed: appends + queries (event generation,
   done before the clock starts, is not counted).
@@ -109,11 +109,27 @@ def run_rw(q: str, events: int, epoch_rows: int, gap_ns: int, suite: str, profil
             prof.disable()
             prof.dump_stats(profile)
         rows = {ex.name: ex.rows_read for _, ex in _sources(s)}
+        store = dict(s.store.stats)
+        compactor_rss = _compactor_peak_rss_mb()
         sink = s.execute("SHOW JOBS").fetchall()[-1][3]
         s.close()
-        return {"seconds": elapsed, "epochs": epochs, "rows": rows, "sink": sink, "peak_rss_mb": peak_rss_mb()}
+        return {"seconds": elapsed, "epochs": epochs, "rows": rows, "sink": sink, "peak_rss_mb": peak_rss_mb(),
+                "cpu_seconds": time.process_time(), "store": store,
+                "compactor_peak_rss_mb": compactor_rss}
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _compactor_peak_rss_mb() -> float:
+    """The compactor process's peak RSS (0 when compaction ran in this process)."""
+    from rw_cli.store import compactor_process
+
+    c = compactor_process._compactor
+    try:
+        with open(f"/proc/{c.proc.pid}/status") as f:
+            return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM")) / 1024.0
+    except (AttributeError, OSError, StopIteration):
+        return 0.0
 
 
 def _sources(s):
@@ -260,7 +276,7 @@ def main() -> None:
     print(f"Nexmark: {args.events:,} events, {args.epoch_rows:,} events per epoch "
           f"({-(-args.events // args.epoch_rows)} epochs, a checkpoint each), gap {args.gap_ns} ns")
     head = f"{'query':<6} {'rw ev/s':>12} {'recompute ev/s':>15} {'one-shot ev/s':>14} {'rw/recompute':>13} " \
-           f"{'rw peak RSS':>12}  rw time"
+           f"{'rw peak RSS':>12} {'compactor':>10}  rw time"
     print(head)
     print("-" * len(head))
     summary = {"events": args.events, "epoch_rows": args.epoch_rows, "gap_ns": args.gap_ns, "queries": {}}
@@ -280,7 +296,8 @@ def main() -> None:
                    rw_over_recompute=ratio, rw_peak_rss_mb=rw["peak_rss_mb"])
         summary["queries"][q] = row
         print(f"{q:<6} {rw_eps:>12,.0f} {(rec_eps or 0):>15,.0f} {one_eps:>14,.0f} "
-              f"{(ratio or 0):>13.2f} {rw['peak_rss_mb']:>9.0f} MB  {rw['seconds']:.1f}s", flush=True)
+              f"{(ratio or 0):>13.2f} {rw['peak_rss_mb']:>9.0f} MB {rw['compactor_peak_rss_mb']:>7.0f} MB  "
+              f"{rw['seconds']:.1f}s", flush=True)
     print(json.dumps(summary, indent=None))
     if args.json_out:
         with open(args.json_out, "w") as f:

@@ -75,6 +75,10 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         nl, nr = self.widths
         left = left.select([f"_{i}" for i in range(nl)])
         right = right.select([f"_{nl + i}" for i in range(nr)])
+        if len(self.keys[0]) == 1 and pa.types.is_integer(left.schema.field(self.keys[0][0]).type):
+            li, ri = int_join_indices(left.column(self.keys[0][0]), right.column(self.keys[1][0]))
+            return pa.Table.from_arrays(left.take(li).columns + right.take(ri).columns,
+                                        names=[f"_{i}" for i in range(nl + nr)])
         out = left.join(right, keys=[f"_{a}" for a in self.keys[0]], right_keys=[f"_{nl + b}" for b in self.keys[1]],
                         join_type="inner", use_threads=False, coalesce_keys=False)
         return out.select([f"_{i}" for i in range(nl + nr)])
@@ -134,6 +138,40 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         out = duck.query(f"SELECT {cols}, CAST(SUM(__s) AS BIGINT) AS __n FROM ({' UNION ALL '.join(parts)}) "
                          f"GROUP BY ALL HAVING SUM(__s) <> 0", tables)
         return _signed_rows(out, self.schema)
+
+
+def int_join_indices(left, right) -> tuple[pa.Array, pa.Array]:
+    """The row pairs of an inner join on one integer column, by sorting one side and binary
+    search (NULL keys match nothing): no hash-join set-up, which costs milliseconds per call
+    while an epoch's inputs are small."""
+    lk, lok = _int_keys(left)
+    rk, rok = _int_keys(right)
+    if len(lk) > len(rk):
+        ri, li = int_join_indices(right, left)
+        return li, ri
+    # sort the smaller side (left); probe with every valid right key
+    lidx = np.flatnonzero(lok) if lok is not None else np.arange(len(lk))
+    order = lidx[np.argsort(lk[lidx], kind="stable")]
+    sk = lk[order]
+    ridx = np.flatnonzero(rok) if rok is not None else np.arange(len(rk))
+    probe = rk[ridx]
+    lo = np.searchsorted(sk, probe, "left")
+    counts = np.searchsorted(sk, probe, "right") - lo
+    total = int(counts.sum())
+    r_out = np.repeat(ridx, counts)
+    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    l_out = order[starts + np.arange(total)]
+    return pa.array(l_out, pa.int64()), pa.array(r_out, pa.int64())
+
+
+def _int_keys(col) -> tuple[np.ndarray, np.ndarray | None]:
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    ok = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None
+    if pa.types.is_unsigned_integer(arr.type) and arr.type.bit_width == 64:
+        keys = arr.fill_null(0).to_numpy(zero_copy_only=False)
+    else:
+        keys = arr.fill_null(0).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    return keys, ok
 
 
 def _signed_rows(out: pa.Table, schema: pa.Schema) -> list[StreamChunk]:

@@ -8,19 +8,12 @@ unreferenced objects, which vacuum removes.
 """
 from __future__ import annotations
 
-from rw_cli.errors import StorageError
-from rw_cli.store.hummock import HummockStorage, merged_runs
-from rw_cli.store.object_store import open_object_store
+from rw_cli.store.hummock import merged_runs
 from rw_cli.store.version import HummockVersion, SstInfo
+from rw_cli.store.worker_store import WorkerStore
 
 
-class TaskStore(HummockStorage):
-    def __init__(self, url: str, endpoint: str | None = None, cache_size: int | str = 64 << 20):
-        super().__init__(open_object_store(url, endpoint=endpoint), read_only=True,
-                         background_compaction=False, cache_size=cache_size)
-        self.read_only = False  # writes are buffered and uploaded, never committed here
-        self._ids: list[int] = []
-
+class TaskStore(WorkerStore):
     def at_version(self, version: bytes) -> None:
         """Read this (encoded) version from now on and forget writes of an earlier (failed)
         task. The driver ships the version itself: its object may be vacuumed meanwhile,
@@ -40,13 +33,5 @@ class TaskStore(HummockStorage):
             self._buffer = [b for b in self._buffer if b.epoch > epoch]
         if not batches:
             return []
-        self._ids = list(sst_ids)
+        self.use_ids(sst_ids)
         return self._write_ssts(merged_runs(batches))
-
-    def _alloc_sst_id(self) -> int:
-        if not self._ids:
-            raise StorageError("a Spark task wrote more SSTs than the driver reserved ids for")
-        return self._ids.pop(0)
-
-    def commit_epoch(self, epoch: int, extra: bytes | None = None, wait: bool = True) -> None:
-        raise StorageError("a Spark task never commits a version; the driver does")

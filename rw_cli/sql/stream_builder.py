@@ -23,6 +23,7 @@ from rw_cli.engine.union import UnionExecutor
 from rw_cli.engine.values import ValuesExecutor
 from rw_cli.engine.watermark import WatermarkExecutor
 from rw_cli.engine.project import ProjectExecutor
+from rw_cli.sql.arrow_compile import compile_expr
 from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
@@ -214,7 +215,9 @@ class StreamBuilder:
     def _executor(self, p: PlanNode):
         if isinstance(p, StreamProject):
             inp = p.inputs[0].types
-            return ProjectExecutor([_lenient(expr_to_duckdb(e, inp)) for e in p.exprs], p.types, p.stream_key)
+            exprs = [_lenient(expr_to_duckdb(e, inp)) for e in p.exprs]
+            forms = [None if e.startswith("_") and e[1:].isdigit() else compile_expr(e, inp) for e in exprs]
+            return ProjectExecutor(exprs, p.types, p.stream_key, forms)
         if isinstance(p, StreamFilter):
             return FilterExecutor(_lenient(expr_to_duckdb(p.predicate, p.inputs[0].types)), p.types, p.stream_key)
         if isinstance(p, StreamProjectSet):

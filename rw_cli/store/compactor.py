@@ -71,15 +71,23 @@ def _sources(store, task: CompactTask):
     return [_coalesce(src) for src in sources], KeyForm.common(forms)
 
 
-def run_task(store, task: CompactTask) -> bool:
-    """Run one task and commit its version. False when the version changed under it."""
+def merge_task(store, task: CompactTask, watermark: int) -> list[SstInfo]:
+    """The task's output SSTs (written, not yet in any version)."""
+    sources, form = _sources(store, task)
+    runs = (compaction_filter(r, watermark, task.bottom) for r in merge_runs(sources, form))
+    return store._write_ssts(runs)
+
+
+def run_task(store, task: CompactTask, remote: bool = False) -> bool:
+    """Run one task and commit its version. False when the version changed under it.
+    `remote`: the merge runs in a compactor process (see compactor_process.py)."""
     if task.trivial_move:
         outputs = [s for _, ssts in task.inputs for s in ssts]
+    elif remote:
+        from rw_cli.store.compactor_process import merge_remote
+        outputs = merge_remote(store, task, store.low_watermark())
     else:
-        watermark = store.low_watermark()
-        sources, form = _sources(store, task)
-        runs = (compaction_filter(r, watermark, task.bottom) for r in merge_runs(sources, form))
-        outputs = store._write_ssts(runs)
+        outputs = merge_task(store, task, store.low_watermark())
     with store._lock:
         v = store._version
         present = v.sst_ids()
@@ -95,17 +103,18 @@ def run_task(store, task: CompactTask) -> bool:
         store._commit_version(nv)
         store._inflight.difference_update(s.id for s in outputs)
         store.stats["compactions"] += 1
+        store.stats["compaction_input_bytes"] += sum(s.file_size for _, ssts in task.inputs for s in ssts)
     return True
 
 
-def compact_once(store) -> bool:
+def compact_once(store, remote: bool = False) -> bool:
     """Run the next due task, if any."""
     with store._compact_lock:
         with store._lock:
             task = pick_task(store, store._version)
         if task is None:
             return False
-        run_task(store, task)
+        run_task(store, task, remote)
         return True
 
 

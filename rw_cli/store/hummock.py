@@ -141,7 +141,7 @@ class HummockStorage:
                  compression: str | None = None, l0_trigger: int = 4, l0_stall: int | None = None, level_base_size: int = 256 << 20,
                  level_multiplier: int = 10, max_levels: int = 7, background_compaction: bool = True,
                  cache_refill: bool = True, read_only: bool = False,
-                 lease_heartbeat_secs: float = DEFAULT_HEARTBEAT_SECS):
+                 lease_heartbeat_secs: float = DEFAULT_HEARTBEAT_SECS, compactor: str = "auto"):
         self.object_store = object_store
         self.block_size = block_size
         self.sst_target_size = sst_target_size
@@ -198,6 +198,11 @@ class HummockStorage:
             self._watermark_floor = self._version.max_committed_epoch
             self._next_seq = 1
             self._background = background_compaction and not read_only
+            # background compaction in a compactor process (the default when one can open
+            # the object store), or in a thread of this one
+            from rw_cli.store import compactor_process
+            self._remote_compaction = self._background and compactor != "thread" and \
+                compactor_process.available(self)
             if not read_only:
                 self._vacuum_objects()
                 self._kick_compaction()
@@ -711,13 +716,13 @@ class HummockStorage:
                 from rw_cli.store.compactor import compact_once
                 did = False
                 while not self._stop:
-                    # compaction gives way to a stream of checkpoints (the GIL is shared)
-                    # unless L0 grows past the stall limit
+                    # in a thread, compaction gives way to a stream of checkpoints (the GIL
+                    # is shared) unless L0 grows past the stall limit
                     if len(self._version.levels[0]) < self.l0_stall and \
                             time.monotonic() - self._last_commit < COMPACTION_IDLE_SECS:
                         time.sleep(COMPACTION_IDLE_SECS / 4)
                         continue
-                    if not compact_once(self):
+                    if not compact_once(self, self._remote_compaction):
                         break
                     did = True
                 if did and not self._stop:

@@ -45,6 +45,11 @@ class ObjectStore(ABC):
     def close(self) -> None:
         pass
 
+    def location(self) -> tuple[str, str | None] | None:
+        """(url, endpoint) that `open_object_store` opens this same store from in another
+        process; None when no other process can see it."""
+        return None
+
 
 def _check_path(path: str) -> str:
     if not path or path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/")):
@@ -103,6 +108,9 @@ class LocalObjectStore(ObjectStore):
             os.makedirs(self.root, exist_ok=True)
         except OSError as e:
             raise StorageError(f"cannot create object store directory {self.root}: {e}") from e
+
+    def location(self) -> tuple[str, str | None]:
+        return self.root, None
 
     def _full(self, path: str) -> str:
         return os.path.join(self.root, *_check_path(path).split("/"))

@@ -56,6 +56,9 @@ class S3ObjectStore(ObjectStore):
         self.client = boto3.session.Session().client("s3", endpoint_url=endpoint, region_name=region, config=cfg)
         self._check_bucket()
 
+    def location(self) -> tuple[str, str | None]:
+        return f"s3://{self.bucket}/{self.prefix}", self.endpoint
+
     # -- error handling ------------------------------------------------------------------
     def _where(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}" + (f" at {self.endpoint}" if self.endpoint else "")

@@ -85,7 +85,7 @@ def test_background_compaction_error_is_reported(monkeypatch, capsys):
     from rw_cli.store.hummock import HummockStorage
     from rw_cli.store.object_store import MemoryObjectStore
 
-    def broken(store):
+    def broken(store, remote=False):
         raise RuntimeError("no space left for the compaction output")
 
     monkeypatch.setattr(compactor, "compact_once", broken)
@@ -132,3 +132,47 @@ def test_rw_compact_exits_non_zero_on_a_compaction_error(tmp_path, monkeypatch):
     monkeypatch.setattr(HummockStorage, "compact", failing)
     r = runner.invoke(main, ["--data-dir", d, "--no-config", "compact"])
     assert r.exit_code == 1 and "disk full" in r.stderr
+
+
+def test_compaction_in_a_compactor_process(tmp_path):
+    """A local store compacts in a separate process (the writer commits what it writes);
+    a compactor process that dies is replaced at the next task; reads stay right."""
+    import os
+    import time
+
+    from rw_cli.store import compactor_process
+    from rw_cli.store.object_store import LocalObjectStore
+
+    h = HummockStorage(LocalObjectStore(str(tmp_path)), l0_trigger=2, sst_target_size=4000, level_base_size=8000)
+    assert h._remote_compaction
+    want = {}
+
+    def write_epochs(first: int, n: int) -> None:
+        for e in range(first, first + n):
+            kvs = [(b"k%04d" % ((e * 37 + i) % 500), b"v%d" % e) for i in range(40)]
+            h.ingest_batch(kvs, e)
+            want.update(kvs)
+            h.commit_epoch(e)
+            h._last_commit = 0.0  # not a stream of checkpoints: compaction does not wait
+
+    def wait_compactions(n: int) -> None:
+        deadline = time.monotonic() + 60
+        while h.stats["compactions"] < n and time.monotonic() < deadline:
+            h._kick_compaction()
+            time.sleep(0.05)
+        assert h.stats["compactions"] >= n, h.compaction_error
+
+    write_epochs(1, 10)
+    wait_compactions(2)
+    pid = compactor_process._compactor.proc.pid
+    assert pid != os.getpid()
+    compactor_process._compactor.kill()
+    done = h.stats["compactions"]
+    write_epochs(11, 10)
+    wait_compactions(done + 2)
+    assert compactor_process._compactor.proc.pid != pid
+    assert dict(h.iter(b"", None)) == want
+    h.close()
+    h2 = HummockStorage(LocalObjectStore(str(tmp_path)), background_compaction=False)
+    assert dict(h2.iter(b"", None)) == want
+    h2.close()
