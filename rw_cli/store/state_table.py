@@ -6,24 +6,24 @@ value is a delete) and only consolidated — sorted by key, the last write of a 
 when something reads them or the epoch commits; no per-row Python on the write path."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common.vnode import bool_values, compute_vnodes, fixed_values_u8, fixed_width, normalize_array, null_mask
+from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array, normalize_array,
+                                 null_mask)
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage, sort_unique
 from rw_cli.store.keys import encode_pk_array, make_keys_array, next_key, table_key_prefix, vnode_prefix
 from rw_cli.store.row_codec import _fixed_piece, _kind, decode_rows_arrays, encode_rows_array
 from rw_cli.store.run import as_binary
+from rw_cli.store.state_cache import StateCache
 
 OP_INSERT = 0
 OP_DELETE = 1
 OP_UPDATE_DELETE = 2
 OP_UPDATE_INSERT = 3
 TABLE_HEAD = 6  # table id (4) + vnode (2)
-_MISS = object()
 
 
 def encode_values(batch: pa.RecordBatch) -> pa.Array:
@@ -100,9 +100,7 @@ class StateTable:
         self._mem_k: list[pa.Array] = []
         self._mem_v: list[pa.Array] = []
         self._mem_sorted = True  # _mem_k is empty or one sorted, unique array
-        self._cache: dict[bytes, bytes | None] | None = None  # see enable_cache
-        self._cache_bytes = 0
-        self._cache_max = 0
+        self._cache: StateCache | None = None  # see enable_cache
         self._complete: bool | None = None
 
     # -- point-lookup cache --------------------------------------------------------------
@@ -112,33 +110,11 @@ class StateTable:
         vnodes are written by this handle only). While a table that was empty when first read
         has never evicted anything, a key the cache does not know is absent."""
         if self._cache is None:
-            self._cache = {}
-            self._cache_max = max_bytes
+            self._cache = StateCache(max_bytes)
 
-    def _cache_put(self, keys: list, values: list) -> None:
-        cache = self._cache
-        size = self._cache_bytes
-        for k, v in zip(keys, values):
-            old = cache.pop(k, _MISS)
-            if old is _MISS:
-                size += len(k) + 64
-            elif old is not None:
-                size -= len(old)
-            if v is not None:
-                size += len(v)
-            cache[k] = v
-        if size > self._cache_max:  # evict the oldest entries, down to 3/4 of the budget
-            self._complete = False
-            target = self._cache_max * 3 // 4
-            drop = 0
-            for k, v in cache.items():
-                if size <= target:
-                    break
-                size -= len(k) + 64 + (len(v) if v is not None else 0)
-                drop += 1
-            # one rebuild (popping from the front of a dict one by one is quadratic)
-            self._cache = dict(itertools.islice(cache.items(), drop, None))
-        self._cache_bytes = size
+    @property
+    def _cache_bytes(self) -> int:
+        return 0 if self._cache is None else self._cache.nbytes
 
     def _fetch(self, keys: pa.Array) -> pa.Array:
         """The committed values of `keys` (null: absent), through the cache when enabled."""
@@ -147,21 +123,18 @@ class StateTable:
         if self._complete is None:
             runs = self.store.iter_runs(self._prefix, self._end, MAX_EPOCH)
             self._complete = next((r for r in runs if len(r)), None) is None
-        klist = keys.to_pylist()
-        cache = self._cache
-        vals = [cache.get(k, _MISS) for k in klist]
-        miss = [i for i, v in enumerate(vals) if v is _MISS]
-        if miss:
-            if self._complete:
-                for i in miss:
-                    vals[i] = None
-            else:
-                got = as_binary(self.store.multi_get_array(keys.take(pa.array(miss, pa.int64())), MAX_EPOCH))
-                got = got.to_pylist()
-                for i, v in zip(miss, got):
-                    vals[i] = v
-                self._cache_put([klist[i] for i in miss], got)
-        return pa.array(vals, pa.binary())
+        vals, known = self._cache.get(keys)
+        if known.all() or (self._complete and not self._cache.evicted):
+            return vals
+        miss = np.flatnonzero(~known)
+        sub = keys.take(pa.array(miss, pa.int64()))
+        got = as_binary(self.store.multi_get_array(sub, MAX_EPOCH))
+        if len(np.unique(hash_array(sub))) == len(sub):  # (a key asked twice is cached once)
+            self._cache.put(sub, got)
+        where = np.full(len(keys), -1, dtype=np.int64)
+        where[miss] = np.arange(len(miss))
+        from_store = got.take(pa.array(where, pa.int64(), mask=where < 0))
+        return pc.if_else(pa.array(known), vals, from_store)
 
     # -- memtable ------------------------------------------------------------------------
     def _mem_put(self, keys: pa.Array, values: pa.Array) -> None:
@@ -245,7 +218,7 @@ class StateTable:
     def truncate_all(self) -> None:
         t = self.store.scan_table(self._prefix, self._end, MAX_EPOCH)
         if self._cache is not None:
-            self._cache, self._cache_bytes, self._complete = {}, 0, None
+            self._cache, self._complete = StateCache(self._cache.max_bytes), None
         mem_keys, _ = self._mem_arrays()
         keys = pa.concat_arrays([as_binary(t["key"]), mem_keys])
         self._mem_k, self._mem_v, self._mem_sorted = [], [], True
@@ -254,7 +227,7 @@ class StateTable:
     def commit(self, epoch: int) -> None:
         if self._mem_k and self._cache is not None:
             keys, values = self._mem_arrays()
-            self._cache_put(keys.to_pylist(), values.to_pylist())
+            self._cache.put(keys, values)
         if self._mem_k:
             keys = pa.concat_arrays(self._mem_k) if len(self._mem_k) > 1 else self._mem_k[0]
             values = pa.concat_arrays(self._mem_v) if len(self._mem_v) > 1 else self._mem_v[0]

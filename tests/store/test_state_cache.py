@@ -1,0 +1,39 @@
+"""StateCache against a dict: lookups after puts, merges and evictions; equal hashes."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from rw_cli.store import state_cache
+from rw_cli.store.state_cache import StateCache
+
+
+@pytest.mark.parametrize("seed,collide", [(0, False), (1, False), (2, True), (3, True)])
+def test_cache_matches_model(seed, collide, monkeypatch):
+    if collide:  # few distinct hashes: every lookup meets other keys with its hash
+        real = state_cache.hash_array
+        monkeypatch.setattr(state_cache, "hash_array", lambda a: real(a) % np.uint64(7))
+    r = random.Random(seed)
+    cache = StateCache(max_bytes=r.choice([1 << 30, 3000]))
+    model: dict[bytes, bytes | None] = {}
+    for _ in range(200):
+        keys = list({b"k%d" % r.randint(0, 400) for _ in range(r.randint(1, 30))})
+        vals = [None if r.random() < 0.2 else r.randbytes(r.randint(0, 12)) for _ in keys]
+        cache.put(pa.array(keys, pa.binary()), pa.array(vals, pa.binary()))
+        model.update(zip(keys, vals))
+        probe = [b"k%d" % r.randint(0, 450) for _ in range(40)]
+        got, known = cache.get(pa.array(probe, pa.binary()))
+        for k, v, kn in zip(probe, got.to_pylist(), known):
+            if kn:
+                assert k in model and v == model[k]
+            else:
+                assert v is None and (cache.evicted or k not in model)
+        assert cache.nbytes <= max(cache.max_bytes, 0) or cache.max_bytes >= 1 << 30
+        assert len(cache.segments) <= 12
+    if cache.max_bytes >= 1 << 30:
+        assert not cache.evicted
+        got, known = cache.get(pa.array(list(model), pa.binary()))
+        assert known.all() and got.to_pylist() == list(model.values())
