@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
-from rw_cli.common.vnode import compute_vnodes, hash_columns
+from rw_cli.common.vnode import compute_vnodes, hash_columns, unique_hashes
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, concat_chunks, to_schema
 from rw_cli.engine.executor import Executor
@@ -199,7 +199,7 @@ class PartitionRecomputeExecutor(Executor):
         if not self.partition_keys[0] or self.fresh or self.temporal:
             return None
         parts = [self._hash(side, d.data) for side, d in enumerate(deltas) if len(d)]
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
+        return unique_hashes(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
 
     def _matching(self, side: int, hashes: np.ndarray) -> pa.Table:
         """The cached rows of `side` whose partition-key hash is among `hashes`."""
@@ -346,7 +346,7 @@ class _Rows:
             self.runs[0][3] = self.runs[0][0].num_rows
             return
         if len(hashes) > 1:
-            order = np.argsort(hashes, kind="stable")
+            order = np.argsort(hashes)  # (the order within a partition does not matter)
             if (np.diff(order) != 1).any():
                 rows, hashes = rows.take(pa.array(order)), hashes[order]
         self.runs.append([rows, hashes, None, rows.num_rows, level])
@@ -358,6 +358,7 @@ class _Rows:
 
     def _find(self, run, touched: np.ndarray) -> np.ndarray:
         hashes = run[1]
+        touched = unique_hashes(touched)
         lo = np.searchsorted(hashes, touched, side="left")
         hi = np.searchsorted(hashes, touched, side="right")
         lengths = hi - lo
@@ -378,7 +379,6 @@ class _Rows:
             if remove:
                 self.clear()
             return out
-        touched = np.unique(touched)
         parts = []
         for run in self.runs:
             idx = self._find(run, touched)

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array, normalize_array,
-                                 null_mask)
+                                 null_mask, unique_hashes)
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage, sort_unique
 from rw_cli.store.keys import encode_pk_array, make_keys_array, next_key, table_key_prefix, vnode_prefix
 from rw_cli.store.row_codec import _fixed_piece, _kind, decode_rows_arrays, encode_rows_array
@@ -129,7 +129,7 @@ class StateTable:
         miss = np.flatnonzero(~known)
         sub = keys.take(pa.array(miss, pa.int64()))
         got = as_binary(self.store.multi_get_array(sub, MAX_EPOCH))
-        if len(np.unique(hash_array(sub))) == len(sub):  # (a key asked twice is cached once)
+        if len(unique_hashes(hash_array(sub))) == len(sub):  # (a key asked twice is cached once)
             self._cache.put(sub, got)
         where = np.full(len(keys), -1, dtype=np.int64)
         where[miss] = np.arange(len(miss))
