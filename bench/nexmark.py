@@ -97,10 +97,12 @@ def run_rw(q: str, events: int, epoch_rows: int, gap_ns: int, suite: str, profil
             prof.enable()
         start = time.perf_counter()
         epochs = 0
+        marks = [start]
         while True:
             s.tick(epoch_rows)
             s.barrier()
             epochs += 1
+            marks.append(time.perf_counter())
             if sources_idle(s):
                 break
         s.settle()  # every epoch durable (the uploads of the last ones may still be running)
@@ -114,10 +116,22 @@ def run_rw(q: str, events: int, epoch_rows: int, gap_ns: int, suite: str, profil
         sink = s.execute("SHOW JOBS").fetchall()[-1][3]
         s.close()
         return {"seconds": elapsed, "epochs": epochs, "rows": rows, "sink": sink, "peak_rss_mb": peak_rss_mb(),
-                "cpu_seconds": time.process_time(), "store": store,
+                "cpu_seconds": time.process_time(), "store": store, "epoch_growth": _growth(marks),
                 "compactor_peak_rss_mb": compactor_rss}
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _growth(marks: list[float]) -> dict:
+    """Median epoch time of the first and of the last tenth of the run: the cost of an epoch
+    should not grow with the history."""
+    import statistics
+
+    d = [b - a for a, b in zip(marks, marks[1:])]
+    k = max(1, len(d) // 10)
+    first, last = statistics.median(d[:k]), statistics.median(d[-k:])
+    return {"first_ms": round(first * 1e3, 1), "last_ms": round(last * 1e3, 1),
+            "ratio": round(last / first, 2) if first else None}
 
 
 def _compactor_peak_rss_mb() -> float:
@@ -276,7 +290,7 @@ def main() -> None:
     print(f"Nexmark: {args.events:,} events, {args.epoch_rows:,} events per epoch "
           f"({-(-args.events // args.epoch_rows)} epochs, a checkpoint each), gap {args.gap_ns} ns")
     head = f"{'query':<6} {'rw ev/s':>12} {'recompute ev/s':>15} {'one-shot ev/s':>14} {'rw/recompute':>13} " \
-           f"{'rw peak RSS':>12} {'compactor':>10}  rw time"
+           f"{'rw peak RSS':>12} {'compactor':>10} {'epoch ms first/last':>20}  rw time"
     print(head)
     print("-" * len(head))
     summary = {"events": args.events, "epoch_rows": args.epoch_rows, "gap_ns": args.gap_ns, "queries": {}}
@@ -296,7 +310,8 @@ def main() -> None:
                    rw_over_recompute=ratio, rw_peak_rss_mb=rw["peak_rss_mb"])
         summary["queries"][q] = row
         print(f"{q:<6} {rw_eps:>12,.0f} {(rec_eps or 0):>15,.0f} {one_eps:>14,.0f} "
-              f"{(ratio or 0):>13.2f} {rw['peak_rss_mb']:>9.0f} MB {rw['compactor_peak_rss_mb']:>7.0f} MB  "
+              f"{(ratio or 0):>13.2f} {rw['peak_rss_mb']:>9.0f} MB {rw['compactor_peak_rss_mb']:>7.0f} MB "
+              f"{rw['epoch_growth']['first_ms']:>10.0f} /{rw['epoch_growth']['last_ms']:>7.0f}  "
               f"{rw['seconds']:.1f}s", flush=True)
     print(json.dumps(summary, indent=None))
     if args.json_out:
