@@ -93,8 +93,9 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         signed = []
         for side, d in enumerate(deltas):
             signed.append(d.data.append_column("__s", pa.array(d.signs())) if len(d) else None)
-        lo = self._matching(0, self._hash(1, deltas[1].data)) if signed[1] is not None else None
-        ro = self._matching(1, self._hash(0, deltas[0].data)) if signed[0] is not None else None
+        hashes = [self._hash(side, d.data) if len(d) else None for side, d in enumerate(deltas)]
+        lo = self._matching(0, hashes[1]) if signed[1] is not None else None
+        ro = self._matching(1, hashes[0]) if signed[0] is not None else None
         parts, tables = [], {}
         lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
         rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
@@ -110,9 +111,9 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         for side, d in enumerate(deltas):
             if len(d):
                 if d.is_insert().all():
-                    self._append(side, d)
+                    self._append(side, d, hashes[side])
                 else:
-                    self._update_cache(side, d, self._hash(side, d.data))
+                    self._update_cache(side, d, hashes[side])
         if not parts:
             return []
         cols = ", ".join(f"_{i}" for i in range(sum(self.widths)))

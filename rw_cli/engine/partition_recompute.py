@@ -190,9 +190,9 @@ class PartitionRecomputeExecutor(Executor):
         cache.add(new, self._hash(side, new))
         return old, new
 
-    def _append(self, side: int, delta: StreamChunk) -> None:
+    def _append(self, side: int, delta: StreamChunk, hashes: np.ndarray | None = None) -> None:
         """An insert-only delta: its rows join the cache without looking at the old ones."""
-        self.cache[side].add(delta.data, self._hash(side, delta.data))
+        self.cache[side].add(delta.data, self._hash(side, delta.data) if hashes is None else hashes)
 
     def _touched(self, deltas: list[StreamChunk]) -> np.ndarray | None:
         """Hashes of the partition keys changed in this epoch (None: one partition, everything)."""
@@ -358,7 +358,6 @@ class _Rows:
 
     def _find(self, run, touched: np.ndarray) -> np.ndarray:
         hashes = run[1]
-        touched = unique_hashes(touched)
         lo = np.searchsorted(hashes, touched, side="left")
         hi = np.searchsorted(hashes, touched, side="right")
         lengths = hi - lo
@@ -379,6 +378,7 @@ class _Rows:
             if remove:
                 self.clear()
             return out
+        touched = unique_hashes(touched)
         parts = []
         for run in self.runs:
             idx = self._find(run, touched)
