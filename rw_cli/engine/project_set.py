@@ -15,6 +15,10 @@ from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.executor import Executor
 
 
+_CONSTANT_SERIES = re.compile(r"(?:range|generate_series)\(\s*-?\d+\s*,\s*-?\d+\s*(?:,\s*-?\d+\s*)?\)",
+                              re.IGNORECASE)
+
+
 class ProjectSetExecutor(Executor):
     """Each row times the elements of a list computed from it: `list_sql` (DuckDB SQL over the
     positional columns). Output: the input columns, the element, and its 1-based ordinal (part
@@ -26,10 +30,15 @@ class ProjectSetExecutor(Executor):
     def __init__(self, list_sql: str, types: list[DataType], stream_key: list[int]):
         super().__init__(types, stream_key)
         self.list_sql = list_sql
+        # a series of integer literals (a HOP window's): the same list for every row
+        self.constant = _CONSTANT_SERIES.fullmatch(list_sql) is not None
+        self._elements: pa.Array | None = None
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk) == 0:
             return []
+        if self.constant:
+            return self._on_chunk_constant(chunk)
         width = chunk.data.num_columns
         # DuckDB computes each row's list; Arrow repeats the rows (in order, elements in order)
         used = sorted({int(m) for m in re.findall(r"\b_(\d+)\b", self.list_sql)})
@@ -46,6 +55,22 @@ class ProjectSetExecutor(Executor):
         out = pa.Table.from_arrays(list(rows.columns) + [elems, pa.array(ordinals, pa.int64())],
                                    names=[f"_{i}" for i in range(width + 2)])
         return [self.conform(StreamChunk(out, chunk.ops[parents]))] if len(parents) else []
+
+    def _on_chunk_constant(self, chunk: StreamChunk) -> list[StreamChunk]:
+        """Every row times one list, computed once."""
+        if self._elements is None:
+            lists = duck.query(f"SELECT TRY({self.list_sql}) AS l").column(0).combine_chunks()
+            self._elements = pc.list_flatten(lists)
+        n, k = len(chunk), len(self._elements)
+        if k == 0:
+            return []
+        width = chunk.data.num_columns
+        parents = np.repeat(np.arange(n, dtype=np.int64), k)
+        elems = self._elements.take(pa.array(np.tile(np.arange(k, dtype=np.int64), n)))
+        ordinals = pa.array(np.tile(np.arange(1, k + 1, dtype=np.int64), n))
+        rows = chunk.data.take(pa.array(parents))
+        out = pa.Table.from_arrays(list(rows.columns) + [elems, ordinals], names=[f"_{i}" for i in range(width + 2)])
+        return [self.conform(StreamChunk(out, chunk.ops[parents]))]
 
     def _on_chunk_sql(self, chunk: StreamChunk) -> list[StreamChunk]:
         width = chunk.data.num_columns

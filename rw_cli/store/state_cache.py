@@ -19,6 +19,50 @@ from rw_cli.common.vnode import hash_array
 
 FANOUT = 4
 ENTRY_OVERHEAD = 24  # hash, offsets
+FILTER_BITS_PER_KEY = 8
+FILTER_K = 5
+
+
+class KeyFilter:
+    """A Bloom filter of every key the cache was given, grown by adding layers (a scalable
+    Bloom filter): about a byte per key, kept when entries are evicted. For a table only this
+    handle writes that was empty when its cache began, a key the filter has not seen is
+    absent from the store too, so a new group costs no store read."""
+
+    def __init__(self) -> None:
+        self.layers: list[list] = []  # [bits (uint8), capacity, count]
+
+    def add(self, hashes: np.ndarray) -> None:
+        if not len(hashes):
+            return
+        if not self.layers or self.layers[-1][2] + len(hashes) > self.layers[-1][1]:
+            cap = max(1 << 16, 2 * len(hashes), 2 * self.layers[-1][1] if self.layers else 0)
+            nbits = 1 << int(np.ceil(np.log2(cap * FILTER_BITS_PER_KEY)))
+            self.layers.append([np.zeros(nbits // 8, dtype=np.uint8), cap, 0])
+        layer = self.layers[-1]
+        pos = _positions(hashes, len(layer[0]) * 8)
+        np.bitwise_or.at(layer[0], pos >> 3, (1 << (pos & 7)).astype(np.uint8))
+        layer[2] += len(hashes)
+
+    def may_contain(self, hashes: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(hashes), dtype=bool)
+        for bits, _, _ in self.layers:
+            pos = _positions(hashes, len(bits) * 8)
+            out |= ((bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(layer[0]) for layer in self.layers)
+
+
+def _positions(hashes: np.ndarray, nbits: int) -> np.ndarray:
+    """FILTER_K bit positions per hash (double hashing), shape (n, k); nbits a power of two."""
+    h1 = hashes & np.uint64(0xFFFFFFFF)
+    h2 = (hashes >> np.uint64(32)) | np.uint64(1)
+    k = np.arange(FILTER_K, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return ((h1[:, None] + k[None, :] * h2[:, None]) & np.uint64(nbits - 1)).astype(np.int64)
 
 
 class _Segment:
@@ -65,18 +109,21 @@ class StateCache:
         self.max_bytes = max_bytes
         self.segments: list[_Segment] = []
         self.evicted = False  # some entry was dropped: an unknown key may exist in the store
+        self.filter = KeyFilter()  # every key ever put
 
     @property
     def nbytes(self) -> int:
         return sum(s.nbytes for s in self.segments)
 
-    def get(self, keys: pa.Array) -> tuple[pa.Array, np.ndarray]:
-        """(the cached value of each key, null where absent or unknown; whether it is known)."""
+    def get(self, keys: pa.Array, qh: np.ndarray | None = None) -> tuple[pa.Array, np.ndarray]:
+        """(the cached value of each key, null where absent or unknown; whether it is known).
+        `qh`: the keys' hashes (`hash_array`), when the caller has them."""
         n = len(keys)
         known = np.zeros(n, dtype=bool)
         if n == 0 or not self.segments:
             return pa.nulls(n, pa.binary()), known
-        qh = hash_array(keys)
+        if qh is None:
+            qh = hash_array(keys)
         todo = np.arange(n)
         positions, values = [], []
         for seg in reversed(self.segments):
@@ -102,7 +149,9 @@ class StateCache:
         """The latest values of unique `keys` (null: known absent)."""
         if len(keys) == 0:
             return
-        self.segments.append(_Segment.build(keys, values))
+        seg = _Segment.build(keys, values)
+        self.filter.add(seg.hashes)
+        self.segments.append(seg)
         while len(self.segments) > 1 and len(self.segments[-1]) * FANOUT >= len(self.segments[-2]):
             newer = self.segments.pop()
             self.segments[-1] = _merge(self.segments[-1], newer)
@@ -130,13 +179,21 @@ class StateCache:
 
 
 def _merge(older: _Segment, newer: _Segment) -> _Segment:
-    """One segment holding the newest value of every key of both."""
+    """One segment holding the newest value of every key of both: a stable merge by hash
+    (the newer entry first), then an entry whose neighbour before it has the same hash and
+    key is dropped. (Two different keys with one hash may leave an old entry of one of them
+    behind the other; a lookup finds the newer one first, so it is never read.)"""
     keys = pa.concat_arrays([newer.keys, older.keys])
     values = pa.concat_arrays([newer.values, older.values])
     hashes = np.concatenate([newer.hashes, older.hashes])
-    # a key in both: keep the first (newer) occurrence
-    first = pa.table({"k": keys, "p": pa.array(np.arange(len(keys)))}).group_by("k", use_threads=False) \
-        .aggregate([("p", "min")]).column("p_min").to_numpy()
-    first = first[np.argsort(hashes[first], kind="stable")]
-    idx = pa.array(first, pa.int64())
-    return _Segment(hashes[first], keys.take(idx), values.take(idx))
+    order = np.argsort(hashes, kind="stable")  # two sorted runs: a merge
+    h = hashes[order]
+    dup = np.flatnonzero(h[1:] == h[:-1]) + 1
+    keep = np.ones(len(h), dtype=bool)
+    if len(dup):
+        same = pc.equal(keys.take(pa.array(order[dup], pa.int64())),
+                        keys.take(pa.array(order[dup - 1], pa.int64()))).to_numpy(zero_copy_only=False)
+        keep[dup[same]] = False
+    idx = order[keep]
+    ia = pa.array(idx, pa.int64())
+    return _Segment(hashes[idx], keys.take(ia), values.take(ia))

@@ -116,25 +116,35 @@ class StateTable:
     def _cache_bytes(self) -> int:
         return 0 if self._cache is None else self._cache.nbytes
 
+    def _check_complete(self) -> None:
+        """Whether the table was empty when the cache began: then every key in the store
+        went through the cache (this handle is its vnodes' only writer)."""
+        if self._complete is None:
+            runs = self.store.iter_runs(self._prefix, self._end, MAX_EPOCH)
+            self._complete = next((r for r in runs if len(r)), None) is None
+
     def _fetch(self, keys: pa.Array) -> pa.Array:
         """The committed values of `keys` (null: absent), through the cache when enabled."""
         if self._cache is None:
             return self.store.multi_get_array(keys, MAX_EPOCH)
-        if self._complete is None:
-            runs = self.store.iter_runs(self._prefix, self._end, MAX_EPOCH)
-            self._complete = next((r for r in runs if len(r)), None) is None
-        vals, known = self._cache.get(keys)
+        self._check_complete()
+        qh = hash_array(keys)
+        vals, known = self._cache.get(keys, qh)
         if known.all() or (self._complete and not self._cache.evicted):
             return vals
         miss = np.flatnonzero(~known)
+        if self._complete:  # a key the cache never saw is absent
+            miss = miss[self._cache.filter.may_contain(qh[miss])]
+            if not len(miss):
+                return vals
         sub = keys.take(pa.array(miss, pa.int64()))
         got = as_binary(self.store.multi_get_array(sub, MAX_EPOCH))
-        if len(unique_hashes(hash_array(sub))) == len(sub):  # (a key asked twice is cached once)
+        if len(unique_hashes(qh[miss])) == len(sub):  # (a key asked twice is cached once)
             self._cache.put(sub, got)
         where = np.full(len(keys), -1, dtype=np.int64)
         where[miss] = np.arange(len(miss))
         from_store = got.take(pa.array(where, pa.int64(), mask=where < 0))
-        return pc.if_else(pa.array(known), vals, from_store)
+        return pc.if_else(pc.is_valid(from_store), from_store, vals)
 
     # -- memtable ------------------------------------------------------------------------
     def _mem_put(self, keys: pa.Array, values: pa.Array) -> None:
@@ -226,6 +236,7 @@ class StateTable:
 
     def commit(self, epoch: int) -> None:
         if self._mem_k and self._cache is not None:
+            self._check_complete()  # (before this epoch's writes reach the store)
             keys, values = self._mem_arrays()
             self._cache.put(keys, values)
         if self._mem_k:

@@ -37,3 +37,19 @@ def test_cache_matches_model(seed, collide, monkeypatch):
         assert not cache.evicted
         got, known = cache.get(pa.array(list(model), pa.binary()))
         assert known.all() and got.to_pylist() == list(model.values())
+
+
+def test_key_filter_has_no_false_negatives():
+    from rw_cli.store.state_cache import KeyFilter
+
+    rng = np.random.default_rng(3)
+    f = KeyFilter()
+    added = []
+    for _ in range(12):  # grows by layers
+        h = rng.integers(0, 2**63, rng.integers(1, 60000)).astype(np.uint64)
+        f.add(h)
+        added.append(h)
+        assert f.may_contain(np.concatenate(added)).all()
+    others = rng.integers(0, 2**63, 100000).astype(np.uint64)
+    assert f.may_contain(others).mean() < 0.1
+    assert len(f.layers) > 1
