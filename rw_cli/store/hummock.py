@@ -147,7 +147,10 @@ class HummockStorage:
         self.sst_target_size = sst_target_size
         self.compression = compression
         self.l0_trigger = l0_trigger
-        self.l0_stall = l0_stall if l0_stall is not None else max(3 * l0_trigger, 12)
+        # under a stream of checkpoints L0 grows to this many files before compaction runs:
+        # fewer, larger L0 -> L1 merges (each rewrites L1), as RisingWave lets L0 grow into
+        # many sub-levels before it compacts them
+        self.l0_stall = l0_stall if l0_stall is not None else max(3 * l0_trigger, 24)
         self._last_commit = 0.0
         self.level_base_size = level_base_size
         self.level_multiplier = level_multiplier
