@@ -23,10 +23,10 @@ from rw_cli.engine.union import UnionExecutor
 from rw_cli.engine.values import ValuesExecutor
 from rw_cli.engine.watermark import WatermarkExecutor
 from rw_cli.engine.project import ProjectExecutor
-from rw_cli.sql.arrow_compile import compile_expr
 from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
+from rw_cli.sql.arrow_compile import compile_expr
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)

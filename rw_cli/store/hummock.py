@@ -719,8 +719,9 @@ class HummockStorage:
                 from rw_cli.store.compactor import compact_once
                 did = False
                 while not self._stop:
-                    # in a thread, compaction gives way to a stream of checkpoints (the GIL
-                    # is shared) unless L0 grows past the stall limit
+                    # compaction gives way to a stream of checkpoints unless L0 grows past
+                    # the stall limit (in a thread it shares the GIL with the stream; in the
+                    # compactor process, the cores and their caches)
                     if len(self._version.levels[0]) < self.l0_stall and \
                             time.monotonic() - self._last_commit < COMPACTION_IDLE_SECS:
                         time.sleep(COMPACTION_IDLE_SECS / 4)

@@ -6,7 +6,6 @@ value is a delete) and only consolidated — sorted by key, the last write of a 
 when something reads them or the epoch commits; no per-row Python on the write path."""
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -107,8 +106,9 @@ class StateTable:
     def enable_cache(self, max_bytes: int = 64 << 20) -> None:
         """Keep the latest value (or absence) of the keys this handle reads and writes in
         memory, up to `max_bytes`, for `get_rows` — an executor's cache of its own state (its
-        vnodes are written by this handle only). While a table that was empty when first read
-        has never evicted anything, a key the cache does not know is absent."""
+        vnodes are written by this handle only). For a table that was empty when the cache
+        began, a key the cache has never seen (its Bloom filter says so) is absent, evictions
+        or not; other misses are read from the store."""
         if self._cache is None:
             self._cache = StateCache(max_bytes)
 
