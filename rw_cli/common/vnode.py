@@ -119,8 +119,46 @@ def binary_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 # Hashing
 # ---------------------------------------------------------------------------------------
 
+FIXED_HASH_MAX_LEN = 64  # values up to this long are hashed a byte column at a time
+
+
 def hash_bytes_parts(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """Stable 64-bit hash of each variable-length value given (offsets, data)."""
+    """Stable 64-bit hash of each variable-length value given (offsets, data):
+    mix(sum over bytes of (byte + 1) * P**position + length * GOLDEN). Values of a few
+    distinct short lengths (store keys: one length per table) are hashed a byte column at a
+    time, an order of magnitude faster than the general routine, with the same result."""
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    if n and len(data) and int(lengths.max()) <= FIXED_HASH_MAX_LEN:
+        if int(lengths.min()) == int(lengths[0]) == int(lengths.max()):
+            L = int(lengths[0])
+            return _hash_fixed(data[:n * L].reshape(n, L))
+        present = np.flatnonzero(np.bincount(lengths))
+        if len(present) <= 8:
+            out = np.empty(n, dtype=_U64)
+            starts = offsets[:-1]
+            for L in present.tolist():
+                idx = np.flatnonzero(lengths == L)
+                out[idx] = _hash_fixed(data[starts[idx][:, None] + np.arange(L)] if L else
+                                       np.zeros((len(idx), 0), dtype=np.uint8))
+            return out
+    return _hash_general(offsets, data)
+
+
+def _hash_fixed(mat: np.ndarray) -> np.ndarray:
+    """`hash_bytes_parts` of values that all have mat.shape[1] bytes (one per row of mat)."""
+    n, L = mat.shape
+    with np.errstate(over="ignore"):
+        h = np.zeros(n, dtype=_U64)
+        p = _U64(1)
+        for j in range(L):
+            h += (mat[:, j].astype(_U64) + _U64(1)) * p
+            p = p * _STR_P
+        h += _U64(L) * _GOLDEN
+    return _mix64(h)
+
+
+def _hash_general(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     n = len(offsets) - 1
     lengths = np.diff(offsets).astype(_U64)
     if len(data) == 0:

@@ -58,8 +58,6 @@ _CODEC_NAMES = {1: "lz4", 2: "zstd"}
 READ_AHEAD = 1 << 20  # bytes fetched per ranged read when iterating
 
 _U64 = np.uint64
-_GOLDEN = _U64(0x9E3779B97F4A7C15)
-_STR_P = _U64(0x100000001B3)
 
 
 # ---------------------------------------------------------------------------------------
@@ -67,25 +65,10 @@ _STR_P = _U64(0x100000001B3)
 # ---------------------------------------------------------------------------------------
 
 def key_hashes(keys: pa.Array) -> np.ndarray:
-    """Stable 64-bit hash of each key (the same function as vnode.hash_bytes_parts)."""
+    """Stable 64-bit hash of each key (vnode.hash_bytes_parts), 65536 keys at a time to
+    bound the temporaries."""
     offs, data = binary_parts(keys)
     n = len(offs) - 1
-    if n == 0:
-        return np.zeros(0, _U64)
-    lens = np.diff(offs)
-    L = int(lens[0])
-    if L and (lens == L).all() and L <= 64:
-        from rw_cli.common.vnode import _mix64
-        mat = data[:n * L].reshape(n, L)
-        with np.errstate(over="ignore"):
-            h = np.zeros(n, _U64)
-            p = _U64(1)
-            for j in range(L):
-                h += (mat[:, j].astype(_U64) + _U64(1)) * p
-                p = p * _STR_P
-            h += _U64(L) * _GOLDEN
-        return _mix64(h)
-    # bound the temporaries of the general routine
     out = np.empty(n, _U64)
     step = 65536
     for s in range(0, n, step):
