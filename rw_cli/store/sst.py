@@ -78,7 +78,7 @@ def key_hashes(keys: pa.Array) -> np.ndarray:
     return out
 
 
-def _bloom_positions(hashes: np.ndarray, nbits: int, k: int) -> np.ndarray:
+def bloom_positions(hashes: np.ndarray, nbits: int, k: int) -> np.ndarray:
     """k bit positions per hash (double hashing); `nbits` is a power of two."""
     h1 = (hashes & _U64(0xFFFFFFFF)).astype(np.uint32)
     h2 = ((hashes >> _U64(32)).astype(np.uint32)) | np.uint32(1)
@@ -99,7 +99,7 @@ def build_bloom_from_hashes(hashes: np.ndarray, k: int = BLOOM_K) -> bytes:
     nbytes = _bloom_bytes(len(hashes))
     bits = np.zeros(nbytes * 8, dtype=bool)
     if len(hashes):
-        bits[_bloom_positions(hashes, nbytes * 8, k).ravel()] = True
+        bits[bloom_positions(hashes, nbytes * 8, k).ravel()] = True
     return np.packbits(bits, bitorder="little").tobytes()
 
 
@@ -110,7 +110,7 @@ def build_bloom(user_keys: pa.Array, k: int = BLOOM_K) -> bytes:
 def bloom_check(bloom: np.ndarray, k: int, hashes: np.ndarray) -> np.ndarray:
     if len(bloom) == 0:
         return np.ones(len(hashes), dtype=bool)
-    pos = _bloom_positions(hashes, len(bloom) * 8, k)
+    pos = bloom_positions(hashes, len(bloom) * 8, k)
     return ((bloom[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)
 
 

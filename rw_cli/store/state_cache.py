@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.vnode import hash_array
+from rw_cli.store.sst import bloom_positions
 
 FANOUT = 4
 ENTRY_OVERHEAD = 24  # hash, offsets
@@ -40,29 +41,20 @@ class KeyFilter:
             nbits = 1 << int(np.ceil(np.log2(cap * FILTER_BITS_PER_KEY)))
             self.layers.append([np.zeros(nbits // 8, dtype=np.uint8), cap, 0])
         layer = self.layers[-1]
-        pos = _positions(hashes, len(layer[0]) * 8)
+        pos = bloom_positions(hashes, len(layer[0]) * 8, FILTER_K).astype(np.int64)
         np.bitwise_or.at(layer[0], pos >> 3, (1 << (pos & 7)).astype(np.uint8))
         layer[2] += len(hashes)
 
     def may_contain(self, hashes: np.ndarray) -> np.ndarray:
         out = np.zeros(len(hashes), dtype=bool)
         for bits, _, _ in self.layers:
-            pos = _positions(hashes, len(bits) * 8)
+            pos = bloom_positions(hashes, len(bits) * 8, FILTER_K).astype(np.int64)
             out |= ((bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)
         return out
 
     @property
     def nbytes(self) -> int:
         return sum(len(layer[0]) for layer in self.layers)
-
-
-def _positions(hashes: np.ndarray, nbits: int) -> np.ndarray:
-    """FILTER_K bit positions per hash (double hashing), shape (n, k); nbits a power of two."""
-    h1 = hashes & np.uint64(0xFFFFFFFF)
-    h2 = (hashes >> np.uint64(32)) | np.uint64(1)
-    k = np.arange(FILTER_K, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        return ((h1[:, None] + k[None, :] * h2[:, None]) & np.uint64(nbits - 1)).astype(np.int64)
 
 
 class _Segment:
@@ -72,9 +64,9 @@ class _Segment:
         self.hashes, self.keys, self.values = hashes, keys, values
 
     @staticmethod
-    def build(keys: pa.Array, values: pa.Array) -> "_Segment":
-        """From unique keys (in any order) and their values."""
-        h = hash_array(keys)
+    def build(keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> "_Segment":
+        """From unique keys (in any order), their values and (if known) their hashes."""
+        h = hash_array(keys) if hashes is None else hashes
         order = np.argsort(h, kind="stable")
         idx = pa.array(order, pa.int64())
         return _Segment(h[order], keys.take(idx), values.take(idx))
@@ -145,11 +137,12 @@ class StateCache:
         vals = pa.concat_arrays(values) if len(values) > 1 else values[0]
         return vals.take(pa.array(where, pa.int64(), mask=where < 0)), known
 
-    def put(self, keys: pa.Array, values: pa.Array) -> None:
-        """The latest values of unique `keys` (null: known absent)."""
+    def put(self, keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> None:
+        """The latest values of unique `keys` (null: known absent); `hashes`: theirs
+        (`hash_array`), when the caller has them."""
         if len(keys) == 0:
             return
-        seg = _Segment.build(keys, values)
+        seg = _Segment.build(keys, values, hashes)
         self.filter.add(seg.hashes)
         self.segments.append(seg)
         while len(self.segments) > 1 and len(self.segments[-1]) * FANOUT >= len(self.segments[-2]):

@@ -140,7 +140,7 @@ class StateTable:
         sub = keys.take(pa.array(miss, pa.int64()))
         got = as_binary(self.store.multi_get_array(sub, MAX_EPOCH))
         if len(unique_hashes(qh[miss])) == len(sub):  # (a key asked twice is cached once)
-            self._cache.put(sub, got)
+            self._cache.put(sub, got, qh[miss])
         where = np.full(len(keys), -1, dtype=np.int64)
         where[miss] = np.arange(len(miss))
         from_store = got.take(pa.array(where, pa.int64(), mask=where < 0))
