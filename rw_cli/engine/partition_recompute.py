@@ -307,34 +307,112 @@ def _apply_sql(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:
 
 
 FANOUT = 4
+MAX_SEGMENTS = 16  # a merged run with more row segments than this copies them into one
 
+
+class _Run:
+    """Rows in the order they came (segments of single-chunk tables) with an index sorted by
+    the partition-key hash: `hashes[i]` is the hash of row `pos[i]`. Merging runs merges only
+    the index (16 bytes a row), never the rows themselves; `alive` masks removed index entries."""
+    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level")
+
+    def __init__(self, segments: list[pa.Table], hashes: np.ndarray, pos: np.ndarray, level: int):
+        self.segments = segments
+        self.starts = np.cumsum([0] + [s.num_rows for s in segments])
+        self.hashes, self.pos = hashes, pos
+        self.alive: np.ndarray | None = None
+        self.live = len(pos)
+        self.level = level
+
+    @classmethod
+    def of(cls, rows: pa.Table, hashes: np.ndarray, level: int) -> "_Run":
+        order = np.argsort(hashes)  # (the order within a partition does not matter)
+        return cls([rows.combine_chunks()], hashes[order], order, level)
+
+    def rows(self, idx: np.ndarray | None = None) -> pa.Table:
+        """The rows at index entries `idx` (all live rows when None)."""
+        if idx is None:
+            if self.alive is None:
+                return self.segments[0] if len(self.segments) == 1 else pa.concat_tables(self.segments)
+            return self._gather(np.sort(self.pos[self.alive]))
+        return self._gather(self.pos[idx])
+
+    def _gather(self, p: np.ndarray) -> pa.Table:
+        """The rows at positions `p`, grouped by segment (in row order when `p` is sorted)."""
+        if len(self.segments) == 1:
+            return self.segments[0].take(pa.array(p))
+        seg = np.searchsorted(self.starts, p, side="right") - 1
+        order = np.argsort(seg, kind="stable")
+        p, seg = p[order], seg[order]
+        bounds = np.flatnonzero(np.diff(seg)) + 1
+        parts = [self.segments[int(seg[a])].take(pa.array(p[a:b] - self.starts[int(seg[a])]))
+                 for a, b in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [len(p)]]))]
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+    def find(self, touched: np.ndarray) -> np.ndarray:
+        """Index entries of the live rows whose hash is in `touched` (sorted, unique)."""
+        lo = np.searchsorted(self.hashes, touched, side="left")
+        hi = np.searchsorted(self.hashes, touched, side="right")
+        lengths = hi - lo
+        total = int(lengths.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        idx = starts + np.arange(total)
+        return idx[self.alive[idx]] if self.alive is not None else idx
+
+    def remove(self, idx: np.ndarray) -> None:
+        if self.alive is None:
+            self.alive = np.ones(len(self.pos), dtype=bool)
+        self.alive[idx] = False
+        self.live -= len(idx)
+        if self.live and self.live * 2 < self.starts[-1]:  # mostly dead: copy the live rows
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop the removed rows from the segments (one segment of the live rows)."""
+        if self.alive is None:
+            return
+        keep = np.flatnonzero(self.alive)
+        p = self.pos[keep]
+        kept = np.zeros(int(self.starts[-1]), dtype=bool)
+        kept[p] = True
+        renumber = np.cumsum(kept) - 1
+        rows = self._gather(np.sort(p)).combine_chunks()
+        self.__init__([rows], self.hashes[keep], renumber[p], self.level)
 
 class _Rows:
-    """One input's cached rows. Partitioned: in runs, each sorted by the 64-bit hash of the
+    """One input's cached rows. Partitioned: in runs, each indexed by the 64-bit hash of the
     partition key, so the rows of given partitions are found by binary search in every run;
     new rows form a new run of level 0 and every FANOUT runs of one level are merged into one
-    of the next level, so a row is copied O(log n) times and a lookup searches O(log n) runs —
-    an epoch's cost never grows with the history.
+    of the next level, so an index entry is copied O(log n) times and a lookup searches
+    O(log n) runs — an epoch's cost never grows with the history.
     Removed rows are masked out, and dropped when their run is merged or mostly dead.
     Unpartitioned: one table."""
 
     def __init__(self, schema: pa.Schema, partitioned: bool):
         self.schema = schema
         self.partitioned = partitioned
-        self.runs: list[list] = []  # [rows, sorted hashes, alive mask | None, live count, level]
+        self.runs: list[_Run] = []
+        self.table: pa.Table | None = None  # unpartitioned
 
     @property
     def num_rows(self) -> int:
-        return sum(r[3] for r in self.runs)
+        if not self.partitioned:
+            return self.table.num_rows if self.table is not None else 0
+        return sum(r.live for r in self.runs)
 
     def all(self) -> pa.Table:
-        parts = [r[0] if r[2] is None else r[0].filter(pa.array(r[2])) for r in self.runs if r[3]]
+        if not self.partitioned:
+            return self.table if self.table is not None else self.schema.empty_table()
+        parts = [r.rows() for r in self.runs if r.live]
         if not parts:
             return self.schema.empty_table()
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
     def clear(self) -> None:
         self.runs = []
+        self.table = None
 
     def add(self, rows: pa.Table, hashes: np.ndarray | None, level: int = 0) -> None:
         if rows.num_rows == 0:
@@ -342,33 +420,14 @@ class _Rows:
         if rows.schema != self.schema:
             rows = rows.cast(self.schema)
         if not self.partitioned:
-            self.runs = [[pa.concat_tables([self.all(), rows]) if self.runs else rows, None, None, 0, 0]]
-            self.runs[0][3] = self.runs[0][0].num_rows
+            self.table = rows if self.table is None else pa.concat_tables([self.table, rows])
             return
-        if len(hashes) > 1:
-            order = np.argsort(hashes)  # (the order within a partition does not matter)
-            if (np.diff(order) != 1).any():
-                rows, hashes = rows.take(pa.array(order)), hashes[order]
-        self.runs.append([rows, hashes, None, rows.num_rows, level])
-        while len(self.runs) >= FANOUT and len({r[4] for r in self.runs[-FANOUT:]}) == 1:
+        self.runs.append(_Run.of(rows, hashes, level))
+        while len(self.runs) >= FANOUT and len({r.level for r in self.runs[-FANOUT:]}) == 1:
             group = self.runs[-FANOUT:]
             del self.runs[-FANOUT:]
             self.runs.append(_merge_runs(group))
-        self.runs = [r for r in self.runs if r[3]]
-
-    def _find(self, run, touched: np.ndarray) -> np.ndarray:
-        hashes = run[1]
-        lo = np.searchsorted(hashes, touched, side="left")
-        hi = np.searchsorted(hashes, touched, side="right")
-        lengths = hi - lo
-        total = int(lengths.sum())
-        if total == 0:
-            return np.zeros(0, dtype=np.int64)
-        starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        idx = starts + np.arange(total)
-        if run[2] is not None:
-            idx = idx[run[2][idx]]
-        return idx
+        self.runs = [r for r in self.runs if r.live]
 
     def take(self, touched: np.ndarray | None, remove: bool = False) -> pa.Table:
         """The rows of the partitions whose hash is in `touched` (None: all rows); with
@@ -381,36 +440,29 @@ class _Rows:
         touched = unique_hashes(touched)
         parts = []
         for run in self.runs:
-            idx = self._find(run, touched)
+            idx = run.find(touched)
             if not len(idx):
                 continue
-            parts.append(run[0].take(pa.array(idx)))
+            parts.append(run.rows(idx))
             if remove:
-                if run[2] is None:
-                    run[2] = np.ones(run[0].num_rows, dtype=bool)
-                run[2][idx] = False
-                run[3] -= len(idx)
-                if run[3] * 2 < run[0].num_rows:  # mostly dead: compact
-                    keep = run[2]
-                    run[0], run[1], run[2] = run[0].filter(pa.array(keep)), run[1][keep], None
+                run.remove(idx)
         if remove:
-            self.runs = [r for r in self.runs if r[3]]
+            self.runs = [r for r in self.runs if r.live]
         if not parts:
             return self.schema.empty_table()
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
-def _merge_runs(runs: list[list]) -> list:
-    """One run of the next level from runs of one level (their live rows, sorted by hash)."""
-    rows, hashes = [], []
+def _merge_runs(runs: list[_Run]) -> _Run:
+    """One run of the next level from runs of one level: their indexes merged by hash, their
+    row segments side by side (copied into one when there are many)."""
     for r in runs:
-        if r[2] is None:
-            rows.append(r[0])
-            hashes.append(r[1])
-        else:
-            rows.append(r[0].filter(pa.array(r[2])))
-            hashes.append(r[1][r[2]])
-    h = np.concatenate(hashes)
+        r.compact()
+    segments = [s for r in runs for s in r.segments]
+    offsets = np.cumsum([0] + [int(r.starts[-1]) for r in runs])
+    h = np.concatenate([r.hashes for r in runs])
+    pos = np.concatenate([r.pos + off for r, off in zip(runs, offsets)])
     order = np.argsort(h, kind="stable")  # sorted runs: a merge
-    merged = pa.concat_tables(rows).take(pa.array(order))
-    return [merged, h[order], None, merged.num_rows, runs[0][4] + 1]
+    if len(segments) > MAX_SEGMENTS:
+        segments = [pa.concat_tables(segments).combine_chunks()]
+    return _Run(segments, h[order], pos[order], runs[0].level + 1)

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from rw_cli.errors import StorageError
 from rw_cli.store.cache import DEFAULT_CACHE_SIZE, META_CACHE_FRACTION, LruCache, parse_size
-from rw_cli.store.keys import MAX_EPOCH, KeyForm, sortable_keys
+from rw_cli.store.keys import MAX_EPOCH, KeyForm, argsort_sortable, sortable_keys
 from rw_cli.store.lease import DEFAULT_HEARTBEAT_SECS, WriterLease
 from rw_cli.store.merge import dedup_same_epoch, merge_runs
 from rw_cli.store.object_store import ObjectStore
@@ -84,12 +84,12 @@ def sort_unique(keys: pa.Array, values: pa.Array) -> tuple[pa.Array, pa.Array]:
         return keys, values
     form = KeyForm.of_lengths(key_lengths(keys))
     sk, _ = sortable_keys(keys, form)
-    if bool((sk[1:] > sk[:-1]).all()):
-        return keys, values
-    order = np.argsort(sk, kind="stable")
+    order = argsort_sortable(sk)
     s = sk[order]
     last = np.ones(n, dtype=bool)
     last[:-1] = s[1:] != s[:-1]
+    if last.all() and bool((order[1:] > order[:-1]).all()):
+        return keys, values
     idx = pa.array(order[last], pa.int64())
     return keys.take(idx), values.take(idx)
 
@@ -548,7 +548,7 @@ class HummockStorage:
             return EMPTY_BINARY
         qform = KeyForm.of_lengths(key_lengths(keys))
         qsk, _ = sortable_keys(keys, qform)
-        order = np.argsort(qsk, kind="stable")
+        order = argsort_sortable(qsk)
         s = qsk[order]
         first = np.ones(n, dtype=bool)
         first[1:] = s[1:] != s[:-1]

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from rw_cli.store.keys import KeyForm
+from rw_cli.store.keys import KeyForm, argsort_sortable
 from rw_cli.store.run import Run
 
 
@@ -55,7 +55,7 @@ def merge_runs(sources: list[Iterable[Run]], form: KeyForm) -> Iterator[Run]:
             yield pieces[0]
             continue
         r = Run.concat(pieces)
-        order = np.argsort(r.skeys(form), kind="stable")
+        order = argsort_sortable(r.skeys(form))
         out = r.take(order)
         out.unique = False
         yield out

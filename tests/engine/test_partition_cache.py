@@ -58,7 +58,7 @@ def test_rows_runs_find_add_remove():
     cache = _Rows(schema, partitioned=True)
     model: dict[int, list[int]] = {}
     next_id = 0
-    for epoch in range(60):
+    for epoch in range(150):  # past FANOUT**3 adds: a merged run whose segments were copied into one
         n = int(rng.integers(1, 30))
         parts = rng.integers(0, 20, n)
         ids = np.arange(next_id, next_id + n)
