@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
@@ -57,7 +58,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.null_safe = list(null_safe)
         self.condition = condition
 
-    def _arrow_join_ok(self, tables: dict) -> bool:
+    def _arrow_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality Arrow's join shares with DuckDB."""
         if not self.keys[0] or any(self.null_safe):
             return False
@@ -90,10 +91,12 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         if self.kind != "inner" or not self.partition_keys[0] or self.fresh:
             return super()._recompute()
         deltas = self._take_deltas()
+        hashes = [self._hash(side, d.data) if len(d) else None for side, d in enumerate(deltas)]
+        if all(d.is_insert().all() for d in deltas) and self._arrow_join_ok():
+            return self._insert_only(deltas, hashes)
         signed = []
         for side, d in enumerate(deltas):
             signed.append(d.data.append_column("__s", pa.array(d.signs())) if len(d) else None)
-        hashes = [self._hash(side, d.data) if len(d) else None for side, d in enumerate(deltas)]
         lo = self._matching(0, hashes[1]) if signed[1] is not None else None
         ro = self._matching(1, hashes[0]) if signed[0] is not None else None
         parts, tables = [], {}
@@ -117,18 +120,6 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         if not parts:
             return []
         cols = ", ".join(f"_{i}" for i in range(sum(self.widths)))
-        if all(d.is_insert().all() for d in deltas) and self._arrow_join_ok(tables):
-            # inserts only, plain equi-join keys: Arrow's hash join, the condition by DuckDB
-            pairs = [(tables[a], tables[b]) for a, b in (("dl", "ro"), ("lo", "dr"), ("dl", "dr"))
-                     if a in tables and b in tables]
-            joined = [self._arrow_join(lt, rt) for lt, rt in pairs]
-            out = pa.concat_tables(joined) if len(joined) > 1 else joined[0]
-            if self.condition and out.num_rows:
-                out = out.filter(pa.array(duck.condition_mask(out, self.condition)))
-            if out.num_rows == 0:
-                return []
-            rows = out.rename_columns(self.schema.names).cast(self.schema)
-            return [StreamChunk(rows, np.full(out.num_rows, INSERT, dtype=np.int8))]
         if all(d.is_insert().all() for d in deltas):
             # inserts only: every joined pair is new and counts once, nothing cancels out
             out = duck.query(f"SELECT {cols} FROM ({' UNION ALL '.join(parts)})", tables)
@@ -140,6 +131,38 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
                          f"GROUP BY ALL HAVING SUM(__s) <> 0", tables)
         return _signed_rows(out, self.schema)
 
+    def _insert_only(self, deltas: list[StreamChunk], hashes: list) -> list[StreamChunk]:
+        """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R and L ⋈ ΔR come
+        straight from the other side's cache index (the rows of each delta row's partition,
+        keys compared to drop hash collisions), ΔL ⋈ ΔR by a join; the condition by DuckDB."""
+        nl = self.widths[0]
+        joined = []
+        for side in (0, 1):
+            if not len(deltas[side]):
+                continue
+            probe, rows = self.cache[1 - side].pairs(hashes[side])
+            mine = deltas[side].data.select(list(range(self.widths[side]))).take(pa.array(probe))
+            left, right = (mine, rows) if side == 0 else (rows, mine)
+            same = np.ones(len(probe), dtype=bool)
+            for a, b in zip(*self.keys):
+                same &= pc.equal(left.column(a), right.column(b)).fill_null(False).to_numpy(zero_copy_only=False)
+            if not same.all():
+                left, right = left.filter(pa.array(same)), right.filter(pa.array(same))
+            joined.append(pa.Table.from_arrays(left.columns + right.columns, names=[f"_{i}" for i in range(sum(self.widths))]))
+        if all(len(d) for d in deltas):
+            joined.append(self._arrow_join(deltas[0].data, deltas[1].data))
+        for side, d in enumerate(deltas):
+            if len(d):
+                self._append(side, d, hashes[side])
+        out = pa.concat_tables(joined) if len(joined) > 1 else joined[0] if joined else None
+        if out is None or out.num_rows == 0:
+            return []
+        if self.condition:
+            out = out.filter(pa.array(duck.condition_mask(out, self.condition)))
+            if out.num_rows == 0:
+                return []
+        rows = out.rename_columns(self.schema.names).cast(self.schema)
+        return [StreamChunk(rows, np.full(out.num_rows, INSERT, dtype=np.int8))]
 
 def int_join_indices(left, right) -> tuple[pa.Array, pa.Array]:
     """The row pairs of an inner join on one integer column, by sorting one side and binary

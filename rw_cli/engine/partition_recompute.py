@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.hash_index import HashIndex, expand_ranges
 from rw_cli.common.types import DataType
 from rw_cli.common.vnode import compute_vnodes, hash_columns, unique_hashes
 from rw_cli.engine import duck
@@ -314,7 +315,7 @@ class _Run:
     """Rows in the order they came (segments of single-chunk tables) with an index sorted by
     the partition-key hash: `hashes[i]` is the hash of row `pos[i]`. Merging runs merges only
     the index (16 bytes a row), never the rows themselves; `alive` masks removed index entries."""
-    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level")
+    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level", "_index")
 
     def __init__(self, segments: list[pa.Table], hashes: np.ndarray, pos: np.ndarray, level: int):
         self.segments = segments
@@ -323,6 +324,7 @@ class _Run:
         self.alive: np.ndarray | None = None
         self.live = len(pos)
         self.level = level
+        self._index: HashIndex | None = None  # built at the first lookup
 
     @classmethod
     def of(cls, rows: pa.Table, hashes: np.ndarray, level: int) -> "_Run":
@@ -338,28 +340,38 @@ class _Run:
         return self._gather(self.pos[idx])
 
     def _gather(self, p: np.ndarray) -> pa.Table:
-        """The rows at positions `p`, grouped by segment (in row order when `p` is sorted)."""
+        """The rows at positions `p`, in that order."""
         if len(self.segments) == 1:
             return self.segments[0].take(pa.array(p))
         seg = np.searchsorted(self.starts, p, side="right") - 1
-        order = np.argsort(seg, kind="stable")
-        p, seg = p[order], seg[order]
+        order = None if bool((seg[1:] >= seg[:-1]).all()) else np.argsort(seg, kind="stable")
+        ps, seg = (p, seg) if order is None else (p[order], seg[order])
         bounds = np.flatnonzero(np.diff(seg)) + 1
-        parts = [self.segments[int(seg[a])].take(pa.array(p[a:b] - self.starts[int(seg[a])]))
-                 for a, b in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [len(p)]]))]
-        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        parts = [self.segments[int(seg[a])].take(pa.array(ps[a:b] - self.starts[int(seg[a])]))
+                 for a, b in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [len(ps)]]))]
+        out = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        if order is not None:
+            back = np.empty(len(order), dtype=np.int64)
+            back[order] = np.arange(len(order))
+            out = out.take(pa.array(back))
+        return out
 
     def find(self, touched: np.ndarray) -> np.ndarray:
-        """Index entries of the live rows whose hash is in `touched` (sorted, unique)."""
-        lo = np.searchsorted(self.hashes, touched, side="left")
-        hi = np.searchsorted(self.hashes, touched, side="right")
-        lengths = hi - lo
-        total = int(lengths.sum())
-        if total == 0:
-            return np.zeros(0, dtype=np.int64)
-        starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        idx = starts + np.arange(total)
-        return idx[self.alive[idx]] if self.alive is not None else idx
+        """Index entries of the live rows whose hash is in `touched` (unique)."""
+        return self.find_each(touched)[0]
+
+    def find_each(self, touched: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(index entries, the number of the probe each matches) of the live rows whose hash
+        is in `touched` (unique)."""
+        if self._index is None:
+            self._index = HashIndex(self.hashes)
+        hit, first, end = self._index.lookup(touched)
+        idx = expand_ranges(first, end)
+        probe = np.repeat(hit, end - first)
+        if self.alive is not None and len(idx):
+            live = self.alive[idx]
+            idx, probe = idx[live], probe[live]
+        return idx, probe
 
     def remove(self, idx: np.ndarray) -> None:
         if self.alive is None:
@@ -452,6 +464,36 @@ class _Rows:
             return self.schema.empty_table()
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
+
+    def pairs(self, hashes: np.ndarray) -> tuple[np.ndarray, pa.Table]:
+        """The cached rows of each probe's partition: (probe numbers, rows), row i being in
+        the partition whose hash is hashes[probe[i]] (an equi-join's pairs, to be checked
+        for hash collisions by comparing the keys)."""
+        n = len(hashes)
+        order = np.argsort(hashes)
+        s = hashes[order]
+        first = np.ones(n, dtype=bool)
+        np.not_equal(s[1:], s[:-1], out=first[1:])
+        uid = np.empty(n, dtype=np.int64)
+        uid[order] = np.cumsum(first) - 1
+        distinct = s[first]
+        parts, owners = [], []
+        for run in self.runs:
+            idx, probe = run.find_each(distinct)
+            if len(idx):
+                parts.append(run.rows(idx))
+                owners.append(probe)
+        if not parts:
+            return np.zeros(0, dtype=np.int64), self.schema.empty_table()
+        rows = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        owner = np.concatenate(owners)
+        by_owner = np.argsort(owner, kind="stable")
+        counts = np.bincount(owner, minlength=len(distinct))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        cnt = counts[uid]
+        probe = np.repeat(np.arange(n), cnt)
+        entry = by_owner[expand_ranges(starts[uid], starts[uid] + cnt)]
+        return probe, rows.take(pa.array(entry))
 
 def _merge_runs(runs: list[_Run]) -> _Run:
     """One run of the next level from runs of one level: their indexes merged by hash, their

@@ -180,6 +180,32 @@ def vnode_prefix(table_id: int, vnode: int) -> bytes:
     return struct.pack(">IH", table_id, vnode)
 
 
+def make_fixed_keys_array(table_id: int, vnodes: np.ndarray, columns: list,
+                          descending: list[bool] | None = None) -> pa.Array | None:
+    """`make_keys_array(table_id, vnodes, encode_pk_array(columns, descending))` written as
+    one byte matrix when every pk column has a fixed width (None otherwise): no per-column
+    binary arrays to join."""
+    cols = [normalize_array(c) for c in columns]
+    if not cols or any(_is_varlen(c.type) for c in cols):
+        return None
+    mats = [_encode_fixed(c) for c in cols]
+    if any(m is None for m in mats):
+        return None
+    n = len(cols[0])
+    mat = np.empty((n, TABLE_PREFIX_LEN + VNODE_LEN + sum(1 + m.shape[1] for m in mats)), dtype=np.uint8)
+    mat[:, :4] = np.frombuffer(table_key_prefix(table_id), dtype=np.uint8)
+    mat[:, 4:6] = np.asarray(vnodes, dtype=">u2").view(np.uint8).reshape(n, 2)
+    at = TABLE_PREFIX_LEN + VNODE_LEN
+    for c, m, desc in zip(cols, mats, descending or [False] * len(cols)):
+        w = m.shape[1]
+        mat[:, at] = np.where(null_mask(c), NULL, NOT_NULL)
+        mat[:, at + 1:at + 1 + w] = m
+        if desc:
+            mat[:, at:at + 1 + w] ^= 0xFF
+        at += 1 + w
+    return _fixed_to_binary(mat)
+
+
 def make_keys_array(table_id: int, vnodes: np.ndarray, pk: pa.Array) -> pa.Array:
     n = len(pk)
     mat = np.empty((n, 6), dtype=np.uint8)

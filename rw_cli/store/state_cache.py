@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.hash_index import HashIndex
 from rw_cli.common.vnode import hash_array
 from rw_cli.store.sst import bloom_positions
 
@@ -58,10 +59,11 @@ class KeyFilter:
 
 
 class _Segment:
-    __slots__ = ("hashes", "keys", "values")
+    __slots__ = ("hashes", "keys", "values", "_index")
 
     def __init__(self, hashes: np.ndarray, keys: pa.Array, values: pa.Array):
         self.hashes, self.keys, self.values = hashes, keys, values
+        self._index: HashIndex | None = None  # built at the first lookup
 
     @staticmethod
     def build(keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> "_Segment":
@@ -81,10 +83,13 @@ class _Segment:
     def find(self, qh: np.ndarray, qkeys: pa.Array) -> np.ndarray:
         """The position of each query key here, -1 where absent (equal hashes are rare, so
         each further round looks at fewer queries)."""
-        lo = np.searchsorted(self.hashes, qh, "left")
-        span = np.searchsorted(self.hashes, qh, "right") - lo
+        if self._index is None:
+            self._index = HashIndex(self.hashes)
+        cand, first, end = self._index.lookup(qh)
+        lo = np.zeros(len(qh), dtype=np.int64)
+        span = np.zeros(len(qh), dtype=np.int64)
+        lo[cand], span[cand] = first, end - first
         out = np.full(len(qh), -1, dtype=np.int64)
-        cand = np.flatnonzero(span > 0)
         k = 0
         while len(cand):
             pos = lo[cand] + k

@@ -13,7 +13,8 @@ import pyarrow.compute as pc
 from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array, normalize_array,
                                  null_mask, unique_hashes)
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage, sort_unique
-from rw_cli.store.keys import encode_pk_array, make_keys_array, next_key, table_key_prefix, vnode_prefix
+from rw_cli.store.keys import (encode_pk_array, make_fixed_keys_array, make_keys_array, next_key, table_key_prefix,
+                               vnode_prefix)
 from rw_cli.store.row_codec import _fixed_piece, _kind, decode_rows_arrays, encode_rows_array
 from rw_cli.store.run import as_binary
 from rw_cli.store.state_cache import StateCache
@@ -176,6 +177,9 @@ class StateTable:
     # -- keys ----------------------------------------------------------------------------
     def _keys_from_pk(self, pk_cols: list, n: int) -> pa.Array:
         vnodes = compute_vnodes([pk_cols[j] for j in self._dist_in_pk], num_rows=n)
+        keys = make_fixed_keys_array(self.table_id, vnodes, pk_cols, self.pk_descending)
+        if keys is not None:
+            return keys
         pk = encode_pk_array(pk_cols, self.pk_descending, num_rows=n)
         return make_keys_array(self.table_id, vnodes, pk)
 

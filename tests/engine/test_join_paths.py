@@ -82,3 +82,47 @@ def test_int_join_indices_match_arrow_hash_join():
         j = lt.join(rt, keys="k", right_keys="k2", join_type="inner")
         want = sorted(zip(j.column("li").to_pylist(), j.column("ri").to_pylist()))
         assert got == want
+
+
+def test_append_only_joins_with_colliding_partition_hashes(tmp_path, monkeypatch):
+    """The cache index pairs rows by the hash of the join key: keys whose hashes collide are
+    told apart by comparing the keys (forced here: only 3 distinct hashes)."""
+    import numpy as np
+
+    from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
+
+    real = PartitionRecomputeExecutor._hash
+
+    def colliding(self, side, rows):
+        h = real(self, side, rows)
+        return None if h is None else h % np.uint64(3)
+    monkeypatch.setattr(PartitionRecomputeExecutor, "_hash", colliding)
+    test_append_only_inner_joins_match_batch(tmp_path)
+
+
+def test_rows_pairs_are_the_rows_of_each_probes_partition():
+    import numpy as np
+    import pyarrow as pa
+
+    from rw_cli.engine.partition_recompute import _Rows
+
+    rng = np.random.default_rng(4)
+    schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
+    cache = _Rows(schema, partitioned=True)
+    model: dict[int, list[int]] = {}
+    for epoch in range(40):
+        parts = rng.integers(0, 30, int(rng.integers(1, 20)))
+        ids = rng.integers(0, 10**9, len(parts))
+        t = pa.table({"_0": pa.array(parts), "_1": pa.array(ids)}, schema=schema)
+        cache.add(t, parts.astype(np.uint64))  # the partition number as its own hash
+        for p, i in zip(parts.tolist(), ids.tolist()):
+            model.setdefault(p, []).append(i)
+        if epoch % 5 == 4:
+            gone = np.array([int(rng.integers(0, 30))], dtype=np.uint64)
+            cache.take(gone, remove=True)
+            model.pop(int(gone[0]), None)
+        probes = rng.integers(0, 35, 12).astype(np.uint64)  # repeats, and partitions never seen
+        probe, rows = cache.pairs(probes)
+        got = sorted(zip(probe.tolist(), rows.column(0).to_pylist(), rows.column(1).to_pylist()))
+        want = sorted((j, int(p), i) for j, p in enumerate(probes.tolist()) for i in model.get(int(p), []))
+        assert got == want

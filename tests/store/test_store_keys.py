@@ -206,3 +206,24 @@ def test_vnodes_stable_across_processes():
     # pinned values: the vnode is part of persisted keys and must never change
     assert compute_vnodes([pa.array([1, 2, 3], pa.int64())]).tolist() == [229, 138, 240]
     assert compute_vnodes([pa.array(["a", "bc"])]).tolist() == [21, 126]
+
+
+def test_fixed_keys_array_equals_the_general_encoding():
+    """The one-matrix path writes the very bytes of encode_pk_array + make_keys_array."""
+    import datetime
+    import decimal
+
+    import numpy as np
+    import pyarrow as pa
+
+    from rw_cli.store.keys import encode_pk_array, make_fixed_keys_array, make_keys_array
+    cols = [pa.array([3, None, -7, 2**62], pa.int64()), pa.array([1.5, -0.0, None, float("nan")]),
+            pa.array([True, None, False, True]), pa.array([1, 2, None, 4], pa.int16()),
+            pa.array([datetime.datetime(2020, 1, 1), None, datetime.datetime(1960, 5, 5), datetime.datetime(2030, 1, 1)]),
+            pa.array([decimal.Decimal("1.5"), None, decimal.Decimal("-2.25"), decimal.Decimal("0")], pa.decimal128(38, 10))]
+    vnodes = np.array([0, 255, 7, 300])
+    for desc in ([False] * len(cols), [True, False, True, False, True, True]):
+        got = make_fixed_keys_array(42, vnodes, cols, desc)
+        want = make_keys_array(42, vnodes, encode_pk_array(cols, desc))
+        assert got.to_pylist() == want.to_pylist()
+    assert make_fixed_keys_array(42, vnodes, [pa.array(["a", "b", None, "c"])]) is None
