@@ -217,6 +217,28 @@ def used_columns(q: exp.Expression) -> dict[str, set[str]]:
     return used
 
 
+def prune_select(s: exp.Select, used: set[str] | None) -> bool:
+    """Column pruning of a subquery in FROM: drop the select items the outer query never
+    reads (`SELECT t.*, window_start ... FROM t, generate_series(...)` of HOP, a view's
+    columns), so that the scans and operators below carry only what is used. Items whose
+    presence changes the rows (DISTINCT, set-returning functions) or that ORDER BY, HAVING
+    or a positional GROUP BY may refer to are kept. Returns whether anything was dropped."""
+    if not used or s.args.get("distinct") or s.args.get("order") or s.args.get("having"):
+        return False
+    group = s.args.get("group")
+    if group is not None and any(isinstance(g, exp.Literal) for g in group.expressions):
+        return False
+    items = list(s.expressions)
+    if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+           or e.find(exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest, exp.Posexplode) for e in items):
+        return False
+    keep = [e for e in items if e.alias_or_name in used or output_name(e) in used]
+    if not keep or len(keep) == len(items):
+        return False
+    s.set("expressions", keep)
+    return True
+
+
 def fix_decorrelated_counts(q: exp.Expression) -> exp.Expression:
     """A correlated scalar `count(...)` becomes a LEFT JOIN on an aggregate: a row with no
     match must read 0, not NULL (the classic decorrelation count bug)."""
@@ -319,6 +341,9 @@ class StreamPlanner:
         q, rels = qualify_query(query, self.catalog)
         q = pushdown_predicates(fix_decorrelated_counts(unnest_subqueries(q)))
         self.used = used_columns(q)
+        for sub in list(q.find_all(exp.Subquery)):  # outer ones first
+            if isinstance(sub.this, exp.Select) and prune_select(sub.this, self.used.get(sub.alias_or_name)):
+                self.used = used_columns(q)  # the subquery's own sources may use fewer columns now
         planned = self.plan_query(q)
         names = planned.names
         if column_aliases:
