@@ -308,7 +308,7 @@ def _apply_sql(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:
 
 
 FANOUT = 4
-MAX_SEGMENTS = 16  # a merged run with more row segments than this copies them into one
+MAX_SEGMENTS = 256  # a merged run with more row segments than this copies them into one
 
 
 class _Run:

@@ -48,16 +48,30 @@ COMPACTION_IDLE_SECS = 0.2
 
 
 class _Batch:
-    """An immutable sorted batch of the shared buffer (one per ingest)."""
+    """An immutable batch of the shared buffer (one per ingest), sorted by key (the last
+    write of a key wins) at its first read — usually by the uploader thread building its
+    SSTs, so the sort runs beside the stream instead of in it."""
 
-    __slots__ = ("epoch", "seq", "run", "form", "uploading")
+    __slots__ = ("epoch", "seq", "_raw", "_run", "_lock", "form", "uploading")
 
     def __init__(self, epoch: int, seq: int, keys: pa.Array, values: pa.Array):
         self.epoch = epoch
         self.seq = seq
-        self.run = Run(keys, np.full(len(keys), epoch, dtype=np.uint64), values, unique=True)
+        self._raw: tuple[pa.Array, pa.Array] | None = (keys, values)
+        self._run: Run | None = None
+        self._lock = threading.Lock()
         self.form = KeyForm.of_lengths(key_lengths(keys))
         self.uploading = False
+
+    @property
+    def run(self) -> Run:
+        if self._run is None:
+            with self._lock:
+                if self._run is None:
+                    keys, values = sort_unique(*self._raw)
+                    self._run = Run(keys, np.full(len(keys), self.epoch, dtype=np.uint64), values, unique=True)
+                    self._raw = None
+        return self._run
 
     def range_run(self, start: bytes, end: bytes | None) -> Run:
         sk = self.run.skeys(self.form)
@@ -344,10 +358,9 @@ class HummockStorage:
             raise ValueError("keys and values differ in length")
         if not len(keys):
             return
-        keys, values = sort_unique(keys, values)
         with self._lock:
             self._seq += 1
-            b = _Batch(epoch, self._seq, keys, values)
+            b = _Batch(epoch, self._seq, keys, values)  # sorted at its first read
             pos = len(self._buffer)
             while pos > 0 and self._buffer[pos - 1].epoch > epoch:
                 pos -= 1
