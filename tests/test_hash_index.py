@@ -7,7 +7,7 @@ import pytest
 from rw_cli.common.hash_index import HashIndex, expand_ranges
 
 
-@pytest.mark.parametrize("n,dup", [(0, 1), (1, 1), (7, 3), (1000, 1), (5000, 40), (20000, 2)])
+@pytest.mark.parametrize("n,dup", [(0, 1), (1, 1), (7, 3), (1000, 1), (5000, 1), (5000, 40), (20000, 2), (60000, 300)])
 def test_lookup_matches_searchsorted(n, dup):
     rng = np.random.default_rng(n + dup)
     base = rng.integers(0, 2**64 - 1, max(1, n // dup), dtype=np.uint64)

@@ -12,12 +12,19 @@ from __future__ import annotations
 import numpy as np
 
 
+SMALL = 4096  # up to this many hashes binary search is as fast, with no directory to build
+
+
 class HashIndex:
-    __slots__ = ("distinct", "starts", "directory", "shift")
+    __slots__ = ("hashes", "distinct", "starts", "directory", "shift")
 
     def __init__(self, hashes: np.ndarray):
         """`hashes`: sorted uint64."""
         n = len(hashes)
+        self.hashes = hashes
+        if n <= SMALL:
+            self.distinct = self.starts = self.directory = None
+            return
         if n and bool((hashes[1:] != hashes[:-1]).all()):
             self.distinct, self.starts = hashes, None  # all distinct: entry i is hash i
         else:
@@ -34,6 +41,11 @@ class HashIndex:
     def lookup(self, probes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(probe numbers, first entry, end entry) of the probes found: entries
         [first, end) of the sorted array hold that probe's hash."""
+        if self.directory is None:
+            first = np.searchsorted(self.hashes, probes, "left")
+            end = np.searchsorted(self.hashes, probes, "right")
+            hit = np.flatnonzero(end > first)
+            return hit, first[hit], end[hit]
         d = self.distinct
         bucket = (probes >> self.shift).astype(np.int64)
         j = self.directory[bucket]
@@ -52,11 +64,6 @@ class HashIndex:
         if self.starts is None:
             return hit, k, k + 1
         return hit, self.starts[k], self.starts[k + 1]
-
-    @property
-    def nbytes(self) -> int:
-        extra = 0 if self.starts is None else self.distinct.nbytes + self.starts.nbytes
-        return extra + self.directory.nbytes
 
 
 def expand_ranges(first: np.ndarray, end: np.ndarray) -> np.ndarray:

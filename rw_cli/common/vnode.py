@@ -149,11 +149,19 @@ def _hash_fixed(mat: np.ndarray) -> np.ndarray:
     """`hash_bytes_parts` of values that all have mat.shape[1] bytes (one per row of mat)."""
     n, L = mat.shape
     with np.errstate(over="ignore"):
-        h = np.zeros(n, dtype=_U64)
-        p = _U64(1)
-        for j in range(L):
-            h += (mat[:, j].astype(_U64) + _U64(1)) * p
-            p = p * _STR_P
+        if n * L <= 1 << 16:  # few values: one pass over the matrix (fewer numpy calls)
+            pows = np.full(max(L, 1), _STR_P, dtype=_U64)
+            pows[0] = 1
+            m = mat.astype(_U64)
+            m += _U64(1)
+            m *= np.cumprod(pows, dtype=_U64)[:L]
+            h = m.sum(axis=1, dtype=_U64)
+        else:  # many: a byte column at a time (no n x L temporary of 64-bit words)
+            h = np.zeros(n, dtype=_U64)
+            p = _U64(1)
+            for j in range(L):
+                h += (mat[:, j].astype(_U64) + _U64(1)) * p
+                p = p * _STR_P
         h += _U64(L) * _GOLDEN
     return _mix64(h)
 
