@@ -2,12 +2,14 @@
 
 Lookups and updates are whole arrays at a time (numpy and Arrow kernels, no loop over keys in
 Python), because an aggregation reads and writes thousands of groups per epoch. The cache is a
-short list of segments, newest last, each sorted by the 64-bit hash of its keys: a lookup binary
-searches each segment (newest first) and compares the candidate keys; an update adds a segment,
-and segments of similar size are merged (keeping the newest value of a key), so a key is copied
-O(log n) times and there are O(log n) segments. A value may be null: the key is known absent.
-Past the byte budget, entries of the oldest segment are dropped (a random subset of the oldest
-writes: sorted by hash, the segment's order says nothing about the keys).
+short list of segments, newest last, each sorted by the 64-bit hash of its keys: a lookup finds
+a key's hash in each segment (newest first) and compares the candidate keys; an update adds a
+segment. Segments are merged (keeping the newest value of a key) only when there are more than
+MAX_SEGMENTS, the adjacent pair of the smallest size first, so a key is copied O(log n) times.
+A value may be null: the key is known absent. Past the byte budget the oldest segments are
+dropped whole — an aggregation's groups of the last few epochs stay, and nothing is copied; an
+oldest segment holding most of the budget is trimmed instead (a random subset of its entries:
+sorted by hash, the segment's order says nothing about the keys).
 """
 from __future__ import annotations
 
@@ -17,45 +19,63 @@ import pyarrow.compute as pc
 
 from rw_cli.common.hash_index import HashIndex
 from rw_cli.common.vnode import hash_array
-from rw_cli.store.sst import bloom_positions
 
-FANOUT = 4
+MAX_SEGMENTS = 8
 ENTRY_OVERHEAD = 24  # hash, offsets
-FILTER_BITS_PER_KEY = 16  # with k = 8: about 0.05% false positives a layer
+FILTER_BITS_PER_KEY = 24  # blocks of 64 bits, 8 bits a key: about 0.06% false positives
 FILTER_K = 8
+_U64 = np.uint64
 
 
 class KeyFilter:
     """A Bloom filter of every key the cache was given, grown by adding layers (a scalable
-    Bloom filter): about two bytes per key, kept when entries are evicted. For a table only this
+    Bloom filter): three bytes per key, kept when entries are evicted. For a table only this
     handle writes that was empty when its cache began, a key the filter has not seen is
-    absent from the store too, so a new group costs no store read."""
+    absent from the store too, so a new group costs no store read. Blocked: a key's bits lie
+    in one 64-bit word, so adding and testing touch one word per key, not one per bit."""
 
     def __init__(self) -> None:
-        self.layers: list[list] = []  # [bits (uint8), capacity, count]
+        self.layers: list[list] = []  # [words (uint64), capacity, count]
 
     def add(self, hashes: np.ndarray) -> None:
         if not len(hashes):
             return
         if not self.layers or self.layers[-1][2] + len(hashes) > self.layers[-1][1]:
             cap = max(1 << 16, 2 * len(hashes), 2 * self.layers[-1][1] if self.layers else 0)
-            nbits = 1 << int(np.ceil(np.log2(cap * FILTER_BITS_PER_KEY)))
-            self.layers.append([np.zeros(nbits // 8, dtype=np.uint8), cap, 0])
+            nwords = 1 << int(np.ceil(np.log2(cap * FILTER_BITS_PER_KEY / 64)))
+            self.layers.append([np.zeros(nwords, dtype=_U64), cap, 0])
         layer = self.layers[-1]
-        pos = bloom_positions(hashes, len(layer[0]) * 8, FILTER_K).astype(np.int64)
-        np.bitwise_or.at(layer[0], pos >> 3, (1 << (pos & 7)).astype(np.uint8))
+        np.bitwise_or.at(layer[0], _block_word(hashes, len(layer[0])), _block_mask(hashes))
         layer[2] += len(hashes)
 
     def may_contain(self, hashes: np.ndarray) -> np.ndarray:
         out = np.zeros(len(hashes), dtype=bool)
-        for bits, _, _ in self.layers:
-            pos = bloom_positions(hashes, len(bits) * 8, FILTER_K).astype(np.int64)
-            out |= ((bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)
+        if self.layers:
+            mask = _block_mask(hashes)
+            for words, _, _ in self.layers:
+                out |= (words[_block_word(hashes, len(words))] & mask) == mask
         return out
 
-    @property
-    def nbytes(self) -> int:
-        return sum(len(layer[0]) for layer in self.layers)
+
+def _block_word(hashes: np.ndarray, nwords: int) -> np.ndarray:
+    """A key's word: the hash's high bits (`nwords` is a power of two)."""
+    bits = nwords.bit_length() - 1
+    if bits == 0:
+        return np.zeros(len(hashes), dtype=np.int64)
+    return (hashes >> _U64(64 - bits)).astype(np.int64)
+
+
+def _block_mask(hashes: np.ndarray) -> np.ndarray:
+    """A key's FILTER_K bits in its word: the low 6 bits of each byte of a remix of the hash
+    (independent of the high bits that chose the word)."""
+    with np.errstate(over="ignore"):
+        r = (hashes ^ _U64(0x9E3779B97F4A7C15)) * _U64(0xBF58476D1CE4E5B9)
+        r ^= r >> _U64(31)
+    low6 = np.ascontiguousarray(r).view(np.uint8).reshape(-1, 8)[:, :FILTER_K] & np.uint8(63)
+    return np.bitwise_or.reduce(_BIT[low6], axis=1)
+
+
+_BIT = _U64(1) << np.arange(64, dtype=_U64)
 
 
 class _Segment:
@@ -150,9 +170,10 @@ class StateCache:
         seg = _Segment.build(keys, values, hashes)
         self.filter.add(seg.hashes)
         self.segments.append(seg)
-        while len(self.segments) > 1 and len(self.segments[-1]) * FANOUT >= len(self.segments[-2]):
-            newer = self.segments.pop()
-            self.segments[-1] = _merge(self.segments[-1], newer)
+        while len(self.segments) > MAX_SEGMENTS:
+            sizes = np.array([len(x) for x in self.segments])
+            i = int(np.argmin(sizes[:-1] + sizes[1:]))
+            self.segments[i:i + 2] = [_merge(self.segments[i], self.segments[i + 1])]
         self._evict()
 
     def _evict(self) -> None:
@@ -163,11 +184,12 @@ class StateCache:
         target = self.max_bytes * 3 // 4
         while self.segments and size > target:
             seg = self.segments[0]
-            if size - seg.nbytes >= target or len(seg) < 2:
+            if size - seg.nbytes >= target // 2 or len(seg) < 2:
                 size -= seg.nbytes
                 self.segments.pop(0)
                 continue
-            # drop a share of the oldest segment's entries, enough to get under the target
+            # most of the budget in one segment: drop a share of its entries, enough to get
+            # under the target
             keep = int(len(seg) * (1 - (size - target) / seg.nbytes))
             keep = max(0, min(len(seg) - 1, keep))
             idx = pa.array(np.arange(len(seg) - keep, len(seg)), pa.int64())

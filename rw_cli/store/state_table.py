@@ -129,15 +129,23 @@ class StateTable:
         if self._cache is None:
             return self.store.multi_get_array(keys, MAX_EPOCH)
         self._check_complete()
+        n = len(keys)
         qh = hash_array(keys)
+        if self._complete:  # a key the cache never saw is absent: only the others are looked up
+            seen = np.flatnonzero(self._cache.filter.may_contain(qh))
+            if len(seen) < n:
+                got = self._fetch_known(keys.take(pa.array(seen, pa.int64())), qh[seen])
+                where = np.full(n, -1, dtype=np.int64)
+                where[seen] = np.arange(len(seen))
+                return got.take(pa.array(where, pa.int64(), mask=where < 0))
+        return self._fetch_known(keys, qh)
+
+    def _fetch_known(self, keys: pa.Array, qh: np.ndarray) -> pa.Array:
+        """`_fetch` of keys the cache may know: from the cache, else from the store."""
         vals, known = self._cache.get(keys, qh)
         if known.all() or (self._complete and not self._cache.evicted):
             return vals
         miss = np.flatnonzero(~known)
-        if self._complete:  # a key the cache never saw is absent
-            miss = miss[self._cache.filter.may_contain(qh[miss])]
-            if not len(miss):
-                return vals
         sub = keys.take(pa.array(miss, pa.int64()))
         got = as_binary(self.store.multi_get_array(sub, MAX_EPOCH))
         if len(unique_hashes(qh[miss])) == len(sub):  # (a key asked twice is cached once)
