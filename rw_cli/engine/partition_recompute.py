@@ -393,9 +393,10 @@ class _Run:
         rows = self._gather(np.sort(p)).combine_chunks()
         self.__init__([rows], self.hashes[keep], renumber[p], self.level)
 
+
 class _Rows:
     """One input's cached rows. Partitioned: in runs, each indexed by the 64-bit hash of the
-    partition key, so the rows of given partitions are found by binary search in every run;
+    partition key, so the rows of given partitions are found by a hash lookup in every run;
     new rows form a new run of level 0 and every FANOUT runs of one level are merged into one
     of the next level, so an index entry is copied O(log n) times and a lookup searches
     O(log n) runs — an epoch's cost never grows with the history.
