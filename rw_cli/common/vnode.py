@@ -133,6 +133,13 @@ def hash_bytes_parts(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
         if int(lengths.min()) == int(lengths[0]) == int(lengths.max()):
             L = int(lengths[0])
             return _hash_fixed(data[:n * L].reshape(n, L))
+        cuts = np.flatnonzero(lengths[1:] != lengths[:-1]) + 1
+        if len(cuts) < 64:  # a few runs of one length (sorted keys of a few tables): their bytes are a matrix
+            out = np.empty(n, dtype=_U64)
+            for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), n]):
+                L, at = int(lengths[a]), int(offsets[a])
+                out[a:b] = _hash_fixed(data[at:at + (b - a) * L].reshape(b - a, L))
+            return out
         present = np.flatnonzero(np.bincount(lengths))
         if len(present) <= 8:
             out = np.empty(n, dtype=_U64)
