@@ -11,6 +11,8 @@ Forms (nested tuples, picklable):
     ("mul_us", form, n)                     an integer times an interval of n microseconds
     ("bucket", width_us, form, origin_us)   time_bucket: the start of the form's bucket
     ("add_us", form, form) / ("sub_us", form, form)   timestamp ± interval
+A condition: ("and", (op, form, form), ...) with op one of eq, ne, lt, le, gt, ge (NULL on
+either side: false, as a filter reads it).
 """
 from __future__ import annotations
 
@@ -30,6 +32,23 @@ def evaluate(form: tuple, data: pa.Table) -> pa.Array:
         raise Fallback()
     mask = None if valid is None else ~valid
     return pa.array(values, pa.int64(), mask=mask).cast(pa.timestamp("us"))
+
+
+_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal}
+
+
+def condition_mask(form: tuple, data: pa.Table) -> np.ndarray:
+    """The rows of `data` for which the condition holds."""
+    mask = np.ones(data.num_rows, dtype=bool)
+    for op, a_form, b_form in form[1:]:
+        a, ok_a = _eval(a_form, data)
+        b, ok_b = _eval(b_form, data)
+        mask &= _COMPARE[op](a, b)
+        for ok in (ok_a, ok_b):
+            if ok is not None:
+                mask &= ok
+    return mask
 
 
 def _eval(form: tuple, data: pa.Table) -> tuple[np.ndarray, np.ndarray | None]:

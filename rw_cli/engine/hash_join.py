@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
-from rw_cli.engine import duck
+from rw_cli.engine import arrow_expr, duck
 from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 
@@ -38,7 +38,10 @@ def join_sql(kind: str, nl: int, nr: int, left_keys: list[int], right_keys: list
 class HashJoinExecutor(PartitionRecomputeExecutor):
     def __init__(self, kind: str, left_types: list[DataType], right_types: list[DataType],
                  left_keys: list[int], right_keys: list[int], null_safe: list[bool], condition: str | None,
-                 left_sk: list[int], right_sk: list[int], state_tables: tuple, fresh: bool = True, vnodes=None):
+                 left_sk: list[int], right_sk: list[int], state_tables: tuple, fresh: bool = True, vnodes=None,
+                 condition_form: tuple | None = None):
+        """`condition_form`: the condition compiled for numpy (engine/arrow_expr.py), if it
+        could be; the DuckDB SQL `condition` is the reference either way."""
         nl, nr = len(left_types), len(right_types)
         sql = join_sql(kind, nl, nr, left_keys, right_keys, null_safe, condition)
         if kind in ("semi", "anti"):
@@ -57,6 +60,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.keys = (list(left_keys), list(right_keys))
         self.null_safe = list(null_safe)
         self.condition = condition
+        self.condition_form = condition_form
 
     def _arrow_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality Arrow's join shares with DuckDB."""
@@ -158,11 +162,20 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         if out is None or out.num_rows == 0:
             return []
         if self.condition:
-            out = out.filter(pa.array(duck.condition_mask(out, self.condition)))
+            out = out.filter(pa.array(self._condition_mask(out)))
             if out.num_rows == 0:
                 return []
         rows = out.rename_columns(self.schema.names).cast(self.schema)
         return [StreamChunk(rows, np.full(out.num_rows, INSERT, dtype=np.int8))]
+
+    def _condition_mask(self, rows: pa.Table) -> np.ndarray:
+        """The joined pairs the condition keeps: by numpy when it compiled, else by DuckDB."""
+        if self.condition_form is not None:
+            try:
+                return arrow_expr.condition_mask(self.condition_form, rows)
+            except arrow_expr.Fallback:
+                pass
+        return duck.condition_mask(rows, self.condition)
 
 def int_join_indices(left, right) -> tuple[pa.Array, pa.Array]:
     """The row pairs of an inner join on one integer column, by sorting one side and binary

@@ -1,6 +1,7 @@
-"""Compile a projection's DuckDB expression into rw_cli.engine.arrow_expr's form, when its
-meaning is integer arithmetic on microseconds (TUMBLE and HOP window bounds over TIMESTAMP
-columns). Anything else compiles to None and stays a DuckDB expression."""
+"""Compile a DuckDB expression into rw_cli.engine.arrow_expr's form, when its meaning is
+integer arithmetic on microseconds: a projection's TUMBLE and HOP window bounds over TIMESTAMP
+columns, and a join condition made of comparisons between such values (or integer columns).
+Anything else compiles to None and stays a DuckDB expression."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +24,39 @@ def compile_expr(duck_sql: str, input_types: list[DataType]) -> tuple | None:
         return _timestamp(tree, input_types)
     except (_NotPlain, sqlglot.errors.SqlglotError, ValueError, OverflowError):
         return None
+
+
+_COMPARISONS = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge"}
+
+
+def compile_condition(duck_sql: str, input_types: list[DataType]) -> tuple | None:
+    """The form of a condition that is a conjunction of comparisons, each between two
+    timestamps (columns, window bounds, ± constant intervals) or two integer columns (None:
+    not compilable)."""
+    import sqlglot
+
+    try:
+        tree = _strip(sqlglot.parse_one(duck_sql, read="duckdb"))
+        conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
+        return ("and", *(_comparison(_strip(c), input_types) for c in conjuncts))
+    except (_NotPlain, sqlglot.errors.SqlglotError, ValueError, OverflowError):
+        return None
+
+
+def _comparison(node: exp.Expression, types: list[DataType]) -> tuple:
+    op = _COMPARISONS.get(type(node))
+    if op is None:
+        raise _NotPlain()
+    sides = []
+    for side in (node.this, node.expression):
+        side = _strip(side)
+        if isinstance(side, exp.Column) and pa.types.is_signed_integer(types[_column(side, types)].arrow()):
+            sides.append(("int", ("col", _column(side, types))))
+        else:
+            sides.append(("ts", _timestamp(side, types)))
+    if sides[0][0] != sides[1][0]:
+        raise _NotPlain()
+    return (op, sides[0][1], sides[1][1])
 
 
 def _strip(node: exp.Expression) -> exp.Expression:

@@ -26,7 +26,7 @@ from rw_cli.engine.project import ProjectExecutor
 from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
-from rw_cli.sql.arrow_compile import compile_expr
+from rw_cli.sql.arrow_compile import compile_condition, compile_expr
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
@@ -231,7 +231,8 @@ class StreamBuilder:
             specs = (self._input_table(lt, p.left_keys, lsk), self._input_table(rt, p.right_keys, rsk))
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
-                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs)),
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs,
+                condition_form=compile_condition(cond, lt + rt) if cond is not None else None)),
                 [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]

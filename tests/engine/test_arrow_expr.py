@@ -75,3 +75,39 @@ def test_overflow_falls_back_to_duckdb():
     want = duck.eval_exprs(big, ["_0", duck_sql])
     as_int = lambda c: c.cast(pa.timestamp("us")).cast(pa.int64()).to_pylist()  # noqa: E731
     assert as_int(out.column(1)) == as_int(want.column(1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_join_conditions_match_duckdb(seed):
+    """Conjunctions of comparisons between timestamps (± constant intervals) or integer
+    columns, as join conditions are: numpy's mask is DuckDB's (NULL on either side: false)."""
+    from sqlglot import parse_one
+
+    from rw_cli.sql.arrow_compile import compile_condition
+
+    r = random.Random(seed)
+    n = 400
+    types = [TS, BIGINT, TS, INT]
+    us = [r.randint(0, 10**9) for _ in range(n)]
+    data = pa.table({
+        "_0": pa.array([u if r.random() > 0.1 else None for u in us], pa.int64()).cast(pa.timestamp("us")),
+        "_1": pa.array([r.randint(0, 5) if r.random() > 0.1 else None for _ in range(n)], pa.int64()),
+        "_2": pa.array([u + r.randint(-10**7, 10**7) for u in us], pa.int64()).cast(pa.timestamp("us")),
+        "_3": pa.array([r.randint(0, 5) for _ in range(n)], pa.int32()),
+    })
+    for sql in ["_0 <= _2 AND _0 >= _2 - INTERVAL '5' SECOND", "_1 = _3", "_1 <> _3 AND _2 > _0",
+                "_0 < _2 + INTERVAL '2' SECOND AND _1 >= _3 AND _0 <> _2",
+                "TIME_BUCKET(INTERVAL '10' SECOND, _0, CAST('1970-01-01 00:00:00' AS TIMESTAMP)) = "
+                "TIME_BUCKET(INTERVAL '10' SECOND, _2, CAST('1970-01-01 00:00:00' AS TIMESTAMP))"]:
+        duck_sql = expr_to_duckdb(parse_one(sql, read="postgres"), types)
+        form = compile_condition(duck_sql, types)
+        assert form is not None, duck_sql
+        got = arrow_expr.condition_mask(form, data)
+        assert got.tolist() == duck.condition_mask(data, duck_sql).tolist(), sql
+    # what does not compile stays with DuckDB
+    for sql in ["_1 < 5", "_0 < _2 OR _1 = _3", "_0 = _1"]:
+        try:
+            duck_sql = expr_to_duckdb(parse_one(sql, read="postgres"), types)
+        except Exception:
+            continue
+        assert compile_condition(duck_sql, types) is None, sql
