@@ -129,7 +129,9 @@ def hash_bytes_parts(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     time, an order of magnitude faster than the general routine, with the same result."""
     n = len(offsets) - 1
     lengths = np.diff(offsets)
-    if n and len(data) and int(lengths.max()) <= FIXED_HASH_MAX_LEN:
+    if len(data) <= 8192:  # a few values: the general routine makes the fewest numpy calls
+        return _hash_general(offsets, data)
+    if n and int(lengths.max()) <= FIXED_HASH_MAX_LEN:
         if int(lengths.min()) == int(lengths[0]) == int(lengths.max()):
             L = int(lengths[0])
             return _hash_fixed(data[:n * L].reshape(n, L))
