@@ -138,8 +138,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
     def _insert_only(self, deltas: list[StreamChunk], hashes: list) -> list[StreamChunk]:
         """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R and L ⋈ ΔR come
         straight from the other side's cache index (the rows of each delta row's partition,
-        keys compared to drop hash collisions), ΔL ⋈ ΔR by a join; the condition by DuckDB."""
-        nl = self.widths[0]
+        keys compared to drop hash collisions), ΔL ⋈ ΔR by a join; then the condition."""
+        names = [f"_{i}" for i in range(sum(self.widths))]
         joined = []
         for side in (0, 1):
             if not len(deltas[side]):
@@ -152,7 +152,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
                 same &= pc.equal(left.column(a), right.column(b)).fill_null(False).to_numpy(zero_copy_only=False)
             if not same.all():
                 left, right = left.filter(pa.array(same)), right.filter(pa.array(same))
-            joined.append(pa.Table.from_arrays(left.columns + right.columns, names=[f"_{i}" for i in range(sum(self.widths))]))
+            joined.append(pa.Table.from_arrays(left.columns + right.columns, names=names))
         if all(len(d) for d in deltas):
             joined.append(self._arrow_join(deltas[0].data, deltas[1].data))
         for side, d in enumerate(deltas):
@@ -176,6 +176,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
             except arrow_expr.Fallback:
                 pass
         return duck.condition_mask(rows, self.condition)
+
 
 def int_join_indices(left, right) -> tuple[pa.Array, pa.Array]:
     """The row pairs of an inner join on one integer column, by sorting one side and binary
