@@ -62,8 +62,9 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.condition = condition
         self.condition_form = condition_form
 
-    def _arrow_join_ok(self) -> bool:
-        """Keys compared with `=` on types whose equality Arrow's join shares with DuckDB."""
+    def _index_join_ok(self) -> bool:
+        """Keys compared with `=` on types whose equality (Arrow's `equal`, which checks the
+        index's pairs) is DuckDB's, and whose equal values hash equally."""
         if not self.keys[0] or any(self.null_safe):
             return False
         nl = self.widths[0]
@@ -75,19 +76,6 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
                 return False
         return True
 
-    def _arrow_join(self, left: pa.Table, right: pa.Table) -> pa.Table:
-        """The inner equi-join of two sides' rows (positional columns; no `__s`)."""
-        nl, nr = self.widths
-        left = left.select([f"_{i}" for i in range(nl)])
-        right = right.select([f"_{nl + i}" for i in range(nr)])
-        if len(self.keys[0]) == 1 and pa.types.is_integer(left.schema.field(self.keys[0][0]).type):
-            li, ri = int_join_indices(left.column(self.keys[0][0]), right.column(self.keys[1][0]))
-            return pa.Table.from_arrays(left.take(li).columns + right.take(ri).columns,
-                                        names=[f"_{i}" for i in range(nl + nr)])
-        out = left.join(right, keys=[f"_{a}" for a in self.keys[0]], right_keys=[f"_{nl + b}" for b in self.keys[1]],
-                        join_type="inner", use_threads=False, coalesce_keys=False)
-        return out.select([f"_{i}" for i in range(nl + nr)])
-
     def _recompute(self) -> list[StreamChunk]:
         """An inner equi-join changes by the delta rule: ΔL ⋈ R + L ⋈ ΔR + ΔL ⋈ ΔR (with the
         deltas' signs), looking only at the other side's rows with the delta's join keys — the
@@ -96,7 +84,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
             return super()._recompute()
         deltas = self._take_deltas()
         hashes = [self._hash(side, d.data) if len(d) else None for side, d in enumerate(deltas)]
-        if all(d.is_insert().all() for d in deltas) and self._arrow_join_ok():
+        if all(d.is_insert().all() for d in deltas) and self._index_join_ok():
             return self._insert_only(deltas, hashes)
         signed = []
         for side, d in enumerate(deltas):
@@ -136,15 +124,17 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         return _signed_rows(out, self.schema)
 
     def _insert_only(self, deltas: list[StreamChunk], hashes: list) -> list[StreamChunk]:
-        """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R and L ⋈ ΔR come
-        straight from the other side's cache index (the rows of each delta row's partition,
-        keys compared to drop hash collisions), ΔL ⋈ ΔR by a join; then the condition."""
+        """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R comes from the right
+        side's cache index; then ΔL joins the left cache, and (L + ΔL) ⋈ ΔR — which is
+        L ⋈ ΔR + ΔL ⋈ ΔR — comes from the left side's index. Each delta row gets the rows of
+        its partition; keys are compared to drop hash collisions; then the condition."""
         names = [f"_{i}" for i in range(sum(self.widths))]
         joined = []
         for side in (0, 1):
             if not len(deltas[side]):
                 continue
             probe, rows = self.cache[1 - side].pairs(hashes[side])
+            self._append(side, deltas[side], hashes[side])
             mine = deltas[side].data.select(list(range(self.widths[side]))).take(pa.array(probe))
             left, right = (mine, rows) if side == 0 else (rows, mine)
             same = np.ones(len(probe), dtype=bool)
@@ -153,11 +143,6 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
             if not same.all():
                 left, right = left.filter(pa.array(same)), right.filter(pa.array(same))
             joined.append(pa.Table.from_arrays(left.columns + right.columns, names=names))
-        if all(len(d) for d in deltas):
-            joined.append(self._arrow_join(deltas[0].data, deltas[1].data))
-        for side, d in enumerate(deltas):
-            if len(d):
-                self._append(side, d, hashes[side])
         out = pa.concat_tables(joined) if len(joined) > 1 else joined[0] if joined else None
         if out is None or out.num_rows == 0:
             return []
@@ -176,40 +161,6 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
             except arrow_expr.Fallback:
                 pass
         return duck.condition_mask(rows, self.condition)
-
-
-def int_join_indices(left, right) -> tuple[pa.Array, pa.Array]:
-    """The row pairs of an inner join on one integer column, by sorting one side and binary
-    search (NULL keys match nothing): no hash-join set-up, which costs milliseconds per call
-    while an epoch's inputs are small."""
-    lk, lok = _int_keys(left)
-    rk, rok = _int_keys(right)
-    if len(lk) > len(rk):
-        ri, li = int_join_indices(right, left)
-        return li, ri
-    # sort the smaller side (left); probe with every valid right key
-    lidx = np.flatnonzero(lok) if lok is not None else np.arange(len(lk))
-    order = lidx[np.argsort(lk[lidx], kind="stable")]
-    sk = lk[order]
-    ridx = np.flatnonzero(rok) if rok is not None else np.arange(len(rk))
-    probe = rk[ridx]
-    lo = np.searchsorted(sk, probe, "left")
-    counts = np.searchsorted(sk, probe, "right") - lo
-    total = int(counts.sum())
-    r_out = np.repeat(ridx, counts)
-    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    l_out = order[starts + np.arange(total)]
-    return pa.array(l_out, pa.int64()), pa.array(r_out, pa.int64())
-
-
-def _int_keys(col) -> tuple[np.ndarray, np.ndarray | None]:
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    ok = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None
-    if pa.types.is_unsigned_integer(arr.type) and arr.type.bit_width == 64:
-        keys = arr.fill_null(0).to_numpy(zero_copy_only=False)
-    else:
-        keys = arr.fill_null(0).cast(pa.int64()).to_numpy(zero_copy_only=False)
-    return keys, ok
 
 
 def _signed_rows(out: pa.Table, schema: pa.Schema) -> list[StreamChunk]:

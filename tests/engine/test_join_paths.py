@@ -1,5 +1,5 @@
-"""Inner joins over append-only inputs (Arrow's hash join plus the condition) agree with the
-batch query after every flush."""
+"""Inner joins over append-only inputs (pairs from the partition cache's index, plus the
+condition) agree with the batch query after every flush."""
 from __future__ import annotations
 
 import random
@@ -61,27 +61,6 @@ def test_condition_mask_matches_duckdb():
               "_0 IS NULL AND _1 IS NOT NULL", "_0 = 1 OR _1 IS NULL", "_0 <= _1", "(_0 < _1 AND _2 <> 'b')",
               "_0 >= 2 AND _3 < 4", "_3 = _3", "_0 = -1 OR _1 = 2", "_0 <> 4", "_1 > 1 AND _0 != 3"]:
         assert condition_mask(t, c).tolist() == filter_mask(t, c).to_pylist(), c
-
-
-def test_int_join_indices_match_arrow_hash_join():
-    """The sort-and-search join of one integer key finds the pairs Arrow's hash join finds."""
-    import pyarrow as pa
-
-    from rw_cli.engine.hash_join import int_join_indices
-
-    rng = random.Random(5)
-    for _ in range(30):
-        def side(n):
-            return pa.array([rng.choice([None, -3, 0, 1, 2, 2**40]) if rng.random() < 0.8 else rng.randint(-5, 5)
-                             for _ in range(n)], pa.int64())
-        lk, rk = side(rng.randint(0, 12)), side(rng.randint(0, 12))
-        li, ri = int_join_indices(lk, rk)
-        got = sorted(zip(li.to_pylist(), ri.to_pylist()))
-        lt = pa.table({"k": lk, "li": pa.array(range(len(lk)), pa.int64())})
-        rt = pa.table({"k2": rk, "ri": pa.array(range(len(rk)), pa.int64())})
-        j = lt.join(rt, keys="k", right_keys="k2", join_type="inner")
-        want = sorted(zip(j.column("li").to_pylist(), j.column("ri").to_pylist()))
-        assert got == want
 
 
 def test_append_only_joins_with_colliding_partition_hashes(tmp_path, monkeypatch):
