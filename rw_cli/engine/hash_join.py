@@ -67,7 +67,6 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         index's pairs) is DuckDB's, and whose equal values hash equally."""
         if not self.keys[0] or any(self.null_safe):
             return False
-        nl = self.widths[0]
         for a, b in zip(*self.keys):
             lt = self.schemas[0].field(a).type
             rt = self.schemas[1].field(b).type
