@@ -18,7 +18,8 @@ import pyarrow.compute as pc
 
 from rw_cli.common.types import BIGINT, DOUBLE, DataType
 from rw_cli.engine import duck
-from rw_cli.engine.chunk import DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, concat_chunks, to_schema
+from rw_cli.engine.chunk import (DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, cast_to, concat_chunks,
+                                 to_schema)
 from rw_cli.engine.executor import Executor
 from rw_cli.meta.epoch import EpochPair
 
@@ -210,7 +211,7 @@ class HashAggExecutor(Executor):
                 cols[f"__v{i}"] = pc.if_else(ins, a, pa.scalar(None, a.type))
                 aggs.append((f"__v{i}", c.kind))
         g = pa.table(cols).group_by(names, use_threads=False).aggregate(aggs)
-        key_cols = [g.column(n).cast(self.result_table.schema.field(j).type) for j, n in enumerate(names)]
+        key_cols = [cast_to(g.column(n), self.result_table.schema.field(j).type) for j, n in enumerate(names)]
         old, found = self.result_table.get_rows(key_cols)
         state = self._state_names()
         old = _rename(old, state)
@@ -260,7 +261,7 @@ class HashAggExecutor(Executor):
         nk = len(self.group_keys)
         outs, avgs = [], []
         for state in states:
-            cols = [k.cast(self.schema.field(j).type) for j, k in enumerate(key_cols)]
+            cols = [cast_to(k, self.schema.field(j).type) for j, k in enumerate(key_cols)]
             for i, c in enumerate(self.calls):
                 p = f"a{i}_"
                 rt = self.schema.field(nk + i).type

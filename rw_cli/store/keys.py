@@ -203,7 +203,12 @@ def make_fixed_keys_array(table_id: int, vnodes: np.ndarray, columns: list,
         if desc:
             mat[:, at:at + 1 + w] ^= 0xFF
         at += 1 + w
-    return _fixed_to_binary(mat)
+    if mat.size >= 1 << 31:
+        return _fixed_to_binary(mat)
+    n, w = mat.shape  # binary, as the store keeps keys (no cast later)
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(w)
+    data = pa.py_buffer(np.ascontiguousarray(mat).tobytes())
+    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), data])
 
 
 def make_keys_array(table_id: int, vnodes: np.ndarray, pk: pa.Array) -> pa.Array:
