@@ -84,10 +84,27 @@ def _is_varlen(t: pa.DataType) -> bool:
             or pa.types.is_large_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t))
 
 
-def _fixed_to_binary(mat: np.ndarray) -> pa.Array:
+def _fixed_to_binary(mat: np.ndarray, large: bool = True) -> pa.Array:
+    """The rows of a byte matrix as a large_binary (or, with large=False and under 2 GiB,
+    binary) array."""
     n, w = mat.shape
-    offsets = (np.arange(n + 1, dtype=np.int64) * w)
-    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(mat).tobytes())])
+    large = large or mat.size >= 1 << 31
+    offsets = np.arange(n + 1, dtype=np.int64 if large else np.int32) * w
+    data = pa.py_buffer(np.ascontiguousarray(mat).tobytes())
+    return pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), n, [None, pa.py_buffer(offsets), data])
+
+
+def _fixed_pk_piece(arr: pa.Array, desc: bool) -> np.ndarray:
+    """A fixed-width pk column's memcomparable bytes: the NULL marker, then the value."""
+    mat = _encode_fixed(arr)
+    if mat is None:
+        raise StorageError(f"type {arr.type} cannot be used in a key")
+    out = np.empty((len(arr), 1 + mat.shape[1]), dtype=np.uint8)
+    out[:, 0] = np.where(null_mask(arr), NULL, NOT_NULL)
+    out[:, 1:] = mat
+    if desc:
+        out ^= 0xFF
+    return out
 
 
 def _encode_varlen(arr: pa.Array, nulls: np.ndarray, descending: bool) -> pa.Array:
@@ -135,18 +152,10 @@ def encode_pk_array(columns: list, descending: list[bool] | None = None,
         descending = [False] * len(cols)
     pieces: list[np.ndarray | pa.Array] = []
     for arr, desc in zip(cols, descending):
-        nulls = null_mask(arr)
         if _is_varlen(arr.type):
-            pieces.append(_encode_varlen(arr, nulls, desc))
+            pieces.append(_encode_varlen(arr, null_mask(arr), desc))
             continue
-        mat = _encode_fixed(arr)
-        if mat is None:
-            raise StorageError(f"type {arr.type} cannot be used in a key")
-        marker = np.where(nulls, NULL, NOT_NULL).astype(np.uint8).reshape(n, 1)
-        mat = np.hstack([marker, mat])
-        if desc:
-            mat ^= 0xFF
-        pieces.append(mat)
+        pieces.append(_fixed_pk_piece(arr, desc))
     # merge adjacent fixed-width matrices, then concatenate row-wise
     merged: list[np.ndarray | pa.Array] = []
     for p in pieces:
@@ -184,31 +193,20 @@ def make_fixed_keys_array(table_id: int, vnodes: np.ndarray, columns: list,
                           descending: list[bool] | None = None) -> pa.Array | None:
     """`make_keys_array(table_id, vnodes, encode_pk_array(columns, descending))` written as
     one byte matrix when every pk column has a fixed width (None otherwise): no per-column
-    binary arrays to join."""
+    binary arrays to join. Binary, as the store keeps keys (no cast later)."""
     cols = [normalize_array(c) for c in columns]
-    if not cols or any(_is_varlen(c.type) for c in cols):
+    if not cols or any(_is_varlen(c.type) or _encode_fixed(c[:0]) is None for c in cols):
         return None
-    mats = [_encode_fixed(c) for c in cols]
-    if any(m is None for m in mats):
-        return None
+    pieces = [_fixed_pk_piece(c, desc) for c, desc in zip(cols, descending or [False] * len(cols))]
     n = len(cols[0])
-    mat = np.empty((n, TABLE_PREFIX_LEN + VNODE_LEN + sum(1 + m.shape[1] for m in mats)), dtype=np.uint8)
+    mat = np.empty((n, TABLE_PREFIX_LEN + VNODE_LEN + sum(p.shape[1] for p in pieces)), dtype=np.uint8)
     mat[:, :4] = np.frombuffer(table_key_prefix(table_id), dtype=np.uint8)
     mat[:, 4:6] = np.asarray(vnodes, dtype=">u2").view(np.uint8).reshape(n, 2)
     at = TABLE_PREFIX_LEN + VNODE_LEN
-    for c, m, desc in zip(cols, mats, descending or [False] * len(cols)):
-        w = m.shape[1]
-        mat[:, at] = np.where(null_mask(c), NULL, NOT_NULL)
-        mat[:, at + 1:at + 1 + w] = m
-        if desc:
-            mat[:, at:at + 1 + w] ^= 0xFF
-        at += 1 + w
-    if mat.size >= 1 << 31:
-        return _fixed_to_binary(mat)
-    n, w = mat.shape  # binary, as the store keeps keys (no cast later)
-    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(w)
-    data = pa.py_buffer(np.ascontiguousarray(mat).tobytes())
-    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), data])
+    for p in pieces:
+        mat[:, at:at + p.shape[1]] = p
+        at += p.shape[1]
+    return _fixed_to_binary(mat, large=False)
 
 
 def make_keys_array(table_id: int, vnodes: np.ndarray, pk: pa.Array) -> pa.Array:
