@@ -505,7 +505,7 @@ def _merge_runs(runs: list[_Run]) -> _Run:
     offsets = np.cumsum([0] + [int(r.starts[-1]) for r in runs])
     h = np.concatenate([r.hashes for r in runs])
     pos = np.concatenate([r.pos + off for r, off in zip(runs, offsets)])
-    order = np.argsort(h, kind="stable")  # sorted runs: a merge
+    order = np.argsort(h)  # (the order within a partition does not matter)
     if len(segments) > MAX_SEGMENTS:
         segments = [pa.concat_tables(segments).combine_chunks()]
     return _Run(segments, h[order], pos[order], runs[0].level + 1)

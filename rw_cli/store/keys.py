@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.byte_rows import UINT_WIDTHS, field_view, matrix_to_binary, uint_values
 from rw_cli.common.vnode import (binary_parts, bool_values, fixed_values_u8, fixed_width,
                                  normalize_array, null_mask)
 from rw_cli.errors import StorageError
@@ -82,16 +83,6 @@ def _encode_fixed(arr: pa.Array) -> np.ndarray | None:
 def _is_varlen(t: pa.DataType) -> bool:
     return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
             or pa.types.is_large_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t))
-
-
-def _fixed_to_binary(mat: np.ndarray, large: bool = True) -> pa.Array:
-    """The rows of a byte matrix as a large_binary (or, with large=False and under 2 GiB,
-    binary) array."""
-    n, w = mat.shape
-    large = large or mat.size >= 1 << 31
-    offsets = np.arange(n + 1, dtype=np.int64 if large else np.int32) * w
-    data = pa.py_buffer(np.ascontiguousarray(mat).tobytes())
-    return pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), n, [None, pa.py_buffer(offsets), data])
 
 
 def _fixed_pk_piece(arr: pa.Array, desc: bool) -> np.ndarray:
@@ -163,7 +154,7 @@ def encode_pk_array(columns: list, descending: list[bool] | None = None,
             merged[-1] = np.hstack([merged[-1], p])
         else:
             merged.append(p)
-    arrays = [_fixed_to_binary(p) if isinstance(p, np.ndarray) else p for p in merged]
+    arrays = [matrix_to_binary(p) if isinstance(p, np.ndarray) else p for p in merged]
     if len(arrays) == 1:
         return arrays[0]
     return pc.binary_join_element_wise(*arrays, pa.scalar(b"", pa.large_binary()))
@@ -197,16 +188,41 @@ def make_fixed_keys_array(table_id: int, vnodes: np.ndarray, columns: list,
     cols = [normalize_array(c) for c in columns]
     if not cols or any(_is_varlen(c.type) or _encode_fixed(c[:0]) is None for c in cols):
         return None
-    pieces = [_fixed_pk_piece(c, desc) for c, desc in zip(cols, descending or [False] * len(cols))]
     n = len(cols[0])
-    mat = np.empty((n, TABLE_PREFIX_LEN + VNODE_LEN + sum(p.shape[1] for p in pieces)), dtype=np.uint8)
-    mat[:, :4] = np.frombuffer(table_key_prefix(table_id), dtype=np.uint8)
-    mat[:, 4:6] = np.asarray(vnodes, dtype=">u2").view(np.uint8).reshape(n, 2)
+    widths = [1 + _encode_fixed(c[:0]).shape[1] for c in cols]
+    mat = np.empty((n, TABLE_PREFIX_LEN + VNODE_LEN + sum(widths)), dtype=np.uint8)
+    field_view(mat, 0, ">u4")[:] = table_id
+    field_view(mat, TABLE_PREFIX_LEN, ">u2")[:] = vnodes
     at = TABLE_PREFIX_LEN + VNODE_LEN
-    for p in pieces:
-        mat[:, at:at + p.shape[1]] = p
-        at += p.shape[1]
-    return _fixed_to_binary(mat, large=False)
+    for c, desc, w in zip(cols, descending or [False] * len(cols), widths):
+        if w - 1 in UINT_WIDTHS and (pa.types.is_integer(c.type) or pa.types.is_temporal(c.type)):
+            _write_int_pk(mat, at, c, desc, w - 1)
+        else:
+            mat[:, at:at + w] = _fixed_pk_piece(c, desc)
+        at += w
+    return matrix_to_binary(mat, large=False)
+
+
+def _write_int_pk(mat: np.ndarray, at: int, arr: pa.Array, desc: bool, w: int) -> None:
+    """`_fixed_pk_piece` of an integer or temporal column, written in place: the marker, then
+    the big-endian value (sign bit flipped when signed; every bit flipped when DESC)."""
+    vals = uint_values(arr, w)
+    flip = 0
+    if not pa.types.is_unsigned_integer(arr.type):
+        flip = 1 << (8 * w - 1)
+    if desc:
+        flip ^= (1 << (8 * w)) - 1
+    nulls = null_mask(arr) if arr.null_count else None
+    if nulls is not None:
+        vals = np.where(nulls, 0, vals).astype(vals.dtype)
+    if flip:
+        vals = vals ^ vals.dtype.type(flip)
+    field_view(mat, at + 1, f">u{w}")[:] = vals
+    marker = mat[:, at]
+    if nulls is None:
+        marker[:] = NOT_NULL ^ (0xFF if desc else 0)
+    else:
+        marker[:] = np.where(nulls, NULL, NOT_NULL).astype(np.uint8) ^ np.uint8(0xFF if desc else 0)
 
 
 def make_keys_array(table_id: int, vnodes: np.ndarray, pk: pa.Array) -> pa.Array:
@@ -214,7 +230,7 @@ def make_keys_array(table_id: int, vnodes: np.ndarray, pk: pa.Array) -> pa.Array
     mat = np.empty((n, 6), dtype=np.uint8)
     mat[:, :4] = np.frombuffer(table_key_prefix(table_id), dtype=np.uint8)
     mat[:, 4:] = np.asarray(vnodes, dtype=">u2").view(np.uint8).reshape(n, 2)
-    prefix = _fixed_to_binary(mat)
+    prefix = matrix_to_binary(mat)
     if pk.type != pa.large_binary():
         pk = pk.cast(pa.large_binary())
     return pc.binary_join_element_wise(prefix, pk, pa.scalar(b"", pa.large_binary()))

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from rw_cli.common.byte_rows import matrix_to_binary
 from rw_cli.common.vnode import (binary_parts, bool_values, fixed_values_u8, fixed_width,
                                  normalize_array, null_mask)
 from rw_cli.errors import StorageError
@@ -68,12 +69,6 @@ def _varlen_piece(offs: np.ndarray, data: np.ndarray, nulls: np.ndarray) -> pa.A
     return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(out_offs), pa.py_buffer(out.tobytes())])
 
 
-def _fixed_piece(mat: np.ndarray) -> pa.Array:
-    n, w = mat.shape
-    offsets = np.arange(n + 1, dtype=np.int64) * w
-    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(mat).tobytes())])
-
-
 def encode_rows_array(batch: pa.RecordBatch) -> pa.Array:
     """The value bytes of each row, as a large_binary Arrow array."""
     n = batch.num_rows
@@ -100,7 +95,7 @@ def encode_rows_array(batch: pa.RecordBatch) -> pa.Array:
             pieces[-1] = np.hstack([pieces[-1], mat])
         else:
             pieces.append(mat)
-    arrays = [_fixed_piece(p) if isinstance(p, np.ndarray) else p for p in pieces]
+    arrays = [matrix_to_binary(p) if isinstance(p, np.ndarray) else p for p in pieces]
     if not arrays:
         return pa.array([b""] * n, type=pa.large_binary())
     if len(arrays) == 1:

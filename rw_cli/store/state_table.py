@@ -6,16 +6,19 @@ value is a delete) and only consolidated — sorted by key, the last write of a 
 when something reads them or the epoch commits; no per-row Python on the write path."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.byte_rows import UINT_WIDTHS, field_view, matrix_to_binary, uint_values
 from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array, normalize_array,
                                  null_mask, unique_hashes)
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage, sort_unique
 from rw_cli.store.keys import (encode_pk_array, make_fixed_keys_array, make_keys_array, next_key, table_key_prefix,
                                vnode_prefix)
-from rw_cli.store.row_codec import _fixed_piece, _kind, decode_rows_arrays, encode_rows_array
+from rw_cli.store.row_codec import _kind, decode_rows_arrays, encode_rows_array
 from rw_cli.store.run import as_binary
 from rw_cli.store.state_cache import StateCache
 
@@ -27,42 +30,36 @@ TABLE_HEAD = 6  # table id (4) + vnode (2)
 
 
 def encode_values(batch: pa.RecordBatch) -> pa.Array:
-    """`row_codec.encode_rows_array`'s bytes, built faster: a string column is its fixed
-    header (NULL flag + u32 length) next to the other fixed-width columns plus the strings
-    themselves, and Arrow concatenates the pieces of each row (no per-byte scatter)."""
+    """`row_codec.encode_rows_array`'s bytes, built faster: the fixed-width fields between
+    two strings (a string's own header too: NULL flag + u32 length) are written into one
+    byte matrix, a field at a time, and Arrow concatenates the pieces of each row."""
     n = batch.num_rows
     pieces: list[pa.Array] = []
-    fixed: list[np.ndarray] = []
+    group: list[tuple[int, Callable[[np.ndarray, int], None]]] = []  # (width, writer(mat, at))
 
     def flush() -> None:
-        if fixed:
-            pieces.append(_fixed_piece(fixed[0] if len(fixed) == 1 else np.hstack(fixed)))
-            fixed.clear()
+        if group:
+            mat = np.empty((n, sum(w for w, _ in group)), dtype=np.uint8)
+            at = 0
+            for w, write in group:
+                write(mat, at)
+                at += w
+            pieces.append(matrix_to_binary(mat))
+            group.clear()
 
     for col in batch.columns:
         arr = normalize_array(col)
         k = _kind(arr.type)
         if k == "varlen":
-            nulls = null_mask(arr)
-            if arr.type != pa.large_binary():
-                arr = arr.cast(pa.large_binary())
-            if arr.null_count:
-                arr = pc.fill_null(arr, pa.scalar(b"", arr.type))
-            lengths = pc.binary_length(arr).to_numpy(zero_copy_only=False)
-            head = np.empty((n, 5), dtype=np.uint8)
-            head[:, 0] = nulls
-            head[:, 1:] = lengths.astype("<u4").view(np.uint8).reshape(n, 4)
-            fixed.append(head)
+            body = _varlen_body(arr)
+            group.append((5, _varlen_head_writer(null_mask(arr), body)))
             flush()
-            pieces.append(arr)
-        elif k in ("bool", "null", "fixed"):
-            if k == "null":
-                fixed.append(np.ones((n, 1), dtype=np.uint8))
-                continue
-            flag = null_mask(arr).astype(np.uint8).reshape(n, 1)
-            vals = bool_values(arr).reshape(n, 1) if k == "bool" else fixed_values_u8(arr, fixed_width(arr.type))
-            fixed.append(flag)
-            fixed.append(vals)
+            pieces.append(body)
+        elif k == "null":
+            group.append((1, _null_writer))
+        elif k in ("bool", "fixed"):
+            w = 1 if k == "bool" else fixed_width(arr.type)
+            group.append((1 + w, _fixed_writer(arr, k == "bool", w)))
         else:  # the slow path's bytes, from the codec itself
             flush()
             pieces.append(encode_rows_array(pa.record_batch([arr], names=["v"])))
@@ -72,6 +69,44 @@ def encode_values(batch: pa.RecordBatch) -> pa.Array:
     if len(pieces) == 1:
         return pieces[0]
     return pc.binary_join_element_wise(*pieces, pa.scalar(b"", pa.large_binary()))
+
+
+def _null_writer(mat: np.ndarray, at: int) -> None:
+    mat[:, at] = 1
+
+
+def _fixed_writer(arr: pa.Array, is_bool: bool, w: int) -> Callable[[np.ndarray, int], None]:
+    """NULL flag, then the little-endian value (zeros for NULL)."""
+    def write(mat: np.ndarray, at: int) -> None:
+        nulls = null_mask(arr)
+        mat[:, at] = nulls
+        if is_bool:
+            mat[:, at + 1] = bool_values(arr)
+        elif w in UINT_WIDTHS:
+            vals = uint_values(arr, w)
+            if arr.null_count:
+                vals = np.where(nulls, 0, vals).astype(vals.dtype)
+            field_view(mat, at + 1, f"<u{w}")[:] = vals
+        else:
+            mat[:, at + 1:at + 1 + w] = fixed_values_u8(arr, w)
+    return write
+
+
+def _varlen_head_writer(nulls: np.ndarray, body: pa.Array) -> Callable[[np.ndarray, int], None]:
+    """A string's NULL flag and u32 length."""
+    def write(mat: np.ndarray, at: int) -> None:
+        mat[:, at] = nulls
+        field_view(mat, at + 1, "<u4")[:] = pc.binary_length(body).to_numpy(zero_copy_only=False)
+    return write
+
+
+def _varlen_body(arr: pa.Array) -> pa.Array:
+    """A string's bytes (none for NULL), as large_binary."""
+    if arr.type != pa.large_binary():
+        arr = arr.cast(pa.large_binary())
+    if arr.null_count:
+        arr = pc.fill_null(arr, pa.scalar(b"", arr.type))
+    return arr
 
 
 def _chunks(arr) -> list:

@@ -26,13 +26,20 @@ def _batch(n: int = 500) -> pa.RecordBatch:
         "l": pa.array(maybe_null([[i, i + 1] for i in range(n)]), pa.list_(pa.int64())),
         "nul": pa.nulls(n),
         "s2": pa.array(maybe_null(["héllo"] * n), pa.large_string()),
+        # every fixed width: 1, 2, 4, 8 and 16 bytes
+        "i8": pa.array(maybe_null([i % 100 - 50 for i in range(n)]), pa.int8()),
+        "i16": pa.array(maybe_null([i * 7 - 900 for i in range(n)]), pa.int16()),
+        "i32": pa.array(maybe_null([i * 1000 - 7 for i in range(n)]), pa.int32()),
+        "dt": pa.array(maybe_null(list(range(n))), pa.int32()).cast(pa.date32()),
+        "iv": pa.array(maybe_null([pa.MonthDayNano([i, -i, i * 1000]) for i in range(n)]),
+                       pa.month_day_nano_interval()),
     })
 
 
 def test_encode_values_matches_the_row_codec():
     b = _batch()
     for part in [b, b.slice(7, 300), b.select(["s"]), b.select(["i", "ts"]), b.select(["s", "s2"]).slice(3),
-                 b.slice(0, 0), b.select(["nul", "b"])]:
+                 b.slice(0, 0), b.select(["nul", "b"]), b.select(["i8", "i16", "i32", "dt", "iv"]).slice(5)]:
         fast = encode_values(part)
         assert encode_rows_array(part).equals(fast), part.schema
         if part.num_rows:

@@ -220,9 +220,12 @@ def test_fixed_keys_array_equals_the_general_encoding():
     cols = [pa.array([3, None, -7, 2**62], pa.int64()), pa.array([1.5, -0.0, None, float("nan")]),
             pa.array([True, None, False, True]), pa.array([1, 2, None, 4], pa.int16()),
             pa.array([datetime.datetime(2020, 1, 1), None, datetime.datetime(1960, 5, 5), datetime.datetime(2030, 1, 1)]),
-            pa.array([decimal.Decimal("1.5"), None, decimal.Decimal("-2.25"), decimal.Decimal("0")], pa.decimal128(38, 10))]
+            pa.array([decimal.Decimal("1.5"), None, decimal.Decimal("-2.25"), decimal.Decimal("0")], pa.decimal128(38, 10)),
+            pa.array([1, None, 200, 0], pa.uint8()), pa.array([9, 5, -1, None, 2**31 - 1], pa.int32()).slice(1),
+            pa.array([2**64 - 1, 0, None, 5], pa.uint64())]
     vnodes = np.array([0, 255, 7, 300])
-    for desc in ([False] * len(cols), [True, False, True, False, True, True]):
+    for desc in ([False] * len(cols), [True, False, True, False, True, True, True, False, True],
+                 [False, True, False, True, False, False, False, True, False]):
         got = make_fixed_keys_array(42, vnodes, cols, desc)
         want = make_keys_array(42, vnodes, encode_pk_array(cols, desc))
         assert got.to_pylist() == want.to_pylist()
