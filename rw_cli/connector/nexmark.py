@@ -231,7 +231,11 @@ GENERATORS = {"person": persons, "auction": auctions, "bid": bids}
 def generate(table_type: str, events: np.ndarray, gap_ns: int = DEFAULT_GAP_NS,
              columns: list[str] | None = None) -> pa.Table:
     """The rows of type `table_type` among event numbers `events` (int64), in event order."""
-    e = events[event_types(events) == EVENT_TYPE[table_type]]
+    return _rows(table_type, events[event_types(events) == EVENT_TYPE[table_type]], gap_ns, columns)
+
+
+def _rows(table_type: str, e: np.ndarray, gap_ns: int, columns: list[str] | None) -> pa.Table:
+    """The rows of events `e`, all of type `table_type`."""
     cols = GENERATORS[table_type](e, gap_ns)
     names = [n for n, _ in TABLE_COLUMNS[table_type]] if columns is None else columns
     if not names:
@@ -304,7 +308,7 @@ class NexmarkReader(SourceReader):
             return self._combined(events, columns), events, offset + n
         keep = events[event_types(events) == EVENT_TYPE[self.table_type]]
         names = [c for c, _ in self.columns if columns is None or c in columns]
-        table = generate(self.table_type, keep, self.gap_ns, names)
+        table = _rows(self.table_type, keep, self.gap_ns, names)
         return table, keep, offset + n
 
     def _combined(self, events: np.ndarray, columns: list[str] | None) -> pa.Table:

@@ -12,21 +12,35 @@ import pyarrow as pa
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
-def mix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer over a uint64 array."""
+def _mix64_inplace(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer of z - GOLDEN, in place: one scratch array, no temporaries
+    per step (the generators' cost is these passes over memory)."""
+    t = np.empty_like(z)
     with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _M1
-        z = (z ^ (z >> np.uint64(27))) * _M2
-        return z ^ (z >> np.uint64(31))
+        np.right_shift(z, _S30, out=t)
+        z ^= t
+        z *= _M1
+        np.right_shift(z, _S27, out=t)
+        z ^= t
+        z *= _M2
+        np.right_shift(z, _S31, out=t)
+        z ^= t
+    return z
 
 
 def uniform64(seed: int, index: np.ndarray, field: int) -> np.ndarray:
     key = np.uint64((seed * 0x1000193 + field * 0x9E37 + 1) & 0xFFFFFFFFFFFFFFFF)
+    z = index.astype(np.uint64)  # a copy: mixed in place below
     with np.errstate(over="ignore"):
-        return mix64(mix64(index.astype(np.uint64) ^ key) + key)
+        z ^= key
+        z += _GOLDEN
+        _mix64_inplace(z)
+        z += key
+        z += _GOLDEN
+        return _mix64_inplace(z)
 
 
 def rand_int(seed: int, index: np.ndarray, field: int, n) -> np.ndarray:

@@ -88,22 +88,27 @@ def run_task(store, task: CompactTask, remote: bool = False) -> bool:
         outputs = merge_remote(store, task, store.low_watermark())
     else:
         outputs = merge_task(store, task, store.low_watermark())
-    with store._lock:
-        v = store._version
-        present = v.sst_ids()
-        if not task.input_ids <= present:
-            store._inflight.difference_update(s.id for s in outputs)
-            return False
+
+    def make(v):
+        if not task.input_ids <= v.sst_ids():
+            return None
         nv = v.copy(id=v.id + 1)
         while len(nv.levels) <= task.target_level:
             nv.levels.append([])
         ids = task.input_ids
         nv.levels = [[s for s in lv if s.id not in ids] for lv in nv.levels]
         nv.levels[task.target_level] = sorted(nv.levels[task.target_level] + outputs, key=lambda s: s.smallest_key)
-        store._commit_version(nv)
+        return nv
+
+    def installed(_nv) -> None:
         store._inflight.difference_update(s.id for s in outputs)
         store.stats["compactions"] += 1
         store.stats["compaction_input_bytes"] += sum(s.file_size for _, ssts in task.inputs for s in ssts)
+
+    if store._commit_version(make, installed) is None:
+        with store._lock:
+            store._inflight.difference_update(s.id for s in outputs)
+        return False
     return True
 
 

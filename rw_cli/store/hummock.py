@@ -24,7 +24,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -178,6 +178,7 @@ class HummockStorage:
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._compact_lock = threading.Lock()
+        self._version_lock = threading.Lock()  # version writers take turns (see _commit_version)
         self._buffer: list[_Batch] = []  # sorted by (epoch, seq)
         self._seq = 0
         self._pinned_versions: Counter[int] = Counter()
@@ -468,13 +469,15 @@ class HummockStorage:
         new_ssts: list[SstInfo] = []
         if task.batches:
             new_ssts = self._write_ssts(merged_runs(task.batches))
-        with self._lock:
-            old = self._version
+        new_ssts = task.adopted + new_ssts
+
+        def make(old: HummockVersion) -> HummockVersion:
             v = old.copy(id=old.id + 1, max_committed_epoch=task.epoch,
-                          extra=old.extra if task.extra is None else task.extra)
-            new_ssts = task.adopted + new_ssts
+                         extra=old.extra if task.extra is None else task.extra)
             v.levels[0] = new_ssts + v.levels[0]
-            self._commit_version(v)
+            return v
+
+        def installed(v: HummockVersion) -> None:
             self._last_commit = time.monotonic()
             done = {id(b) for b in task.batches}
             self._buffer = [b for b in self._buffer if id(b) not in done]
@@ -482,14 +485,28 @@ class HummockStorage:
             if len(v.levels[0]) > self.l0_trigger:
                 self._compact_wanted = True
                 self._cond.notify_all()
+        self._commit_version(make, installed)
 
-    def _commit_version(self, v: HummockVersion) -> None:
-        """Under the lock: write version `v` (the commit point) and make it current."""
-        self._versions.commit(v)
-        old = self._version
-        self._version = v
-        if old.id not in self._pinned_versions:
-            self._pinned_version_objs.pop(old.id, None)
+    def _commit_version(self, make: Callable[[HummockVersion], HummockVersion | None],
+                        installed: Callable[[HummockVersion], None] | None = None) -> HummockVersion | None:
+        """Write the version `make` derives from the current one (None: nothing to commit)
+        and make it current, then `installed(v)` under the same lock. Version writers
+        (checkpoints, compaction) take turns; the write itself — the commit point, an fsync
+        — runs outside the state lock, so the stream's writes and reads never wait for it."""
+        with self._version_lock:
+            with self._lock:
+                v = make(self._version)
+            if v is None:
+                return None
+            self._versions.commit(v)
+            with self._lock:
+                old = self._version
+                self._version = v
+                if old.id not in self._pinned_versions:
+                    self._pinned_version_objs.pop(old.id, None)
+                if installed is not None:
+                    installed(v)
+        return v
 
     def _write_ssts(self, runs: Iterator[Run]) -> list[SstInfo]:
         """Write sorted runs as SSTs of about sst_target_size (cut between runs)."""
