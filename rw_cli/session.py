@@ -43,7 +43,7 @@ class Session:
         self.lock = DataDirLock(self.data_dir)
         try:
             self.store = HummockStorage(
-                open_object_store(self.state_store_url, endpoint=s3_endpoint),
+                open_object_store(self.state_store_url, endpoint=s3_endpoint), uploader="auto",
                 **({} if cache_size is None else {"cache_size": cache_size}))
             self.catalog = Catalog.from_bytes(self.store.extra)
             committed = self.store.committed_epoch

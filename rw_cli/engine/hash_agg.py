@@ -212,7 +212,8 @@ class HashAggExecutor(Executor):
                 aggs.append((f"__v{i}", c.kind))
         g = pa.table(cols).group_by(names, use_threads=False).aggregate(aggs)
         key_cols = [cast_to(g.column(n), self.result_table.schema.field(j).type) for j, n in enumerate(names)]
-        old, found = self.result_table.get_rows(key_cols)
+        keys = self.result_table.pk_keys(key_cols)
+        old, found = self.result_table.get_rows(key_cols, keys)
         state = self._state_names()
         old = _rename(old, state)
 
@@ -246,7 +247,7 @@ class HashAggExecutor(Executor):
         new = pa.Table.from_arrays(new_cols, names=state)
         alive = new_rc.to_numpy(zero_copy_only=False) > 0
         old_alive = np.nan_to_num(old_rc.to_numpy(zero_copy_only=False).astype(float)) > 0
-        self._write_state(new, alive, False)
+        self._write_state(new, alive, False, keys)
         old_out, new_out = self._arrow_outputs([old, new], key_cols)
         same = np.ones(len(alive), dtype=bool)
         for a, b in zip(old_out.columns, new_out.columns):
@@ -485,10 +486,10 @@ class HashAggExecutor(Executor):
         idx = merged.column_names.index(f"a{i}_val")
         return merged.set_column(idx, f"a{i}_val", pa.array(vals, merged.schema.field(idx).type))
 
-    def _write_state(self, state: pa.Table, alive: np.ndarray, simple: bool) -> None:
+    def _write_state(self, state: pa.Table, alive: np.ndarray, simple: bool, keys: pa.Array | None = None) -> None:
         if state.num_rows:
             self.result_table.write_chunk(to_schema(state, self.result_table.schema),
-                                          np.where(alive, INSERT, DELETE).astype(np.int8))
+                                          np.where(alive, INSERT, DELETE).astype(np.int8), keys)
 
     def _emit(self, outputs, old_alive: np.ndarray, alive: np.ndarray) -> list[StreamChunk]:
         old_out, new_out, same = outputs

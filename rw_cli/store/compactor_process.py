@@ -10,65 +10,22 @@ A store no other process can open (memory://) compacts in a thread instead.
 from __future__ import annotations
 
 import math
-import os
 import pickle
-import select
-import struct
-import subprocess
-import sys
 import threading
 
 from rw_cli.errors import StorageError
 from rw_cli.store.version import SstInfo
-
-POLL_SECS = 0.2
-_HEADER = struct.Struct("<Q")
+from rw_cli.store.worker_process import WorkerProcess, serve
+from rw_cli.store.worker_store import client_env
 
 
 def available(store) -> bool:
-    """Whether a compactor process can open this store's object store."""
+    """Whether a helper process can open this store's object store."""
     return store.object_store.location() is not None
 
 
-class _Compactor:
-    """One compactor process (`python -m rw_cli.store.compactor_process`) and its pipes:
-    a pickled call goes in, a pickled result comes out. It exits when its stdin closes,
-    so it never outlives the writer."""
-
-    def __init__(self) -> None:
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
-        self.proc = subprocess.Popen([sys.executable, "-m", "rw_cli.store.compactor_process"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env, close_fds=True)
-
-    def call(self, args: tuple, stop) -> object:
-        data = pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
-        self.proc.stdin.write(_HEADER.pack(len(data)) + data)
-        self.proc.stdin.flush()
-        out = self.proc.stdout
-        while not select.select([out], [], [], POLL_SECS)[0]:
-            if stop():
-                raise StorageError("the state store is closing")
-        status, value = pickle.loads(_read(out, _HEADER.unpack(_read(out, _HEADER.size))[0]))
-        if status != "ok":
-            raise StorageError(f"compaction failed: {value}")
-        return value
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-
-
-_compactor: _Compactor | None = None
+_compactor: WorkerProcess | None = None
 _lock = threading.Lock()  # one call at a time (every store of this process shares the compactor)
-
-
-def _read(f, n: int) -> bytes:
-    buf = f.read(n)
-    if buf is None or len(buf) < n:
-        raise EOFError("the compactor process exited")
-    return buf
 
 
 def reserve(store, task) -> list[int]:
@@ -90,9 +47,10 @@ def merge_remote(store, task, watermark: int) -> list[SstInfo]:
     try:
         with _lock:
             if _compactor is None or _compactor.proc.poll() is not None:
-                _compactor = _Compactor()
+                _compactor = WorkerProcess("rw_cli.store.compactor_process", "compaction")
             try:
-                outputs = _compactor.call((url, endpoint, task, watermark, ids, options), lambda: store._stop)
+                outputs = _compactor.call((url, endpoint, client_env(), task, watermark, ids, options),
+                                          lambda: store._stop)
             except StorageError as e:
                 if "compaction failed" not in str(e):  # closing: the task is abandoned
                     _compactor.kill()
@@ -108,42 +66,17 @@ def merge_remote(store, task, watermark: int) -> list[SstInfo]:
 
 
 # -- in the compactor process -----------------------------------------------------------------
-_stores: dict = {}
-
-
-def _run(url: str, endpoint: str | None, task, watermark: int, ids: list[int], options: dict) -> list[SstInfo]:
+def _run(url: str, endpoint: str | None, env: dict, task, watermark: int, ids: list[int],
+         options: dict) -> list[SstInfo]:
     from rw_cli.store.compactor import merge_task
-    from rw_cli.store.worker_store import WorkerStore
+    from rw_cli.store.worker_store import shared_worker_store
 
-    key = (url, endpoint, tuple(sorted(options.items())))
-    store = _stores.get(key)
-    if store is None:
-        store = _stores[key] = WorkerStore(url, endpoint, cache_size=32 << 20, cache_refill=False, **options)
+    store = shared_worker_store(url, endpoint, options, env)
     store.use_ids(ids)
     return merge_task(store, task, watermark)
 
 
-def _serve() -> None:
+if __name__ == "__main__":
     # compaction takes the CPU the stream leaves: it can fall behind for a while (L0 grows,
     # reads look at more files) but it never slows the checkpoints down
-    try:
-        os.nice(19)
-    except OSError:
-        pass
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        try:
-            args = pickle.loads(_read(inp, _HEADER.unpack(_read(inp, _HEADER.size))[0]))
-        except EOFError:
-            return  # the writer is gone
-        try:
-            reply = ("ok", _run(*args))
-        except Exception as e:  # noqa: BLE001 - reported to the writer
-            reply = ("error", f"{type(e).__name__}: {e}")
-        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        out.write(_HEADER.pack(len(data)) + data)
-        out.flush()
-
-
-if __name__ == "__main__":
-    _serve()
+    serve(_run, nice=19)

@@ -73,6 +73,13 @@ class _Batch:
                     self._raw = None
         return self._run
 
+    def arrays(self) -> tuple[pa.Array, pa.Array]:
+        """The keys and values (sorted if a read sorted them already)."""
+        with self._lock:
+            if self._raw is not None:
+                return self._raw
+            return self._run.keys, self._run.values
+
     def range_run(self, start: bytes, end: bytes | None) -> Run:
         sk = self.run.skeys(self.form)
         r = self.run
@@ -155,7 +162,8 @@ class HummockStorage:
                  compression: str | None = None, l0_trigger: int = 4, l0_stall: int | None = None, level_base_size: int = 256 << 20,
                  level_multiplier: int = 10, max_levels: int = 7, background_compaction: bool = True,
                  cache_refill: bool = True, read_only: bool = False,
-                 lease_heartbeat_secs: float = DEFAULT_HEARTBEAT_SECS, compactor: str = "auto"):
+                 lease_heartbeat_secs: float = DEFAULT_HEARTBEAT_SECS, compactor: str = "auto",
+                 uploader: str = "thread"):
         self.object_store = object_store
         self.block_size = block_size
         self.sst_target_size = sst_target_size
@@ -221,6 +229,12 @@ class HummockStorage:
             from rw_cli.store import compactor_process
             self._remote_compaction = self._background and compactor != "thread" and \
                 compactor_process.available(self)
+            # a checkpoint's SSTs built by the upload process ("process", or "auto" when one
+            # can open the object store), or by the uploader thread
+            self._remote_upload = not read_only and uploader != "thread" and compactor_process.available(self)
+            if self._remote_upload:
+                from rw_cli.store import upload_process
+                upload_process.start()
             if not read_only:
                 self._vacuum_objects()
                 self._kick_compaction()
@@ -468,7 +482,7 @@ class HummockStorage:
     def _run_commit(self, task: _CommitTask) -> None:
         new_ssts: list[SstInfo] = []
         if task.batches:
-            new_ssts = self._write_ssts(merged_runs(task.batches))
+            new_ssts = self._write_batches(task.batches)
         new_ssts = task.adopted + new_ssts
 
         def make(old: HummockVersion) -> HummockVersion:
@@ -486,6 +500,14 @@ class HummockStorage:
                 self._compact_wanted = True
                 self._cond.notify_all()
         self._commit_version(make, installed)
+
+    def _write_batches(self, batches: list[_Batch]) -> list[SstInfo]:
+        """A checkpoint's batches as SSTs: by the upload process, or in this thread."""
+        if self._remote_upload:
+            from rw_cli.store import upload_process
+            if upload_process.ready():
+                return upload_process.upload_remote(self, batches)
+        return self._write_ssts(merged_runs(batches))
 
     def _commit_version(self, make: Callable[[HummockVersion], HummockVersion | None],
                         installed: Callable[[HummockVersion], None] | None = None) -> HummockVersion | None:

@@ -253,7 +253,9 @@ class StateTable:
             return
         self._mem_put(self._keys(batch), pa.nulls(batch.num_rows, pa.binary()))
 
-    def write_chunk(self, batch: pa.RecordBatch, ops: np.ndarray) -> None:
+    def write_chunk(self, batch: pa.RecordBatch, ops: np.ndarray, keys: pa.Array | None = None) -> None:
+        """Write rows (inserts and updates' new rows) or delete them, by `ops`. `keys`: the
+        rows' `pk_keys`, when known."""
         batch = self._check(batch)
         n = batch.num_rows
         if n == 0:
@@ -262,7 +264,7 @@ class StateTable:
         if len(ops) != n:
             raise ValueError("ops and batch lengths differ")
         is_insert = (ops == OP_INSERT) | (ops == OP_UPDATE_INSERT)
-        keys = self._keys(batch)
+        keys = self._keys(batch) if keys is None else keys
         if is_insert.all():
             values = encode_values(batch)
         elif not is_insert.any():
@@ -300,9 +302,9 @@ class StateTable:
     def _decode(self, values) -> pa.RecordBatch:
         return decode_rows_arrays(values, self.schema)
 
-    def get_rows(self, pk: pa.RecordBatch | list) -> tuple[pa.RecordBatch, np.ndarray]:
-        """The rows with the given pks (one batched lookup), with a found mask; missing rows
-        are all-null."""
+    def pk_keys(self, pk: pa.RecordBatch | list) -> pa.Array:
+        """The store keys of the given pks: for `get_rows` and then `write_chunk` of the same
+        rows (a group's state read, then written), computed once."""
         if isinstance(pk, (pa.RecordBatch, pa.Table)):
             cols = list(pk.columns)
             n = pk.num_rows
@@ -311,11 +313,20 @@ class StateTable:
             n = len(cols[0]) if cols else 0
         if len(cols) != len(self.pk_indices):
             raise ValueError(f"expected {len(self.pk_indices)} pk columns, got {len(cols)}")
+        if n == 0:
+            return pa.array([], pa.binary())
         cols = [c if c.type == self.schema.field(i).type else c.cast(self.schema.field(i).type)
                 for c, i in zip(cols, self.pk_indices)]
+        return as_binary(self._keys_from_pk(cols, n))
+
+    def get_rows(self, pk: pa.RecordBatch | list, keys: pa.Array | None = None) -> tuple[pa.RecordBatch, np.ndarray]:
+        """The rows with the given pks (one batched lookup), with a found mask; missing rows
+        are all-null. `keys`: the pks' `pk_keys`, when known."""
+        if keys is None:
+            keys = self.pk_keys(pk)
+        n = len(keys)
         if n == 0:
             return self._decode([]), np.zeros(0, dtype=bool)
-        keys = as_binary(self._keys_from_pk(cols, n))
         pos = None
         if self._mem_k:
             mem_keys, mem_values = self._mem_arrays()

@@ -8,6 +8,8 @@ once the writer releases the id.
 """
 from __future__ import annotations
 
+import os
+
 from rw_cli.errors import StorageError
 from rw_cli.store.hummock import HummockStorage
 from rw_cli.store.object_store import open_object_store
@@ -31,3 +33,26 @@ class WorkerStore(HummockStorage):
 
     def commit_epoch(self, epoch: int, extra: bytes | None = None, wait: bool = True) -> None:
         raise StorageError("a worker never commits a version; the writer does")
+
+
+_open: dict = {}
+
+
+def client_env() -> dict[str, str]:
+    """The writer's settings an object store client reads from the environment (AWS
+    credentials, profile, region): sent with every call, since a helper process started
+    earlier may have started with others."""
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+
+
+def shared_worker_store(url: str, endpoint: str | None, options: dict, env: dict[str, str]) -> WorkerStore:
+    """This (helper) process's store for the writer's object store, SST options and client
+    settings, opened once."""
+    for k in [k for k in os.environ if k.startswith("AWS_") and k not in env]:
+        del os.environ[k]
+    os.environ.update(env)
+    key = (url, endpoint, tuple(sorted(options.items())), tuple(sorted(env.items())))
+    store = _open.get(key)
+    if store is None:
+        store = _open[key] = WorkerStore(url, endpoint, cache_size=32 << 20, cache_refill=False, **options)
+    return store

@@ -1,0 +1,129 @@
+"""A checkpoint's SSTs built in a separate process: the writer's upload process.
+
+At every checkpoint the writer hands the epoch's writes (a batch of keys and values per state
+table) to its uploader thread, which sorts them, builds the SSTs, writes them to the object
+store and then commits the version. That is about as much CPU as the stream's own, and in a
+thread it takes turns with the stream for the interpreter lock: the stream ran at about half
+its speed beside it. Here the thread only ships the batches to an upload process, waits for
+it without holding the lock, and commits the SSTs the process wrote under ids the writer
+reserved — as compactor_process.py does for compaction. A store no other process can open
+(memory://) builds its SSTs in the uploader thread.
+"""
+from __future__ import annotations
+
+import math
+import pickle
+import threading
+
+from rw_cli.errors import StorageError
+from rw_cli.store.version import SstInfo
+from rw_cli.store.worker_process import WorkerProcess, serve
+from rw_cli.store.worker_store import client_env
+
+_MODULE = "rw_cli.store.upload_process"
+_ENTRY_OVERHEAD = 32  # bytes an entry adds in an SST beyond its key and value (epoch, offsets)
+
+_uploader: WorkerProcess | None = None
+_lock = threading.Lock()  # one call at a time (every store of this process shares the uploader)
+
+
+def start() -> None:
+    """Start the upload process ahead of the first checkpoint (its imports take a while)."""
+    with _lock:
+        _running()
+
+
+def ready() -> bool:
+    """Whether the upload process has started (until then a checkpoint's SSTs are built in
+    the uploader thread, so the first checkpoints do not wait for its imports)."""
+    with _lock:
+        return _running().ready()
+
+
+def _running() -> WorkerProcess:
+    global _uploader
+    if _uploader is None or not _uploader.alive:
+        _uploader = WorkerProcess(_MODULE, "upload")
+    return _uploader
+
+
+def _kill() -> None:
+    global _uploader
+    if _uploader is not None:
+        _uploader.kill()
+        _uploader = None
+
+
+def reserve(store, batches) -> list[int]:
+    """Ids enough for the SSTs of `batches`: SSTs are cut at the target size, so there are at
+    most (encoded bytes / target) + 1 of them; room for compression making blocks bigger."""
+    total = sum(len(k) * _ENTRY_OVERHEAD + k.nbytes + v.nbytes for k, v in (b.arrays() for b in batches))
+    grow = 8 if store.compression else 2
+    n = math.ceil(total * grow / max(1, store.sst_target_size)) + 2
+    return [store._alloc_sst_id() for _ in range(n)]
+
+
+def upload_remote(store, batches) -> list[SstInfo]:
+    """`store._write_ssts(merged_runs(batches))` run by the upload process: the SSTs, their
+    metas in the store's meta cache; the unused ids are released. A process that died is
+    replaced and the batches sent again once (their SSTs are not in any version yet)."""
+    url, endpoint = store.object_store.location()
+    ids = reserve(store, batches)
+    options = dict(block_size=store.block_size, compression=store.compression, sst_target_size=store.sst_target_size)
+    payload = [(b.epoch, b.seq, *b.arrays()) for b in batches]
+    outputs: list[SstInfo] = []
+    try:
+        for attempt in (1, 2):
+            with _lock:
+                try:
+                    outputs, metas = _running().call((url, endpoint, client_env(), payload, ids, options),
+                                                    lambda: store._stop)
+                    break
+                except StorageError as e:
+                    if "upload failed" not in str(e):  # closing: the call is abandoned
+                        _kill()
+                    raise
+                except (OSError, EOFError, pickle.PickleError) as e:
+                    _kill()
+                    if attempt == 2:
+                        raise StorageError(f"the upload process failed: {e}") from e
+        for info, meta in zip(outputs, metas):
+            store.stats["sst_uploads"] += 1
+            store.stats["bytes_uploaded"] += info.file_size
+            if meta is not None:
+                store.meta_cache.put(info.id, meta, meta.nbytes)
+        return outputs
+    finally:
+        store.release_sst_ids(set(ids) - {s.id for s in outputs})
+
+
+# -- in the upload process ----------------------------------------------------------------------
+def _run(url: str, endpoint: str | None, env: dict, payload: list, ids: list[int], options: dict):
+    from rw_cli.store.hummock import _Batch, merged_runs
+    from rw_cli.store.worker_store import shared_worker_store
+
+    store = shared_worker_store(url, endpoint, options, env)
+    store.use_ids(ids)
+    infos = store._write_ssts(merged_runs([_Batch(epoch, seq, keys, values) for epoch, seq, keys, values in payload]))
+    return infos, [store.meta_cache.get(info.id) for info in infos]
+
+
+def _warm_up() -> None:
+    """Build one small SST in memory: every module (and the lazy imports of Arrow) the first
+    checkpoint needs is loaded before the process says it is ready."""
+    import numpy as np
+    import pyarrow as pa
+
+    from rw_cli.store.hummock import _Batch, merged_runs
+    from rw_cli.store.sst import SstBuilder
+    from rw_cli.store.worker_store import WorkerStore  # noqa: F401
+    keys = pa.array([b"\x00\x00\x00\x01\x00\x00" + bytes([i]) for i in range(3)], pa.binary())
+    builder = SstBuilder(4096, None)
+    for run in merged_runs([_Batch(1 << 16, 1, keys, keys)]):
+        builder.add_run(run)
+    builder.finish_with_meta()
+    np.zeros(1)
+
+
+if __name__ == "__main__":
+    serve(_run, setup=_warm_up)

@@ -1,0 +1,110 @@
+"""A helper process of the state store's writer, and the pipe protocol to talk to it.
+
+The writer's background work that is mostly CPU — merging SSTs (compactor_process.py),
+sorting a checkpoint's writes and building its SSTs (upload_process.py) — runs in processes
+of its own: beside the stream on another core, instead of taking turns with it for the
+interpreter lock. A helper is `python -m <module>`; it only reads and writes objects of the
+shared object store (never a version: the writer commits). A pickled call goes in, a pickled
+result comes out; it exits when its stdin closes, so it never outlives the writer.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+from typing import Callable
+
+from rw_cli.errors import StorageError
+
+POLL_SECS = 0.2
+_HEADER = struct.Struct("<Q")
+_READY = b"R"  # the helper's first byte: started
+
+
+class WorkerProcess:
+    """One helper process and its pipes."""
+
+    def __init__(self, module: str, what: str) -> None:
+        self.what = what  # errors read "<what> failed: ..."
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+        self.proc = subprocess.Popen([sys.executable, "-m", module], bufsize=0,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env, close_fds=True)
+        self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        self._ready = False
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def ready(self, wait: bool = False) -> bool:
+        """Whether the helper has finished starting (its imports): it says so on its pipe."""
+        if not self._ready and (wait or select.select([self._out], [], [], 0)[0]):
+            self._ready = read_exact(self._out, 1) == _READY
+        return self._ready
+
+    def call(self, args: tuple, stop: Callable[[], bool]) -> object:
+        """Send a call and wait for its result (`stop()`: give up, the store is closing)."""
+        self.ready(wait=True)
+        data = pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
+        write_all(self._in, _HEADER.pack(len(data)))
+        write_all(self._in, data)
+        while not select.select([self._out], [], [], POLL_SECS)[0]:
+            if stop():
+                raise StorageError("the state store is closing")
+        status, value = pickle.loads(read_exact(self._out, _HEADER.unpack(read_exact(self._out, _HEADER.size))[0]))
+        if status != "ok":
+            raise StorageError(f"{self.what} failed: {value}")
+        return value
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def read_exact(fd: int, n: int) -> bytes:
+    """n bytes from a pipe (the interpreter lock is released while it waits)."""
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = os.read(fd, min(n - len(buf), 1 << 24))
+        if not chunk:
+            raise EOFError("the helper process exited")
+        buf += chunk
+    return bytes(buf)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def serve(run: Callable[..., object], nice: int = 0, setup: Callable[[], None] | None = None) -> None:
+    """The helper's loop: `setup()`, then calls of `run(*args)` until the writer closes the
+    pipe. Whatever the helper's code prints goes to stderr, never into the pipe."""
+    inp, out = sys.stdin.fileno(), os.dup(sys.stdout.fileno())
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
+    if setup is not None:
+        setup()
+    write_all(out, _READY)
+    while True:
+        try:
+            args = pickle.loads(read_exact(inp, _HEADER.unpack(read_exact(inp, _HEADER.size))[0]))
+        except EOFError:
+            return  # the writer is gone
+        try:
+            reply = ("ok", run(*args))
+        except Exception as e:  # noqa: BLE001 - reported to the writer
+            reply = ("error", f"{type(e).__name__}: {e}")
+        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        write_all(out, _HEADER.pack(len(data)))
+        write_all(out, data)
