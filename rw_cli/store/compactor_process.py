@@ -19,11 +19,6 @@ from rw_cli.store.worker_process import WorkerProcess, serve
 from rw_cli.store.worker_store import client_env
 
 
-def available(store) -> bool:
-    """Whether a helper process can open this store's object store."""
-    return store.object_store.location() is not None
-
-
 _compactor: WorkerProcess | None = None
 _lock = threading.Lock()  # one call at a time (every store of this process shares the compactor)
 

@@ -3,7 +3,9 @@
 Write path: `ingest_batch`/`ingest_arrays(keys, values, epoch)` put an immutable sorted batch
 (Arrow arrays) into the shared buffer; `commit_epoch(epoch)` hands every buffered batch with
 epoch' <= epoch to the uploader thread, which merges them into one or a few SSTs, uploads
-them and commits a new version (the commit point); `wait=False` returns at once.
+them and commits a new version (the commit point); `wait=False` returns at once. With
+`uploader="process"` the merging and uploading run in the upload process
+(`rw_cli.store.upload_process`) and the thread only commits.
 
 Read path: shared buffer batches (newest first), then L0 SSTs (newest first), then levels
 1.. (non-overlapping); the newest entry of a key at or below the read epoch wins and a
@@ -226,12 +228,11 @@ class HummockStorage:
             self._background = background_compaction and not read_only
             # background compaction in a compactor process (the default when one can open
             # the object store), or in a thread of this one
-            from rw_cli.store import compactor_process
-            self._remote_compaction = self._background and compactor != "thread" and \
-                compactor_process.available(self)
+            from rw_cli.store.worker_process import available
+            self._remote_compaction = self._background and compactor != "thread" and available(self)
             # a checkpoint's SSTs built by the upload process ("process", or "auto" when one
             # can open the object store), or by the uploader thread
-            self._remote_upload = not read_only and uploader != "thread" and compactor_process.available(self)
+            self._remote_upload = not read_only and uploader != "thread" and available(self)
             if self._remote_upload:
                 from rw_cli.store import upload_process
                 upload_process.start()

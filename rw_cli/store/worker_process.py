@@ -24,6 +24,11 @@ _HEADER = struct.Struct("<Q")
 _READY = b"R"  # the helper's first byte: started
 
 
+def available(store) -> bool:
+    """Whether a helper process can open this store's object store (not memory://)."""
+    return store.object_store.location() is not None
+
+
 class WorkerProcess:
     """One helper process and its pipes."""
 
