@@ -185,23 +185,24 @@ def test_backfill_reports_progress_and_can_be_canceled(data_dir):
 
 # -- asynchronous checkpoints ------------------------------------------------------------------
 class _GatedUploads:
-    """Holds every SST upload of a store until `open()` (or makes them fail)."""
+    """Holds every checkpoint's SST upload of a store (in its upload process or thread)
+    until `open()` (or makes them fail)."""
 
     def __init__(self, store, fail: bool = False):
         import threading
 
         self.gate = threading.Event()
         self.fail = fail
-        self.objects = store.object_store
-        self._put = self.objects.put
-        self.objects.put = self.put
+        self._write = store._write_batches
+        store._write_batches = self.write
 
-    def put(self, path, data, **kw):
-        if path.startswith("sst/"):
-            if self.fail:
-                raise OSError("disk on fire")
-            self.gate.wait(30)
-        return self._put(path, data, **kw)
+    def write(self, batches):
+        if self.fail:
+            from rw_cli.errors import StorageError
+
+            raise StorageError("cannot write object sst/1.sst: disk on fire")
+        self.gate.wait(30)
+        return self._write(batches)
 
     def open(self):
         self.gate.set()
