@@ -9,7 +9,8 @@ own Nexmark benchmark runs it), over N events of the `nexmark` source (three sou
 - rw: a fresh data directory (on-disk Hummock store), the sources and the sink created by SQL,
   then `tick(--epoch-rows events)` + a barrier (a checkpoint) per epoch until the sources are
   exhausted. Timed end to end, event generation included. Runs in its own process, so its
-  peak RSS is the query's alone; the store's compactor process is reported beside it.
+  peak RSS is the query's alone; the store's upload and compactor processes are reported
+  beside it.
 - recompute: DuckDB, after every epoch, appends the epoch's events and re-runs the query over
   all events so far, fetching the whole result. Timed: appends + queries (event generation,
   done before the clock starts, is not counted).
@@ -113,11 +114,12 @@ def run_rw(q: str, events: int, epoch_rows: int, gap_ns: int, suite: str, profil
         rows = {ex.name: ex.rows_read for _, ex in _sources(s)}
         store = dict(s.store.stats)
         compactor_rss = _compactor_peak_rss_mb()
+        uploader_rss = _uploader_peak_rss_mb()
         sink = s.execute("SHOW JOBS").fetchall()[-1][3]
         s.close()
         return {"seconds": elapsed, "epochs": epochs, "rows": rows, "sink": sink, "peak_rss_mb": peak_rss_mb(),
                 "cpu_seconds": time.process_time(), "store": store, "epoch_growth": _growth(marks),
-                "compactor_peak_rss_mb": compactor_rss}
+                "compactor_peak_rss_mb": compactor_rss, "uploader_peak_rss_mb": uploader_rss}
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
@@ -138,9 +140,19 @@ def _compactor_peak_rss_mb() -> float:
     """The compactor process's peak RSS (0 when compaction ran in this process)."""
     from rw_cli.store import compactor_process
 
-    c = compactor_process._compactor
+    return _helper_peak_rss_mb(compactor_process._compactor)
+
+
+def _uploader_peak_rss_mb() -> float:
+    """The upload process's peak RSS (0 when uploads ran in this process)."""
+    from rw_cli.store import upload_process
+
+    return _helper_peak_rss_mb(upload_process._uploader)
+
+
+def _helper_peak_rss_mb(helper) -> float:
     try:
-        with open(f"/proc/{c.proc.pid}/status") as f:
+        with open(f"/proc/{helper.proc.pid}/status") as f:
             return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM")) / 1024.0
     except (AttributeError, OSError, StopIteration):
         return 0.0
@@ -314,7 +326,7 @@ def main() -> None:
           f"({-(-args.events // args.epoch_rows)} epochs, a checkpoint each), gap {args.gap_ns} ns"
           + (f", fastest of {args.repeat} runs each" if args.repeat > 1 else ""))
     head = f"{'query':<6} {'rw ev/s':>12} {'recompute ev/s':>15} {'one-shot ev/s':>14} {'rw/recompute':>13} " \
-           f"{'rw peak RSS':>12} {'compactor':>10} {'epoch ms first/last':>20}  rw time"
+           f"{'rw peak RSS':>12} {'uploader':>9} {'compactor':>10} {'epoch ms first/last':>20}  rw time"
     print(head)
     print("-" * len(head))
     summary = {"events": args.events, "epoch_rows": args.epoch_rows, "gap_ns": args.gap_ns, "repeat": args.repeat,
@@ -334,7 +346,8 @@ def main() -> None:
                    rw_over_recompute=ratio, rw_peak_rss_mb=rw["peak_rss_mb"])
         summary["queries"][q] = row
         print(f"{q:<6} {rw_eps:>12,.0f} {(rec_eps or 0):>15,.0f} {one_eps:>14,.0f} "
-              f"{(ratio or 0):>13.2f} {rw['peak_rss_mb']:>9.0f} MB {rw['compactor_peak_rss_mb']:>7.0f} MB "
+              f"{(ratio or 0):>13.2f} {rw['peak_rss_mb']:>9.0f} MB {rw['uploader_peak_rss_mb']:>6.0f} MB "
+              f"{rw['compactor_peak_rss_mb']:>7.0f} MB "
               f"{rw['epoch_growth']['first_ms']:>10.0f} /{rw['epoch_growth']['last_ms']:>7.0f}  "
               f"{rw['seconds']:.1f}s", flush=True)
     print(json.dumps(summary, indent=None))
