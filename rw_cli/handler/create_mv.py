@@ -69,6 +69,8 @@ def stream_builder(session, rel: RelationCatalog, table_ids=None):
     from rw_cli.sql.stream_builder import StreamBuilder
 
     if table_ids is None:
+        rel.shared_subplans = True
+
         def alloc():
             i = session.catalog.alloc_id()
             rel.state_table_ids.append(i)
@@ -79,7 +81,8 @@ def stream_builder(session, rel: RelationCatalog, table_ids=None):
         def alloc():
             return next(it)
     return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
-                         watermark_of=session.runtime.watermark, exchange=session.runtime.exchange)
+                         watermark_of=session.runtime.watermark, exchange=session.runtime.exchange,
+                         share=rel.shared_subplans)
 
 
 def build_job(session, root, rel: RelationCatalog, table_ids=None):

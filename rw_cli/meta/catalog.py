@@ -55,6 +55,9 @@ class RelationCatalog:
     watermark: list | None = None  # [column, expression]: WATERMARK FOR column AS expression
     # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}
     connector: dict = field(default_factory=dict)
+    # its stream job builds identical subplans once (jobs created before this was recorded
+    # did not: their recorded state tables are one per copy)
+    shared_subplans: bool = False
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

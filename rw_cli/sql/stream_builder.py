@@ -156,7 +156,8 @@ def _agg_actor(store, vnodes, fresh, clock, *, result, minput, **kw) -> HashAggE
 
 class StreamBuilder:
     def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1,
-                 watermark_of: Callable[[int], object] | None = None, exchange: Callable | None = None):
+                 watermark_of: Callable[[int], object] | None = None, exchange: Callable | None = None,
+                 share: bool = False):
         self.store = store
         self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
@@ -166,6 +167,9 @@ class StreamBuilder:
         self.exchange = exchange
         self.nodes: list[Node] = []
         self.scans: list[tuple[int, Node]] = []
+        # share: a subplan identical to one already built is that node again, its output going
+        # to both parents (Nexmark q5 counts the same HOP windows twice in its SQL)
+        self._built: dict[str, Node] | None = {} if share else None
 
     def build(self, root: StreamMaterialize, rel: RelationCatalog) -> StreamJob:
         child = self._build(root.inputs[0])
@@ -183,6 +187,15 @@ class StreamBuilder:
         return TableSpec(self.alloc(), schema, tuple(pk), None if dist is None else tuple(dist))
 
     def _build(self, p: PlanNode) -> Node:
+        if self._built is None:
+            return self._build_node(p)
+        key = repr(p)  # the whole subplan: node fields and inputs
+        node = self._built.get(key)
+        if node is None:
+            node = self._built[key] = self._build_node(p)
+        return node
+
+    def _build_node(self, p: PlanNode) -> Node:
         if isinstance(p, StreamValues):
             from rw_cli.engine import duck
 
