@@ -88,3 +88,26 @@ def test_a_store_no_process_can_open_uploads_in_its_thread():
     _write_epochs(h, want, 1, 2)
     assert dict(h.iter(b"", None)) == want
     h.close()
+
+
+def test_a_checkpoint_whose_upload_process_dies_is_sent_again(tmp_path, monkeypatch):
+    from rw_cli.store.worker_process import WorkerProcess
+
+    h = _ready_store(str(tmp_path))
+    call = WorkerProcess.call
+    died = []
+
+    def dies_once(self, args, stop):  # the helper is gone when the checkpoint arrives
+        if not died:
+            died.append(self.proc.pid)
+            self.proc.kill()
+            self.proc.wait()
+        return call(self, args, stop)
+    monkeypatch.setattr(WorkerProcess, "call", dies_once)
+    monkeypatch.setattr(HummockStorage, "_write_ssts", lambda *a, **k: pytest.fail("SSTs built in the writer"))
+    want: dict = {}
+    _write_epochs(h, want, 1, 2)
+    assert died and upload_process._uploader.proc.pid != died[0]
+    assert h.stats["sst_uploads"] == 2  # both checkpoints built by a helper
+    assert dict(h.iter(b"", None)) == want
+    h.close()
