@@ -186,7 +186,7 @@ def test_backfill_reports_progress_and_can_be_canceled(data_dir):
 # -- asynchronous checkpoints ------------------------------------------------------------------
 class _GatedUploads:
     """Holds every checkpoint's SST upload of a store (in its upload process or thread)
-    until `open()` (or makes them fail)."""
+    until `open()` (and then, with `fail`, makes them fail)."""
 
     def __init__(self, store, fail: bool = False):
         import threading
@@ -197,11 +197,11 @@ class _GatedUploads:
         store._write_batches = self.write
 
     def write(self, batches):
+        self.gate.wait(30)
         if self.fail:
             from rw_cli.errors import StorageError
 
             raise StorageError("cannot write object sst/1.sst: disk on fire")
-        self.gate.wait(30)
         return self._write(batches)
 
     def open(self):
@@ -263,9 +263,10 @@ def test_failed_upload_is_the_next_statements_error(data_dir):
     with rw_cli.connect(data_dir) as s:
         s.execute("create table t (k int); insert into t values (1); flush")
     s = rw_cli.connect(data_dir)
-    _GatedUploads(s.store, fail=True)
+    gated = _GatedUploads(s.store, fail=True)
     s.execute("insert into t values (2)")
-    s.barrier()  # the upload fails in the background
+    s.barrier()  # the upload fails in the background, after the barrier returned
+    gated.open()
     with pytest.raises(StorageError, match="disk on fire"):
         s.execute("select count(*) from t")
     with pytest.raises(StorageError, match="state store failed") as err:
