@@ -10,17 +10,11 @@ A store no other process can open (memory://) compacts in a thread instead.
 from __future__ import annotations
 
 import math
-import pickle
-import threading
 
-from rw_cli.errors import StorageError
 from rw_cli.store.version import SstInfo
-from rw_cli.store.worker_process import WorkerProcess, serve
-from rw_cli.store.worker_store import client_env
+from rw_cli.store.worker_process import Helper, serve
 
-
-_compactor: WorkerProcess | None = None
-_lock = threading.Lock()  # one call at a time (every store of this process shares the compactor)
+_compactor = Helper("rw_cli.store.compactor_process", "compaction")
 
 
 def reserve(store, task) -> list[int]:
@@ -34,35 +28,18 @@ def reserve(store, task) -> list[int]:
 
 def merge_remote(store, task, watermark: int) -> list[SstInfo]:
     """`merge_task` run by the compactor process; the unused ids are released."""
-    global _compactor
-    url, endpoint = store.object_store.location()
     ids = reserve(store, task)
     outputs: list[SstInfo] = []
-    options = dict(block_size=store.block_size, compression=store.compression, sst_target_size=store.sst_target_size)
     try:
-        with _lock:
-            if _compactor is None or _compactor.proc.poll() is not None:
-                _compactor = WorkerProcess("rw_cli.store.compactor_process", "compaction")
-            try:
-                outputs = _compactor.call((url, endpoint, client_env(), task, watermark, ids, options),
-                                          lambda: store._stop)
-            except StorageError as e:
-                if "compaction failed" not in str(e):  # closing: the task is abandoned
-                    _compactor.kill()
-                    _compactor = None
-                raise
-            except (OSError, EOFError, pickle.PickleError) as e:
-                _compactor.kill()
-                _compactor = None
-                raise StorageError(f"the compactor process failed: {e}") from e
+        outputs = _compactor.call(store, (task, watermark, ids))
         return outputs
     finally:
         store.release_sst_ids(set(ids) - {s.id for s in outputs})
 
 
 # -- in the compactor process -----------------------------------------------------------------
-def _run(url: str, endpoint: str | None, env: dict, task, watermark: int, ids: list[int],
-         options: dict) -> list[SstInfo]:
+def _run(url: str, endpoint: str | None, env: dict, options: dict, task, watermark: int,
+         ids: list[int]) -> list[SstInfo]:
     from rw_cli.store.compactor import merge_task
     from rw_cli.store.worker_store import shared_worker_store
 

@@ -12,46 +12,24 @@ reserved — as compactor_process.py does for compaction. A store no other proce
 from __future__ import annotations
 
 import math
-import pickle
-import threading
 
-from rw_cli.errors import StorageError
 from rw_cli.store.version import SstInfo
-from rw_cli.store.worker_process import WorkerProcess, serve
-from rw_cli.store.worker_store import client_env
+from rw_cli.store.worker_process import Helper, serve
 
-_MODULE = "rw_cli.store.upload_process"
 _ENTRY_OVERHEAD = 32  # bytes an entry adds in an SST beyond its key and value (epoch, offsets)
 
-_uploader: WorkerProcess | None = None
-_lock = threading.Lock()  # one call at a time (every store of this process shares the uploader)
+_uploader = Helper("rw_cli.store.upload_process", "upload")
 
 
 def start() -> None:
     """Start the upload process ahead of the first checkpoint (its imports take a while)."""
-    with _lock:
-        _running()
+    _uploader.start()
 
 
 def ready() -> bool:
     """Whether the upload process has started (until then a checkpoint's SSTs are built in
     the uploader thread, so the first checkpoints do not wait for its imports)."""
-    with _lock:
-        return _running().ready()
-
-
-def _running() -> WorkerProcess:
-    global _uploader
-    if _uploader is None or not _uploader.alive:
-        _uploader = WorkerProcess(_MODULE, "upload")
-    return _uploader
-
-
-def _kill() -> None:
-    global _uploader
-    if _uploader is not None:
-        _uploader.kill()
-        _uploader = None
+    return _uploader.ready()
 
 
 def reserve(store, batches) -> list[int]:
@@ -67,26 +45,11 @@ def upload_remote(store, batches) -> list[SstInfo]:
     """`store._write_ssts(merged_runs(batches))` run by the upload process: the SSTs, their
     metas in the store's meta cache; the unused ids are released. A process that died is
     replaced and the batches sent again once (their SSTs are not in any version yet)."""
-    url, endpoint = store.object_store.location()
     ids = reserve(store, batches)
-    options = dict(block_size=store.block_size, compression=store.compression, sst_target_size=store.sst_target_size)
     payload = [(b.epoch, b.seq, *b.arrays()) for b in batches]
     outputs: list[SstInfo] = []
     try:
-        for attempt in (1, 2):
-            with _lock:
-                try:
-                    outputs, metas = _running().call((url, endpoint, client_env(), payload, ids, options),
-                                                    lambda: store._stop)
-                    break
-                except StorageError as e:
-                    if "upload failed" not in str(e):  # closing: the call is abandoned
-                        _kill()
-                    raise
-                except (OSError, EOFError, pickle.PickleError) as e:
-                    _kill()
-                    if attempt == 2:
-                        raise StorageError(f"the upload process failed: {e}") from e
+        outputs, metas = _uploader.call(store, (payload, ids), attempts=2)
         for info, meta in zip(outputs, metas):
             store.stats["sst_uploads"] += 1
             store.stats["bytes_uploaded"] += info.file_size
@@ -98,7 +61,7 @@ def upload_remote(store, batches) -> list[SstInfo]:
 
 
 # -- in the upload process ----------------------------------------------------------------------
-def _run(url: str, endpoint: str | None, env: dict, payload: list, ids: list[int], options: dict):
+def _run(url: str, endpoint: str | None, env: dict, options: dict, payload: list, ids: list[int]):
     from rw_cli.store.hummock import _Batch, merged_runs
     from rw_cli.store.worker_store import shared_worker_store
 

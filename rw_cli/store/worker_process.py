@@ -15,6 +15,7 @@ import select
 import struct
 import subprocess
 import sys
+import threading
 from typing import Callable
 
 from rw_cli.errors import StorageError
@@ -69,6 +70,60 @@ class WorkerProcess:
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait()
+
+
+class Helper:
+    """The helper process of one kind, shared by every store of this process: one call at a
+    time, started again when it died."""
+
+    def __init__(self, module: str, what: str) -> None:
+        self.module, self.what = module, what
+        self.process: WorkerProcess | None = None
+        self.lock = threading.Lock()
+
+    @property
+    def proc(self) -> subprocess.Popen | None:
+        return self.process.proc if self.process is not None else None
+
+    def _running(self) -> WorkerProcess:
+        if self.process is None or not self.process.alive:
+            self.process = WorkerProcess(self.module, self.what)
+        return self.process
+
+    def start(self) -> None:
+        with self.lock:
+            self._running()
+
+    def ready(self) -> bool:
+        with self.lock:
+            return self._running().ready()
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process = None
+
+    def call(self, store, args: tuple, attempts: int = 1) -> object:
+        """`run(url, endpoint, env, options, *args)` in the helper for `store`. A helper that
+        dies is replaced; the call is sent again up to `attempts` times in all."""
+        from rw_cli.store.worker_store import client_env
+
+        url, endpoint = store.object_store.location()
+        options = dict(block_size=store.block_size, compression=store.compression,
+                       sst_target_size=store.sst_target_size)
+        for attempt in range(1, attempts + 1):
+            with self.lock:
+                try:
+                    return self._running().call((url, endpoint, client_env(), options, *args), lambda: store._stop)
+                except StorageError as e:
+                    if f"{self.what} failed" not in str(e):  # closing: the call is abandoned
+                        self.kill()
+                    raise
+                except (OSError, EOFError, pickle.PickleError) as e:
+                    self.kill()
+                    if attempt == attempts:
+                        raise StorageError(f"the {self.what} process failed: {e}") from e
+        raise AssertionError("unreachable")
 
 
 def read_exact(fd: int, n: int) -> bytes:
