@@ -505,7 +505,9 @@ def _merge_runs(runs: list[_Run]) -> _Run:
     offsets = np.cumsum([0] + [int(r.starts[-1]) for r in runs])
     h = np.concatenate([r.hashes for r in runs])
     pos = np.concatenate([r.pos + off for r, off in zip(runs, offsets)])
-    order = np.argsort(h)  # (the order within a partition does not matter)
+    # each run's hashes are sorted: a stable sort (timsort) finds those runs and merges them,
+    # about twice as fast as sorting from scratch
+    order = np.argsort(h, kind="stable")
     if len(segments) > MAX_SEGMENTS:
         segments = [pa.concat_tables(segments).combine_chunks()]
     return _Run(segments, h[order], pos[order], runs[0].level + 1)
