@@ -70,6 +70,7 @@ def stream_builder(session, rel: RelationCatalog, table_ids=None):
 
     if table_ids is None:
         rel.shared_subplans = True
+        rel.append_logs = True
 
         def alloc():
             i = session.catalog.alloc_id()
@@ -82,7 +83,7 @@ def stream_builder(session, rel: RelationCatalog, table_ids=None):
             return next(it)
     return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
                          watermark_of=session.runtime.watermark, exchange=session.runtime.exchange,
-                         share=rel.shared_subplans)
+                         share=rel.shared_subplans, logs=rel.append_logs)
 
 
 def build_job(session, root, rel: RelationCatalog, table_ids=None):

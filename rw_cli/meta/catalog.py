@@ -58,6 +58,9 @@ class RelationCatalog:
     # its stream job builds identical subplans once (jobs created before this was recorded
     # did not: their recorded state tables are one per copy)
     shared_subplans: bool = False
+    # its operators keep append-only inputs as append logs (jobs created before this was
+    # recorded keep them as key-value state)
+    append_logs: bool = False
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

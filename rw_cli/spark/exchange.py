@@ -23,7 +23,7 @@ from rw_cli.engine.executor import Executor
 from rw_cli.errors import EpochFailed  # noqa: F401 - re-exported for the runtime
 from rw_cli.meta.epoch import EpochPair
 from rw_cli.spark import worker
-from rw_cli.store.version import SstInfo
+from rw_cli.store.version import LogSegment, SstInfo
 
 SST_IDS_PER_ACTOR = 8
 
@@ -100,9 +100,9 @@ def input_rows(pending: list[tuple[int, int, StreamChunk]], parallelism: int, pa
                     schema=worker.INPUT_SCHEMA)
 
 
-def output_of(result: pa.Table, stats: dict | None = None) -> tuple[list[StreamChunk], list[SstInfo]]:
-    """The tasks' output rows: chunks in actor order, every SST they uploaded (and their
-    counts of actors built and reused, added to `stats`)."""
+def output_of(result: pa.Table, stats: dict | None = None) -> tuple[list[StreamChunk], list[SstInfo | LogSegment]]:
+    """The tasks' output rows: chunks in actor order, every SST and log segment they
+    uploaded (and their counts of actors built and reused, added to `stats`)."""
     result = result.sort_by([("actor", "ascending")]) if result.num_rows else result
     chunks, ssts = [], []
     kinds = result.column("kind").to_pylist()
@@ -116,5 +116,5 @@ def output_of(result: pa.Table, stats: dict | None = None) -> tuple[list[StreamC
                 if stats is not None:
                     stats[k] = stats.get(k, 0) + v
         else:
-            ssts += [SstInfo.from_json(d) for d in json.loads(data)]
+            ssts += [LogSegment.from_json(d) if "log" in d else SstInfo.from_json(d) for d in json.loads(data)]
     return chunks, ssts

@@ -7,7 +7,7 @@ every executor finds its state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 from sqlglot import exp
@@ -31,6 +31,7 @@ from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJo
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
 from rw_cli.sql.transpile import expr_to_duckdb
+from rw_cli.store.log_table import LogTable
 from rw_cli.store.state_table import StateTable
 
 
@@ -87,19 +88,21 @@ def non_strict(duck_sql: str) -> str:
     return wrap(tree).sql(dialect="duckdb")
 
 
-def append_only(p: PlanNode) -> bool:
+def append_only(p: PlanNode, strict: bool = False) -> bool:
     """Whether a plan's output only ever inserts (append-only tables, sources, constants, and
-    inner joins of such inputs)."""
+    inner joins of such inputs). `strict`: not an append-only table with a primary key either,
+    whose insert of a present key overwrites the row (an update)."""
     if isinstance(p, StreamTableScan):
-        return bool(p.relation.append_only) or p.relation.kind == "source"
+        rel = p.relation
+        return (bool(rel.append_only) and not (strict and rel.user_pk)) or rel.kind == "source"
     if isinstance(p, StreamValues):
         return True
     if isinstance(p, (StreamProject, StreamFilter, StreamProjectSet)):
-        return append_only(p.inputs[0])
+        return append_only(p.inputs[0], strict)
     if isinstance(p, StreamUnion):
-        return all(append_only(i) for i in p.inputs)
+        return all(append_only(i, strict) for i in p.inputs)
     if isinstance(p, StreamHashJoin) and p.kind == "inner" and p.left_keys:
-        return all(append_only(i) for i in p.inputs)
+        return all(append_only(i, strict) for i in p.inputs)
     return False
 
 
@@ -112,13 +115,17 @@ def _lenient(duck_sql: str) -> str:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A state table's identity and layout; each actor opens its own handle on its store."""
+    """A state table's identity and layout; each actor opens its own handle on its store.
+    `log`: the rows are only ever inserted and read back whole, kept as an append log."""
     table_id: int
     schema: pa.Schema
     pk: tuple[int, ...]
     dist: tuple[int, ...] | None = None
+    log: bool = False
 
-    def open(self, store) -> StateTable:
+    def open(self, store) -> StateTable | LogTable:
+        if self.log:
+            return LogTable(store, self.table_id, self.schema)
         return StateTable(store, self.table_id, self.schema, list(self.pk),
                           dist_key_indices=None if self.dist is None else list(self.dist))
 
@@ -157,7 +164,7 @@ def _agg_actor(store, vnodes, fresh, clock, *, result, minput, **kw) -> HashAggE
 class StreamBuilder:
     def __init__(self, store, alloc_table_id: Callable[[], int], fresh: bool = True, parallelism: int = 1,
                  watermark_of: Callable[[int], object] | None = None, exchange: Callable | None = None,
-                 share: bool = False):
+                 share: bool = False, logs: bool = False):
         self.store = store
         self.fresh = fresh  # False when rebuilding a recovered job
         self.alloc = alloc_table_id
@@ -170,6 +177,8 @@ class StreamBuilder:
         # share: a subplan identical to one already built is that node again, its output going
         # to both parents (Nexmark q5 counts the same HOP windows twice in its SQL)
         self._built: dict[str, Node] | None = {} if share else None
+        # logs: the materialized inputs that only ever insert are append logs
+        self.logs = logs
 
     def build(self, root: StreamMaterialize, rel: RelationCatalog) -> StreamJob:
         child = self._build(root.inputs[0])
@@ -241,7 +250,8 @@ class StreamBuilder:
             lt, rt = p.inputs[0].types, p.inputs[1].types
             cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
             lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
-            specs = (self._input_table(lt, p.left_keys, lsk), self._input_table(rt, p.right_keys, rsk))
+            specs = tuple(self._input_table(i.types, k, i.stream_key, log=append_only(i, strict=True))
+                          for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
                 null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs,
@@ -249,7 +259,10 @@ class StreamBuilder:
                 [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
-            specs = [self._input_table(i.types, k, i.stream_key) for i, k in zip(p.inputs, keys)]
+            # (a pruned top-N deletes the input rows that leave its output)
+            specs = [self._input_table(i.types, k, i.stream_key,
+                                       log=append_only(i, strict=True) and not p.prune_to_output)
+                     for i, k in zip(p.inputs, keys)]
             now = self._table_spec([VARCHAR], [], ["now"]) if p.temporal else None
             offsets = [0, len(p.inputs[0].types)][: len(p.inputs)]
             return self._parallel(ActorFactory(_recompute_actor, dict(
@@ -284,8 +297,11 @@ class StreamBuilder:
         tracker = self.watermark_of(p.watermark_of)
         return lambda epoch: tracker.literal()
 
-    def _input_table(self, types: list[DataType], partition_keys: list[int], stream_key: list[int]):
+    def _input_table(self, types: list[DataType], partition_keys: list[int], stream_key: list[int],
+                     log: bool = False):
         """Materialized input of a partitioned operator: pk = partition key + stream key, so a
-        partition's rows are contiguous and its vnode comes from the partition key."""
+        partition's rows are contiguous and its vnode comes from the partition key. An input
+        that only ever inserts is an append log (in jobs that record `append_logs`)."""
         pk = list(dict.fromkeys(list(partition_keys) + list(stream_key)))
-        return self._table_spec(types, pk, dist=list(partition_keys))
+        spec = self._table_spec(types, pk, dist=list(partition_keys))
+        return replace(spec, log=True) if log and self.logs else spec

@@ -7,6 +7,9 @@ them and commits a new version (the commit point); `wait=False` returns at once.
 `uploader="process"` the merging and uploading run in the upload process
 (`rw_cli.store.upload_process`) and the thread only commits.
 
+Append logs (`append_rows`, `read_log`): tables whose rows are only ever inserted are kept as
+columnar segments listed in the version, committed with the same checkpoints (append_log.py).
+
 Read path: shared buffer batches (newest first), then L0 SSTs (newest first), then levels
 1.. (non-overlapping); the newest entry of a key at or below the read epoch wins and a
 tombstone hides it. Point lookups are batched (`multi_get_array`), scans stream Runs.
@@ -32,6 +35,8 @@ import numpy as np
 import pyarrow as pa
 
 from rw_cli.errors import StorageError
+from rw_cli.store import append_log
+from rw_cli.store.append_log import LogBatch, LogDrop
 from rw_cli.store.cache import DEFAULT_CACHE_SIZE, META_CACHE_FRACTION, LruCache, parse_size
 from rw_cli.store.keys import MAX_EPOCH, KeyForm, argsort_sortable, sortable_keys
 from rw_cli.store.lease import DEFAULT_HEARTBEAT_SECS, WriterLease
@@ -39,8 +44,8 @@ from rw_cli.store.merge import dedup_same_epoch, merge_runs
 from rw_cli.store.object_store import ObjectStore
 from rw_cli.store.run import EMPTY_BINARY, Run, as_binary, key_lengths
 from rw_cli.store.sst import FOOTER_LEN, SstBuilder, SstMeta, SstReader, key_hashes
-from rw_cli.store.version import (SST_PREFIX, HummockVersion, SstInfo, VersionStore,
-                                  parse_sst_id, sst_path, version_path)
+from rw_cli.store.version import (LOG_PREFIX, SST_PREFIX, HummockVersion, LogSegment, SstInfo, VersionStore,
+                                  log_path, parse_sst_id, sst_path, version_path)
 
 __all__ = ["HummockStorage", "Snapshot", "MAX_EPOCH"]
 
@@ -149,11 +154,15 @@ class Snapshot:
 
 
 class _CommitTask:
-    def __init__(self, epoch: int, extra: bytes | None, batches: list[_Batch]):
+    def __init__(self, epoch: int, extra: bytes | None, batches: list[_Batch],
+                 logs: list[LogBatch] | None = None, drops: list[LogDrop] | None = None):
         self.epoch = epoch
         self.extra = extra
         self.batches = batches
-        self.adopted: list[SstInfo] = []  # SSTs written elsewhere (Spark tasks) for these epochs
+        self.logs = logs or []
+        self.drops = drops or []
+        # SSTs and log segments written elsewhere (Spark tasks) for these epochs
+        self.adopted: list[SstInfo | LogSegment] = []
         self.done = threading.Event()
         self.error: BaseException | None = None
 
@@ -190,6 +199,8 @@ class HummockStorage:
         self._compact_lock = threading.Lock()
         self._version_lock = threading.Lock()  # version writers take turns (see _commit_version)
         self._buffer: list[_Batch] = []  # sorted by (epoch, seq)
+        self._logs: list[LogBatch] = []  # append logs' rows not yet committed, in append order
+        self._log_drops: list[LogDrop] = []
         self._seq = 0
         self._pinned_versions: Counter[int] = Counter()
         self._pinned_version_objs: dict[int, HummockVersion] = {}
@@ -394,9 +405,11 @@ class HummockStorage:
             if epoch < self._requested_epoch:
                 raise StorageError(f"cannot commit epoch {epoch}: epoch {self._requested_epoch} is already committed")
             batches = [b for b in self._buffer if b.epoch <= epoch and not b.uploading]
-            for b in batches:
+            logs = [b for b in self._logs if b.epoch <= epoch and not b.uploading]
+            drops = [d for d in self._log_drops if d.epoch <= epoch and not d.uploading]
+            for b in [*batches, *logs, *drops]:
                 b.uploading = True
-            task = _CommitTask(epoch, None if extra is None else bytes(extra), batches)
+            task = _CommitTask(epoch, None if extra is None else bytes(extra), batches, logs, drops)
             adopted = getattr(self, "_adopted", [])
             task.adopted = [s for e, ss in adopted if e <= epoch for s in ss]
             self._adopted = [(e, ss) for e, ss in adopted if e > epoch]
@@ -411,9 +424,9 @@ class HummockStorage:
             if task.error is not None:
                 raise task.error
 
-    def adopt_ssts(self, epoch: int, ssts: list[SstInfo]) -> None:
-        """SSTs that others (Spark tasks) wrote for `epoch` with ids from `_alloc_sst_id`:
-        they become part of the version that commits `epoch`."""
+    def adopt_ssts(self, epoch: int, ssts: list[SstInfo | LogSegment]) -> None:
+        """SSTs (and log segments) that others (Spark tasks) wrote for `epoch` with ids from
+        `_alloc_sst_id`: they become part of the version that commits `epoch`."""
         with self._lock:
             self._check_writable(epoch)
             self._adopted = [*getattr(self, "_adopted", []), (epoch, list(ssts))]
@@ -431,6 +444,8 @@ class HummockStorage:
                 self._inflight.difference_update(s.id for s in ss)
             self._adopted = []
             self._buffer = [b for b in self._buffer if b.uploading]
+            self._logs = [b for b in self._logs if b.uploading]
+            self._log_drops = [d for d in self._log_drops if d.uploading]
 
     def sync(self) -> None:
         """Wait until every requested commit is durable."""
@@ -484,23 +499,117 @@ class HummockStorage:
         new_ssts: list[SstInfo] = []
         if task.batches:
             new_ssts = self._write_batches(task.batches)
-        new_ssts = task.adopted + new_ssts
+        segments = [a for a in task.adopted if isinstance(a, LogSegment)] + self._write_logs(task.logs)
+        new_ssts = [a for a in task.adopted if isinstance(a, SstInfo)] + new_ssts
 
         def make(old: HummockVersion) -> HummockVersion:
             v = old.copy(id=old.id + 1, max_committed_epoch=task.epoch,
                          extra=old.extra if task.extra is None else task.extra)
             v.levels[0] = new_ssts + v.levels[0]
+            for d in task.drops:
+                v.logs.pop(d.table_id, None)
+            for g in sorted(segments, key=lambda g: g.min_epoch):
+                v.logs.setdefault(g.table_id, []).append(g)
             return v
 
         def installed(v: HummockVersion) -> None:
             self._last_commit = time.monotonic()
-            done = {id(b) for b in task.batches}
+            done = {id(b) for b in [*task.batches, *task.logs, *task.drops]}
             self._buffer = [b for b in self._buffer if id(b) not in done]
-            self._inflight.difference_update(s.id for s in new_ssts)
-            if len(v.levels[0]) > self.l0_trigger:
+            self._logs = [b for b in self._logs if id(b) not in done]
+            self._log_drops = [d for d in self._log_drops if id(d) not in done]
+            self._inflight.difference_update(s.id for s in [*new_ssts, *segments])
+            if len(v.levels[0]) > self.l0_trigger or self._log_merge_due(v):
                 self._compact_wanted = True
                 self._cond.notify_all()
         self._commit_version(make, installed)
+
+    # -- append logs --------------------------------------------------------------------------
+    def append_rows(self, table_id: int, rows: pa.Table, epoch: int) -> None:
+        """Append rows to a table's append log at `epoch` (read back by `read_log`, in order)."""
+        self._check_writable(epoch)
+        if rows.num_rows == 0:
+            return
+        with self._lock:
+            self._logs.append(LogBatch(epoch, table_id, rows))
+
+    def drop_log(self, table_id: int, epoch: int) -> None:
+        """Empty a table's append log at `epoch`: its rows so far go when `epoch` commits."""
+        self._check_writable(epoch)
+        with self._lock:
+            self._logs = [b for b in self._logs
+                          if b.table_id != table_id or b.uploading or b.epoch > epoch]
+            self._log_drops.append(LogDrop(epoch, table_id))
+
+    def read_log(self, table_id: int, epoch: int = MAX_EPOCH) -> list[pa.Table]:
+        """A table's appended rows at `epoch`, in append order: its committed segments, then
+        the rows not yet committed (a log is read whole: nothing looks its rows up by key)."""
+        with self._lock:
+            v = self._pin_version()
+            dropped = [d.epoch for d in self._log_drops if d.table_id == table_id and d.epoch <= epoch]
+            floor = max(dropped, default=-1)
+            buffered = [b.rows for b in self._logs if b.table_id == table_id and floor <= b.epoch <= epoch]
+        try:
+            segments = [] if dropped else [g for g in v.logs.get(table_id, []) if g.min_epoch <= epoch]
+            return [self._read_segment(g) for g in segments] + buffered
+        finally:
+            self._unpin_version(v)
+
+    def _read_segment(self, g: LogSegment) -> pa.Table:
+        return append_log.decode(self.object_store.get(g.path), g.path)
+
+    def _write_logs(self, batches: list[LogBatch]) -> list[LogSegment]:
+        """A checkpoint's appended rows: one segment per table."""
+        out = []
+        for table_id, bs in append_log.by_table(batches).items():
+            out.append(self._put_segment(table_id, append_log.concat([b.rows for b in bs]),
+                                         bs[0].epoch, bs[-1].epoch, 0))
+        return out
+
+    def _put_segment(self, table_id: int, rows: pa.Table, min_epoch: int, max_epoch: int, level: int,
+                     stat: str = "bytes_uploaded") -> LogSegment:
+        data = append_log.encode(rows, self.compression)
+        sid = self._alloc_sst_id()
+        self.object_store.put(log_path(sid), data)
+        self.stats["log_uploads" if level == 0 else "log_merges_written"] += 1
+        self.stats[stat] += data.size
+        return LogSegment(sid, table_id, min_epoch, max_epoch, rows.num_rows, data.size, level)
+
+    def _log_merge_due(self, v: HummockVersion, full: bool = False) -> bool:
+        return any(append_log.merge_candidate(segs, full) for segs in v.logs.values())
+
+    def merge_logs_once(self, full: bool = False) -> bool:
+        """Merge the next run of log segments that is due (see append_log.merge_candidate)
+        into one; False when none is."""
+        with self._compact_lock:
+            with self._lock:
+                picked = next(((t, c) for t, segs in self._version.logs.items()
+                               if (c := append_log.merge_candidate(segs, full))), None)
+            if picked is None:
+                return False
+            self._merge_log(*picked)
+            return True
+
+    def _merge_log(self, table_id: int, old: list[LogSegment]) -> None:
+        rows = append_log.concat([self._read_segment(g) for g in old])
+        new = self._put_segment(table_id, rows, old[0].min_epoch, old[-1].max_epoch,
+                                max(g.level for g in old) + 1, stat="log_merge_bytes")
+
+        def make(cur: HummockVersion) -> HummockVersion | None:
+            segs = append_log.replace(cur.logs.get(table_id, []), old, new)
+            if segs is None:
+                return None
+            v = cur.copy(id=cur.id + 1)
+            v.logs[table_id] = segs
+            return v
+        try:
+            committed = self._commit_version(make)
+        finally:
+            with self._lock:
+                self._inflight.discard(new.id)
+        if committed is None:
+            self.object_store.delete(new.path)
+        self.stats["log_merges"] += 1
 
     def _write_batches(self, batches: list[_Batch]) -> list[SstInfo]:
         """A checkpoint's batches as SSTs: by the upload process, or in this thread."""
@@ -751,7 +860,7 @@ class HummockStorage:
     # -- compaction and vacuum -------------------------------------------------------------
     def _kick_compaction(self) -> None:
         with self._lock:
-            if len(self._version.levels[0]) > self.l0_trigger or any(
+            if len(self._version.levels[0]) > self.l0_trigger or self._log_merge_due(self._version) or any(
                     self._version.level_size(i) > self._level_target(i) for i in range(1, len(self._version.levels))):
                 self._compact_wanted = True
                 self._ensure_threads()
@@ -775,11 +884,11 @@ class HummockStorage:
                     # compaction gives way to a stream of checkpoints unless L0 grows past
                     # the stall limit (in a thread it shares the GIL with the stream; in the
                     # compactor process, the cores and their caches)
-                    if len(self._version.levels[0]) < self.l0_stall and \
+                    if not self._compaction_pressing() and \
                             time.monotonic() - self._last_commit < COMPACTION_IDLE_SECS:
                         time.sleep(COMPACTION_IDLE_SECS / 4)
                         continue
-                    if not compact_once(self, self._remote_compaction):
+                    if not (self.merge_logs_once() or compact_once(self, self._remote_compaction)):
                         break
                     did = True
                 if did and not self._stop:
@@ -787,6 +896,11 @@ class HummockStorage:
             except BaseException as e:  # noqa: BLE001 - reported through compaction_error
                 if not self._stop:  # not "the state store is closing"
                     self._report_compaction_error(e)
+
+    def _compaction_pressing(self) -> bool:
+        """L0 or a log grew so long that compaction runs even under a stream of checkpoints."""
+        v = self._version
+        return len(v.levels[0]) >= self.l0_stall or any(len(s) >= append_log.LOG_STALL for s in v.logs.values())
 
     def _report_compaction_error(self, e: BaseException) -> None:
         """Keep the error (`compaction_error`, which `rw compact` reports) and warn on stderr
@@ -807,6 +921,8 @@ class HummockStorage:
         from rw_cli.store.compactor import compact_full, compact_once
         self.sync()
         n = 0
+        while self.merge_logs_once(full):
+            n += 1
         if full:
             n += compact_full(self)
         while compact_once(self):
@@ -820,7 +936,8 @@ class HummockStorage:
             with self._compact_lock:
                 from rw_cli.store.compactor import pick_task
                 with self._lock:
-                    due = pick_task(self, self._version) is not None or self._compact_wanted
+                    due = pick_task(self, self._version) is not None or self._compact_wanted \
+                        or self._log_merge_due(self._version)
             if not due:
                 return
             time.sleep(0.02)
@@ -834,7 +951,7 @@ class HummockStorage:
     def _vacuum_objects(self) -> int:
         if self.read_only:
             return 0
-        listed = self.object_store.list(SST_PREFIX)
+        listed = self.object_store.list(SST_PREFIX) + self.object_store.list(LOG_PREFIX)
         versions = self._versions.version_ids()
         with self._lock:
             referenced = set(self._inflight)

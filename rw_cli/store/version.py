@@ -1,4 +1,4 @@
-"""Hummock versions: the committed set of SSTs plus the max committed epoch.
+"""Hummock versions: the committed set of SSTs and append logs plus the max committed epoch.
 
 `version/{id:020d}.json` objects are written once (put_if_absent) and never overwritten; the
 write of version N is the commit point. `CURRENT` names the latest version and is only a hint:
@@ -18,9 +18,11 @@ from rw_cli.store.object_store import ObjectStore
 
 VERSION_PREFIX = "version/"
 SST_PREFIX = "sst/"
+LOG_PREFIX = "log/"
 CURRENT = "CURRENT"
 _VERSION_RE = re.compile(r"^version/(\d{20})\.json$")
 _SST_RE = re.compile(r"^sst/(\d+)\.sst$")
+_LOG_RE = re.compile(r"^log/(\d+)\.arrow$")
 
 
 def version_path(vid: int) -> str:
@@ -31,8 +33,13 @@ def sst_path(sst_id: int) -> str:
     return f"{SST_PREFIX}{sst_id}.sst"
 
 
+def log_path(segment_id: int) -> str:
+    return f"{LOG_PREFIX}{segment_id}.arrow"
+
+
 def parse_sst_id(path: str) -> int | None:
-    m = _SST_RE.match(path)
+    """The id of an SST or log segment object (they share one id space)."""
+    m = _SST_RE.match(path) or _LOG_RE.match(path)
     return int(m.group(1)) if m else None
 
 
@@ -74,17 +81,47 @@ class SstInfo:
 
 
 @dataclass
+class LogSegment:
+    """One object of an append log: the rows one table appended over epochs
+    [min_epoch, max_epoch], as an Arrow IPC file. A merged segment has a higher level."""
+
+    id: int
+    table_id: int
+    min_epoch: int
+    max_epoch: int
+    rows: int
+    file_size: int
+    level: int = 0
+
+    @property
+    def path(self) -> str:
+        return log_path(self.id)
+
+    def to_json(self) -> dict:
+        return {"log": self.id, "table_id": self.table_id, "min_epoch": self.min_epoch,
+                "max_epoch": self.max_epoch, "rows": self.rows, "file_size": self.file_size, "level": self.level}
+
+    @staticmethod
+    def from_json(d: dict) -> "LogSegment":
+        return LogSegment(d["log"], d["table_id"], d["min_epoch"], d["max_epoch"], d["rows"], d["file_size"],
+                          d.get("level", 0))
+
+
+@dataclass
 class HummockVersion:
     id: int = 0
     max_committed_epoch: int = 0
     levels: list[list[SstInfo]] = field(default_factory=lambda: [[]])  # levels[0] = L0, newest first
     extra: bytes = b""
+    # append logs: table id -> its segments, oldest first (see HummockStorage.append_rows)
+    logs: dict[int, list[LogSegment]] = field(default_factory=dict)
 
     def ssts(self) -> list[SstInfo]:
         return [s for level in self.levels for s in level]
 
     def sst_ids(self) -> set[int]:
-        return {s.id for level in self.levels for s in level}
+        """The ids of every object this version references: SSTs and log segments."""
+        return {s.id for level in self.levels for s in level} | {g.id for segs in self.logs.values() for g in segs}
 
     def level_largest_keys(self, i: int) -> list[bytes]:
         """The largest key of each SST of level i >= 1 (sorted: they do not overlap), for
@@ -100,7 +137,8 @@ class HummockVersion:
         return sum(s.file_size for s in self.levels[i]) if i < len(self.levels) else 0
 
     def copy(self, **changes) -> "HummockVersion":
-        v = HummockVersion(self.id, self.max_committed_epoch, [list(lv) for lv in self.levels], self.extra)
+        v = HummockVersion(self.id, self.max_committed_epoch, [list(lv) for lv in self.levels], self.extra,
+                           {t: list(segs) for t, segs in self.logs.items()})
         for k, val in changes.items():
             setattr(v, k, val)
         return v
@@ -112,6 +150,8 @@ class HummockVersion:
             "levels": [[s.to_json() for s in level] for level in self.levels],
             "extra": base64.b64encode(self.extra).decode(),
         }
+        if self.logs:
+            body["logs"] = [g.to_json() for t in sorted(self.logs) for g in self.logs[t]]
         text = json.dumps(body, separators=(",", ":"), sort_keys=True)
         return json.dumps({"crc32": zlib.crc32(text.encode()), "version": body},
                           separators=(",", ":"), sort_keys=True).encode()
@@ -124,10 +164,14 @@ class HummockVersion:
             text = json.dumps(body, separators=(",", ":"), sort_keys=True)
             if zlib.crc32(text.encode()) != outer["crc32"]:
                 raise StorageError(f"corrupted object {path}: checksum mismatch")
+            logs: dict[int, list[LogSegment]] = {}
+            for d in body.get("logs", []):
+                g = LogSegment.from_json(d)
+                logs.setdefault(g.table_id, []).append(g)
             return HummockVersion(
                 id=body["id"], max_committed_epoch=body["max_committed_epoch"],
                 levels=[[SstInfo.from_json(s) for s in level] for level in body["levels"]] or [[]],
-                extra=base64.b64decode(body["extra"]),
+                extra=base64.b64decode(body["extra"]), logs=logs,
             )
         except StorageError:
             raise
