@@ -308,6 +308,11 @@ def _apply_sql(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:
 
 
 FANOUT = 4
+# A group of runs is merged once lookups have consulted its runs this many times per row
+# (merging costs about a sort of its index; an unmerged run costs a lookup per probe), or,
+# whatever the lookups, when an input has more runs than MAX_RUNS (the oldest group first).
+PROBES_PER_ROW_TO_MERGE = 1 / 32
+MAX_RUNS = 48
 MAX_SEGMENTS = 256  # a merged run with more row segments than this copies them into one
 
 
@@ -315,7 +320,7 @@ class _Run:
     """Rows in the order they came (segments of single-chunk tables) with an index sorted by
     the partition-key hash: `hashes[i]` is the hash of row `pos[i]`. Merging runs merges only
     the index (16 bytes a row), never the rows themselves; `alive` masks removed index entries."""
-    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level", "_index")
+    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level", "probed", "_index")
 
     def __init__(self, segments: list[pa.Table], hashes: np.ndarray, pos: np.ndarray, level: int):
         self.segments = segments
@@ -324,6 +329,7 @@ class _Run:
         self.alive: np.ndarray | None = None
         self.live = len(pos)
         self.level = level
+        self.probed = 0  # probes looked up in this run
         self._index: HashIndex | None = None  # built at the first lookup
 
     @classmethod
@@ -365,6 +371,7 @@ class _Run:
         is in `touched` (unique)."""
         if self._index is None:
             self._index = HashIndex(self.hashes)
+        self.probed += len(touched)
         hit, first, end = self._index.lookup(touched)
         idx = expand_ranges(first, end)
         probe = np.repeat(hit, end - first)
@@ -397,9 +404,11 @@ class _Run:
 class _Rows:
     """One input's cached rows. Partitioned: in runs, each indexed by the 64-bit hash of the
     partition key, so the rows of given partitions are found by a hash lookup in every run;
-    new rows form a new run of level 0 and every FANOUT runs of one level are merged into one
-    of the next level, so an index entry is copied O(log n) times and a lookup searches
-    O(log n) runs — an epoch's cost never grows with the history.
+    new rows form a new run of level 0 and FANOUT consecutive runs of one level are merged into
+    one of the next level, so an index entry is copied O(log n) times and a lookup searches
+    O(log n) runs — an epoch's cost never grows with the history. Runs that lookups seldom
+    consult (the side of a join whose other side changes little) are merged only when there
+    are too many of them.
     Removed rows are masked out, and dropped when their run is merged or mostly dead.
     Unpartitioned: one table."""
 
@@ -436,11 +445,25 @@ class _Rows:
             self.table = rows if self.table is None else pa.concat_tables([self.table, rows])
             return
         self.runs.append(_Run.of(rows, hashes, level))
-        while len(self.runs) >= FANOUT and len({r.level for r in self.runs[-FANOUT:]}) == 1:
-            group = self.runs[-FANOUT:]
-            del self.runs[-FANOUT:]
-            self.runs.append(_merge_runs(group))
+        while (group := self._due_group()) is not None:
+            self.runs[group:group + FANOUT] = [_merge_runs(self.runs[group:group + FANOUT])]
         self.runs = [r for r in self.runs if r.live]
+
+    def _due_group(self) -> int | None:
+        """Where the next FANOUT consecutive runs of one level to merge start: the first group
+        whose lookups paid for its merge, else, past MAX_RUNS runs, the oldest group."""
+        groups, i = [], 0
+        while i + FANOUT <= len(self.runs):
+            if len({r.level for r in self.runs[i:i + FANOUT]}) == 1:
+                groups.append(i)
+                i += FANOUT
+            else:
+                i += 1
+        for g in groups:
+            runs = self.runs[g:g + FANOUT]
+            if sum(r.probed for r in runs) >= PROBES_PER_ROW_TO_MERGE * sum(len(r.pos) for r in runs):
+                return g
+        return groups[0] if groups and len(self.runs) > MAX_RUNS else None
 
     def take(self, touched: np.ndarray | None, remove: bool = False) -> pa.Table:
         """The rows of the partitions whose hash is in `touched` (None: all rows); with

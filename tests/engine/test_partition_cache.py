@@ -79,3 +79,31 @@ def test_rows_runs_find_add_remove():
         assert cache.num_rows == sum(len(v) for v in model.values())
         assert sorted(cache.all().column(1).to_pylist()) == sorted(i for v in model.values() for i in v)
     assert len(cache.runs) < 20
+
+
+def test_runs_merge_when_lookups_pay_for_it_and_past_max_runs_anyway():
+    """Runs nothing looks up stay unmerged up to MAX_RUNS; runs looked up often merge into
+    O(log n); lookups find the same rows either way."""
+    from rw_cli.engine import partition_recompute as pr
+
+    schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
+    quiet, busy = _Rows(schema, partitioned=True), _Rows(schema, partitioned=True)
+    n = 0
+    for epoch in range(pr.MAX_RUNS + 20):
+        keys = np.arange(n, n + 50) % 97
+        rows = pa.table({"_0": pa.array(keys, pa.int64()), "_1": pa.array(np.arange(n, n + 50), pa.int64())})
+        h = hash_columns([rows.column(0)])
+        n += 50
+        for cache in (quiet, busy):
+            cache.add(rows, h)
+        busy.pairs(hash_columns([pa.array(np.arange(97), pa.int64())]))  # every partition, each epoch
+        if epoch < pr.MAX_RUNS:
+            assert len(quiet.runs) == epoch + 1
+        assert len(quiet.runs) <= pr.MAX_RUNS + 1
+    assert len(busy.runs) < 12
+    assert {r.level for r in quiet.runs} != {0}  # past MAX_RUNS, the oldest groups merged
+    probe = hash_columns([pa.array([5, 42], pa.int64())])
+    for cache in (quiet, busy):
+        owner, rows = cache.pairs(probe)
+        assert sorted(rows.column(1).to_pylist()) == [i for i in range(n) if i % 97 in (5, 42)]
+        assert cache.num_rows == n
