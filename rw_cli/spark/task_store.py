@@ -1,10 +1,10 @@
 """The state store as a Spark task sees it: a committed version to read, its own writes.
 
 A task reads the version the driver pinned for the epoch (plus what its actors wrote in this
-epoch, read-your-writes) and, at the barrier, writes its actors' state as SSTs (and append log
-segments) with ids the driver reserved. It never commits a version: the driver adds the SSTs of every task to the
-epoch's version once all tasks have finished, so a failed or retried task leaves only
-unreferenced objects, which vacuum removes.
+epoch, read-your-writes) and, at the barrier, writes its actors' state as SSTs (and append
+log segments) with ids the driver reserved. It never commits a version: the driver adds the
+SSTs of every task to the epoch's version once all tasks have finished, so a failed or
+retried task leaves only unreferenced objects, which vacuum removes.
 """
 from __future__ import annotations
 

@@ -80,10 +80,10 @@ def concat(tables: list[pa.Table]) -> pa.Table:
 
 def merge_candidate(segments: list[LogSegment], full: bool = False) -> list[LogSegment] | None:
     """The segments of a log to merge next: the oldest LOG_FANOUT consecutive ones of one
-    level; with `full` (or a log of LOG_STALL segments), all of them."""
+    level; with `full`, or when there are none such in a log of LOG_STALL segments, all."""
     if len(segments) < 2:
         return None
-    if full or len(segments) >= LOG_STALL:
+    if full:
         return list(segments)
     start = 0
     for i in range(1, len(segments) + 1):
@@ -91,7 +91,7 @@ def merge_candidate(segments: list[LogSegment], full: bool = False) -> list[LogS
             if i - start >= LOG_FANOUT:
                 return segments[start:start + LOG_FANOUT]
             start = i
-    return None
+    return list(segments) if len(segments) >= LOG_STALL else None
 
 
 def replace(segments: list[LogSegment], old: list[LogSegment], new: LogSegment) -> list[LogSegment] | None:

@@ -575,8 +575,8 @@ class HummockStorage:
         self.stats[stat] += data.size
         return LogSegment(sid, table_id, min_epoch, max_epoch, rows.num_rows, data.size, level)
 
-    def _log_merge_due(self, v: HummockVersion, full: bool = False) -> bool:
-        return any(append_log.merge_candidate(segs, full) for segs in v.logs.values())
+    def _log_merge_due(self, v: HummockVersion) -> bool:
+        return any(append_log.merge_candidate(segs) for segs in v.logs.values())
 
     def merge_logs_once(self, full: bool = False) -> bool:
         """Merge the next run of log segments that is due (see append_log.merge_candidate)

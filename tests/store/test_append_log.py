@@ -152,3 +152,16 @@ def test_a_log_is_written_without_the_upload_process_or_sst_keys(tmp_path):
     assert h.version.ssts() == [] and len(h.version.logs[1]) == 1
     assert h.stats["sst_uploads"] == 0 and h.stats["log_uploads"] == 1
     h.close()
+
+
+def test_a_long_log_merges_a_group_at_a_time():
+    """Under a stream of checkpoints a log grows to LOG_STALL segments; then its oldest group
+    of one level merges, not the whole log."""
+    from rw_cli.store.version import LogSegment
+
+    segs = [LogSegment(i, 1, i, i, 1, 10, 0) for i in range(append_log.LOG_STALL)]
+    assert [g.id for g in append_log.merge_candidate(segs)] == list(range(append_log.LOG_FANOUT))
+    mixed = [LogSegment(i, 1, i, i, 1, 10, i % 2) for i in range(append_log.LOG_STALL)]
+    assert len(append_log.merge_candidate(mixed)) == append_log.LOG_STALL  # no group: all
+    assert append_log.merge_candidate(mixed[:10]) is None
+    assert len(append_log.merge_candidate(mixed[:10], full=True)) == 10
