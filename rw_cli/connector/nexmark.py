@@ -57,19 +57,25 @@ SEED = 0x4E58  # the generator's fixed seed: Nexmark data is the same in every r
 
 
 # -- ids, as the reference generator computes them ------------------------------------------
+def _split(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(e // PROPORTION_DENOMINATOR, e % PROPORTION_DENOMINATOR) with one division."""
+    epoch = e // PROPORTION_DENOMINATOR
+    return epoch, e - epoch * PROPORTION_DENOMINATOR
+
+
 def event_types(e: np.ndarray) -> np.ndarray:
-    off = e % PROPORTION_DENOMINATOR
+    off = e - (e // PROPORTION_DENOMINATOR) * PROPORTION_DENOMINATOR
     return np.where(off < PERSON_PROPORTION, 0, np.where(off < PERSON_PROPORTION + AUCTION_PROPORTION, 1, 2))
 
 
 def last_base0_person_id(e: np.ndarray) -> np.ndarray:
-    epoch, off = e // PROPORTION_DENOMINATOR, e % PROPORTION_DENOMINATOR
+    epoch, off = _split(e)
     off = np.minimum(off, PERSON_PROPORTION - 1)
     return epoch * PERSON_PROPORTION + off
 
 
 def last_base0_auction_id(e: np.ndarray) -> np.ndarray:
-    epoch, off = e // PROPORTION_DENOMINATOR, e % PROPORTION_DENOMINATOR
+    epoch, off = _split(e)
     is_person = off < PERSON_PROPORTION
     is_bid = off >= PERSON_PROPORTION + AUCTION_PROPORTION
     epoch = np.where(is_person, epoch - 1, epoch)
@@ -77,14 +83,14 @@ def last_base0_auction_id(e: np.ndarray) -> np.ndarray:
     return epoch * AUCTION_PROPORTION + off
 
 
-def next_base0_person_id(e: np.ndarray, field: int) -> np.ndarray:
-    num_people = last_base0_person_id(e) + 1
+def next_base0_person_id(e: np.ndarray, field: int, last: np.ndarray | None = None) -> np.ndarray:
+    num_people = (last_base0_person_id(e) if last is None else last) + 1
     active = np.minimum(num_people, NUM_ACTIVE_PEOPLE)
     return num_people - active + rand_int(SEED, e, field, active + PERSON_ID_LEAD)
 
 
-def next_base0_auction_id(e: np.ndarray, field: int) -> np.ndarray:
-    last = last_base0_auction_id(e)
+def next_base0_auction_id(e: np.ndarray, field: int, last: np.ndarray | None = None) -> np.ndarray:
+    last = last_base0_auction_id(e) if last is None else last
     lo = np.maximum(last - NUM_IN_FLIGHT_AUCTIONS, 0)
     return lo + rand_int(SEED, e, field, last - lo + 1 + AUCTION_ID_LEAD)
 
@@ -193,13 +199,15 @@ def bids(e: np.ndarray, gap_ns: int) -> dict:
 
     def auction():
         hot = rand_int(SEED, e, 31, HOT_AUCTION_RATIO) > 0
-        return pa.array(np.where(hot, (last_base0_auction_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP,
-                                 next_base0_auction_id(e, 32)) + FIRST_AUCTION_ID, pa.int64())
+        last = last_base0_auction_id(e)
+        return pa.array(np.where(hot, (last // HOT_RATIO_GROUP) * HOT_RATIO_GROUP,
+                                 next_base0_auction_id(e, 32, last)) + FIRST_AUCTION_ID, pa.int64())
 
     def bidder():
         hot = rand_int(SEED, e, 33, HOT_BIDDER_RATIO) > 0
-        return pa.array(np.where(hot, (last_base0_person_id(e) // HOT_RATIO_GROUP) * HOT_RATIO_GROUP + 1,
-                                 next_base0_person_id(e, 34)) + FIRST_PERSON_ID, pa.int64())
+        last = last_base0_person_id(e)
+        return pa.array(np.where(hot, (last // HOT_RATIO_GROUP) * HOT_RATIO_GROUP + 1,
+                                 next_base0_person_id(e, 34, last)) + FIRST_PERSON_ID, pa.int64())
 
     def channel():
         cold = pc.binary_join_element_wise(pa.scalar("channel-"), pc.cast(pa.array(chan_no()), pa.string()), "")
