@@ -86,9 +86,17 @@ def handle(session, tree: exp.Create) -> Result:
             raise BindError("Defining watermarks on table requires the table to be append only.")
         if watermark[0] not in names:
             raise BindError(f'column "{watermark[0]}" named in WATERMARK FOR does not exist')
-    on_conflict = tree.args.get("on_conflict") or "overwrite"
-    if on_conflict != "overwrite" and not user_pk:
+    on_conflict = tree.args.get("on_conflict")
+    if on_conflict and not user_pk:
         raise BindError("ON CONFLICT needs a table with a primary key")
+    if append_only and user_pk:
+        # as RisingWave: an insert of a present key is ignored, so the table's changes stay
+        # inserts (overwriting would update a row of an append-only table)
+        if on_conflict not in (None, "do nothing"):
+            raise BindError(f"an append-only table with a primary key cannot ON CONFLICT {on_conflict.upper()}",
+                            hint="use ON CONFLICT DO NOTHING (the default for append-only tables), or drop APPEND ONLY")
+        on_conflict = "do nothing"
+    on_conflict = on_conflict or "overwrite"
     rel = RelationCatalog(session.catalog.alloc_id(), name, TABLE, columns, pk, user_pk=user_pk,
                           append_only=append_only, on_conflict=on_conflict, watermark=watermark)
     add_table(session, rel)

@@ -90,11 +90,13 @@ def non_strict(duck_sql: str) -> str:
 
 def append_only(p: PlanNode, strict: bool = False) -> bool:
     """Whether a plan's output only ever inserts (append-only tables, sources, constants, and
-    inner joins of such inputs). `strict`: not an append-only table with a primary key either,
-    whose insert of a present key overwrites the row (an update)."""
+    inner joins of such inputs). `strict`: nor an append-only table with a primary key that
+    overwrites a row on an insert of its key (an update; tables created before append-only
+    ones with a primary key ignored such inserts)."""
     if isinstance(p, StreamTableScan):
         rel = p.relation
-        return (bool(rel.append_only) and not (strict and rel.user_pk)) or rel.kind == "source"
+        overwrites = rel.user_pk and rel.on_conflict != "do nothing"
+        return (bool(rel.append_only) and not (strict and overwrites)) or rel.kind == "source"
     if isinstance(p, StreamValues):
         return True
     if isinstance(p, (StreamProject, StreamFilter, StreamProjectSet)):
