@@ -308,12 +308,11 @@ def _apply_sql(rows: pa.Table, delta: StreamChunk, key: list[str]) -> pa.Table:
 
 
 FANOUT = 4
-# A group of runs is merged once lookups have consulted its runs this many times per row:
-# merging costs about a sort and a gather of its index, some 100 ns a row; keeping the runs
-# apart costs a lookup per probe in each, some 40 ns. Whatever the lookups, an input with more
-# runs than MAX_RUNS merges its oldest group. (Nexmark q4 at 10,000,000 events: its bids,
-# probed by the few new auctions, stay in more runs; the join's index work, 2.1 s -> 0.7 s.)
-PROBES_PER_ROW_TO_MERGE = 2
+# A group of runs is merged once lookups have consulted its runs this many times per row
+# (merging costs about a sort of its index; an unmerged run costs a lookup per probe), or,
+# whatever the lookups, when an input has more runs than MAX_RUNS (the oldest group first).
+# (2 a row, the ratio of those costs per row, made no difference end to end in q4.)
+PROBES_PER_ROW_TO_MERGE = 1 / 32
 MAX_RUNS = 48
 MAX_SEGMENTS = 256  # a merged run with more row segments than this copies them into one
 
@@ -496,10 +495,13 @@ class _Rows:
         the partition whose hash is hashes[probe[i]] (an equi-join's pairs, to be checked
         for hash collisions by comparing the keys)."""
         n = len(hashes)
-        # the distinct hashes, and each probe's among them, by Arrow's hash table (not a sort)
-        enc = pc.dictionary_encode(pa.array(hashes, pa.uint64()))
-        distinct = enc.dictionary.to_numpy()
-        uid = enc.indices.to_numpy().astype(np.int64)
+        order = np.argsort(hashes)
+        s = hashes[order]
+        first = np.ones(n, dtype=bool)
+        np.not_equal(s[1:], s[:-1], out=first[1:])
+        uid = np.empty(n, dtype=np.int64)
+        uid[order] = np.cumsum(first) - 1
+        distinct = s[first]
         parts, owners = [], []
         for run in self.runs:
             idx, probe = run.find_each(distinct)
