@@ -68,6 +68,12 @@ def event_types(e: np.ndarray) -> np.ndarray:
     return np.where(off < PERSON_PROPORTION, 0, np.where(off < PERSON_PROPORTION + AUCTION_PROPORTION, 1, 2))
 
 
+def _progression_types(e: np.ndarray) -> np.ndarray:
+    """`event_types` of an arithmetic progression of event numbers (a split's read): they
+    repeat every PROPORTION_DENOMINATOR events, so the first ones are computed and tiled."""
+    return np.resize(event_types(e[:PROPORTION_DENOMINATOR]), len(e))
+
+
 def last_base0_person_id(e: np.ndarray) -> np.ndarray:
     epoch, off = _split(e)
     off = np.minimum(off, PERSON_PROPORTION - 1)
@@ -314,7 +320,7 @@ class NexmarkReader(SourceReader):
         events = k + self.split_num * (offset + np.arange(n, dtype=np.int64))
         if self.table_type is None:
             return self._combined(events, columns), events, offset + n
-        keep = events[event_types(events) == EVENT_TYPE[self.table_type]]
+        keep = events[_progression_types(events) == EVENT_TYPE[self.table_type]]
         names = [c for c, _ in self.columns if columns is None or c in columns]
         table = _rows(self.table_type, keep, self.gap_ns, names)
         return table, keep, offset + n
