@@ -277,11 +277,13 @@ def compact_command(ctx: click.Context) -> None:
     try:
         store = session.store
         before = sum(len(lv) for lv in store.version.levels)
+        logs_before = sum(len(s) for s in store.version.logs.values())
         tasks = store.compact(full=True)
         deleted = store.vacuum()
         levels = [len(lv) for lv in store.version.levels]
+        logs = f"; {logs_before} append log segment(s) before, {len(store.version.logs)} after" if logs_before else ""
         click.echo(f"COMPACT {tasks} task(s): {before} SST(s) before, {sum(levels)} after "
-                   f"(per level {levels}); {deleted} object(s) vacuumed")
+                   f"(per level {levels}){logs}; {deleted} object(s) vacuumed")
         if store.compaction_error is not None:  # a background task failed meanwhile
             _error(f"ERROR:  compaction failed: {store.compaction_error}\n")
             ok = False

@@ -29,6 +29,26 @@ def test_compact_command(tmp_path):
     assert r.stdout.split("\n")[2:4] == [" 1 | 4", " 2 | 5"], r.stdout  # rows v=4 and v=5 remain
 
 
+def test_compact_merges_append_logs(tmp_path):
+    """A join over append-only tables keeps its inputs as append logs: `rw compact` merges
+    each into one segment, and the join's results are the same after."""
+    d = str(tmp_path / "d")
+    r = rw("--data-dir", d, "-c", "create table a (k int, v int) append only; "
+           "create table b (k int, w int) append only; "
+           "create materialized view m as select a.k, v, w from a join b on a.k = b.k;")
+    assert r.returncode == 0, r.stderr
+    for i in range(4):
+        r = rw("--data-dir", d, "-c", f"insert into a values ({i % 2}, {i}); insert into b values ({i % 2}, {10 * i}); flush;")
+        assert r.returncode == 0, r.stderr
+    r = rw("--data-dir", d, "compact")
+    assert r.returncode == 0, r.stderr
+    assert "8 append log segment(s) before, 2 after" in r.stdout, r.stdout
+    assert len(os.listdir(os.path.join(d, "store", "log"))) == 2
+    r = rw("--data-dir", d, "-c", "insert into a values (1, 100); flush; select count(*), sum(v + w) from m")
+    assert r.returncode == 0, r.stderr
+    assert "    10 | 372" in r.stdout.split("\n"), r.stdout  # 2 x 2 pairs for k = 0, 3 x 2 for k = 1
+
+
 def test_bad_cache_size(tmp_path):
     r = rw("--data-dir", str(tmp_path), "--cache-size", "lots", "-c", "select 1")
     assert r.returncode == 1 and "invalid size 'lots'" in r.stderr
