@@ -1,5 +1,6 @@
-"""Kill `rw run` (SIGKILL) in the middle of a stream, run it again to the end: the MV and the
-file sink hold every event exactly once — offsets, state and sink files commit together."""
+"""Kill `rw run` (SIGKILL) in the middle of a stream, run it again to the end: the MVs and the
+file sink hold every event exactly once — offsets, state (the join's inputs as append logs)
+and sink files commit together."""
 import glob
 import json
 import os
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import duckdb
 import numpy as np
 
 from rw_cli.connector import nexmark
@@ -31,6 +33,10 @@ def test_kill_mid_stream_then_resume(tmp_path):
         CREATE SOURCE bid (auction BIGINT, price BIGINT, date_time TIMESTAMP) WITH (connector = 'nexmark',
             nexmark.table.type = 'Bid', nexmark.event.num = '{EVENTS}', nexmark.split.num = '2');
         CREATE MATERIALIZED VIEW m AS SELECT count(*) AS c, count(DISTINCT date_time) AS d, sum(price) AS p FROM bid;
+        CREATE SOURCE auction (id BIGINT, category BIGINT) WITH (connector = 'nexmark',
+            nexmark.table.type = 'Auction', nexmark.event.num = '{EVENTS}', nexmark.split.num = '2');
+        CREATE MATERIALIZED VIEW j AS SELECT count(*) AS n, sum(b.price + a.category) AS s
+            FROM bid b JOIN auction a ON b.auction = a.id;
         CREATE SINK f AS SELECT date_time, price FROM bid WHERE auction % 10 = 3
             WITH (connector = 'file', path = '{out}') FORMAT PLAIN ENCODE JSON""")
     assert r.returncode == 0, r.stderr
@@ -56,6 +62,12 @@ def test_kill_mid_stream_then_resume(tmp_path):
     bids = nexmark.generate("bid", e, columns=["auction", "price", "date_time"])
     res = _rw(data, "--format", "csv", "-c", "SELECT c, d, p FROM m")
     assert res.stdout.split()[-1] == f"{bids.num_rows},{bids.num_rows},{sum(bids.column('price').to_pylist())}"
+
+    auctions = nexmark.generate("auction", e, columns=["id", "category"])
+    joined = duckdb.sql("SELECT count(*), sum(b.price + a.category) FROM bids b JOIN auctions a ON b.auction = a.id")
+    n, s = joined.fetchall()[0]
+    res = _rw(data, "--format", "csv", "-c", "SELECT n, s FROM j")
+    assert n > 0 and res.stdout.split()[-1] == f"{n},{s}", res.stdout
 
     want = sorted((str(t), p) for a, p, t in zip(*(bids.column(c).to_pylist() for c in ("auction", "price", "date_time")))
                   if a % 10 == 3)
