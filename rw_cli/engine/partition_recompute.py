@@ -495,13 +495,7 @@ class _Rows:
         the partition whose hash is hashes[probe[i]] (an equi-join's pairs, to be checked
         for hash collisions by comparing the keys)."""
         n = len(hashes)
-        order = np.argsort(hashes)
-        s = hashes[order]
-        first = np.ones(n, dtype=bool)
-        np.not_equal(s[1:], s[:-1], out=first[1:])
-        uid = np.empty(n, dtype=np.int64)
-        uid[order] = np.cumsum(first) - 1
-        distinct = s[first]
+        distinct, uid = _distinct(hashes)
         parts, owners = [], []
         for run in self.runs:
             idx, probe = run.find_each(distinct)
@@ -519,6 +513,24 @@ class _Rows:
         probe = np.repeat(np.arange(n), cnt)
         entry = by_owner[expand_ranges(starts[uid], starts[uid] + cnt)]
         return probe, rows.take(pa.array(entry))
+
+def _distinct(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct hashes, each hash's number among them). Many repeats (a join's probes of
+    hot keys): Arrow's hash table, 3x faster than a sort; mostly distinct: a sort, 2x faster
+    than the hash table. Which it is, a sample of the first thousand says."""
+    n = len(hashes)
+    sample = hashes[:1000]
+    if n > 4000 and len(np.unique(sample)) < len(sample) // 2:
+        enc = pc.dictionary_encode(pa.array(hashes, pa.uint64()))
+        return enc.dictionary.to_numpy(), enc.indices.to_numpy().astype(np.int64)
+    order = np.argsort(hashes)
+    s = hashes[order]
+    first = np.ones(n, dtype=bool)
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    uid = np.empty(n, dtype=np.int64)
+    uid[order] = np.cumsum(first) - 1
+    return s[first], uid
+
 
 def _merge_runs(runs: list[_Run]) -> _Run:
     """One run of the next level from runs of one level: their indexes merged by hash, their

@@ -107,3 +107,16 @@ def test_runs_merge_when_lookups_pay_for_it_and_past_max_runs_anyway():
         owner, rows = cache.pairs(probe)
         assert sorted(rows.column(1).to_pylist()) == [i for i in range(n) if i % 97 in (5, 42)]
         assert cache.num_rows == n
+
+
+def test_distinct_probes_by_hash_table_or_sort():
+    """Probes with many repeats are deduplicated by Arrow's hash table, mostly distinct ones
+    by a sort; either way every probe maps to its distinct hash."""
+    from rw_cli.engine.partition_recompute import _distinct
+
+    rng = np.random.default_rng(5)
+    repeats = rng.integers(0, 300, 20000).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    distinct_ = rng.integers(0, 1 << 62, 20000).astype(np.uint64)
+    for h in (repeats, distinct_, repeats[:10], np.zeros(0, dtype=np.uint64)):
+        d, uid = _distinct(h)
+        assert len(d) == len(np.unique(h)) and (d[uid] == h).all()
