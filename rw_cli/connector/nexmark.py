@@ -64,7 +64,7 @@ def _split(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def event_types(e: np.ndarray) -> np.ndarray:
-    off = e - (e // PROPORTION_DENOMINATOR) * PROPORTION_DENOMINATOR
+    off = _split(e)[1]
     return np.where(off < PERSON_PROPORTION, 0, np.where(off < PERSON_PROPORTION + AUCTION_PROPORTION, 1, 2))
 
 

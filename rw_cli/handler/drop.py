@@ -75,4 +75,6 @@ def drop_relation(session, rel) -> None:
     table = relation_state_table(session.store, rel)
     table.truncate_all()
     table.commit(session.epoch.curr)
+    for table_id in rel.state_table_ids:  # the job's append logs go with it (a no-op for others)
+        session.store.drop_log(table_id, session.epoch.curr)
     session.catalog.remove(rel.id)

@@ -3,6 +3,8 @@ its rows go to log segments, not SSTs, and come back on recovery; other inputs s
 key-value state, and jobs recorded before append logs keep their key-value state."""
 from __future__ import annotations
 
+import os
+
 import rw_cli
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 from rw_cli.handler import create_mv
@@ -80,4 +82,21 @@ def test_a_job_recorded_before_append_logs_keeps_key_value_state(tmp_path, monke
     assert not s.store.version.logs
     _changes(s, 1000)
     _check(s)
+    s.close()
+
+
+def test_drop_removes_the_jobs_append_logs(tmp_path):
+    s = rw_cli.connect(str(tmp_path))
+    s.execute("create table t (k int, v int) append only")
+    s.execute("create table u (k int, w int)")
+    s.execute(MV)
+    _changes(s, 0)
+    s.execute("flush")
+    log_id = _input_tables(s)[0].table_id
+    assert s.store.version.logs.get(log_id)
+    s.execute("drop materialized view m")
+    s.execute("flush")
+    assert log_id not in s.store.version.logs
+    s.store.vacuum()
+    assert not os.listdir(os.path.join(str(tmp_path), "store", "log"))
     s.close()
