@@ -24,8 +24,11 @@ class Session:
     def __init__(self, data_dir: str | None = None, engine: str = "embedded", *, state_store: str | None = None,
                  s3_endpoint: str | None = None, cache_size: int | str | None = None,
                  spark_master: str | None = None):
+        from rw_cli.common.memory import tune_allocator
         from rw_cli.store.hummock import HummockStorage
         from rw_cli.store.object_store import open_object_store
+
+        tune_allocator()
 
         if engine not in ENGINES:
             from rw_cli.errors import NotSupported

@@ -132,7 +132,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         for side in (0, 1):
             if not len(deltas[side]):
                 continue
-            probe, rows = self.cache[1 - side].pairs(hashes[side])
+            keys = deltas[side].data.column(self.keys[side][0]) if len(self.keys[side]) == 1 else None
+            probe, rows = self.cache[1 - side].pairs(hashes[side], keys)
             self._append(side, deltas[side], hashes[side])
             mine = deltas[side].data.select(list(range(self.widths[side]))).take(pa.array(probe))
             left, right = (mine, rows) if side == 0 else (rows, mine)

@@ -94,7 +94,8 @@ class PartitionRecomputeExecutor(Executor):
             if self.vnodes is not None and rows.num_rows:
                 vn = compute_vnodes([rows.column(k) for k in self.partition_keys[side]], num_rows=rows.num_rows)
                 rows = rows.filter(pa.array(self.vnodes[vn]))
-            cache = _Rows(self.schemas[side], bool(self.partition_keys[side]))
+            cache = _Rows(self.schemas[side], bool(self.partition_keys[side]), _zone_column(self.schemas[side],
+                                                                                        self.partition_keys[side]))
             cache.add(rows, self._hash(side, rows), level=99)  # the recovered rows: not merged again
             self.cache[side] = cache
         return self.cache[side]
@@ -320,10 +321,14 @@ MAX_SEGMENTS = 256  # a merged run with more row segments than this copies them 
 class _Run:
     """Rows in the order they came (segments of single-chunk tables) with an index sorted by
     the partition-key hash: `hashes[i]` is the hash of row `pos[i]`. Merging runs merges only
-    the index (16 bytes a row), never the rows themselves; `alive` masks removed index entries."""
-    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level", "probed", "_index")
+    the index (16 bytes a row), never the rows themselves; `alive` masks removed index entries.
+    `zone`: the least and greatest non-null key of its rows (an integer key), None if no row
+    has one — an equi-join's probes outside it cannot match here (see `_Rows.pairs`)."""
+    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level", "probed", "_index", "zone")
 
-    def __init__(self, segments: list[pa.Table], hashes: np.ndarray, pos: np.ndarray, level: int):
+    def __init__(self, segments: list[pa.Table], hashes: np.ndarray, pos: np.ndarray, level: int,
+                 zone: tuple[int, int] | None = None):
+        self.zone = zone
         self.segments = segments
         self.starts = np.cumsum([0] + [s.num_rows for s in segments])
         self.hashes, self.pos = hashes, pos
@@ -334,9 +339,13 @@ class _Run:
         self._index: HashIndex | None = None  # built at the first lookup
 
     @classmethod
-    def of(cls, rows: pa.Table, hashes: np.ndarray, level: int) -> "_Run":
+    def of(cls, rows: pa.Table, hashes: np.ndarray, level: int, zone_column: int | None = None) -> "_Run":
         order = np.argsort(hashes)  # (the order within a partition does not matter)
-        return cls([rows.combine_chunks()], hashes[order], order, level)
+        zone = None
+        if zone_column is not None:
+            mm = pc.min_max(_int64(rows.column(zone_column)))
+            zone = None if mm["min"].as_py() is None else (mm["min"].as_py(), mm["max"].as_py())
+        return cls([rows.combine_chunks()], hashes[order], order, level, zone)
 
     def rows(self, idx: np.ndarray | None = None) -> pa.Table:
         """The rows at index entries `idx` (all live rows when None)."""
@@ -399,7 +408,7 @@ class _Run:
         kept[p] = True
         renumber = np.cumsum(kept) - 1
         rows = self._gather(np.sort(p)).combine_chunks()
-        self.__init__([rows], self.hashes[keep], renumber[p], self.level)
+        self.__init__([rows], self.hashes[keep], renumber[p], self.level, self.zone)  # (the zone may be wider)
 
 
 class _Rows:
@@ -411,11 +420,15 @@ class _Rows:
     consult (the side of a join whose other side changes little) are merged only when there
     are too many of them.
     Removed rows are masked out, and dropped when their run is merged or mostly dead.
-    Unpartitioned: one table."""
+    Unpartitioned: one table.
+    `zone_column`: the partition key, when it is one integer-like column: each run knows the
+    range of its keys, and a join's probes skip the runs whose range they miss (the rows of
+    recent keys are in recent runs: a stream's ids and times grow)."""
 
-    def __init__(self, schema: pa.Schema, partitioned: bool):
+    def __init__(self, schema: pa.Schema, partitioned: bool, zone_column: int | None = None):
         self.schema = schema
         self.partitioned = partitioned
+        self.zone_column = zone_column
         self.runs: list[_Run] = []
         self.table: pa.Table | None = None  # unpartitioned
 
@@ -445,7 +458,7 @@ class _Rows:
         if not self.partitioned:
             self.table = rows if self.table is None else pa.concat_tables([self.table, rows])
             return
-        self.runs.append(_Run.of(rows, hashes, level))
+        self.runs.append(_Run.of(rows, hashes, level, self.zone_column))
         while (group := self._due_group()) is not None:
             self.runs[group:group + FANOUT] = [_merge_runs(self.runs[group:group + FANOUT])]
         self.runs = [r for r in self.runs if r.live]
@@ -490,15 +503,32 @@ class _Rows:
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
-    def pairs(self, hashes: np.ndarray) -> tuple[np.ndarray, pa.Table]:
+    def pairs(self, hashes: np.ndarray, keys: pa.ChunkedArray | pa.Array | None = None
+              ) -> tuple[np.ndarray, pa.Table]:
         """The cached rows of each probe's partition: (probe numbers, rows), row i being in
         the partition whose hash is hashes[probe[i]] (an equi-join's pairs, to be checked
-        for hash collisions by comparing the keys)."""
+        for hash collisions by comparing the keys). `keys`: the probes' key values, when the
+        cache has zones: a run whose key range they miss is not searched, and a run is
+        searched for the probes in its range only (an equi-join: a null key matches nothing)."""
         n = len(hashes)
         distinct, uid = _distinct(hashes)
+        zoned = self._distinct_keys(keys, uid, len(distinct)) if keys is not None else None
         parts, owners = [], []
         for run in self.runs:
-            idx, probe = run.find_each(distinct)
+            if zoned is None:
+                idx, probe = run.find_each(distinct)
+            elif run.zone is None:
+                continue  # no row with a non-null key
+            else:
+                dkeys, known = zoned
+                within = np.flatnonzero(known & (dkeys >= run.zone[0]) & (dkeys <= run.zone[1]))
+                if not len(within):
+                    continue
+                if len(within) == len(distinct):
+                    idx, probe = run.find_each(distinct)
+                else:
+                    idx, probe = run.find_each(distinct[within])
+                    probe = within[probe]
             if len(idx):
                 parts.append(run.rows(idx))
                 owners.append(probe)
@@ -513,6 +543,44 @@ class _Rows:
         probe = np.repeat(np.arange(n), cnt)
         entry = by_owner[expand_ranges(starts[uid], starts[uid] + cnt)]
         return probe, rows.take(pa.array(entry))
+
+    def _distinct_keys(self, keys, uid: np.ndarray, nd: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(the key of each distinct probe hash, whether it has one: False when its probes'
+        keys are all null, which match nothing), or None when zones cannot say (no zones, or
+        two keys of one hash)."""
+        if self.zone_column is None:
+            return None
+        k = _int64(keys)
+        valid = None
+        if k.null_count:
+            valid = k.is_valid().to_numpy(zero_copy_only=False)
+            k = pc.fill_null(k, 0)
+        k = k.to_numpy()
+        u = uid
+        if valid is not None:
+            k, u = k[valid], uid[valid]
+        dk = np.zeros(nd, dtype=np.int64)
+        known = np.zeros(nd, dtype=bool)
+        dk[u] = k
+        known[u] = True
+        return (dk, known) if bool((dk[u] == k).all()) else None
+
+
+def _zone_column(schema: pa.Schema, partition_key: list[int]) -> int | None:
+    """The partition key column whose runs keep a zone: a single integer, date or timestamp."""
+    if len(partition_key) != 1:
+        return None
+    t = schema.field(partition_key[0]).type
+    ok = (pa.types.is_integer(t) and t != pa.uint64()) or pa.types.is_timestamp(t) or pa.types.is_date(t)
+    return partition_key[0] if ok else None
+
+
+def _int64(col):
+    """A zone column's values as int64 (dates by their day number)."""
+    if pa.types.is_date32(col.type):
+        col = col.cast(pa.int32())
+    return col.cast(pa.int64())
+
 
 def _distinct(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct hashes, each hash's number among them). Many repeats (a join's probes of
@@ -546,4 +614,6 @@ def _merge_runs(runs: list[_Run]) -> _Run:
     order = np.argsort(h, kind="stable")
     if len(segments) > MAX_SEGMENTS:
         segments = [pa.concat_tables(segments).combine_chunks()]
-    return _Run(segments, h[order], pos[order], runs[0].level + 1)
+    zones = [r.zone for r in runs if r.zone is not None]
+    zone = (min(z[0] for z in zones), max(z[1] for z in zones)) if zones else None
+    return _Run(segments, h[order], pos[order], runs[0].level + 1, zone)

@@ -153,6 +153,9 @@ def serve(run: Callable[..., object], nice: int = 0, setup: Callable[[], None] |
             os.nice(nice)
         except OSError:
             pass
+    from rw_cli.common.memory import tune_allocator
+
+    tune_allocator()
     if setup is not None:
         setup()
     write_all(out, _READY)

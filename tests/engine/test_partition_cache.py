@@ -120,3 +120,70 @@ def test_distinct_probes_by_hash_table_or_sort():
     for h in (repeats, distinct_, repeats[:10], np.zeros(0, dtype=np.uint64)):
         d, uid = _distinct(h)
         assert len(d) == len(np.unique(h)) and (d[uid] == h).all()
+
+
+def _pairs_by_key(cache: _Rows, probe_keys: pa.Array, zoned: bool) -> list[tuple[int, int]]:
+    """(probe number, matched row's id) of an equi-join's probes, keys compared."""
+    h = hash_columns([probe_keys])
+    owner, rows = cache.pairs(h, probe_keys if zoned else None)
+    k = probe_keys.to_pylist()
+    return sorted((int(o), i) for o, rk, i in zip(owner, rows.column(0).to_pylist(), rows.column(1).to_pylist())
+                  if k[o] is not None and rk == k[o])
+
+
+def test_zones_skip_runs_whose_key_range_the_probes_miss():
+    """A stream of growing keys (ids, times): each run knows its key range, and probes of
+    recent keys search only the recent runs — with the same pairs as searching them all,
+    null keys (which match nothing) included."""
+    import datetime
+
+    for arrow_type, to_key in ((pa.int64(), lambda i: i),
+                               (pa.date32(), lambda i: datetime.date(2020, 1, 1) + datetime.timedelta(days=i)),
+                               (pa.timestamp("us", "UTC"),
+                                lambda i: datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+                                + datetime.timedelta(seconds=i))):
+        schema = pa.schema([("_0", arrow_type), ("_1", pa.int64())])
+        zoned, plain = _Rows(schema, True, zone_column=0), _Rows(schema, True)
+        rng = np.random.default_rng(11)
+        n = 0
+        for epoch in range(40):
+            ks = [None if j % 17 == 0 else to_key(int(v)) for j, v in enumerate(rng.integers(epoch * 10, epoch * 10 + 12, 30))]
+            rows = pa.table({"_0": pa.array(ks, arrow_type), "_1": pa.array(np.arange(n, n + 30), pa.int64())})
+            n += 30
+            for cache in (zoned, plain):
+                cache.add(rows, hash_columns([rows.column(0)]))
+            probes = pa.array([None] + [to_key(int(v)) for v in rng.integers(epoch * 10 - 5, epoch * 10 + 15, 25)],
+                              arrow_type)
+            assert _pairs_by_key(zoned, probes, True) == _pairs_by_key(plain, probes, False)
+        assert all(r.zone is not None for r in zoned.runs)
+        # probes of recent keys do not search the runs of older keys
+        before = [r.probed for r in zoned.runs]
+        old = [i for i, r in enumerate(zoned.runs) if r.zone[1] < _int(to_key(395), arrow_type)]
+        assert old
+        _pairs_by_key(zoned, pa.array([to_key(395), to_key(399)], arrow_type), True)
+        assert all(zoned.runs[i].probed == before[i] for i in old)
+
+
+def _int(value, arrow_type) -> int:
+    from rw_cli.engine.partition_recompute import _int64
+
+    return _int64(pa.array([value], arrow_type)).to_pylist()[0]
+
+
+def test_zones_fall_back_on_a_hash_of_two_keys():
+    """Two probe keys with one hash (a collision): the zones cannot say which run to search,
+    so every run is searched."""
+    schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
+    cache = _Rows(schema, True, zone_column=0)
+    for base in (0, 100):
+        rows = pa.table({"_0": pa.array([base, base + 1], pa.int64()), "_1": pa.array([base, base + 1], pa.int64())})
+        cache.add(rows, hash_columns([rows.column(0)]))
+    keys = pa.array([1, 100], pa.int64())
+    same = np.array([7, 7], dtype=np.uint64)  # as if both keys hashed alike
+    assert cache._distinct_keys(keys, np.array([0, 0]), 1) is None
+    cache.runs[0].hashes[:] = 7
+    cache.runs[1].hashes[:] = 7
+    for r in cache.runs:
+        r._index = None
+    owner, rows = cache.pairs(same, keys)
+    assert sorted(rows.column(1).to_pylist()) == [0, 0, 1, 1, 100, 100, 101, 101]
