@@ -68,10 +68,12 @@ def event_types(e: np.ndarray) -> np.ndarray:
     return np.where(off < PERSON_PROPORTION, 0, np.where(off < PERSON_PROPORTION + AUCTION_PROPORTION, 1, 2))
 
 
-def _progression_types(e: np.ndarray) -> np.ndarray:
-    """`event_types` of an arithmetic progression of event numbers (a split's read): they
-    repeat every PROPORTION_DENOMINATOR events, so the first ones are computed and tiled."""
-    return np.resize(event_types(e[:PROPORTION_DENOMINATOR]), len(e))
+def _progression_is(e: np.ndarray, kind: int) -> np.ndarray:
+    """Which of an arithmetic progression of event numbers (a split's read) are of type
+    `kind`: types repeat every PROPORTION_DENOMINATOR events, so the first ones are computed
+    and tiled."""
+    first = event_types(e[:PROPORTION_DENOMINATOR]) == kind
+    return np.tile(first, -(-len(e) // len(first)))[:len(e)] if len(e) else first
 
 
 def last_base0_person_id(e: np.ndarray) -> np.ndarray:
@@ -87,6 +89,23 @@ def last_base0_auction_id(e: np.ndarray) -> np.ndarray:
     epoch = np.where(is_person, epoch - 1, epoch)
     off = np.where(is_person | is_bid, AUCTION_PROPORTION - 1, off - PERSON_PROPORTION)
     return epoch * AUCTION_PROPORTION + off
+
+
+def _bid_lasts(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`last_base0_auction_id` and `last_base0_person_id` of bid events, with one division:
+    a bid comes after its epoch's person and auctions."""
+    epoch = e // PROPORTION_DENOMINATOR
+    return epoch * AUCTION_PROPORTION + (AUCTION_PROPORTION - 1), epoch * PERSON_PROPORTION + (PERSON_PROPORTION - 1)
+
+
+def _hot_or_next(hot: np.ndarray, last: np.ndarray, e: np.ndarray, next_id) -> np.ndarray:
+    """The first id of the last HOT_RATIO_GROUP where `hot`, else `next_id(e, last)` — drawn
+    only for the rows that are not hot (each row's draw depends on its event alone)."""
+    out = (last // HOT_RATIO_GROUP) * HOT_RATIO_GROUP
+    cold = np.flatnonzero(~hot)
+    if len(cold):
+        out[cold] = next_id(e[cold], last[cold])
+    return out
 
 
 def next_base0_person_id(e: np.ndarray, field: int, last: np.ndarray | None = None) -> np.ndarray:
@@ -203,17 +222,22 @@ def bids(e: np.ndarray, gap_ns: int) -> dict:
     which = lambda: rand_int(SEED, e, 36, len(HOT_CHANNELS))  # noqa: E731
     chan_no = lambda: rand_int(SEED, e, 37, 10000)  # noqa: E731
 
+    lasts: list = []
+
+    def last(i: int) -> np.ndarray:
+        if not lasts:
+            lasts.extend(_bid_lasts(e))
+        return lasts[i]
+
     def auction():
         hot = rand_int(SEED, e, 31, HOT_AUCTION_RATIO) > 0
-        last = last_base0_auction_id(e)
-        return pa.array(np.where(hot, (last // HOT_RATIO_GROUP) * HOT_RATIO_GROUP,
-                                 next_base0_auction_id(e, 32, last)) + FIRST_AUCTION_ID, pa.int64())
+        ids = _hot_or_next(hot, last(0), e, lambda ec, lc: next_base0_auction_id(ec, 32, lc))
+        return pa.array(ids + FIRST_AUCTION_ID, pa.int64())
 
     def bidder():
         hot = rand_int(SEED, e, 33, HOT_BIDDER_RATIO) > 0
-        last = last_base0_person_id(e)
-        return pa.array(np.where(hot, (last // HOT_RATIO_GROUP) * HOT_RATIO_GROUP + 1,
-                                 next_base0_person_id(e, 34, last)) + FIRST_PERSON_ID, pa.int64())
+        ids = _hot_or_next(hot, last(1), e, lambda ec, lc: next_base0_person_id(ec, 34, lc) - 1)
+        return pa.array(ids + 1 + FIRST_PERSON_ID, pa.int64())
 
     def channel():
         cold = pc.binary_join_element_wise(pa.scalar("channel-"), pc.cast(pa.array(chan_no()), pa.string()), "")
@@ -320,7 +344,7 @@ class NexmarkReader(SourceReader):
         events = k + self.split_num * (offset + np.arange(n, dtype=np.int64))
         if self.table_type is None:
             return self._combined(events, columns), events, offset + n
-        keep = events[_progression_types(events) == EVENT_TYPE[self.table_type]]
+        keep = events[_progression_is(events, EVENT_TYPE[self.table_type])]
         names = [c for c, _ in self.columns if columns is None or c in columns]
         table = _rows(self.table_type, keep, self.gap_ns, names)
         return table, keep, offset + n

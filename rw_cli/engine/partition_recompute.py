@@ -536,8 +536,15 @@ class _Rows:
             return np.zeros(0, dtype=np.int64), self.schema.empty_table()
         rows = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         owner = np.concatenate(owners)
-        by_owner = np.argsort(owner, kind="stable")
         counts = np.bincount(owner, minlength=len(distinct))
+        if len(counts) and counts.max() <= 1:
+            # a row per partition at most (a join on the other side's unique key)
+            where = np.full(len(distinct), -1, dtype=np.int64)
+            where[owner] = np.arange(len(owner))
+            each = where[uid]
+            probe = np.flatnonzero(each >= 0)
+            return probe, rows.take(pa.array(each[probe]))
+        by_owner = np.argsort(owner, kind="stable")
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         cnt = counts[uid]
         probe = np.repeat(np.arange(n), cnt)

@@ -41,6 +41,26 @@ def test_deterministic_whatever_the_chunking():
     assert pruned.column("price").equals(whole.column("price"))
 
 
+def test_shortcuts_draw_what_the_reference_formulas_draw():
+    """Bids' last ids by one division, ids drawn only for the rows that are not hot, and
+    `rand_int`'s division by one bound give what the general formulas give."""
+    from rw_cli.connector.rand import rand_int, uniform64
+
+    e = np.arange(0, 2_000_000, 7, dtype=np.int64)
+    bids = e[nexmark.event_types(e) == 2]
+    la, lp = nexmark._bid_lasts(bids)
+    assert (la == nexmark.last_base0_auction_id(bids)).all()
+    assert (lp == nexmark.last_base0_person_id(bids)).all()
+    hot = rand_int(nexmark.SEED, bids, 31, nexmark.HOT_AUCTION_RATIO) > 0
+    want = np.where(hot, (la // nexmark.HOT_RATIO_GROUP) * nexmark.HOT_RATIO_GROUP,
+                    nexmark.next_base0_auction_id(bids, 32, la)) + nexmark.FIRST_AUCTION_ID
+    assert nexmark.generate("bid", e, columns=["auction"]).column("auction").to_numpy().tolist() == want.tolist()
+    for n in (1, 3, 111, 2**40 + 3, np.full(len(e), 111), np.arange(len(e)) % 13 + 1):
+        got = rand_int(5, e, 3, n)
+        assert (got == ((uniform64(5, e, 3) >> np.uint64(11)) % np.asarray(n, dtype=np.uint64)).astype(np.int64)).all()
+        assert ((got >= 0) & (got < n)).all()
+
+
 def test_splits_partition_the_events():
     r = nexmark.NexmarkReader({"nexmark.table.type": "Bid", "nexmark.event.num": "1000",
                                "nexmark.split.num": "3"}, nexmark.TABLE_COLUMNS["bid"])

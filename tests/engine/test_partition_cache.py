@@ -187,3 +187,18 @@ def test_zones_fall_back_on_a_hash_of_two_keys():
         r._index = None
     owner, rows = cache.pairs(same, keys)
     assert sorted(rows.column(1).to_pylist()) == [0, 0, 1, 1, 100, 100, 101, 101]
+
+
+def test_pairs_of_a_unique_key_and_of_repeated_keys_agree_with_a_nested_loop():
+    """A cache holding one row per key (a join on the other side's primary key) and one with
+    several: each probe gets exactly the rows of its key."""
+    rng = np.random.default_rng(8)
+    schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
+    for keys in (np.arange(500), rng.integers(0, 200, 500)):
+        cache = _Rows(schema, True, zone_column=0)
+        for part in np.array_split(np.arange(500), 7):
+            rows = pa.table({"_0": pa.array(keys[part]), "_1": pa.array(part)}, schema=schema)
+            cache.add(rows, hash_columns([rows.column(0)]))
+        probes = pa.array(rng.integers(-10, 520, 3000), pa.int64())
+        want = sorted((p, i) for p, k in enumerate(probes.to_pylist()) for i in np.flatnonzero(keys == k).tolist())
+        assert _pairs_by_key(cache, probes, True) == want == _pairs_by_key(cache, probes, False)
