@@ -316,6 +316,7 @@ FANOUT = 4
 PROBES_PER_ROW_TO_MERGE = 1 / 32
 MAX_RUNS = 48
 MAX_SEGMENTS = 256  # a merged run with more row segments than this copies them into one
+LINEAR_PROBES = 16  # an unsorted run is scanned for this many probes in all before it is sorted
 
 
 class _Run:
@@ -323,12 +324,17 @@ class _Run:
     the partition-key hash: `hashes[i]` is the hash of row `pos[i]`. Merging runs merges only
     the index (16 bytes a row), never the rows themselves; `alive` masks removed index entries.
     `zone`: the least and greatest non-null key of its rows (an integer key), None if no row
-    has one — an equi-join's probes outside it cannot match here (see `_Rows.pairs`)."""
-    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level", "probed", "_index", "zone")
+    has one — an equi-join's probes outside it cannot match here (see `_Rows.pairs`).
+    A new run's index is sorted at its first lookup of more than LINEAR_PROBES probes (in
+    all): until then a lookup scans it (the side of a join whose zones the other side's few
+    new keys barely reach is never sorted before it is merged)."""
+    __slots__ = ("segments", "starts", "hashes", "pos", "alive", "live", "level", "probed", "_index", "zone",
+                 "sorted")
 
     def __init__(self, segments: list[pa.Table], hashes: np.ndarray, pos: np.ndarray, level: int,
-                 zone: tuple[int, int] | None = None):
+                 zone: tuple[int, int] | None = None, is_sorted: bool = True):
         self.zone = zone
+        self.sorted = is_sorted
         self.segments = segments
         self.starts = np.cumsum([0] + [s.num_rows for s in segments])
         self.hashes, self.pos = hashes, pos
@@ -340,12 +346,11 @@ class _Run:
 
     @classmethod
     def of(cls, rows: pa.Table, hashes: np.ndarray, level: int, zone_column: int | None = None) -> "_Run":
-        order = np.argsort(hashes)  # (the order within a partition does not matter)
         zone = None
         if zone_column is not None:
             mm = pc.min_max(_int64(rows.column(zone_column)))
             zone = None if mm["min"].as_py() is None else (mm["min"].as_py(), mm["max"].as_py())
-        return cls([rows.combine_chunks()], hashes[order], order, level, zone)
+        return cls([rows.combine_chunks()], hashes, np.arange(len(hashes)), level, zone, is_sorted=False)
 
     def rows(self, idx: np.ndarray | None = None) -> pa.Table:
         """The rows at index entries `idx` (all live rows when None)."""
@@ -379,16 +384,31 @@ class _Run:
     def find_each(self, touched: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(index entries, the number of the probe each matches) of the live rows whose hash
         is in `touched` (unique)."""
-        if self._index is None:
-            self._index = HashIndex(self.hashes)
-        self.probed += len(touched)
-        hit, first, end = self._index.lookup(touched)
-        idx = expand_ranges(first, end)
-        probe = np.repeat(hit, end - first)
+        if not self.sorted and self.probed + len(touched) <= LINEAR_PROBES:
+            self.probed += len(touched)
+            found = [np.flatnonzero(self.hashes == h) for h in touched]
+            idx = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+            probe = np.repeat(np.arange(len(touched)), [len(f) for f in found])
+        else:
+            if not self.sorted:
+                self._sort()
+            if self._index is None:
+                self._index = HashIndex(self.hashes)
+            self.probed += len(touched)
+            hit, first, end = self._index.lookup(touched)
+            idx = expand_ranges(first, end)
+            probe = np.repeat(hit, end - first)
         if self.alive is not None and len(idx):
             live = self.alive[idx]
             idx, probe = idx[live], probe[live]
         return idx, probe
+
+    def _sort(self) -> None:
+        order = np.argsort(self.hashes)  # (the order within a partition does not matter)
+        self.hashes, self.pos = self.hashes[order], self.pos[order]
+        if self.alive is not None:
+            self.alive = self.alive[order]
+        self.sorted = True
 
     def remove(self, idx: np.ndarray) -> None:
         if self.alive is None:
@@ -408,7 +428,8 @@ class _Run:
         kept[p] = True
         renumber = np.cumsum(kept) - 1
         rows = self._gather(np.sort(p)).combine_chunks()
-        self.__init__([rows], self.hashes[keep], renumber[p], self.level, self.zone)  # (the zone may be wider)
+        self.__init__([rows], self.hashes[keep], renumber[p], self.level, self.zone,  # (the zone may be wider)
+                      is_sorted=self.sorted)
 
 
 class _Rows:
@@ -616,11 +637,13 @@ def _merge_runs(runs: list[_Run]) -> _Run:
     offsets = np.cumsum([0] + [int(r.starts[-1]) for r in runs])
     h = np.concatenate([r.hashes for r in runs])
     pos = np.concatenate([r.pos + off for r, off in zip(runs, offsets)])
-    # each run's hashes are sorted: a stable sort (timsort) finds those runs and merges them,
-    # about twice as fast as sorting from scratch
-    order = np.argsort(h, kind="stable")
     if len(segments) > MAX_SEGMENTS:
         segments = [pa.concat_tables(segments).combine_chunks()]
     zones = [r.zone for r in runs if r.zone is not None]
     zone = (min(z[0] for z in zones), max(z[1] for z in zones)) if zones else None
+    if not any(r.sorted for r in runs):  # never needed sorting: neither does their union yet
+        return _Run(segments, h, pos, runs[0].level + 1, zone, is_sorted=False)
+    # sorted runs: a stable sort (timsort) finds those runs and merges them, about twice as
+    # fast as sorting from scratch (which is what unsorted ones need)
+    order = np.argsort(h, kind="stable" if all(r.sorted for r in runs) else None)
     return _Run(segments, h[order], pos[order], runs[0].level + 1, zone)

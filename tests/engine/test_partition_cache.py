@@ -202,3 +202,28 @@ def test_pairs_of_a_unique_key_and_of_repeated_keys_agree_with_a_nested_loop():
         probes = pa.array(rng.integers(-10, 520, 3000), pa.int64())
         want = sorted((p, i) for p, k in enumerate(probes.to_pylist()) for i in np.flatnonzero(keys == k).tolist())
         assert _pairs_by_key(cache, probes, True) == want == _pairs_by_key(cache, probes, False)
+
+
+def test_a_run_is_scanned_for_a_few_probes_and_sorted_past_them():
+    """A new run is not sorted until lookups have asked for more than LINEAR_PROBES hashes;
+    removed rows stay removed when it is sorted; lookups agree before and after."""
+    from rw_cli.engine import partition_recompute as pr
+
+    schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
+    cache = _Rows(schema, True)
+    keys = np.arange(300) % 50
+    rows = pa.table({"_0": pa.array(keys), "_1": pa.array(np.arange(300))}, schema=schema)
+    cache.add(rows, hash_columns([rows.column(0)]))
+    run = cache.runs[0]
+    assert not run.sorted
+
+    def ids(ks):
+        return sorted(cache.take(hash_columns([pa.array(ks, pa.int64())])).column(1).to_pylist())
+
+    assert ids([3, 7]) == sorted(i for i in range(300) if i % 50 in (3, 7))
+    cache.take(hash_columns([pa.array([3], pa.int64())]), remove=True)
+    assert not run.sorted and run.probed <= pr.LINEAR_PROBES
+    assert ids(list(range(pr.LINEAR_PROBES))) == sorted(i for i in range(300) if i % 50 < pr.LINEAR_PROBES
+                                                        and i % 50 != 3)
+    assert run.sorted
+    assert ids([3, 7]) == sorted(i for i in range(300) if i % 50 == 7)
