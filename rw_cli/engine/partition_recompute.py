@@ -529,11 +529,24 @@ class _Rows:
         """The cached rows of each probe's partition: (probe numbers, rows), row i being in
         the partition whose hash is hashes[probe[i]] (an equi-join's pairs, to be checked
         for hash collisions by comparing the keys). `keys`: the probes' key values, when the
-        cache has zones: a run whose key range they miss is not searched, and a run is
-        searched for the probes in its range only (an equi-join: a null key matches nothing)."""
+        cache has zones: probes outside every zone are dropped first (a big side probing a
+        small one), a run whose zone they miss is not searched, and a run is searched for the
+        probes in its zone only (an equi-join: a null key matches nothing)."""
+        values = self._key_values(keys) if keys is not None and self.zone_column is not None else None
+        sel = None
+        if values is not None:
+            sel = self._within_zones(*values)
+            if sel is not None:
+                if not len(sel):
+                    return np.zeros(0, dtype=np.int64), self.schema.empty_table()
+                hashes, values = hashes[sel], (values[0][sel], values[1][sel])
+        probe, rows = self._pairs(hashes, values)
+        return (probe if sel is None else sel[probe]), rows
+
+    def _pairs(self, hashes: np.ndarray, values: tuple[np.ndarray, np.ndarray] | None):
         n = len(hashes)
         distinct, uid = _distinct(hashes)
-        zoned = self._distinct_keys(keys, uid, len(distinct)) if keys is not None else None
+        zoned = _distinct_keys(*values, uid, len(distinct)) if values is not None else None
         parts, owners = [], []
         for run in self.runs:
             if zoned is None:
@@ -572,26 +585,38 @@ class _Rows:
         entry = by_owner[expand_ranges(starts[uid], starts[uid] + cnt)]
         return probe, rows.take(pa.array(entry))
 
-    def _distinct_keys(self, keys, uid: np.ndarray, nd: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(the key of each distinct probe hash, whether it has one: False when its probes'
-        keys are all null, which match nothing), or None when zones cannot say (no zones, or
-        two keys of one hash)."""
-        if self.zone_column is None:
-            return None
+    @staticmethod
+    def _key_values(keys) -> tuple[np.ndarray, np.ndarray]:
+        """The probes' keys as int64 (0 where null) and whether each is not null."""
         k = _int64(keys)
-        valid = None
         if k.null_count:
             valid = k.is_valid().to_numpy(zero_copy_only=False)
             k = pc.fill_null(k, 0)
-        k = k.to_numpy()
-        u = uid
-        if valid is not None:
-            k, u = k[valid], uid[valid]
-        dk = np.zeros(nd, dtype=np.int64)
-        known = np.zeros(nd, dtype=bool)
-        dk[u] = k
-        known[u] = True
-        return (dk, known) if bool((dk[u] == k).all()) else None
+        else:
+            valid = np.ones(len(k), dtype=bool)
+        return k.to_numpy(), valid
+
+    def _within_zones(self, k: np.ndarray, valid: np.ndarray) -> np.ndarray | None:
+        """The probes whose key is within some run's zone, when they are under half of them."""
+        zones = [r.zone for r in self.runs if r.zone is not None]
+        if not zones:
+            return np.zeros(0, dtype=np.int64)
+        sel = np.flatnonzero(valid & (k >= min(z[0] for z in zones)) & (k <= max(z[1] for z in zones)))
+        return sel if len(sel) < len(k) // 2 else None
+
+
+def _distinct_keys(k: np.ndarray, valid: np.ndarray, uid: np.ndarray,
+                   nd: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the key of each distinct probe hash, whether it has one: False when its probes' keys
+    are all null, which match nothing), or None when zones cannot say (two keys of one hash)."""
+    u = uid
+    if not valid.all():
+        k, u = k[valid], uid[valid]
+    dk = np.zeros(nd, dtype=np.int64)
+    known = np.zeros(nd, dtype=bool)
+    dk[u] = k
+    known[u] = True
+    return (dk, known) if bool((dk[u] == k).all()) else None
 
 
 def _zone_column(schema: pa.Schema, partition_key: list[int]) -> int | None:

@@ -180,7 +180,9 @@ def test_zones_fall_back_on_a_hash_of_two_keys():
         cache.add(rows, hash_columns([rows.column(0)]))
     keys = pa.array([1, 100], pa.int64())
     same = np.array([7, 7], dtype=np.uint64)  # as if both keys hashed alike
-    assert cache._distinct_keys(keys, np.array([0, 0]), 1) is None
+    from rw_cli.engine.partition_recompute import _distinct_keys
+
+    assert _distinct_keys(*cache._key_values(keys), np.array([0, 0]), 1) is None
     cache.runs[0].hashes[:] = 7
     cache.runs[1].hashes[:] = 7
     for r in cache.runs:
@@ -202,6 +204,12 @@ def test_pairs_of_a_unique_key_and_of_repeated_keys_agree_with_a_nested_loop():
         probes = pa.array(rng.integers(-10, 520, 3000), pa.int64())
         want = sorted((p, i) for p, k in enumerate(probes.to_pylist()) for i in np.flatnonzero(keys == k).tolist())
         assert _pairs_by_key(cache, probes, True) == want == _pairs_by_key(cache, probes, False)
+        # probes mostly outside every run's keys (a big side probing a small one)
+        far = pa.array(np.concatenate([rng.integers(10_000, 20_000, 900), [5, 7, 499]]), pa.int64())
+        want = sorted((p, i) for p, k in enumerate(far.to_pylist()) for i in np.flatnonzero(keys == k).tolist())
+        assert _pairs_by_key(cache, far, True) == want == _pairs_by_key(cache, far, False)
+    empty = _Rows(schema, True, zone_column=0)
+    assert _pairs_by_key(empty, pa.array([1, 2], pa.int64()), True) == []
 
 
 def test_a_run_is_scanned_for_a_few_probes_and_sorted_past_them():
