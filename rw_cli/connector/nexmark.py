@@ -98,10 +98,11 @@ def _bid_lasts(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return epoch * AUCTION_PROPORTION + (AUCTION_PROPORTION - 1), epoch * PERSON_PROPORTION + (PERSON_PROPORTION - 1)
 
 
-def _hot_or_next(hot: np.ndarray, last: np.ndarray, e: np.ndarray, next_id) -> np.ndarray:
-    """The first id of the last HOT_RATIO_GROUP where `hot`, else `next_id(e, last)` — drawn
-    only for the rows that are not hot (each row's draw depends on its event alone)."""
-    out = (last // HOT_RATIO_GROUP) * HOT_RATIO_GROUP
+def _hot_or_next(hot: np.ndarray, last: np.ndarray, e: np.ndarray, next_id, hot_offset: int = 0) -> np.ndarray:
+    """The hot id (`hot_offset` past the first of the last HOT_RATIO_GROUP ids) where `hot`,
+    else `next_id(e, last)` — drawn only for the rows that are not hot (each row's draw
+    depends on its event alone)."""
+    out = (last // HOT_RATIO_GROUP) * HOT_RATIO_GROUP + hot_offset
     cold = np.flatnonzero(~hot)
     if len(cold):
         out[cold] = next_id(e[cold], last[cold])
@@ -236,8 +237,8 @@ def bids(e: np.ndarray, gap_ns: int) -> dict:
 
     def bidder():
         hot = rand_int(SEED, e, 33, HOT_BIDDER_RATIO) > 0
-        ids = _hot_or_next(hot, last(1), e, lambda ec, lc: next_base0_person_id(ec, 34, lc) - 1)
-        return pa.array(ids + 1 + FIRST_PERSON_ID, pa.int64())
+        ids = _hot_or_next(hot, last(1), e, lambda ec, lc: next_base0_person_id(ec, 34, lc), hot_offset=1)
+        return pa.array(ids + FIRST_PERSON_ID, pa.int64())
 
     def channel():
         cold = pc.binary_join_element_wise(pa.scalar("channel-"), pc.cast(pa.array(chan_no()), pa.string()), "")

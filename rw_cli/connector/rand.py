@@ -50,13 +50,12 @@ def rand_int(seed: int, index: np.ndarray, field: int, n) -> np.ndarray:
     r = uniform64(seed, index, field) >> np.uint64(11)
     bound = np.asarray(n, dtype=np.uint64)
     if bound.ndim and len(bound) and bound.min() == bound.max():
-        bound = bound.reshape(-1)[:1].reshape(())
-    if bound.ndim:
+        bound = bound[0]
+    if np.ndim(bound):
         r %= bound
     else:
-        d = np.uint64(bound)
-        q = r // d
-        q *= d
+        q = r // bound
+        q *= bound
         r -= q
     return r.view(np.int64)  # (values below 2**53: the same bits)
 
