@@ -75,6 +75,7 @@ def drop_relation(session, rel) -> None:
     table = relation_state_table(session.store, rel)
     table.truncate_all()
     table.commit(session.epoch.curr)
-    for table_id in rel.state_table_ids:  # the job's append logs go with it (a no-op for others)
+    for table_id in rel.state_table_ids:  # the job's internal state goes with it: logs and keys
         session.store.drop_log(table_id, session.epoch.curr)
+        session.store.truncate_table(table_id, session.epoch.curr)
     session.catalog.remove(rel.id)

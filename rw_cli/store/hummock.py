@@ -38,7 +38,7 @@ from rw_cli.errors import StorageError
 from rw_cli.store import append_log
 from rw_cli.store.append_log import LogBatch, LogDrop
 from rw_cli.store.cache import DEFAULT_CACHE_SIZE, META_CACHE_FRACTION, LruCache, parse_size
-from rw_cli.store.keys import MAX_EPOCH, KeyForm, argsort_sortable, sortable_keys
+from rw_cli.store.keys import MAX_EPOCH, KeyForm, argsort_sortable, next_key, sortable_keys, table_key_prefix
 from rw_cli.store.lease import DEFAULT_HEARTBEAT_SECS, WriterLease
 from rw_cli.store.merge import dedup_same_epoch, merge_runs
 from rw_cli.store.object_store import ObjectStore
@@ -540,6 +540,14 @@ class HummockStorage:
             self._logs = [b for b in self._logs
                           if b.table_id != table_id or b.uploading or b.epoch > epoch]
             self._log_drops.append(LogDrop(epoch, table_id))
+
+    def truncate_table(self, table_id: int, epoch: int) -> None:
+        """Delete every key of a table at `epoch` (tombstones, which the bottom level's
+        compaction drops): the key-value state of a dropped job."""
+        prefix = table_key_prefix(table_id)
+        keys = self.scan_table(prefix, next_key(prefix)).column("key")
+        if len(keys):
+            self.ingest_arrays(keys.combine_chunks(), pa.nulls(len(keys), pa.binary()), epoch)
 
     def read_log(self, table_id: int, epoch: int = MAX_EPOCH) -> list[pa.Table]:
         """A table's appended rows at `epoch`, in append order: its committed segments, then

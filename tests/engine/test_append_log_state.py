@@ -100,3 +100,38 @@ def test_drop_removes_the_jobs_append_logs(tmp_path):
     s.store.vacuum()
     assert not os.listdir(os.path.join(str(tmp_path), "store", "log"))
     s.close()
+
+
+def test_drop_deletes_the_jobs_key_value_state(tmp_path):
+    """DROP deletes every key of the job's internal state tables (an aggregation's groups, a
+    retracting join input); after a restart a full compaction leaves not even tombstones of
+    them, and the tables the job read keep theirs."""
+    from rw_cli.store.keys import next_key, table_key_prefix
+
+    def live(s, table_id, tombstones=False):
+        prefix = table_key_prefix(table_id)
+        return s.store.scan_table(prefix, next_key(prefix), include_tombstones=tombstones).num_rows
+
+    s = rw_cli.connect(str(tmp_path))
+    s.execute("create table t (k int, v int)")
+    s.execute("create table u (k int, w int)")
+    s.execute("create materialized view m as select t.k, count(*) as c, sum(w) as s from t join u on t.k = u.k "
+              "group by t.k")
+    s.execute("insert into t select g % 50, g from generate_series(1, 500) g")
+    s.execute("insert into u select g % 50, g from generate_series(1, 200) g")
+    s.execute("delete from t where v < 100")
+    s.execute("flush")
+    ids = s.catalog.get("m").state_table_ids
+    before = {i: live(s, i) for i in ids}
+    assert sum(before.values()) > 500  # the join's inputs and the groups
+    base = {name: live(s, s.catalog.get(name).id) for name in ("t", "u")}
+    s.execute("drop materialized view m")
+    s.execute("flush")
+    assert all(live(s, i) == 0 for i in ids)
+    s.close()
+    s = rw_cli.connect(str(tmp_path))
+    s.store.compact(full=True)
+    assert all(live(s, i, tombstones=True) == 0 for i in ids)  # the space is reclaimed
+    assert {name: live(s, s.catalog.get(name).id) for name in ("t", "u")} == base
+    assert s.execute("select count(*) from t").fetchall() == [(401,)]
+    s.close()
