@@ -66,16 +66,12 @@ def _with_dependents(catalog, rel) -> list:
 
 
 def drop_relation(session, rel) -> None:
-    from rw_cli.sql.stream_builder import relation_state_table
-
     if rel.kind == VIEW:
         session.catalog.remove(rel.id)
         return
     session.runtime.drop_job(rel.id)
-    table = relation_state_table(session.store, rel)
-    table.truncate_all()
-    table.commit(session.epoch.curr)
-    for table_id in rel.state_table_ids:  # the job's internal state goes with it: logs and keys
+    # its rows and its job's internal state (append logs and keys) go with it
+    for table_id in [rel.id, *rel.state_table_ids]:
         session.store.drop_log(table_id, session.epoch.curr)
         session.store.truncate_table(table_id, session.epoch.curr)
     session.catalog.remove(rel.id)
