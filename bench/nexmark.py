@@ -82,7 +82,7 @@ def peak_rss_mb() -> float:
 # -- rw ----------------------------------------------------------------------------------------
 def run_rw(q: str, events: int, epoch_rows: int, gap_ns: int, suite: str, profile: str | None) -> dict:
     import rw_cli
-    from rw_cli.meta.driver import sources_idle
+    from rw_cli.stream.driver import sources_idle
 
     data_dir = tempfile.mkdtemp(prefix=f"rw-nexmark-{q}-")
     try:

@@ -34,7 +34,7 @@ MV = ("CREATE MATERIALIZED VIEW per_auction AS SELECT auction, count(*) AS bids,
 
 
 def run(engine: str, events: int, epoch_rows: int, master: str, parallelism: int) -> dict:
-    from rw_cli.meta.driver import sources_idle
+    from rw_cli.stream.driver import sources_idle
     from rw_cli.session import Session
 
     d = tempfile.mkdtemp(prefix=f"rw-spark-bench-{engine}-")

@@ -161,7 +161,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
     ok = True
     try:
         if interactive:
-            from rw_cli.meta.driver import BackgroundDriver
+            from rw_cli.stream.driver import BackgroundDriver
             from rw_cli.shell.repl import run_shell
 
             driver = BackgroundDriver(session).start()  # sources ingest while the shell waits
@@ -226,7 +226,7 @@ def config_path_command(ctx: click.Context) -> None:
 def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_interval_ms: int | None) -> None:
     """Keep every stream job running, with a live status line, until Ctrl-C (which
     checkpoints and exits cleanly)."""
-    from rw_cli.meta.driver import run
+    from rw_cli.stream.driver import run
 
     obj = ctx.obj or {}
     cfg = obj.get("config")

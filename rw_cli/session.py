@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from rw_cli.errors import EpochFailed
 from rw_cli.meta.catalog import Catalog
-from rw_cli.meta.epoch import EpochPair, next_epoch
+from rw_cli.common.epoch import EpochPair, next_epoch
 from rw_cli.meta.lock import DataDirLock
 from rw_cli.result import Result
 
@@ -68,7 +68,7 @@ class Session:
     def runtime(self):
         """The stream jobs, rebuilt from the catalog on first use (a plain SELECT needs none)."""
         if self._runtime is None:
-            from rw_cli.handler.recovery import recover
+            from rw_cli.stream.recovery import recover
 
             if self.engine == "spark":
                 from rw_cli.spark.runtime import SparkRuntime

@@ -13,7 +13,7 @@ import numpy as np
 from rw_cli.common.vnode import VNODE_COUNT, compute_vnodes
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.executor import Executor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 
 def vnode_owners(parallelism: int) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rw_cli.common.types import DataType
 from rw_cli.engine.chunk import StreamChunk, arrow_schema
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 
 class Executor:

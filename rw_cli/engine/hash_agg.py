@@ -21,7 +21,7 @@ from rw_cli.engine import duck
 from rw_cli.engine.chunk import (DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, cast_to, concat_chunks,
                                  to_schema)
 from rw_cli.engine.executor import Executor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 AGG_KINDS = ("count_star", "count", "sum", "avg", "min", "max")
 

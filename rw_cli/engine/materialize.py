@@ -14,7 +14,7 @@ from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, to_schema
 from rw_cli.engine.executor import Executor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 
 class MaterializeExecutor(Executor):

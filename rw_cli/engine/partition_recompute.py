@@ -22,7 +22,7 @@ from rw_cli.common.vnode import compute_vnodes, hash_columns, unique_hashes
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, concat_chunks, to_schema
 from rw_cli.engine.executor import Executor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 
 class PartitionRecomputeExecutor(Executor):
@@ -255,7 +255,7 @@ def _epoch_time(epoch: int) -> str:
     """The wall-clock time of an epoch (its physical part), as a UTC timestamp literal."""
     import datetime
 
-    from rw_cli.meta.epoch import EPOCH_ORIGIN_MS, EPOCH_SHIFT
+    from rw_cli.common.epoch import EPOCH_ORIGIN_MS, EPOCH_SHIFT
 
     ms = (epoch >> EPOCH_SHIFT) + EPOCH_ORIGIN_MS
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00")

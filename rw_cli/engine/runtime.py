@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.executor import Executor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 
 class PassThrough(Executor):

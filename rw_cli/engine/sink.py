@@ -18,7 +18,7 @@ import pyarrow as pa
 from rw_cli.common.types import DataType
 from rw_cli.engine.chunk import INSERT, UPDATE_INSERT, StreamChunk
 from rw_cli.engine.executor import Executor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 _OP_NAMES = np.array(["insert", "delete", "update_delete", "update_insert"])
 STAGING = ".staging"

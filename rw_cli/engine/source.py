@@ -19,7 +19,7 @@ from rw_cli.common.types import DataType
 from rw_cli.connector.base import SourceReader, conform
 from rw_cli.engine.chunk import StreamChunk, positional
 from rw_cli.engine.executor import Executor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 ROW_ID_BASE = 1 << 62  # above the ids RowIdGenerator gives DML rows
 ORDINAL_SHIFT = 40

@@ -36,7 +36,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
     """Rows of a window are emitted once the watermark of the table it comes from has passed
     the window's end; a closed window never changes again."""
     from rw_cli.errors import NotSupported
-    from rw_cli.sql.plan import StreamPartitionRecompute
+    from rw_cli.stream.plan import StreamPartitionRecompute
 
     window = next((t.this for t in query.find_all(exp.Table)
                    if isinstance(t.this, exp.Anonymous) and t.this.name.lower() in ("tumble", "hop")), None)
@@ -66,7 +66,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
 def stream_builder(session, rel: RelationCatalog, table_ids=None):
     """A builder whose state table ids are new (recorded in `rel`) or, on recovery, the
     recorded ones again in the same order."""
-    from rw_cli.sql.stream_builder import StreamBuilder
+    from rw_cli.stream.builder import StreamBuilder
 
     if table_ids is None:
         rel.shared_subplans = True
@@ -173,7 +173,7 @@ def backfill(session, job) -> None:
 
     from rw_cli.common.progress import Progress
     from rw_cli.engine.chunk import StreamChunk
-    from rw_cli.sql.stream_builder import relation_state_table
+    from rw_cli.stream.builder import relation_state_table
 
     snapshots = []
     for upstream_id, node in job.scans:

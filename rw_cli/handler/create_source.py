@@ -174,7 +174,7 @@ def source_job(store, rel: RelationCatalog):
 
 def connector_table_job(store, rel: RelationCatalog):
     from rw_cli.engine.runtime import Node
-    from rw_cli.sql.stream_builder import table_job
+    from rw_cli.stream.builder import table_job
 
     job = table_job(store, rel)
     src = Node(_source_executor(store, rel))

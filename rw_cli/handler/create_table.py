@@ -132,7 +132,7 @@ def _check_generated(columns: list[ColumnCatalog]) -> None:
 
 
 def add_table(session, rel: RelationCatalog) -> None:
-    from rw_cli.sql.stream_builder import table_job
+    from rw_cli.stream.builder import table_job
 
     session.catalog.add(rel)
     session.runtime.add_job(table_job(session.store, rel))

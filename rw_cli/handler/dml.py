@@ -10,7 +10,7 @@ from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError
 from rw_cli.meta.catalog import ROW_ID, TABLE, RelationCatalog
-from rw_cli.meta.epoch import physical_now
+from rw_cli.common.epoch import physical_now
 from rw_cli.result import Result
 
 from rw_cli.handler.query import run_query
@@ -89,7 +89,7 @@ def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Tab
     exprs = ret.expressions if isinstance(ret, exp.Returning) else [ret]
     q = exp.select(*[e.copy() for e in exprs]).from_(exp.to_table(rel.name))
     if rows is None:
-        from rw_cli.sql.stream_builder import relation_schema
+        from rw_cli.stream.builder import relation_schema
 
         rows = relation_schema(rel).empty_table()
     table, types = run_query_on(session, q, {rel.id: rows})

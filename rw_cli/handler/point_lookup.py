@@ -121,7 +121,7 @@ def _literal(e: exp.Expression, t):
 
 
 def fetch(session, rel: RelationCatalog, lists: list[list]) -> pa.Table:
-    from rw_cli.sql.stream_builder import relation_schema
+    from rw_cli.stream.builder import relation_schema
     from rw_cli.store.state_table import StateTable
 
     schema = relation_schema(rel)

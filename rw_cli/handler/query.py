@@ -23,7 +23,7 @@ from rw_cli.sql.transpile import to_duckdb
 def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=None) -> pa.Table:
     """A relation's rows (all columns, named) at the committed epoch, or with own writes.
     A committed snapshot streams from the store batch by batch, advancing `progress`."""
-    from rw_cli.sql.stream_builder import relation_state_table
+    from rw_cli.stream.builder import relation_state_table
 
     if not committed:
         live = session.runtime.live_table(rel.id)  # its memtable holds this epoch's writes
@@ -102,7 +102,7 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
             if overrides and rel.id in overrides:
                 data = overrides[rel.id]
             elif empty:
-                from rw_cli.sql.stream_builder import relation_schema
+                from rw_cli.stream.builder import relation_schema
 
                 data = relation_schema(rel).empty_table()
             else:
@@ -207,7 +207,7 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
     bound = bind_query(tree, session.catalog, session=session)
     sql = to_duckdb(bound.tree, bound.schema)
     tables: dict[str, pa.Table] = {k: v.schema.empty_table() for k, v in bound.system.items()}
-    from rw_cli.sql.stream_builder import relation_schema
+    from rw_cli.stream.builder import relation_schema
 
     for reg, rel in bound.relations.items():
         tables[reg] = relation_schema(rel).empty_table().select([c.name for c in rel.visible_columns])

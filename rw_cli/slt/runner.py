@@ -169,7 +169,7 @@ class FileRunner:
         and barriers keep committing (what a retried query waits for)."""
         started = time.monotonic()
         if hasattr(self.session, "tick"):
-            from rw_cli.meta.driver import drive_for
+            from rw_cli.stream.driver import drive_for
 
             drive_for(self.session, seconds)
         time.sleep(max(0.0, seconds - (time.monotonic() - started)))
@@ -201,7 +201,7 @@ class FileRunner:
                 except ValueError:
                     continue
                 if hasattr(self.session, "tick"):  # sources ingest while the client sleeps
-                    from rw_cli.meta.driver import drive_for
+                    from rw_cli.stream.driver import drive_for
 
                     drive_for(self.session, seconds)
                 else:

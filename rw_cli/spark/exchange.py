@@ -21,7 +21,7 @@ from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.exchange import retractions_first, vnode_owners
 from rw_cli.engine.executor import Executor
 from rw_cli.errors import EpochFailed  # noqa: F401 - re-exported for the runtime
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 from rw_cli.spark import worker
 from rw_cli.store.version import LogSegment, SstInfo
 

@@ -113,7 +113,7 @@ def _actor(task: EpochTask, actor_id: int, store):
 
 def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
     """Run this task's actors over their input rows; the output as OUTPUT_SCHEMA batches."""
-    from rw_cli.meta.epoch import EpochPair
+    from rw_cli.common.epoch import EpochPair
 
     store = _store(task)
     _stats.clear()

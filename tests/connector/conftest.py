@@ -12,7 +12,7 @@ def session(tmp_path):
 
 def drain(session, rows: int = 10_000, max_ticks: int = 10_000) -> int:
     """Tick and barrier until every running source is exhausted; epochs passed."""
-    from rw_cli.meta.driver import sources_idle
+    from rw_cli.stream.driver import sources_idle
 
     for i in range(max_ticks):
         session.tick(rows)

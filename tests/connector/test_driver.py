@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from rw_cli.meta.driver import BackgroundDriver, drive_for
+from rw_cli.stream.driver import BackgroundDriver, drive_for
 
 RW = [sys.executable, "-m", "rw_cli.cli"]
 

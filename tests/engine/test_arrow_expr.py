@@ -12,7 +12,7 @@ from rw_cli.engine import arrow_expr, duck
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.project import ProjectExecutor
 from rw_cli.sql.arrow_compile import compile_expr
-from rw_cli.sql.stream_builder import _lenient
+from rw_cli.stream.builder import _lenient
 from rw_cli.sql.transpile import expr_to_duckdb
 
 TS, BIGINT, INT = DataType.from_sql("timestamp"), DataType.from_sql("bigint"), DataType.from_sql("int")

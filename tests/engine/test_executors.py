@@ -6,7 +6,7 @@ from rw_cli.engine.hash_agg import AggCall, HashAggExecutor, agg_return_type, st
 from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
 from rw_cli.engine.project import ProjectExecutor
-from rw_cli.meta.epoch import EpochPair
+from rw_cli.common.epoch import EpochPair
 
 II = [INTEGER, INTEGER]
 

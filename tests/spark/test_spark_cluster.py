@@ -71,7 +71,7 @@ def test_worker_killed_during_an_epoch(tmp_path, cluster, seaweedfs, monkeypatch
         s.execute("create materialized view totals as select count(*) as c, count(distinct v) as d, sum(v) as s from seq")
         s.execute("create materialized view buckets as select v % 10 as b, count(*) as c from seq group by v % 10")
         failures, killed = [], False
-        from rw_cli.meta.driver import sources_idle
+        from rw_cli.stream.driver import sources_idle
 
         for _ in range(400):
             s.tick(200)

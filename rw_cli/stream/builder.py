@@ -27,7 +27,7 @@ from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.sql.arrow_compile import compile_condition, compile_expr
-from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
+from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
 from rw_cli.sql.transpile import expr_to_duckdb

@@ -7,7 +7,7 @@ from rw_cli.meta.catalog import INDEX, SINK, SOURCE, TABLE, VIEW
 def recover(session) -> None:
     from rw_cli.handler import create_mv
     from rw_cli.sql.dialect import parse_statement
-    from rw_cli.sql.stream_builder import table_job
+    from rw_cli.stream.builder import table_job
 
     for rel in session.catalog.in_creation_order():
         if rel.kind == VIEW:
