@@ -68,6 +68,7 @@ class Session:
     def runtime(self):
         """The stream jobs, rebuilt from the catalog on first use (a plain SELECT needs none)."""
         if self._runtime is None:
+            from rw_cli.handler.replan import job_plan
             from rw_cli.stream.recovery import recover
 
             if self.engine == "spark":
@@ -79,7 +80,7 @@ class Session:
                 from rw_cli.engine.runtime import EmbeddedRuntime
 
                 self._runtime = EmbeddedRuntime()
-            recover(self)
+            recover(self, lambda rel: job_plan(self, rel))
         return self._runtime
 
     # -- statements ---------------------------------------------------------------------------

@@ -49,7 +49,8 @@ class SourceExecutor(Executor):
         self.generated: list[tuple[int, str]] = []  # (position, DuckDB SQL over the read columns)
 
     # -- state ---------------------------------------------------------------------------
-    def _load(self) -> None:
+    def load_offsets(self) -> None:
+        """The committed offset of every split, read once (SHOW JOBS reads them too)."""
         if self.offsets is not None:
             return
         self.offsets = {}
@@ -90,7 +91,7 @@ class SourceExecutor(Executor):
     def poll(self, max_rows: int, needed: set[int] | None = None) -> list[StreamChunk]:
         """Read up to `max_rows` from each split (fewer under a rate limit). `needed`: the
         column positions any consumer reads (None: all); the others may be left NULL."""
-        self._load()
+        self.load_offsets()
         budget = self._budget(max_rows)
         self.throttled = budget < max_rows
         out: list[StreamChunk] = []
@@ -147,7 +148,7 @@ class SourceExecutor(Executor):
         """Bounded and every split read to its end."""
         if not self.reader.bounded:
             return False
-        self._load()
+        self.load_offsets()
         return all(self.reader.exhausted(s, self.offsets.get(s, 0)) for s in self.reader.list_splits())
 
     @property
@@ -158,12 +159,12 @@ class SourceExecutor(Executor):
             return self.exhausted
         if not getattr(self.reader, "discovers_splits", False):
             return True
-        self._load()
+        self.load_offsets()
         return all(self.reader.exhausted(s, self.offsets.get(s, 0)) for s in self.reader.list_splits())
 
     def backlog(self) -> int | None:
         """Units (events, rows, records) not read yet, where the source knows its size."""
-        self._load()
+        self.load_offsets()
         total = getattr(self.reader, "total_units", None)
         if total is not None:
             t = total()

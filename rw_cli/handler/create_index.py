@@ -45,7 +45,8 @@ def plan(session, tree: exp.Create):
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
-    from rw_cli.handler.create_mv import build_job, start_job, streaming_parallelism
+    from rw_cli.handler.create_mv import streaming_parallelism
+    from rw_cli.stream.job import build_job, start_job
 
     name = tree.this.name
     if session.catalog.get(name) is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.errors import BindError, RwError
+from rw_cli.errors import BindError
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
@@ -63,33 +63,6 @@ def emit_on_window_close(session, query: exp.Expression, root):
     return root
 
 
-def stream_builder(session, rel: RelationCatalog, table_ids=None):
-    """A builder whose state table ids are new (recorded in `rel`) or, on recovery, the
-    recorded ones again in the same order."""
-    from rw_cli.stream.builder import StreamBuilder
-
-    if table_ids is None:
-        rel.shared_subplans = True
-        rel.append_logs = True
-
-        def alloc():
-            i = session.catalog.alloc_id()
-            rel.state_table_ids.append(i)
-            return i
-    else:
-        it = iter(table_ids)
-
-        def alloc():
-            return next(it)
-    return StreamBuilder(session.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
-                         watermark_of=session.runtime.watermark, exchange=session.runtime.exchange,
-                         share=rel.shared_subplans, logs=rel.append_logs)
-
-
-def build_job(session, root, rel: RelationCatalog, table_ids=None):
-    return stream_builder(session, rel, table_ids).build(root, rel)
-
-
 MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order")
 
 
@@ -127,23 +100,10 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams],
                           parallelism=streaming_parallelism(session))
+    from rw_cli.stream.job import build_job, start_job
+
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_MATERIALIZED_VIEW")
-
-
-def start_job(session, rel: RelationCatalog, job) -> None:
-    """Register a new job, fill it from its upstreams' snapshots, connect it to their change
-    streams and commit it with the catalog; a failed backfill leaves nothing behind."""
-    session.catalog.add(rel)
-    session.runtime.add_job(job)
-    try:
-        backfill(session, job)
-    except RwError:
-        session.runtime.drop_job(rel.id)
-        session.catalog.remove(rel.id)
-        raise
-    session.runtime.connect(job)
-    session.barrier()
 
 
 def streaming_parallelism(session) -> int:
@@ -164,25 +124,3 @@ def streaming_parallelism(session) -> int:
     if not 1 <= n <= 256:
         raise BindError("streaming_parallelism must be between 1 and 256")
     return n
-
-
-def backfill(session, job) -> None:
-    """The new job reads its upstreams' snapshots (shown as progress on a terminal; Ctrl-C
-    between chunks cancels the CREATE, which then leaves nothing behind)."""
-    import pyarrow as pa
-
-    from rw_cli.common.progress import Progress
-    from rw_cli.engine.chunk import StreamChunk
-    from rw_cli.stream.builder import relation_state_table
-
-    snapshots = []
-    for upstream_id, node in job.scans:
-        upstream = session.catalog.relations[upstream_id]
-        live = session.runtime.live_table(upstream_id)
-        snapshots.append((node, (live if live is not None else relation_state_table(session.store, upstream)).scan()))
-    with Progress("backfill", total=sum(t.num_rows for _, t in snapshots)) as progress:
-        for node, snapshot in snapshots:
-            for batch in snapshot.to_batches(max_chunksize=65536):
-                if batch.num_rows:
-                    session.runtime.push_to(job, node, StreamChunk.inserts(pa.Table.from_batches([batch])))
-                    progress.advance(batch.num_rows)

@@ -15,9 +15,6 @@ from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, SOURCE, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
-OFFSETS_PK = [0]
-
-
 def column_type(kind: exp.DataType):
     """A column's type; STRUCT<...> (as the Nexmark event stream declares) included."""
     from rw_cli.common.types import DataType
@@ -86,11 +83,13 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
     columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
                           definition=sql, append_only=True, connector=spec, watermark=watermark)
-    if generated:
-        _generated_exprs(rel)  # binds the expressions now: errors are the CREATE's
+    from rw_cli.sql.stored_exprs import generated_exprs
+    from rw_cli.stream.source_job import source_job
+
+    exprs = generated_exprs(rel)  # binds the expressions now: errors are the CREATE's
     rel.state_table_ids.append(session.catalog.alloc_id())
     session.catalog.add(rel)
-    session.runtime.add_job(source_job(session.store, rel))
+    session.runtime.add_job(source_job(session.store, rel, exprs))
     session.barrier()
     return Result("CREATE_SOURCE")
 
@@ -110,74 +109,12 @@ def handle_table(session, tree: exp.Create) -> Result:
     rel = session.catalog.get(name)
     if rel is None or rel.kind != TABLE or rel.connector:
         return result  # IF NOT EXISTS on an existing table
+    from rw_cli.sql.stored_exprs import watermark_expr
+    from rw_cli.stream.source_job import connector_table_job
+
     rel.connector = spec
     rel.state_table_ids.append(session.catalog.alloc_id())
     session.runtime.drop_job(rel.id)
-    session.runtime.add_job(connector_table_job(session.store, rel))
+    session.runtime.add_job(connector_table_job(session.store, rel, watermark_expr(rel)))
     session.barrier()
     return result
-
-
-# -- jobs ------------------------------------------------------------------------------------
-def _offsets_table(store, rel: RelationCatalog):
-    from rw_cli.engine.source import OFFSETS_SCHEMA
-    from rw_cli.store.state_table import StateTable
-
-    return StateTable(store, rel.state_table_ids[0], OFFSETS_SCHEMA, OFFSETS_PK)
-
-
-def _source_executor(store, rel: RelationCatalog):
-    from rw_cli.connector import open_reader
-    from rw_cli.engine.source import SourceExecutor
-
-    generated = rel.connector.get("generated") or {}
-    visible = [(c.name, c.type) for c in rel.columns
-               if (c.name != ROW_ID or not c.hidden) and c.name not in generated]
-    row_id = next((i for i, c in enumerate(rel.columns) if c.name == ROW_ID and c.hidden), None)
-    ex = SourceExecutor([c.type for c in rel.columns], list(rel.pk), open_reader(rel.connector, visible),
-                        _offsets_table(store, rel), row_id, name=rel.name)
-    if generated:
-        ex.generated = _generated_exprs(rel)
-    return ex
-
-
-def _generated_exprs(rel: RelationCatalog) -> list[tuple[int, str]]:
-    """(position, DuckDB SQL over the source's read columns `_0..`) per generated column."""
-    from rw_cli.sql.dialect import parse_statement
-    from rw_cli.sql.transpile import expr_to_duckdb
-
-    generated = rel.connector["generated"]
-    read = [c for c in rel.columns if c.name not in generated and not (c.name == ROW_ID and c.hidden)]
-    pos = {c.name: i for i, c in enumerate(read)}
-    out = []
-    for i, c in enumerate(rel.columns):
-        if c.name not in generated:
-            continue
-        tree = parse_statement(f"SELECT {generated[c.name]}").expressions[0]
-
-        def positional(n):
-            if isinstance(n, exp.Column) and not n.table:
-                if n.name not in pos:
-                    raise BindError(f'column "{n.name}" does not exist')
-                return exp.column(f"_{pos[n.name]}")
-            return n
-        tree = exp.Cast(this=tree.transform(positional), to=exp.DataType.build(c.type.duckdb()))
-        out.append((i, expr_to_duckdb(tree, [x.type for x in read])))
-    return out
-
-
-def source_job(store, rel: RelationCatalog):
-    from rw_cli.engine.runtime import Node, StreamJob
-
-    return StreamJob(rel.id, [Node(_source_executor(store, rel))], [])
-
-
-def connector_table_job(store, rel: RelationCatalog):
-    from rw_cli.engine.runtime import Node
-    from rw_cli.stream.builder import table_job
-
-    job = table_job(store, rel)
-    src = Node(_source_executor(store, rel))
-    src.downstream.append((job.nodes[0], 0))
-    job.nodes.insert(0, src)
-    return job

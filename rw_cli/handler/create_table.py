@@ -132,10 +132,11 @@ def _check_generated(columns: list[ColumnCatalog]) -> None:
 
 
 def add_table(session, rel: RelationCatalog) -> None:
+    from rw_cli.sql.stored_exprs import watermark_expr
     from rw_cli.stream.builder import table_job
 
     session.catalog.add(rel)
-    session.runtime.add_job(table_job(session.store, rel))
+    session.runtime.add_job(table_job(session.store, rel, watermark_expr(rel)))
     session.barrier()
 
 

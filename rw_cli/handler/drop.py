@@ -69,9 +69,6 @@ def drop_relation(session, rel) -> None:
     if rel.kind == VIEW:
         session.catalog.remove(rel.id)
         return
-    session.runtime.drop_job(rel.id)
-    # its rows and its job's internal state (append logs and keys) go with it
-    for table_id in [rel.id, *rel.state_table_ids]:
-        session.store.drop_log(table_id, session.epoch.curr)
-        session.store.truncate_table(table_id, session.epoch.curr)
-    session.catalog.remove(rel.id)
+    from rw_cli.stream.job import drop_job
+
+    drop_job(session, rel)

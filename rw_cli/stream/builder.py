@@ -43,28 +43,18 @@ def relation_state_table(store, rel: RelationCatalog) -> StateTable:
     return StateTable(store, rel.id, relation_schema(rel), list(rel.pk))
 
 
-def table_job(store, rel: RelationCatalog) -> StreamJob:
+def table_job(store, rel: RelationCatalog, watermark: tuple[str, DataType] | None = None) -> StreamJob:
     """A table's job: DML chunks enter its materialize (which resolves pk conflicts), after
-    the watermark tracker when the table declares one."""
+    the watermark tracker when the table declares one (`watermark`: its expression as DuckDB
+    SQL over the positional columns, and its type)."""
     types = [c.type for c in rel.columns]
     mat = Node(MaterializeExecutor(types, list(rel.pk), relation_state_table(store, rel),
                                    conflict=rel.on_conflict if rel.user_pk else None))
     if not rel.watermark:
         return StreamJob(rel.id, [mat], [])
-    expr, expr_type = watermark_expr(rel)
+    expr, expr_type = watermark
     wm = Node(WatermarkExecutor(expr, expr_type, types, list(rel.pk), mat.executor.table), [(mat, 0)])
     return StreamJob(rel.id, [wm, mat], [])
-
-
-def watermark_expr(rel: RelationCatalog) -> tuple[str, DataType]:
-    """The table's watermark expression as DuckDB SQL over its positional columns."""
-    import sqlglot
-
-    col, text = rel.watermark
-    tree = sqlglot.parse_one(text, read="postgres")
-    names = [c.name for c in rel.columns]
-    tree = tree.transform(lambda n: exp.column(f"_{names.index(n.name)}") if isinstance(n, exp.Column) else n)
-    return expr_to_duckdb(tree, [c.type for c in rel.columns]), rel.columns[names.index(col)].type
 
 
 _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
@@ -183,9 +173,13 @@ class StreamBuilder:
         self.logs = logs
 
     def build(self, root: StreamMaterialize, rel: RelationCatalog) -> StreamJob:
-        child = self._build(root.inputs[0])
+        child = self.build_node(root.inputs[0])
         mat = MaterializeExecutor(root.types, root.stream_key, relation_state_table(self.store, rel))
-        node = Node(mat)
+        return self.finish(child, mat, rel)
+
+    def finish(self, child: Node, root_executor, rel: RelationCatalog) -> StreamJob:
+        """The job whose root executor (a materialize or a sink) takes `child`'s output."""
+        node = Node(root_executor)
         child.downstream.append((node, 0))
         self.nodes.append(node)
         return StreamJob(rel.id, self.nodes, self.scans)
@@ -197,7 +191,7 @@ class StreamBuilder:
         schema = pa.schema([pa.field(n, t.arrow()) for n, t in zip(names, types)])
         return TableSpec(self.alloc(), schema, tuple(pk), None if dist is None else tuple(dist))
 
-    def _build(self, p: PlanNode) -> Node:
+    def build_node(self, p: PlanNode) -> Node:
         if self._built is None:
             return self._build_node(p)
         key = repr(p)  # the whole subplan: node fields and inputs
@@ -218,7 +212,7 @@ class StreamBuilder:
             self.scans.append((p.relation.id, node))
             self.nodes.append(node)
             return node
-        children = [self._build(c) for c in p.inputs]
+        children = [self.build_node(c) for c in p.inputs]
         ex = self._executor(p)
         node = Node(ex)
         for side, c in enumerate(children):

@@ -63,7 +63,7 @@ class Status:
         self.last_time = time.monotonic()
 
     def render(self, session) -> str:
-        from rw_cli.handler.show_jobs import job_progress
+        from rw_cli.stream.progress import job_progress
 
         now = time.monotonic()
         dt = max(now - self.last_time, 1e-6)

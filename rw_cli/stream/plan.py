@@ -168,3 +168,14 @@ class StreamValues(PlanNode):
 
     def explain_fields(self) -> str:
         return f"rows: {self.sql}"
+
+
+@dataclass
+class JobPlan:
+    """What a catalog relation's job is built from, as the SQL layer plans it: the stream plan
+    of an MV, index or sink (`root`); a table's watermark (DuckDB SQL and type); a source's
+    generated columns (position, DuckDB SQL)."""
+
+    root: StreamMaterialize | None = None
+    watermark: tuple[str, DataType] | None = None
+    generated: list[tuple[int, str]] = field(default_factory=list)

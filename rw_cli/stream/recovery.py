@@ -1,41 +1,36 @@
-"""Rebuild every stream job from the committed catalog when a session opens."""
+"""Rebuild every stream job from the committed catalog when a session opens (or after an
+epoch failed as a whole). The jobs are built again from plans that `plan_of` makes from each
+relation's stored definition, with the state table ids the catalog recorded, so every
+executor finds its state."""
 from __future__ import annotations
 
-from rw_cli.meta.catalog import INDEX, SINK, SOURCE, TABLE, VIEW
+from collections.abc import Callable
+
+from rw_cli.meta.catalog import INDEX, SINK, SOURCE, TABLE, VIEW, RelationCatalog
+from rw_cli.stream.builder import table_job
+from rw_cli.stream.job import build_job
+from rw_cli.stream.plan import JobPlan
+from rw_cli.stream.sink_job import build_sink_job
+from rw_cli.stream.source_job import connector_table_job, source_job
 
 
-def recover(session) -> None:
-    from rw_cli.handler import create_mv
-    from rw_cli.sql.dialect import parse_statement
-    from rw_cli.stream.builder import table_job
-
-    for rel in session.catalog.in_creation_order():
+def recover(ctx, plan_of: Callable[[RelationCatalog], JobPlan]) -> None:
+    for rel in ctx.catalog.in_creation_order():
         if rel.kind == VIEW:
             continue
-        if rel.kind == SOURCE or (rel.kind == TABLE and rel.connector):
-            from rw_cli.handler.create_source import connector_table_job, source_job
-
-            job = source_job if rel.kind == SOURCE else connector_table_job
-            session.runtime.add_job(job(session.store, rel))
+        plan = plan_of(rel)
+        if rel.kind == SOURCE:
+            ctx.runtime.add_job(source_job(ctx.store, rel, plan.generated))
             continue
         if rel.kind == TABLE:
-            session.runtime.add_job(table_job(session.store, rel))
+            job = connector_table_job(ctx.store, rel, plan.watermark, plan.generated) if rel.connector \
+                else table_job(ctx.store, rel, plan.watermark)
+            ctx.runtime.add_job(job)
             continue
-        tree = parse_statement(rel.definition)
         if rel.kind == SINK:
-            from rw_cli.handler import create_sink
-
-            root, _ = create_sink.plan(session, tree)
-            job = create_sink.build_job(session, root, rel, table_ids=rel.state_table_ids)
-            session.runtime.add_job(job)
-            session.runtime.connect(job)
-            continue
-        if rel.kind == INDEX:
-            from rw_cli.handler import create_index
-
-            root, _, _ = create_index.plan(session, tree)
+            job = build_sink_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
         else:
-            root, _ = create_mv.plan(session, tree)
-        job = create_mv.build_job(session, root, rel, table_ids=rel.state_table_ids)
-        session.runtime.add_job(job)
-        session.runtime.connect(job)
+            assert rel.kind in (INDEX, "materialized view"), rel.kind
+            job = build_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
+        ctx.runtime.add_job(job)
+        ctx.runtime.connect(job)

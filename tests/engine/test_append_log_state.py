@@ -7,7 +7,7 @@ import os
 
 import rw_cli
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
-from rw_cli.handler import create_mv
+from rw_cli.stream import job as stream_job
 from rw_cli.store.log_table import LogTable
 from rw_cli.store.state_table import StateTable
 
@@ -61,13 +61,13 @@ def test_an_append_only_input_is_a_log_and_recovers(tmp_path):
 
 
 def test_a_job_recorded_before_append_logs_keeps_key_value_state(tmp_path, monkeypatch):
-    build = create_mv.stream_builder
+    build = stream_job.stream_builder
 
     def before(session, rel, table_ids=None):  # a job created before append logs were recorded
         builder = build(session, rel, table_ids)
         rel.append_logs = builder.logs = False
         return builder
-    monkeypatch.setattr(create_mv, "stream_builder", before)
+    monkeypatch.setattr(stream_job, "stream_builder", before)
     s = rw_cli.connect(str(tmp_path))
     s.execute("create table t (k int, v int) append only")
     s.execute("create table u (k int, w int)")

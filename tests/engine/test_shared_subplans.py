@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import rw_cli
 from rw_cli.engine.hash_agg import HashAggExecutor
-from rw_cli.handler import create_mv
+from rw_cli.stream import job as stream_job
 
 # the same aggregate twice, joined with itself (as Nexmark q5 counts its HOP windows twice)
 MV = ("create materialized view m as select a.k, a.c, a.s, b.s as s2 from "
@@ -45,14 +45,14 @@ def test_identical_subplans_are_built_once_and_recover(tmp_path):
 
 
 def test_a_job_recorded_without_sharing_recovers_unshared(tmp_path, monkeypatch):
-    build = create_mv.stream_builder
+    build = stream_job.stream_builder
 
     def unshared(session, rel, table_ids=None):  # a job created before sharing was recorded
         builder = build(session, rel, table_ids)
         rel.shared_subplans = False
         builder._built = None
         return builder
-    monkeypatch.setattr(create_mv, "stream_builder", unshared)
+    monkeypatch.setattr(stream_job, "stream_builder", unshared)
     s = rw_cli.connect(str(tmp_path))
     s.execute("create table t (k int, v int)")
     s.execute(MV)

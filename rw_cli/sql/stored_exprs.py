@@ -1,0 +1,49 @@
+"""Expressions that the catalog stores as PostgreSQL SQL text (a table's watermark, a
+source's generated columns), compiled to DuckDB SQL over the relation's positional columns
+when its job is built or rebuilt."""
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from rw_cli.common.types import DataType
+from rw_cli.errors import BindError
+from rw_cli.meta.catalog import ROW_ID, RelationCatalog
+from rw_cli.sql.dialect import parse_statement
+from rw_cli.sql.transpile import expr_to_duckdb
+
+
+def watermark_expr(rel: RelationCatalog) -> tuple[str, DataType] | None:
+    """The table's watermark expression as DuckDB SQL over its positional columns, and the
+    type of its column (None without a watermark)."""
+    if not rel.watermark:
+        return None
+    col, text = rel.watermark
+    tree = sqlglot.parse_one(text, read="postgres")
+    names = [c.name for c in rel.columns]
+    tree = tree.transform(lambda n: exp.column(f"_{names.index(n.name)}") if isinstance(n, exp.Column) else n)
+    return expr_to_duckdb(tree, [c.type for c in rel.columns]), rel.columns[names.index(col)].type
+
+
+def generated_exprs(rel: RelationCatalog) -> list[tuple[int, str]]:
+    """(position, DuckDB SQL over the source's read columns `_0..`) per generated column."""
+    generated = (rel.connector or {}).get("generated") or {}
+    if not generated:
+        return []
+    read = [c for c in rel.columns if c.name not in generated and not (c.name == ROW_ID and c.hidden)]
+    pos = {c.name: i for i, c in enumerate(read)}
+    out = []
+    for i, c in enumerate(rel.columns):
+        if c.name not in generated:
+            continue
+        tree = parse_statement(f"SELECT {generated[c.name]}").expressions[0]
+
+        def positional(n):
+            if isinstance(n, exp.Column) and not n.table:
+                if n.name not in pos:
+                    raise BindError(f'column "{n.name}" does not exist')
+                return exp.column(f"_{pos[n.name]}")
+            return n
+        tree = exp.Cast(this=tree.transform(positional), to=exp.DataType.build(c.type.duckdb()))
+        out.append((i, expr_to_duckdb(tree, [x.type for x in read])))
+    return out

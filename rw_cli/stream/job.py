@@ -1,0 +1,84 @@
+"""A stream job's start and end: built from its plan with state table ids allocated in the
+catalog, filled from its upstreams' snapshots (backfill), connected to their change streams
+and committed with the catalog; dropped with its rows and its internal state.
+
+`ctx` is what a job lives in: the session's catalog, store, runtime and barriers.
+"""
+from __future__ import annotations
+
+from rw_cli.errors import RwError
+from rw_cli.meta.catalog import RelationCatalog
+from rw_cli.stream.builder import StreamBuilder, relation_state_table
+from rw_cli.stream.plan import StreamMaterialize
+
+
+def stream_builder(ctx, rel: RelationCatalog, table_ids=None) -> StreamBuilder:
+    """A builder whose state table ids are new (recorded in `rel`) or, on recovery, the
+    recorded ones again in the same order."""
+    if table_ids is None:
+        rel.shared_subplans = True
+        rel.append_logs = True
+
+        def alloc():
+            i = ctx.catalog.alloc_id()
+            rel.state_table_ids.append(i)
+            return i
+    else:
+        it = iter(table_ids)
+
+        def alloc():
+            return next(it)
+    return StreamBuilder(ctx.store, alloc, fresh=table_ids is None, parallelism=rel.parallelism,
+                         watermark_of=ctx.runtime.watermark, exchange=ctx.runtime.exchange,
+                         share=rel.shared_subplans, logs=rel.append_logs)
+
+
+def build_job(ctx, root: StreamMaterialize, rel: RelationCatalog, table_ids=None):
+    """The job of an MV or index: its plan's executors, then its materialize."""
+    return stream_builder(ctx, rel, table_ids).build(root, rel)
+
+
+def start_job(ctx, rel: RelationCatalog, job) -> None:
+    """Register a new job, fill it from its upstreams' snapshots, connect it to their change
+    streams and commit it with the catalog; a failed backfill leaves nothing behind."""
+    ctx.catalog.add(rel)
+    ctx.runtime.add_job(job)
+    try:
+        backfill(ctx, job)
+    except RwError:
+        ctx.runtime.drop_job(rel.id)
+        ctx.catalog.remove(rel.id)
+        raise
+    ctx.runtime.connect(job)
+    ctx.barrier()
+
+
+def backfill(ctx, job) -> None:
+    """The new job reads its upstreams' snapshots (shown as progress on a terminal; Ctrl-C
+    between chunks cancels the CREATE, which then leaves nothing behind)."""
+    import pyarrow as pa
+
+    from rw_cli.common.progress import Progress
+    from rw_cli.engine.chunk import StreamChunk
+
+    snapshots = []
+    for upstream_id, node in job.scans:
+        upstream = ctx.catalog.relations[upstream_id]
+        live = ctx.runtime.live_table(upstream_id)
+        snapshots.append((node, (live if live is not None else relation_state_table(ctx.store, upstream)).scan()))
+    with Progress("backfill", total=sum(t.num_rows for _, t in snapshots)) as progress:
+        for node, snapshot in snapshots:
+            for batch in snapshot.to_batches(max_chunksize=65536):
+                if batch.num_rows:
+                    ctx.runtime.push_to(job, node, StreamChunk.inserts(pa.Table.from_batches([batch])))
+                    progress.advance(batch.num_rows)
+
+
+def drop_job(ctx, rel: RelationCatalog) -> None:
+    """Stop a relation's job; its rows and its job's internal state (append logs and keys)
+    go with it at the current epoch, and the catalog forgets it."""
+    ctx.runtime.drop_job(rel.id)
+    for table_id in [rel.id, *rel.state_table_ids]:
+        ctx.store.drop_log(table_id, ctx.epoch.curr)
+        ctx.store.truncate_table(table_id, ctx.epoch.curr)
+    ctx.catalog.remove(rel.id)
