@@ -233,7 +233,7 @@ def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_in
     session = _open(cfg.data_dir if cfg is not None else (obj.get("data_dir") or DEFAULT_DATA_DIR),
                     obj.get("engine", "embedded"))
     if barrier_interval_ms is not None:
-        session.settings["barrier_interval_ms"] = str(barrier_interval_ms)
+        session.settings.set("barrier_interval_ms", str(barrier_interval_ms))
     ok = True
     try:
         run(session, until_idle=until_idle, tick_rows=tick_rows, status_out=sys.stderr)

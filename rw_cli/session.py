@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from rw_cli.errors import EpochFailed
 from rw_cli.meta.catalog import Catalog
 from rw_cli.common.epoch import EpochPair, next_epoch
+from rw_cli.common.session_config import SessionConfig
 from rw_cli.meta.lock import DataDirLock
 from rw_cli.result import Result
 
@@ -52,7 +53,7 @@ class Session:
             committed = self.store.committed_epoch
             self.epoch = EpochPair(next_epoch(committed), committed)
             self._runtime = None
-            self.settings: dict[str, str] = {}
+            self.settings = SessionConfig()
             self.dirty = False
             from rw_cli.handler.dml import RowIdGenerator
 
@@ -105,7 +106,7 @@ class Session:
     # -- epochs -------------------------------------------------------------------------------
     @property
     def implicit_flush(self) -> bool:
-        return self.settings.get("rw_implicit_flush", "false").lower() in ("true", "on", "1")
+        return self.settings.implicit_flush
 
     # at most this many epochs are being uploaded while the stream goes on; then barrier waits
     MAX_EPOCHS_IN_FLIGHT = 2

@@ -109,18 +109,5 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
 def streaming_parallelism(session) -> int:
     """`SET STREAMING_PARALLELISM = N` (0 or unset: 1 in the embedded runtime, Spark's
     default parallelism on Spark)."""
-    from rw_cli.errors import BindError
-
-    import os
-
-    default = os.environ.get("RW_STREAMING_PARALLELISM", "0")
-    value = str(session.settings.get("streaming_parallelism", default)).strip("'\"").lower()
-    if value in ("", "0", "default", "adaptive"):
-        return session.runtime.default_parallelism()
-    try:
-        n = int(value)
-    except ValueError:
-        raise BindError(f'invalid value for parameter "streaming_parallelism": "{value}"') from None
-    if not 1 <= n <= 256:
-        raise BindError("streaming_parallelism must be between 1 and 256")
-    return n
+    n = session.settings.streaming_parallelism()
+    return session.runtime.default_parallelism() if n is None else n

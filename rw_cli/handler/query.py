@@ -86,6 +86,8 @@ def run_query(session, tree: exp.Expression, committed: bool = True, hidden: boo
         from rw_cli.handler.point_lookup import try_point_lookup
 
         fast = try_point_lookup(session, tree)
+        if isinstance(fast, dict):  # the looked-up rows, for the rest of the query
+            return run_query_on(session, tree, fast)
         if fast is not None:
             return fast
     return run_query_on(session, tree, None, committed, hidden, empty)
@@ -156,8 +158,9 @@ def _in_session_zone(t: pa.Table, session) -> pa.Table:
 
 
 def session_settings(session) -> dict[str, str]:
-    settings = getattr(session, "settings", {}) or {}
-    return {"timezone": settings.get("timezone", "UTC")}
+    """What DuckDB must know of the session's parameters."""
+    settings = getattr(session, "settings", None)
+    return {"timezone": settings.timezone if settings is not None else "UTC"}
 
 
 def _output_names(q: exp.Expression, result: pa.Table) -> list[str]:

@@ -15,18 +15,6 @@ def text_result(status: str, columns: list[str], rows: list[list[str | None]]) -
     return Result(status, pa.Table.from_arrays(arrays, names=columns), [VARCHAR] * len(columns))
 
 
-def _check_time_zone(text: str) -> str:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    if text.upper() in ("UTC", "GMT", "Z", "LOCAL", "DEFAULT"):
-        return "UTC"
-    try:
-        ZoneInfo(text)
-    except (ZoneInfoNotFoundError, ValueError, IsADirectoryError):
-        raise BindError(f'invalid value for parameter "TimeZone": "{text}"') from None
-    return text
-
-
 def handle_set(session, tree: exp.Set) -> Result:
     for item in tree.expressions:
         eq = item.this
@@ -37,45 +25,8 @@ def handle_set(session, tree: exp.Set) -> Result:
         text = value.name if isinstance(value, (exp.Literal, exp.Column, exp.Identifier, exp.Var)) else value.sql()
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
-        if name == "timezone":
-            text = _check_time_zone(text)
-        if name == "implicit_flush":  # RisingWave's other name for it
-            name = "rw_implicit_flush"
-        if name == "rw_implicit_flush" and text.lower() not in ("true", "false", "on", "off"):
-            raise BindError(f'invalid value for parameter "rw_implicit_flush": "{text}"')
-        session.settings[name] = text
+        session.settings.set(name, text)
     return Result("SET_VARIABLE")
-
-
-# Session parameters with their defaults (SHOW, SHOW ALL, current_setting, pg_settings).
-DEFAULT_SETTINGS: dict[str, str] = {
-    "rw_implicit_flush": "false",
-    "timezone": "UTC",
-    "application_name": "",
-    "client_encoding": "UTF8",
-    "client_min_messages": "notice",
-    "datestyle": "ISO, MDY",
-    "extra_float_digits": "1",
-    "intervalstyle": "postgres",
-    "search_path": '"$user", public',
-    "server_encoding": "UTF8",
-    "server_version": "13.14.0",
-    "server_version_num": "130014",
-    "standard_conforming_strings": "on",
-    "streaming_parallelism": "default",
-    "enable_two_phase_agg": "true",
-    "force_two_phase_agg": "false",
-    "query_mode": "auto",
-    "batch_parallelism": "0",
-    "transaction_isolation": "read committed",
-    "statement_timeout": "0",
-}
-
-
-def all_settings(session) -> list[tuple[str, str]]:
-    merged = dict(DEFAULT_SETTINGS)
-    merged.update(getattr(session, "settings", {}) or {})
-    return sorted(merged.items())
 
 
 def _show_create(session, kind: str, name: str) -> Result:
@@ -111,15 +62,11 @@ def handle_show(session, tree) -> Result:
     if m:
         return _show_create(session, m.group(1), m.group(2).lower().strip('"').split(".")[-1])
     if what == "ALL":
-        rows = [[k, v, ""] for k, v in all_settings(session)]
+        rows = [[k, v, ""] for k, v in session.settings.items()]
         return text_result(f"SHOW {len(rows)}", ["Name", "Setting", "Description"], rows)
     name = what.lower().replace(" ", "")
-    if name == "timezone" or name in session.settings or name in DEFAULT_SETTINGS:
-        value = dict(all_settings(session)).get(name, "")
-        if name == "enable_two_phase_agg" and \
-                session.settings.get("rw_force_two_phase_agg", "false").lower() in ("true", "on"):
-            value = "true"  # forcing two-phase aggregation enables it
-        return text_result("SHOW", [name], [[value]])
+    if session.settings.known(name):
+        return text_result("SHOW", [name], [[session.settings.show(name)]])
     raise BindError(f'unrecognized configuration parameter "{what.lower()}"')
 
 

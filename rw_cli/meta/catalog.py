@@ -113,7 +113,6 @@ def type_from_name(name: str, scale: int | None = None) -> DataType:
 class Catalog:
     relations: dict[int, RelationCatalog] = field(default_factory=dict)
     next_id: int = 1
-    settings: dict[str, str] = field(default_factory=dict)
     # SQL functions (CREATE FUNCTION ... LANGUAGE SQL): name -> {"args", "returns", "body"}
     functions: dict[str, dict] = field(default_factory=dict)
 

@@ -22,12 +22,12 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.errors import BindError, CatalogError
-from rw_cli.meta.catalog import ROW_ID, VIEW, Catalog, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
+from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import sqlglot_type
 
 SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
-_MAX_VIEW_DEPTH = 32
 
 
 @dataclass
@@ -44,7 +44,7 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
     """Bind `tree` (not modified). `hidden=True` makes hidden columns visible (DML)."""
     tree = normalize_identifiers(tree.copy(), dialect=RwDialect)
     tree = _pg_compat(tree)
-    tree = _expand(tree, catalog)
+    tree = expand(tree, catalog)
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     bound = BoundQuery(tree)
     bound.row_id = not hidden and any(c.name == ROW_ID for c in tree.find_all(exp.Column))
@@ -117,8 +117,6 @@ def _check_join_scopes(sel: exp.Select) -> None:
 def _corresponding(tree: exp.Expression) -> exp.Expression:
     """`UNION [ALL] CORRESPONDING [BY (cols)]`: each side keeps the columns both sides name,
     in one order (a set operation by position over `SELECT cols FROM (side)`)."""
-    from rw_cli.sql.planner import corresponding
-
     ops = [n for n in tree.find_all(exp.Union, exp.Except, exp.Intersect, bfs=False) if n.args.get("by_name")]
     for q in reversed(ops):  # inner ones first: their output names are the outer ones' inputs
         sides = [q.this, q.expression]
@@ -280,118 +278,6 @@ def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[Relatio
 
 
 # -- views and table functions ------------------------------------------------------------------
-
-def _expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
-    for _ in range(_MAX_VIEW_DEPTH):
-        ctes = {c.alias for c in tree.find_all(exp.CTE)}
-        changed = False
-        for t in list(tree.find_all(exp.Table)):
-            fn = t.this
-            if isinstance(fn, exp.Anonymous) and fn.name.lower() in ("tumble", "hop"):
-                t.replace(_time_window(t, fn, catalog))
-                changed = True
-                continue
-            if isinstance(t.this, exp.Identifier) and (t.name not in ctes or t.meta.get("rw_catalog")) \
-                    and not t.text("db"):
-                rel = catalog.get(t.name)
-                if rel is not None and rel.kind == VIEW:
-                    t.replace(_view_subquery(t, rel))
-                    changed = True
-        if not changed:
-            from rw_cli.sql.functions import inline_sql_functions
-
-            return inline_sql_functions(tree, getattr(catalog, "functions", None) or {})
-    raise BindError("views nested too deeply (or recursive)")
-
-
-def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
-    from rw_cli.sql.dialect import parse_statement
-
-    body = parse_statement(rel.definition)
-    if isinstance(body, exp.Create):
-        body = body.expression
-    # the view's own relations were resolved when it was created: a CTE of the outer query
-    # with the same name must not capture them
-    inner_ctes = {c.alias for c in body.find_all(exp.CTE)}
-    for inner in body.find_all(exp.Table):
-        if isinstance(inner.this, exp.Identifier) and inner.name not in inner_ctes:
-            inner.meta["rw_catalog"] = True
-    names = [c.name for c in rel.columns]
-    alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name))
-    old = t.args.get("alias")
-    cols = old.columns if old is not None and old.columns else [exp.to_identifier(n) for n in names]
-    alias.set("columns", cols)
-    return exp.Subquery(this=body, alias=alias)
-
-
-def _time_window(t: exp.Table, fn: exp.Anonymous, catalog: Catalog) -> exp.Expression:
-    kind = fn.name.lower()
-    args = list(fn.expressions)
-    need = (3, 4) if kind == "tumble" else (4, 5)
-    if len(args) not in need:
-        raise BindError(f"{kind} expects {need[0]} or {need[1]} arguments, got {len(args)}")
-    src = args[0]
-    if isinstance(src, exp.Column):
-        src = exp.Table(this=src.this.copy())
-    elif not isinstance(src, (exp.Table, exp.Subquery)):
-        raise BindError(f"the first argument of {kind} must be a relation")
-    col = exp.column(args[1].name, table="__tw")
-    size = args[2]
-    offset = args[3] if kind == "tumble" and len(args) == 4 else (args[4] if kind == "hop" and len(args) == 5 else None)
-    if isinstance(offset, exp.Literal) and offset.is_string:  # '+6 HOURS': an interval
-        offset = exp.Cast(this=offset.copy(), to=exp.DataType.build("INTERVAL"))
-    src_alias = src.copy()
-    src_alias.set("alias", exp.TableAlias(this=exp.to_identifier("__tw")))
-    origin = _origin(src, args[1].name, catalog, offset)
-    alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name if t.args.get("alias") else src.name or "__tw"))
-    if kind == "tumble":
-        start = exp.Anonymous(this="time_bucket", expressions=[size.copy(), col, origin])
-        sel = exp.select(exp.column(exp.Star(), table="__tw"),
-                         exp.alias_(start, "window_start"),
-                         exp.alias_(exp.Add(this=start.copy(), expression=size.copy()), "window_end"))
-        return exp.Subquery(this=sel.from_(src_alias), alias=alias)
-    slide, size = args[2], args[3]
-    n = _interval_ratio(size, slide)
-    k = exp.column("__k", table="__hop")
-    start = exp.Sub(this=exp.Anonymous(this="time_bucket", expressions=[slide.copy(), col, origin]),
-                    expression=exp.Mul(this=k, expression=slide.copy()))
-    gen = exp.Table(this=exp.ExplodingGenerateSeries(start=exp.Literal.number(0), end=exp.Literal.number(n - 1)),
-                    alias=exp.TableAlias(this=exp.to_identifier("__hop"), columns=[exp.to_identifier("__k")]))
-    sel = exp.select(exp.column(exp.Star(), table="__tw"), exp.alias_(start, "window_start"),
-                     exp.alias_(exp.Add(this=start.copy(), expression=size.copy()), "window_end"))
-    sel = sel.from_(src_alias).join(gen).where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null())))
-    return exp.Subquery(this=sel, alias=alias)
-
-
-def _origin(src, col_name: str, catalog: Catalog, offset) -> exp.Expression:
-    tz = False
-    rel = catalog.get(src.name) if isinstance(src, exp.Table) else None
-    if rel is not None:
-        for c in rel.columns:
-            if c.name == col_name:
-                tz = c.type.name == "timestamp with time zone"
-    lit = exp.Cast(this=exp.Literal.string("1970-01-01 00:00:00" + ("+00" if tz else "")),
-                   to=exp.DataType.build("TIMESTAMPTZ" if tz else "TIMESTAMP"))
-    if offset is None:
-        return lit
-    return exp.Add(this=lit, expression=offset.copy())
-
-
-def _interval_ratio(size: exp.Expression, slide: exp.Expression) -> int:
-    from rw_cli.engine import duck
-
-    sql = f"SELECT epoch({size.sql(dialect='duckdb')}), epoch({slide.sql(dialect='duckdb')})"
-    a, b = duck.query(sql).to_pylist()[0].values()
-    if not b or b <= 0:
-        raise BindError("hop slide must be positive")
-    if not a or a <= 0:
-        raise BindError("hop size must be positive")
-    if a % b:
-        raise BindError("hop size must be a multiple of its slide")
-    return int(a // b)
-
-
-# -- qualification ------------------------------------------------------------------------------
 
 def quote_unsafe(tree: exp.Expression) -> exp.Expression:
     """Quote identifiers that are not plain names (`?column?` of an MV expanded from `*`)."""

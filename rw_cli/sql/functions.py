@@ -322,13 +322,6 @@ def _similar_to_regex(pattern: str) -> str:
 _DATE_TRUNC_UNITS = {"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
                      "quarter", "year", "decade", "century", "millennium"}
 
-SERVER_SETTINGS = {"server_version": "13.14.0", "server_version_num": "130014", "server_encoding": "UTF8",
-                   "client_encoding": "UTF8", "datestyle": "ISO, MDY", "intervalstyle": "postgres",
-                   "standard_conforming_strings": "on", "integer_datetimes": "on",
-                   "application_name": "", "client_min_messages": "notice",
-                   "search_path": '"$user", public', "timezone": "UTC"}
-
-
 def _type(node: exp.Expression):
     t = getattr(node, "type", None)
     return t.this if t is not None else None
@@ -623,12 +616,14 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     if name == "scale" and len(args) == 1:
         return _fn("pg_scale", args[0])
     if name == "current_setting" and args and _is_text_literal(args[0]):
-        key = args[0].this.lower()
-        if key not in SERVER_SETTINGS:
+        from rw_cli.common.session_config import default
+
+        value = default(args[0].this)
+        if value is None:
             if len(args) > 1 and isinstance(args[1], exp.Boolean) and args[1].this:
                 return exp.Null()
             raise BindError(f'unrecognized configuration parameter "{args[0].this}"')
-        return exp.Literal.string(SERVER_SETTINGS[key])
+        return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
     if name in ("pg_typeof",):

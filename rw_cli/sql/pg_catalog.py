@@ -251,9 +251,8 @@ def pg_database(catalog: Catalog, session=None) -> pa.Table:
 
 
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
-    from rw_cli.handler.utility import all_settings
 
-    items = all_settings(session) if session is not None else []
+    items = session.settings.items() if session is not None else []
     return _table({"name": (pa.string(), [k for k, _ in items]), "setting": (pa.string(), [v for _, v in items])})
 
 

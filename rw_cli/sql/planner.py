@@ -19,6 +19,7 @@ from rw_cli.engine.hash_agg import AggCall, agg_return_type
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.expand import corresponding, expand
 from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
@@ -68,9 +69,7 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 
 
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
-    from rw_cli.sql.batch import _expand
-
-    tree = inline_ctes(_expand(tree.copy(), catalog))  # views, tumble/hop and CTEs become subqueries
+    tree = inline_ctes(expand(tree.copy(), catalog))  # views, tumble/hop and CTEs become subqueries
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
     dialect = RwDialect
@@ -265,38 +264,6 @@ def join_kind(join: exp.Join) -> str:
     if kind in ("", "inner", "cross", "outer"):
         return "inner"
     raise NotSupported(f"{kind.upper()} JOIN in a materialized view")
-
-
-def corresponding(q: exp.Expression, left: list[str], right: list[str]) -> list[tuple[int, int]] | None:
-    """`UNION [ALL] CORRESPONDING [BY (cols)]` (also EXCEPT / INTERSECT): the (left, right)
-    output positions it keeps, by name: the BY list's order, or else the left side's order of
-    the names both sides have. None for a set operation by position."""
-    if not q.args.get("by_name"):
-        return None
-    op = q.key.upper()
-    by = [c.name for c in q.args.get("on") or []]
-    for side in (left, right):
-        for n in (by or [n for n in side if n in left and n in right]):
-            if side.count(n) > 1:
-                raise BindError(f"Duplicated column name `{n}` in a column list of the query in a {op} "
-                                "operation. Duplicated column names are not allowed.")
-    if by:
-        for n in by:
-            if n not in left or n not in right:
-                raise BindError(f"Column name `{n}` in CORRESPONDING BY is not found in a side of the {op} "
-                                "operation. It shall be included in both sides.")
-        if len(set(by)) != len(by):
-            raise BindError(f"Duplicated column name in CORRESPONDING BY of the {op} operation")
-        names = by
-    else:
-        names = [n for n in left if n in right]
-        if not names:
-            quote = lambda ns: "(" + ", ".join(f'"{n}"' for n in ns) + ")"  # noqa: E731
-            raise BindError(f"When CORRESPONDING is specified, at least one column of the left side shall have "
-                            f"a column name that is the column name of some column of the right side in a {op} "
-                            f"operation. Left side query column list: {quote(left)}. Right side query column "
-                            f"list: {quote(right)}.")
-    return [(left.index(n), right.index(n)) for n in names]
 
 
 def _at_most_one_row(q: exp.Expression) -> bool:

@@ -10,16 +10,11 @@ import sys
 import threading
 import time
 
-DEFAULT_BARRIER_INTERVAL_MS = 1000
 DEFAULT_TICK_ROWS = 10_000
 
 
 def barrier_interval_ms(session) -> int:
-    value = session.settings.get("barrier_interval_ms", DEFAULT_BARRIER_INTERVAL_MS)
-    try:
-        return max(1, int(str(value).strip("'\"")))
-    except ValueError:
-        return DEFAULT_BARRIER_INTERVAL_MS
+    return session.settings.barrier_interval_ms
 
 
 def sources_idle(session) -> bool:

@@ -1,0 +1,153 @@
+"""Session parameters: the one place that knows their names, defaults and values, as
+RisingWave's session config does. SET validates and stores, SHOW / SHOW ALL /
+current_setting / pg_settings read, and the engine reads the typed values it needs
+(the time zone, implicit flush, parallelism, the barrier interval).
+
+Parameters are the session's own: a new session starts from the defaults (as in RisingWave
+and PostgreSQL, where only ALTER SYSTEM persists). A name no parameter has is kept as given,
+so a script that SETs a RisingWave parameter rw does not use still runs.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rw_cli.errors import BindError
+
+
+def _any(name: str, text: str) -> str:
+    return text
+
+
+def _boolean(name: str, text: str) -> str:
+    if text.lower() not in ("true", "false", "on", "off"):
+        raise BindError(f'invalid value for parameter "{name}": "{text}"')
+    return text
+
+
+def _time_zone(name: str, text: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if text.upper() in ("UTC", "GMT", "Z", "LOCAL", "DEFAULT"):
+        return "UTC"
+    try:
+        ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError, IsADirectoryError):
+        raise BindError(f'invalid value for parameter "TimeZone": "{text}"') from None
+    return text
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: str
+    check: Callable[[str, str], str] = _any  # (name, text) -> the value stored; raises BindError
+    description: str = ""
+
+
+PARAMS: dict[str, Param] = {p.name: p for p in (
+    Param("rw_implicit_flush", "false", _boolean, "a barrier after every DML statement (read your writes)"),
+    Param("timezone", "UTC", _time_zone, "the time zone of timestamptz values"),
+    Param("application_name", ""),
+    Param("client_encoding", "UTF8"),
+    Param("client_min_messages", "notice"),
+    Param("datestyle", "ISO, MDY"),
+    Param("extra_float_digits", "1"),
+    Param("intervalstyle", "postgres"),
+    Param("integer_datetimes", "on"),
+    Param("search_path", '"$user", public'),
+    Param("server_encoding", "UTF8"),
+    Param("server_version", "13.14.0"),
+    Param("server_version_num", "130014"),
+    Param("standard_conforming_strings", "on"),
+    Param("streaming_parallelism", "default", description="actors per partitioned operator of a new job"),
+    Param("enable_two_phase_agg", "true"),
+    Param("force_two_phase_agg", "false"),
+    Param("query_mode", "auto"),
+    Param("batch_parallelism", "0"),
+    Param("transaction_isolation", "read committed"),
+    Param("statement_timeout", "0"),
+    Param("barrier_interval_ms", "1000", description="how often running pipelines checkpoint"),
+)}
+ALIASES = {"implicit_flush": "rw_implicit_flush"}  # RisingWave's other name for it
+# listed by SHOW ALL and pg_settings (barrier_interval_ms is a system parameter in RisingWave)
+LISTED = tuple(n for n in PARAMS if n not in ("integer_datetimes", "barrier_interval_ms"))
+DEFAULT_BARRIER_INTERVAL_MS = 1000
+
+
+def canonical(name: str) -> str:
+    name = name.lower()
+    return ALIASES.get(name, name)
+
+
+def default(name: str) -> str | None:
+    p = PARAMS.get(canonical(name))
+    return None if p is None else p.default
+
+
+class SessionConfig:
+    """One session's parameter values over the defaults."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+
+    def set(self, name: str, text: str) -> None:
+        name = canonical(name)
+        param = PARAMS.get(name)
+        self._values[name] = param.check(name, text) if param is not None else text
+
+    def get(self, name: str, fallback: str | None = None) -> str | None:
+        """The value SET in this session, else the default, else `fallback`."""
+        name = canonical(name)
+        if name in self._values:
+            return self._values[name]
+        return default(name) if name in PARAMS else fallback
+
+    def known(self, name: str) -> bool:
+        name = canonical(name)
+        return name in self._values or name in PARAMS
+
+    def show(self, name: str) -> str:
+        name = canonical(name)
+        if name == "enable_two_phase_agg" and self.get("rw_force_two_phase_agg", "false").lower() in ("true", "on"):
+            return "true"  # forcing two-phase aggregation enables it
+        return self.get(name, "")
+
+    def items(self) -> list[tuple[str, str]]:
+        """Every listed parameter and every one SET in this session, by name."""
+        merged = {n: PARAMS[n].default for n in LISTED}
+        merged.update(self._values)
+        return sorted(merged.items())
+
+    # -- typed values the engine reads --------------------------------------------------------
+    @property
+    def implicit_flush(self) -> bool:
+        return self.get("rw_implicit_flush").lower() in ("true", "on", "1")
+
+    @property
+    def timezone(self) -> str:
+        return self.get("timezone")
+
+    @property
+    def barrier_interval_ms(self) -> int:
+        try:
+            return max(1, int(str(self.get("barrier_interval_ms")).strip("'\"")))
+        except ValueError:
+            return DEFAULT_BARRIER_INTERVAL_MS
+
+    def streaming_parallelism(self) -> int | None:
+        """`SET STREAMING_PARALLELISM = N`; None for the runtime's default (0, default,
+        adaptive, or unset without RW_STREAMING_PARALLELISM in the environment)."""
+        name = "streaming_parallelism"
+        value = self._values.get(name, os.environ.get("RW_STREAMING_PARALLELISM", "0"))
+        value = str(value).strip("'\"").lower()
+        if value in ("", "0", "default", "adaptive"):
+            return None
+        try:
+            n = int(value)
+        except ValueError:
+            raise BindError(f'invalid value for parameter "{name}": "{value}"') from None
+        if not 1 <= n <= 256:
+            raise BindError("streaming_parallelism must be between 1 and 256")
+        return n

@@ -1,0 +1,158 @@
+"""Rewrites that batch binding and stream planning share, before either qualifies a query:
+views become subqueries (recursively), RisingWave's time-window table functions
+`tumble(t, col, size [, offset])` and `hop(t, col, slide, size [, offset])` become subqueries
+over `t`, SQL functions are inlined, and `CORRESPONDING` set operations are resolved by name.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rw_cli.errors import BindError
+from rw_cli.meta.catalog import VIEW, Catalog, RelationCatalog
+
+_MAX_VIEW_DEPTH = 32
+
+
+def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
+    for _ in range(_MAX_VIEW_DEPTH):
+        ctes = {c.alias for c in tree.find_all(exp.CTE)}
+        changed = False
+        for t in list(tree.find_all(exp.Table)):
+            fn = t.this
+            if isinstance(fn, exp.Anonymous) and fn.name.lower() in ("tumble", "hop"):
+                t.replace(_time_window(t, fn, catalog))
+                changed = True
+                continue
+            if isinstance(t.this, exp.Identifier) and (t.name not in ctes or t.meta.get("rw_catalog")) \
+                    and not t.text("db"):
+                rel = catalog.get(t.name)
+                if rel is not None and rel.kind == VIEW:
+                    t.replace(_view_subquery(t, rel))
+                    changed = True
+        if not changed:
+            from rw_cli.sql.functions import inline_sql_functions
+
+            return inline_sql_functions(tree, getattr(catalog, "functions", None) or {})
+    raise BindError("views nested too deeply (or recursive)")
+
+
+def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
+    from rw_cli.sql.dialect import parse_statement
+
+    body = parse_statement(rel.definition)
+    if isinstance(body, exp.Create):
+        body = body.expression
+    # the view's own relations were resolved when it was created: a CTE of the outer query
+    # with the same name must not capture them
+    inner_ctes = {c.alias for c in body.find_all(exp.CTE)}
+    for inner in body.find_all(exp.Table):
+        if isinstance(inner.this, exp.Identifier) and inner.name not in inner_ctes:
+            inner.meta["rw_catalog"] = True
+    names = [c.name for c in rel.columns]
+    alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name))
+    old = t.args.get("alias")
+    cols = old.columns if old is not None and old.columns else [exp.to_identifier(n) for n in names]
+    alias.set("columns", cols)
+    return exp.Subquery(this=body, alias=alias)
+
+
+def _time_window(t: exp.Table, fn: exp.Anonymous, catalog: Catalog) -> exp.Expression:
+    kind = fn.name.lower()
+    args = list(fn.expressions)
+    need = (3, 4) if kind == "tumble" else (4, 5)
+    if len(args) not in need:
+        raise BindError(f"{kind} expects {need[0]} or {need[1]} arguments, got {len(args)}")
+    src = args[0]
+    if isinstance(src, exp.Column):
+        src = exp.Table(this=src.this.copy())
+    elif not isinstance(src, (exp.Table, exp.Subquery)):
+        raise BindError(f"the first argument of {kind} must be a relation")
+    col = exp.column(args[1].name, table="__tw")
+    size = args[2]
+    offset = args[3] if kind == "tumble" and len(args) == 4 else (args[4] if kind == "hop" and len(args) == 5 else None)
+    if isinstance(offset, exp.Literal) and offset.is_string:  # '+6 HOURS': an interval
+        offset = exp.Cast(this=offset.copy(), to=exp.DataType.build("INTERVAL"))
+    src_alias = src.copy()
+    src_alias.set("alias", exp.TableAlias(this=exp.to_identifier("__tw")))
+    origin = _origin(src, args[1].name, catalog, offset)
+    alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name if t.args.get("alias") else src.name or "__tw"))
+    if kind == "tumble":
+        start = exp.Anonymous(this="time_bucket", expressions=[size.copy(), col, origin])
+        sel = exp.select(exp.column(exp.Star(), table="__tw"),
+                         exp.alias_(start, "window_start"),
+                         exp.alias_(exp.Add(this=start.copy(), expression=size.copy()), "window_end"))
+        return exp.Subquery(this=sel.from_(src_alias), alias=alias)
+    slide, size = args[2], args[3]
+    n = _interval_ratio(size, slide)
+    k = exp.column("__k", table="__hop")
+    start = exp.Sub(this=exp.Anonymous(this="time_bucket", expressions=[slide.copy(), col, origin]),
+                    expression=exp.Mul(this=k, expression=slide.copy()))
+    gen = exp.Table(this=exp.ExplodingGenerateSeries(start=exp.Literal.number(0), end=exp.Literal.number(n - 1)),
+                    alias=exp.TableAlias(this=exp.to_identifier("__hop"), columns=[exp.to_identifier("__k")]))
+    sel = exp.select(exp.column(exp.Star(), table="__tw"), exp.alias_(start, "window_start"),
+                     exp.alias_(exp.Add(this=start.copy(), expression=size.copy()), "window_end"))
+    sel = sel.from_(src_alias).join(gen).where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null())))
+    return exp.Subquery(this=sel, alias=alias)
+
+
+def _origin(src, col_name: str, catalog: Catalog, offset) -> exp.Expression:
+    tz = False
+    rel = catalog.get(src.name) if isinstance(src, exp.Table) else None
+    if rel is not None:
+        for c in rel.columns:
+            if c.name == col_name:
+                tz = c.type.name == "timestamp with time zone"
+    lit = exp.Cast(this=exp.Literal.string("1970-01-01 00:00:00" + ("+00" if tz else "")),
+                   to=exp.DataType.build("TIMESTAMPTZ" if tz else "TIMESTAMP"))
+    if offset is None:
+        return lit
+    return exp.Add(this=lit, expression=offset.copy())
+
+
+def _interval_ratio(size: exp.Expression, slide: exp.Expression) -> int:
+    from rw_cli.engine import duck
+
+    sql = f"SELECT epoch({size.sql(dialect='duckdb')}), epoch({slide.sql(dialect='duckdb')})"
+    a, b = duck.query(sql).to_pylist()[0].values()
+    if not b or b <= 0:
+        raise BindError("hop slide must be positive")
+    if not a or a <= 0:
+        raise BindError("hop size must be positive")
+    if a % b:
+        raise BindError("hop size must be a multiple of its slide")
+    return int(a // b)
+
+
+# -- qualification ------------------------------------------------------------------------------
+
+
+def corresponding(q: exp.Expression, left: list[str], right: list[str]) -> list[tuple[int, int]] | None:
+    """`UNION [ALL] CORRESPONDING [BY (cols)]` (also EXCEPT / INTERSECT): the (left, right)
+    output positions it keeps, by name: the BY list's order, or else the left side's order of
+    the names both sides have. None for a set operation by position."""
+    if not q.args.get("by_name"):
+        return None
+    op = q.key.upper()
+    by = [c.name for c in q.args.get("on") or []]
+    for side in (left, right):
+        for n in (by or [n for n in side if n in left and n in right]):
+            if side.count(n) > 1:
+                raise BindError(f"Duplicated column name `{n}` in a column list of the query in a {op} "
+                                "operation. Duplicated column names are not allowed.")
+    if by:
+        for n in by:
+            if n not in left or n not in right:
+                raise BindError(f"Column name `{n}` in CORRESPONDING BY is not found in a side of the {op} "
+                                "operation. It shall be included in both sides.")
+        if len(set(by)) != len(by):
+            raise BindError(f"Duplicated column name in CORRESPONDING BY of the {op} operation")
+        names = by
+    else:
+        names = [n for n in left if n in right]
+        if not names:
+            quote = lambda ns: "(" + ", ".join(f'"{n}"' for n in ns) + ")"  # noqa: E731
+            raise BindError(f"When CORRESPONDING is specified, at least one column of the left side shall have "
+                            f"a column name that is the column name of some column of the right side in a {op} "
+                            f"operation. Left side query column list: {quote(left)}. Right side query column "
+                            f"list: {quote(right)}.")
+    return [(left.index(n), right.index(n)) for n in names]

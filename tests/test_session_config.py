@@ -1,0 +1,71 @@
+"""Session parameters: one typed home for defaults, SET, SHOW and the values the engine reads."""
+from __future__ import annotations
+
+import pytest
+
+from rw_cli.common.session_config import SessionConfig, default
+from rw_cli.errors import BindError
+
+
+def test_defaults_then_set_values():
+    c = SessionConfig()
+    assert c.get("timezone") == "UTC" and c.timezone == "UTC"
+    assert not c.implicit_flush
+    c.set("IMPLICIT_FLUSH", "on")  # RisingWave's other name, any case
+    assert c.implicit_flush and c.get("rw_implicit_flush") == "on"
+    c.set("timezone", "Europe/Paris")
+    assert c.timezone == "Europe/Paris"
+
+
+def test_set_validates_known_parameters_and_keeps_unknown_ones():
+    c = SessionConfig()
+    with pytest.raises(BindError, match='invalid value for parameter "rw_implicit_flush"'):
+        c.set("rw_implicit_flush", "maybe")
+    with pytest.raises(BindError, match="TimeZone"):
+        c.set("timezone", "Mars/Olympus")
+    c.set("some_rw_parameter", "7")
+    assert c.known("some_rw_parameter") and c.show("some_rw_parameter") == "7"
+    assert not c.known("nothing_like_it")
+
+
+def test_streaming_parallelism_and_barrier_interval(monkeypatch):
+    monkeypatch.delenv("RW_STREAMING_PARALLELISM", raising=False)
+    c = SessionConfig()
+    assert c.streaming_parallelism() is None and c.barrier_interval_ms == 1000
+    c.set("streaming_parallelism", "4")
+    c.set("barrier_interval_ms", "250")
+    assert c.streaming_parallelism() == 4 and c.barrier_interval_ms == 250
+    c.set("streaming_parallelism", "adaptive")
+    assert c.streaming_parallelism() is None
+    c.set("streaming_parallelism", "300")
+    with pytest.raises(BindError, match="between 1 and 256"):
+        c.streaming_parallelism()
+    monkeypatch.setenv("RW_STREAMING_PARALLELISM", "3")
+    assert SessionConfig().streaming_parallelism() == 3
+
+
+def test_show_all_lists_defaults_and_what_was_set():
+    c = SessionConfig()
+    c.set("application_name", "psql")
+    items = dict(c.items())
+    assert items["application_name"] == "psql" and items["server_version_num"] == "130014"
+    assert "barrier_interval_ms" not in items  # a system parameter, listed once SET
+    assert default("server_version") == "13.14.0" and default("no_such") is None
+
+
+def test_forced_two_phase_agg_shows_enabled():
+    c = SessionConfig()
+    c.set("enable_two_phase_agg", "false")
+    c.set("rw_force_two_phase_agg", "true")
+    assert c.show("enable_two_phase_agg") == "true"
+
+
+def test_a_session_sets_shows_and_forgets_on_reopen(tmp_path):
+    import rw_cli
+
+    with rw_cli.connect(str(tmp_path)) as s:
+        s.execute("SET streaming_parallelism = 2")
+        assert s.execute("SHOW streaming_parallelism").fetchall() == [("2",)]
+        assert ("streaming_parallelism", "2") in [(r[0], r[1]) for r in s.execute("SHOW ALL").fetchall()]
+    with rw_cli.connect(str(tmp_path)) as s:
+        assert s.execute("SHOW streaming_parallelism").fetchall() == [("default",)]
