@@ -15,7 +15,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
-from rw_cli.engine.hash_agg import AggCall, agg_return_type
+from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect
@@ -181,7 +181,7 @@ def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
 def top_n(node: PlanNode, pred: exp.Expression) -> None:
     """`WHERE rn <= N` over `row_number()`/`rank()` of an over window on an append-only
     input becomes a group top-N: the window keeps only its top rows as state."""
-    from rw_cli.stream.builder import append_only
+    from rw_cli.stream.plan import append_only
 
     refs = None
     if isinstance(node, StreamProject) and all(_is_ref(e) is not None for e in node.exprs):

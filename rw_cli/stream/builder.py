@@ -15,7 +15,8 @@ from sqlglot import exp
 from rw_cli.common.types import BIGINT, VARCHAR, DataType
 from rw_cli.engine.exchange import ExchangeExecutor, owned_vnodes
 from rw_cli.engine.filter import FilterExecutor
-from rw_cli.engine.hash_agg import HashAggExecutor, state_types
+from rw_cli.engine.agg_call import state_types
+from rw_cli.engine.hash_agg import HashAggExecutor
 from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
@@ -27,7 +28,7 @@ from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.sql.arrow_compile import compile_condition, compile_expr
-from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
+from rw_cli.stream.plan import (PlanNode, append_only, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
 from rw_cli.sql.transpile import expr_to_duckdb
@@ -76,26 +77,6 @@ def non_strict(duck_sql: str) -> str:
             return exp.Anonymous(this="TRY", expressions=[node.copy()])
         return node
     return wrap(tree).sql(dialect="duckdb")
-
-
-def append_only(p: PlanNode, strict: bool = False) -> bool:
-    """Whether a plan's output only ever inserts (append-only tables, sources, constants, and
-    inner joins of such inputs). `strict`: nor an append-only table with a primary key that
-    overwrites a row on an insert of its key (an update; tables created before append-only
-    ones with a primary key ignored such inserts)."""
-    if isinstance(p, StreamTableScan):
-        rel = p.relation
-        overwrites = rel.user_pk and rel.on_conflict != "do nothing"
-        return (bool(rel.append_only) and not (strict and overwrites)) or rel.kind == "source"
-    if isinstance(p, StreamValues):
-        return True
-    if isinstance(p, (StreamProject, StreamFilter, StreamProjectSet)):
-        return append_only(p.inputs[0], strict)
-    if isinstance(p, StreamUnion):
-        return all(append_only(i, strict) for i in p.inputs)
-    if isinstance(p, StreamHashJoin) and p.kind == "inner" and p.left_keys:
-        return all(append_only(i, strict) for i in p.inputs)
-    return False
 
 
 def _lenient(duck_sql: str) -> str:

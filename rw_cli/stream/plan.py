@@ -1,17 +1,22 @@
-"""Stream plan nodes: what the planner produces and the stream builder turns into executors.
+"""Stream plan nodes: what the SQL planner produces and the stream builder turns into
+executors — the contract between `rw_cli.sql` and `rw_cli.stream`, as RisingWave's stream
+plan is between its frontend and its compute nodes.
 
-Expressions are sqlglot trees over the input's positional columns (`_0`, `_1`, ...); the
-builder turns them into DuckDB SQL through `transpile`, so executors never see sqlglot.
+Expressions are sqlglot trees over the input's positional columns (`_0`, `_1`, ...), which
+the planner rewrites; the SQL layer compiles them before a job is built, so neither this
+module nor the builder imports sqlglot.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from sqlglot import exp
+from typing import TYPE_CHECKING
 
 from rw_cli.common.types import DataType
-from rw_cli.engine.hash_agg import AggCall
+from rw_cli.engine.agg_call import AggCall
 from rw_cli.meta.catalog import RelationCatalog
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 
 @dataclass
@@ -168,6 +173,26 @@ class StreamValues(PlanNode):
 
     def explain_fields(self) -> str:
         return f"rows: {self.sql}"
+
+
+def append_only(p: PlanNode, strict: bool = False) -> bool:
+    """Whether a plan's output only ever inserts (append-only tables, sources, constants, and
+    inner joins of such inputs). `strict`: nor an append-only table with a primary key that
+    overwrites a row on an insert of its key (an update; tables created before append-only
+    ones with a primary key ignored such inserts)."""
+    if isinstance(p, StreamTableScan):
+        rel = p.relation
+        overwrites = rel.user_pk and rel.on_conflict != "do nothing"
+        return (bool(rel.append_only) and not (strict and overwrites)) or rel.kind == "source"
+    if isinstance(p, StreamValues):
+        return True
+    if isinstance(p, (StreamProject, StreamFilter, StreamProjectSet)):
+        return append_only(p.inputs[0], strict)
+    if isinstance(p, StreamUnion):
+        return all(append_only(i, strict) for i in p.inputs)
+    if isinstance(p, StreamHashJoin) and p.kind == "inner" and p.left_keys:
+        return all(append_only(i, strict) for i in p.inputs)
+    return False
 
 
 @dataclass

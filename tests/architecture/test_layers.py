@@ -2,6 +2,9 @@
 `rw_cli.common.layers`. Run this file as a script to print the graph's violations."""
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import rw_cli
@@ -27,6 +30,29 @@ def test_no_import_circles():
 
 def test_no_import_runs_up_the_layers():
     assert upward_imports(imports(PACKAGE)) == []
+
+
+def _defines_executor(path: Path) -> bool:
+    tree = ast.parse(path.read_text())
+    return any(isinstance(n, ast.ClassDef) and n.name.endswith("Executor") for n in tree.body)
+
+
+def test_sql_plans_and_builds_no_executors_nor_state_tables():
+    """sql/ hands stream plans to stream/; it imports no executor and nothing of the store."""
+    files = module_files(PACKAGE)
+    graph = imports(PACKAGE)
+    wrong = sorted(f"{m} -> {t}" for m, targets in graph.items() if m.startswith("rw_cli.sql.")
+                   for t in targets if t.startswith("rw_cli.store") or t.startswith("rw_cli.stream.builder")
+                   or (t.startswith("rw_cli.engine.") and _defines_executor(files[t])))
+    assert wrong == []
+
+
+def test_a_spark_worker_never_imports_the_sql_frontend():
+    """What a Spark task unpickles (actor factories, the worker's entry point) imports no sqlglot."""
+    code = ("import sys, rw_cli.stream.builder, rw_cli.spark.worker, rw_cli.spark.exchange; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sqlglot' or m.startswith('rw_cli.sql')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_guard_sees_a_circle_and_an_upward_import(tmp_path):

@@ -6,7 +6,8 @@ import sys
 from rw_cli.common.types import INTEGER
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.exchange import ExchangeExecutor, owned_vnodes, vnode_owners
-from rw_cli.engine.hash_agg import AggCall, HashAggExecutor, agg_return_type, state_types
+from rw_cli.engine.agg_call import AggCall, agg_return_type, state_types
+from rw_cli.engine.hash_agg import HashAggExecutor
 from rw_cli.common.epoch import EpochPair
 from rw_cli.common.types import BIGINT
 

@@ -2,7 +2,8 @@
 from rw_cli.common.types import BIGINT, DOUBLE, INTEGER, VARCHAR, DataType
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.filter import FilterExecutor
-from rw_cli.engine.hash_agg import AggCall, HashAggExecutor, agg_return_type, state_types
+from rw_cli.engine.agg_call import AggCall, agg_return_type, state_types
+from rw_cli.engine.hash_agg import HashAggExecutor
 from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
 from rw_cli.engine.project import ProjectExecutor

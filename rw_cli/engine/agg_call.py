@@ -1,0 +1,54 @@
+"""An aggregate call of a stream plan (kind, argument, types) and what follows from it: its
+result type (PostgreSQL's) and the state it keeps per group. The planner and the hash agg
+executor share these."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rw_cli.common.types import BIGINT, DOUBLE, DataType
+
+AGG_KINDS = ("count_star", "count", "sum", "avg", "min", "max")
+
+
+@dataclass
+class AggCall:
+    kind: str
+    arg: int | None  # input column, None for count(*)
+    arg_type: DataType | None
+    return_type: DataType
+
+    @property
+    def needs_minput(self) -> bool:
+        return self.kind in ("min", "max")
+
+
+def agg_return_type(kind: str, arg_type: DataType | None) -> DataType:
+    """PostgreSQL's result types."""
+    if kind in ("count", "count_star"):
+        return BIGINT
+    assert arg_type is not None
+    if kind == "sum":
+        if arg_type.name in ("smallint", "integer"):
+            return BIGINT
+        if arg_type.name == "bigint":
+            return DataType("numeric", 0)
+        return arg_type
+    if kind == "avg":
+        if arg_type.name in ("real", "double precision"):
+            return DOUBLE
+        if arg_type.name == "interval":
+            return arg_type
+        return DataType("numeric")
+    return arg_type
+
+
+def state_types(call: AggCall) -> list[tuple[str, DataType]]:
+    """The state columns one agg call keeps per group."""
+    if call.kind in ("count", "count_star"):
+        return [("cnt", BIGINT)]
+    if call.kind == "sum":
+        return [("sum", call.return_type), ("nn", BIGINT)]
+    if call.kind == "avg":
+        acc = DOUBLE if call.return_type == DOUBLE else DataType("numeric")
+        return [("sum", acc), ("nn", BIGINT)]
+    return [("val", call.arg_type), ("nn", BIGINT)]
