@@ -24,12 +24,6 @@ def sources_idle(session) -> bool:
     return idle(session.runtime)
 
 
-def has_sources(session) -> bool:
-    from rw_cli.engine.source import source_executors
-
-    return bool(source_executors(session.runtime))
-
-
 def step(session, tick_rows: int = DEFAULT_TICK_ROWS) -> int:
     """One tick of every source (under the session's mutex); rows read. Sleeps a little
     after a tick that a rate limit cut short, so rate-limited sources arrive in chunks."""

@@ -11,6 +11,7 @@ import rw_cli
 from rw_cli.common.layers import LAYERS, layer_of
 
 from tests.architecture.import_graph import cycles, imports, module_files
+from tests.architecture.private_names import private_uses
 
 PACKAGE = Path(rw_cli.__file__).parent
 
@@ -55,6 +56,10 @@ def test_a_spark_worker_never_imports_the_sql_frontend():
     assert out.stdout.strip() == "[]"
 
 
+def test_no_module_uses_another_modules_private_names():
+    assert private_uses(PACKAGE) == []
+
+
 def test_the_guard_sees_a_circle_and_an_upward_import(tmp_path):
     pkg = tmp_path / "rw_cli"
     (pkg / "store").mkdir(parents=True)
@@ -75,3 +80,5 @@ if __name__ == "__main__":
         print("circle:", " <-> ".join(c))
     for u in upward_imports(g):
         print("upward:", u)
+    for u in private_uses(PACKAGE):
+        print("private:", u)
