@@ -58,9 +58,6 @@ class StreamChunk:
     def filter(self, mask: np.ndarray) -> "StreamChunk":
         return StreamChunk(self.data.filter(pa.array(mask)), self.ops[mask])
 
-    def with_data(self, data: pa.Table) -> "StreamChunk":
-        return StreamChunk(positional(data), self.ops)
-
     def compact_ops(self) -> "StreamChunk":
         """Turn update pairs whose halves were separated into plain deletes and inserts."""
         ops = np.where(self.ops == UPDATE_DELETE, DELETE, np.where(self.ops == UPDATE_INSERT, INSERT, self.ops))
