@@ -1,14 +1,37 @@
-"""PartitionRecomputeExecutor: an operator whose output is a function of its inputs'
-rows per partition, maintained by recomputing only the partitions an epoch touched.
+"""PartitionRecomputeExecutor: one implementation behind several RisingWave operators, those
+whose output is a function of their inputs' rows per partition, maintained by recomputing
+only the partitions an epoch touched.
 
-Outer, semi and anti joins (partitioned by the join key), over windows and group top-N
-(partitioned by PARTITION BY), aggregates without a retractable state of their own (by group
-key), set operations (by the whole row) and top-N (one partition) all have this shape: the
-rows of one partition determine that partition's output and nothing else. Each input is kept
-as materialized-input state (a state table keyed by the input's stream key, cached in memory
-as Arrow). On a barrier, for the partitions that changed in the epoch, the output is computed
-by DuckDB from the rows before and after the epoch, and the difference is emitted. The cost of
-an epoch is proportional to the rows of the touched partitions, not to the whole history.
+The rows of one partition determine that partition's output and nothing else. Each input is
+kept as materialized-input state (a state table keyed by the input's stream key, cached in
+memory by partition: engine/partition_cache.py). On a barrier, for the partitions that
+changed in the epoch, DuckDB computes the output from the rows before and after the epoch,
+and the difference is emitted. An epoch costs the rows of the touched partitions, not the
+whole history.
+
+The operators it stands for, as EXPLAIN names them (the identity it is given), and their
+partitions:
+- StreamHashJoin: outer joins (LeftOuter, RightOuter, FullOuter) and semi/anti joins, by the
+  join key, through HashJoinExecutor (engine/hash_join.py), which runs inner equi-joins by
+  the delta rule instead; StreamNestedLoopJoin for a join without an equi key (one
+  partition; RisingWave refuses such a streaming join).
+- StreamOverWindow: window functions, by PARTITION BY.
+- StreamGroupTopN: `row_number()`/`rank()` <= N over an append-only input, and DISTINCT ON,
+  by the group key; StreamTopN: ORDER BY ... LIMIT, one partition.
+- StreamHashAgg [recompute] / StreamSimpleAgg [recompute]: aggregates without a retractable
+  state of their own in HashAggExecutor (DISTINCT, FILTER, ORDER BY inside, string_agg,
+  array_agg, stddev, ...), by the group key; GROUPING SETS, ROLLUP and CUBE (RisingWave: a
+  StreamExpand under a StreamHashAgg), one partition. RisingWave runs these in its
+  StreamHashAgg, so the name is kept; the property `[recompute]`, in RisingWave's own syntax
+  for a variant of an operator (`StreamHashAgg [append_only]`), tells them apart from the
+  StreamHashAgg / StreamSimpleAgg that HashAggExecutor (engine/hash_agg.py) runs.
+- StreamExcept / StreamIntersect: EXCEPT and INTERSECT [ALL], by the whole row. RisingWave
+  has no such stream operator (it plans a StreamHashAgg over a LeftAnti / LeftSemi
+  StreamHashJoin, and refuses the ALL forms): here it is one operator, named for its
+  logical node (LogicalExcept, LogicalIntersect).
+- StreamDynamicFilter: a filter on now() (RisingWave compares with a StreamNow), recomputed
+  at every barrier with the barrier's time; StreamEowcSort: EMIT ON WINDOW CLOSE, with a
+  table's watermark for now(); both one partition.
 """
 from __future__ import annotations
 
