@@ -45,7 +45,7 @@ def _error(text: str) -> None:
 
 def _render_exception(err: BaseException, sql: str | None = None) -> str:
     from rw_cli.errors import RwError
-    from rw_cli.shell.format import render_error
+    from rw_cli.shell.render import render_error
 
     if isinstance(err, RwError):
         return render_error(err, sql)
@@ -81,7 +81,7 @@ def run_sql(session, sql: str, out=None, cfg=None) -> bool:
         else:
             shell.run_script(sql, stop_on_error=True)
     finally:
-        shell.executor.set_output(None)
+        shell.runner.set_output(None)
     return not shell.failed
 
 

@@ -16,9 +16,6 @@ import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
 
-_STRIP_FRACTION_ZEROS = (r"(\.\d*?)0+$", r"\1")
-_STRIP_DANGLING_POINT = (r"\.$", "")
-
 
 def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | None]:
     """One column as PostgreSQL text, NULL as None."""
@@ -165,11 +162,6 @@ def _chrono_fraction(text: pa.Array) -> pa.Array:
     (`20.210`, `20.210500`), and none for whole seconds."""
     text = pc.replace_substring_regex(text, r"\.000000$", "")
     return pc.replace_substring_regex(text, r"(\.\d{3})000$", r"\1")
-
-
-def _strip_fraction(text: pa.Array) -> pa.Array:
-    text = pc.replace_substring_regex(text, *_STRIP_FRACTION_ZEROS)
-    return pc.replace_substring_regex(text, *_STRIP_DANGLING_POINT)
 
 
 def _naive(col: pa.Array) -> pa.Array:

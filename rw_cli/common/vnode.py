@@ -197,11 +197,6 @@ def _hash_general(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     return _mix64(h)
 
 
-def hash_binary_list(values: list[bytes]) -> np.ndarray:
-    """Stable hash of each bytes value."""
-    return hash_array(pa.array(values, type=pa.binary()))
-
-
 _DAY_NS = 86_400_000_000_000
 
 

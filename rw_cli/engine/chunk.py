@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common.op import DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT  # re-exported: a chunk's ops
 from rw_cli.common.types import DataType
 
-INSERT, DELETE, UPDATE_DELETE, UPDATE_INSERT = 0, 1, 2, 3
 _OP_TEXT = {"+": INSERT, "-": DELETE, "U-": UPDATE_DELETE, "U+": UPDATE_INSERT}
 _OP_NAME = {v: k for k, v in _OP_TEXT.items()}
 
@@ -57,9 +57,6 @@ class StreamChunk:
 
     def filter(self, mask: np.ndarray) -> "StreamChunk":
         return StreamChunk(self.data.filter(pa.array(mask)), self.ops[mask])
-
-    def with_data(self, data: pa.Table) -> "StreamChunk":
-        return StreamChunk(positional(data), self.ops)
 
     def compact_ops(self) -> "StreamChunk":
         """Turn update pairs whose halves were separated into plain deletes and inserts."""

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from rw_cli.common import progress as progress_hook
 from rw_cli.errors import QueryCanceled, RwError
-from rw_cli.shell.format import render_error, render_notices, render_result
+from rw_cli.shell.render import render_error, render_notices, render_result
 from rw_cli.sql.split import split_statements
 
 _LABEL = re.compile(r"^(ERROR|WARNING|HINT|NOTICE):", re.M)
@@ -67,7 +67,7 @@ class _Interrupts:
         self.err.flush()
 
 
-class Executor:
+class StatementRunner:
     """Runs SQL on a session and prints results with the current settings (a `Config`)."""
 
     def __init__(self, session, cfg, out: TextIO | None = None, err: TextIO | None = None):

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from rw_cli.shell.format import render_table
+from rw_cli.shell.render import render_table
 
 SECTIONS = ("General", "Query Buffer", "Input/Output", "Informational", "Formatting")
 
@@ -232,7 +232,7 @@ def _include(shell, args, plus):
               aliases=("\\out",))
 def _output(shell, args, plus):
     words = _words(args)
-    shell.executor.set_output(words[0] if words else None)
+    shell.runner.set_output(words[0] if words else None)
 
 
 @meta_command("\\echo", "TEXT", "write TEXT to stdout", section="Input/Output")

@@ -11,7 +11,7 @@ import sys
 from typing import TextIO
 
 from rw_cli.shell import catalog, meta
-from rw_cli.shell.execute import Executor
+from rw_cli.shell.execute import StatementRunner
 from rw_cli.sql.split import is_complete, split_meta, why_incomplete
 
 PROMPT = "rw=> "
@@ -51,8 +51,8 @@ class Shell:
 
         self.session = session
         self.cfg = cfg or Config()
-        self.executor = Executor(session, self.cfg, out, err)
-        self.err = self.executor.err
+        self.runner = StatementRunner(session, self.cfg, out, err)
+        self.err = self.runner.err
         self.last_query = ""  # the last SQL run (for \watch, \e, \g)
         self.query_buffer = ""  # SQL typed before a backslash command on the same input
         self.next_input = ""  # text to put into the next prompt (after \e)
@@ -62,10 +62,10 @@ class Shell:
 
     @property
     def out(self) -> TextIO:
-        return self.executor.out
+        return self.runner.out
 
     def print(self, text: str) -> None:
-        self.executor.write_result(text)
+        self.runner.write_result(text)
 
     def relations(self) -> tuple[catalog.Relation, ...]:
         """The catalog snapshot, re-read only when a relation was created or dropped."""
@@ -76,7 +76,7 @@ class Shell:
         return self._relations
 
     def run_sql(self, sql: str) -> bool:
-        ok = self.executor.run(sql)
+        ok = self.runner.run(sql)
         self.failed |= not ok
         return ok
 
@@ -111,7 +111,7 @@ class Shell:
             self.out.flush()
             self.err.write("Cancel request sent\n")
             self.err.flush()
-            self.executor.canceled = True
+            self.runner.canceled = True
             self.failed = True
         return True
 
@@ -136,7 +136,7 @@ class Shell:
             go_on = self.handle(chunk)
             failed_now = self.failed
             self.failed = failed_before or failed_now
-            if not go_on or (stop_on_error and failed_now) or self.executor.canceled:
+            if not go_on or (stop_on_error and failed_now) or self.runner.canceled:
                 return False  # Ctrl-C ends the whole script, as in psql
             if self.next_input:  # SQL before a backslash command stays in the query buffer
                 buffer, self.next_input = [self.next_input], ""
@@ -251,7 +251,7 @@ def run_shell(session, cfg=None, *, input=None, output=None, history: str | None
     shell.out.flush()
     while True:
         default, shell.next_input = shell.next_input, ""
-        shell.executor.canceled = False
+        shell.runner.canceled = False
         try:
             text = prompt.prompt(default=default)
         except KeyboardInterrupt:  # Ctrl-C: drop the input, keep going
@@ -260,4 +260,4 @@ def run_shell(session, cfg=None, *, input=None, output=None, history: str | None
             break
         if not shell.handle(text):
             break
-    shell.executor.set_output(None)
+    shell.runner.set_output(None)

@@ -77,7 +77,7 @@ def compare(actual: list[str], expected: list[str], sort_mode: str) -> bool:
 def error_matches(regex: str | None, err: BaseException) -> bool:
     if not regex:
         return True
-    from rw_cli.shell.format import render_error
+    from rw_cli.shell.render import render_error
 
     message = getattr(err, "message", None) or str(err)
     texts = [message, render_error(err), f"db error: ERROR: {message}"]
@@ -139,7 +139,7 @@ class FileRunner:
     @staticmethod
     def _describe_error(err: BaseException) -> str:
         from rw_cli.errors import RwError
-        from rw_cli.shell.format import render_error
+        from rw_cli.shell.render import render_error
 
         if isinstance(err, RwError):
             return render_error(err).rstrip("\n")

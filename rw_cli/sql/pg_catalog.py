@@ -49,10 +49,6 @@ def _table(cols: dict[str, tuple[pa.DataType, list]]) -> pa.Table:
     return pa.table({k: pa.array(v, t) for k, (t, v) in cols.items()})
 
 
-def _type_name(t) -> str:
-    return t.name
-
-
 def system_table(schema: str | None, name: str, catalog: Catalog, session=None) -> pa.Table | None:
     fn = _BUILDERS.get((schema or "pg_catalog", name))
     if fn is None and schema is None:

@@ -658,15 +658,17 @@ class StreamPlanner:
             types.append(BIGINT_T)
             sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0 " + \
                 clause.sql(dialect="duckdb")
-            return StreamPartitionRecompute(types, list(range(ng)) + [len(cols) - 1], [project], name="StreamHashAgg",
-                                            partition_keys=[], sql=sql, detail=f"grouping_sets: {clause.sql()}")
+            return StreamPartitionRecompute(types, list(range(ng)) + [len(cols) - 1], [project],
+                                            name="StreamHashAgg [recompute]", partition_keys=[], sql=sql,
+                                            detail=f"grouping_sets: {clause.sql()}")
         sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
         if keys:
             sql += f" GROUP BY {', '.join(keys)}"
         detail = (f"group_key: [{', '.join(keys)}], " if keys else "") + \
             "aggs: [" + ", ".join(a.sql(dialect="postgres") for a in aggs) + "]"
-        return StreamPartitionRecompute(types, list(range(ng)), [project], name="StreamHashAgg" if ng else
-                                        "StreamSimpleAgg", partition_keys=list(range(ng)), sql=sql, detail=detail)
+        return StreamPartitionRecompute(types, list(range(ng)), [project],
+                                        name="StreamHashAgg [recompute]" if ng else "StreamSimpleAgg [recompute]",
+                                        partition_keys=list(range(ng)), sql=sql, detail=detail)
 
     def temporal_filter(self, node: PlanNode, conds: list[exp.Expression]) -> PlanNode:
         """A filter on now(): rows enter and leave the result as time passes."""

@@ -13,6 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.byte_rows import UINT_WIDTHS, field_view, matrix_to_binary, uint_values
+from rw_cli.common.op import DELETE as OP_DELETE  # noqa: F401 - write_chunk's ops, by the store's names
+from rw_cli.common.op import INSERT as OP_INSERT
+from rw_cli.common.op import UPDATE_DELETE as OP_UPDATE_DELETE  # noqa: F401
+from rw_cli.common.op import UPDATE_INSERT as OP_UPDATE_INSERT
 from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array, normalize_array,
                                  null_mask, unique_hashes)
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage, sort_unique
@@ -22,10 +26,6 @@ from rw_cli.store.row_codec import _kind, decode_rows_arrays, encode_rows_array
 from rw_cli.store.run import as_binary
 from rw_cli.store.state_cache import StateCache
 
-OP_INSERT = 0
-OP_DELETE = 1
-OP_UPDATE_DELETE = 2
-OP_UPDATE_INSERT = 3
 TABLE_HEAD = 6  # table id (4) + vnode (2)
 
 

@@ -97,10 +97,13 @@ class StreamHashJoin(PlanNode):
 
 @dataclass
 class StreamPartitionRecompute(PlanNode):
-    """An operator maintained by recomputing touched partitions (see partition_recompute.py).
+    """An operator that PartitionRecomputeExecutor runs, recomputing the partitions an epoch
+    touched (engine/partition_recompute.py lists them).
 
     `sql` reads `in0` (columns `_0.._n`) and yields the output columns; `name` is the
-    RisingWave operator it implements (StreamOverWindow, StreamGroupTopN, ...).
+    RisingWave operator it stands for, as EXPLAIN prints it (StreamOverWindow,
+    StreamGroupTopN, ...), with RisingWave's property syntax `[recompute]` where another
+    plan node prints that operator's name for another executor (StreamHashAgg).
     """
 
     name: str = ""
@@ -131,6 +134,9 @@ class StreamUnion(PlanNode):
 
 @dataclass
 class StreamHashAgg(PlanNode):
+    """The aggregates HashAggExecutor keeps a retractable state for (the others are a
+    StreamPartitionRecompute named `StreamHashAgg [recompute]`)."""
+
     group_keys: list[int] = field(default_factory=list)
     calls: list[AggCall] = field(default_factory=list)
 

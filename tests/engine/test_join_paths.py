@@ -83,11 +83,11 @@ def test_rows_pairs_are_the_rows_of_each_probes_partition():
     import numpy as np
     import pyarrow as pa
 
-    from rw_cli.engine.partition_recompute import _Rows
+    from rw_cli.engine.partition_cache import PartitionCache
 
     rng = np.random.default_rng(4)
     schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
-    cache = _Rows(schema, partitioned=True)
+    cache = PartitionCache(schema, partitioned=True)
     model: dict[int, list[int]] = {}
     for epoch in range(40):
         parts = rng.integers(0, 30, int(rng.integers(1, 20)))

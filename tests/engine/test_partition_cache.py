@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from rw_cli.common.vnode import hash_columns
 from rw_cli.engine.chunk import DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
-from rw_cli.engine.partition_recompute import _apply, _apply_sql, _Rows
+from rw_cli.engine.partition_cache import PartitionCache, _apply_sql, apply_chunk
 
 
 def _rows(keys, parts, vals):
@@ -45,17 +45,17 @@ def test_apply_matches_duckdb():
                 emit(INSERT, k, *present[k])
         delta = StreamChunk(_rows(dk, dp, dv), np.array(ops, dtype=np.int8))
         for key in (["_0"], ["_0", "_1"]):
-            fast = _apply(rows, delta, key)
+            fast = apply_chunk(rows, delta, key)
             slow = _apply_sql(rows, delta, key)
             assert sorted(map(str, fast.to_pylist())) == sorted(map(str, slow.to_pylist()))
-        got = {r["_0"]: (r["_1"], r["_2"]) for r in _apply(rows, delta, ["_0"]).to_pylist()}
+        got = {r["_0"]: (r["_1"], r["_2"]) for r in apply_chunk(rows, delta, ["_0"]).to_pylist()}
         assert got == present
 
 
 def test_rows_runs_find_add_remove():
     rng = np.random.default_rng(3)
     schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
-    cache = _Rows(schema, partitioned=True)
+    cache = PartitionCache(schema, partitioned=True)
     model: dict[int, list[int]] = {}
     next_id = 0
     for epoch in range(150):  # past FANOUT**3 adds: a merged run whose segments were copied into one
@@ -84,10 +84,10 @@ def test_rows_runs_find_add_remove():
 def test_runs_merge_when_lookups_pay_for_it_and_past_max_runs_anyway():
     """Runs nothing looks up stay unmerged up to MAX_RUNS; runs looked up often merge into
     O(log n); lookups find the same rows either way."""
-    from rw_cli.engine import partition_recompute as pr
+    from rw_cli.engine import partition_cache as pr
 
     schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
-    quiet, busy = _Rows(schema, partitioned=True), _Rows(schema, partitioned=True)
+    quiet, busy = PartitionCache(schema, partitioned=True), PartitionCache(schema, partitioned=True)
     n = 0
     for epoch in range(pr.MAX_RUNS + 20):
         keys = np.arange(n, n + 50) % 97
@@ -112,7 +112,7 @@ def test_runs_merge_when_lookups_pay_for_it_and_past_max_runs_anyway():
 def test_distinct_probes_by_hash_table_or_sort():
     """Probes with many repeats are deduplicated by Arrow's hash table, mostly distinct ones
     by a sort; either way every probe maps to its distinct hash."""
-    from rw_cli.engine.partition_recompute import _distinct
+    from rw_cli.engine.partition_cache import _distinct
 
     rng = np.random.default_rng(5)
     repeats = rng.integers(0, 300, 20000).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
@@ -122,7 +122,7 @@ def test_distinct_probes_by_hash_table_or_sort():
         assert len(d) == len(np.unique(h)) and (d[uid] == h).all()
 
 
-def _pairs_by_key(cache: _Rows, probe_keys: pa.Array, zoned: bool) -> list[tuple[int, int]]:
+def _pairs_by_key(cache: PartitionCache, probe_keys: pa.Array, zoned: bool) -> list[tuple[int, int]]:
     """(probe number, matched row's id) of an equi-join's probes, keys compared."""
     h = hash_columns([probe_keys])
     owner, rows = cache.pairs(h, probe_keys if zoned else None)
@@ -143,7 +143,7 @@ def test_zones_skip_runs_whose_key_range_the_probes_miss():
                                 lambda i: datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
                                 + datetime.timedelta(seconds=i))):
         schema = pa.schema([("_0", arrow_type), ("_1", pa.int64())])
-        zoned, plain = _Rows(schema, True, zone_column=0), _Rows(schema, True)
+        zoned, plain = PartitionCache(schema, True, zone_column=0), PartitionCache(schema, True)
         rng = np.random.default_rng(11)
         n = 0
         for epoch in range(40):
@@ -165,7 +165,7 @@ def test_zones_skip_runs_whose_key_range_the_probes_miss():
 
 
 def _int(value, arrow_type) -> int:
-    from rw_cli.engine.partition_recompute import _int64
+    from rw_cli.engine.partition_cache import _int64
 
     return _int64(pa.array([value], arrow_type)).to_pylist()[0]
 
@@ -174,13 +174,13 @@ def test_zones_fall_back_on_a_hash_of_two_keys():
     """Two probe keys with one hash (a collision): the zones cannot say which run to search,
     so every run is searched."""
     schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
-    cache = _Rows(schema, True, zone_column=0)
+    cache = PartitionCache(schema, True, zone_column=0)
     for base in (0, 100):
         rows = pa.table({"_0": pa.array([base, base + 1], pa.int64()), "_1": pa.array([base, base + 1], pa.int64())})
         cache.add(rows, hash_columns([rows.column(0)]))
     keys = pa.array([1, 100], pa.int64())
     same = np.array([7, 7], dtype=np.uint64)  # as if both keys hashed alike
-    from rw_cli.engine.partition_recompute import _distinct_keys
+    from rw_cli.engine.partition_cache import _distinct_keys
 
     assert _distinct_keys(*cache._key_values(keys), np.array([0, 0]), 1) is None
     cache.runs[0].hashes[:] = 7
@@ -197,7 +197,7 @@ def test_pairs_of_a_unique_key_and_of_repeated_keys_agree_with_a_nested_loop():
     rng = np.random.default_rng(8)
     schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
     for keys in (np.arange(500), rng.integers(0, 200, 500)):
-        cache = _Rows(schema, True, zone_column=0)
+        cache = PartitionCache(schema, True, zone_column=0)
         for part in np.array_split(np.arange(500), 7):
             rows = pa.table({"_0": pa.array(keys[part]), "_1": pa.array(part)}, schema=schema)
             cache.add(rows, hash_columns([rows.column(0)]))
@@ -208,17 +208,17 @@ def test_pairs_of_a_unique_key_and_of_repeated_keys_agree_with_a_nested_loop():
         far = pa.array(np.concatenate([rng.integers(10_000, 20_000, 900), [5, 7, 499]]), pa.int64())
         want = sorted((p, i) for p, k in enumerate(far.to_pylist()) for i in np.flatnonzero(keys == k).tolist())
         assert _pairs_by_key(cache, far, True) == want == _pairs_by_key(cache, far, False)
-    empty = _Rows(schema, True, zone_column=0)
+    empty = PartitionCache(schema, True, zone_column=0)
     assert _pairs_by_key(empty, pa.array([1, 2], pa.int64()), True) == []
 
 
 def test_a_run_is_scanned_for_a_few_probes_and_sorted_past_them():
     """A new run is not sorted until lookups have asked for more than LINEAR_PROBES hashes;
     removed rows stay removed when it is sorted; lookups agree before and after."""
-    from rw_cli.engine import partition_recompute as pr
+    from rw_cli.engine import partition_cache as pr
 
     schema = pa.schema([("_0", pa.int64()), ("_1", pa.int64())])
-    cache = _Rows(schema, True)
+    cache = PartitionCache(schema, True)
     keys = np.arange(300) % 50
     rows = pa.table({"_0": pa.array(keys), "_1": pa.array(np.arange(300))}, schema=schema)
     cache.add(rows, hash_columns([rows.column(0)]))

@@ -9,7 +9,7 @@ from rw_cli.common.progress import Progress
 from rw_cli.config import Config
 from rw_cli.errors import RwError
 from rw_cli.result import Result
-from rw_cli.shell.execute import Executor, _Interrupts, format_timing, is_read_only
+from rw_cli.shell.execute import StatementRunner, _Interrupts, format_timing, is_read_only
 
 
 def test_format_timing():
@@ -61,7 +61,7 @@ class Backfill:
 def test_ctrl_c_cancels_at_the_next_progress_update():
     session = Backfill()
     out, err = io.StringIO(), io.StringIO()
-    ex = Executor(session, Config(), out, err)
+    ex = StatementRunner(session, Config(), out, err)
     assert ex.run("create materialized view mv as select 1") is False
     assert err.getvalue() == "Cancel request sent\nERROR:  canceling statement due to user request\n"
     assert session.steps == 4  # stopped at the update right after the signal
@@ -77,7 +77,7 @@ def test_internal_errors_and_notices():
             raise ValueError("boom")
 
     out, err = io.StringIO(), io.StringIO()
-    assert Executor(S(), Config(), out, err).run("flush; select 1") is False
+    assert StatementRunner(S(), Config(), out, err).run("flush; select 1") is False
     assert out.getvalue() == "FLUSH\n"
     assert err.getvalue() == "NOTICE:  a notice\nERROR:  internal error: ValueError: boom\n"
 
@@ -91,7 +91,7 @@ def test_rw_error_without_position_is_located():
             raise RwError('column "zz" does not exist')
 
     out, err = io.StringIO(), io.StringIO()
-    Executor(S(), Config(), out, err).run("select 1;\nselect zz from t;")
+    StatementRunner(S(), Config(), out, err).run("select 1;\nselect zz from t;")
     assert err.getvalue() == 'ERROR:  column "zz" does not exist\nLINE 2: select zz from t;\n               ^\n'
 
 
@@ -108,4 +108,4 @@ def test_ctrl_c_ends_a_script():
     sh = Shell(S(), Config(), out, err)
     assert sh.run_script("select 1;\nselect slow;\nselect 2;\n") is False
     assert out.getvalue() == "SELECT 0\n" and err.getvalue() == "ERROR:  canceling statement due to user request\n"
-    assert sh.failed and sh.executor.canceled
+    assert sh.failed and sh.runner.canceled

@@ -3,7 +3,7 @@ import pyarrow as pa
 from rw_cli.common import types as T
 from rw_cli.errors import NotSupported, RwError, SqlSyntaxError
 from rw_cli.result import Result
-from rw_cli.shell.format import render_error, render_result, render_table
+from rw_cli.shell.render import render_error, render_result, render_table
 
 
 def test_single_number_column():
@@ -85,7 +85,7 @@ def test_not_supported_has_hint():
 # -- expanded layout (\x) ----------------------------------------------------------------------
 
 def test_expanded_short_values():
-    from rw_cli.shell.format import render_expanded
+    from rw_cli.shell.render import render_expanded
 
     assert render_expanded(["a", "bb"], [["1", "hello"]]) == (
         "-[ RECORD 1 ]\n"
@@ -94,7 +94,7 @@ def test_expanded_short_values():
 
 
 def test_expanded_long_values_and_null():
-    from rw_cli.shell.format import render_expanded
+    from rw_cli.shell.render import render_expanded
 
     out = render_expanded(["id", "name"], [["1", "a rather long value"], ["2", None]], null="<null>")
     assert out == (
@@ -107,7 +107,7 @@ def test_expanded_long_values_and_null():
 
 
 def test_expanded_wide_header_and_multiline():
-    from rw_cli.shell.format import render_expanded
+    from rw_cli.shell.render import render_expanded
 
     out = render_expanded(["a_very_long_column_name", "b"], [["x", "l1\nl2"]])
     assert out == (
@@ -118,7 +118,7 @@ def test_expanded_wide_header_and_multiline():
 
 
 def test_expanded_empty():
-    from rw_cli.shell.format import render_expanded
+    from rw_cli.shell.render import render_expanded
 
     assert render_expanded(["a"], []) == "(0 rows)\n\n"
 
@@ -157,7 +157,7 @@ def test_expanded_auto_depends_on_width():
 
 
 def test_escapes_in_data_formats():
-    from rw_cli.shell.formats import write_csv, write_json, write_markdown, write_tsv
+    from rw_cli.shell.data_formats import write_csv, write_json, write_markdown, write_tsv
 
     rows = [['a"b\nc', "x|y\t\\"]]
     assert write_csv(["p", "q"], rows) == 'p,q\n"a""b\nc",x|y\t\\\n'

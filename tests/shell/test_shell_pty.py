@@ -136,7 +136,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
         "import time\n"
         "from rw_cli.common.progress import Progress\n"
         "from rw_cli.config import Config\n"
-        "from rw_cli.shell.execute import Executor\n"
+        "from rw_cli.shell.execute import StatementRunner\n"
         "from rw_cli.result import Result\n"
         "class Slow:\n"
         "    def execute_iter(self, sql):\n"
@@ -145,7 +145,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
         "                time.sleep(0.1); p.advance(10)\n"
         "            time.sleep(0.5)\n"
         "        yield Result('CREATE_MATERIALIZED_VIEW')\n"
-        "Executor(Slow(), Config()).run('create materialized view mv as select 1')\n"
+        "StatementRunner(Slow(), Config()).run('create materialized view mv as select 1')\n"
         "time.sleep(5)\n"
     )
     t = Term([sys.executable, "-c", script], _env(tmp_path))
@@ -167,7 +167,7 @@ def test_progress_of_a_long_select(tmp_path):
         "import rw_cli\n"
         "from rw_cli.config import Config\n"
         "from rw_cli.engine import duck\n"
-        "from rw_cli.shell.execute import Executor\n"
+        "from rw_cli.shell.execute import StatementRunner\n"
         "from rw_cli.store.state_table import StateTable\n"
         "real_iter, real_query = StateTable.iter_batches, duck.query\n"
         "def slow_iter(self, epoch=None):\n"  # a slow disk: 1,000 rows per 0.1 s
@@ -180,7 +180,7 @@ def test_progress_of_a_long_select(tmp_path):
         "    return real_query(sql, tables, settings)\n"
         "StateTable.iter_batches, duck.query = slow_iter, slow_query\n"
         f"s = rw_cli.connect({str(tmp_path / 'data')!r})\n"
-        "Executor(s, Config()).run('select count(*) as n from big')\n"
+        "StatementRunner(s, Config()).run('select count(*) as n from big')\n"
         "time.sleep(5)\n"
     )
     t = Term([sys.executable, "-c", script], _env(tmp_path))

@@ -1,5 +1,6 @@
-"""psql's output layouts: the aligned table, the expanded records, the status tag, and the
-error block; `render` picks the layout (or a data format from `formats.py`) for a result.
+"""Rendering for the terminal, in psql's layouts: the aligned table, the expanded records,
+the command tag, notices and the error block; `render_result` picks the layout, or a data
+format of `data_formats.py`, for a result.
 
 Every function returns the full text to write, ending with a newline.
 """
@@ -128,18 +129,18 @@ def table_width(columns: Sequence[str], rows: Sequence[Sequence[str | None]]) ->
 
 def render_result(result, fmt: str = "table", *, expanded: str = "off", null: str = "",
                   width: int | None = None) -> str:
-    """A statement's result in output format `fmt` (one of `formats.FORMATS`).
+    """A statement's result in output format `fmt` (one of `data_formats.FORMATS`).
 
     In `table` format a statement without rows prints its command tag; `expanded` ("on",
     "off" or "auto": expanded when wider than `width`) switches to the record layout. The
     data formats print rows only, never command tags, so their output stays parseable.
     """
-    from rw_cli.shell import formats
+    from rw_cli.shell import data_formats
 
     if fmt not in ("table", "expanded"):
         if result.table is None:
             return ""
-        return formats.WRITERS[fmt](result.columns, result.text_rows(), result.types)
+        return data_formats.WRITERS[fmt](result.columns, result.text_rows(), result.types)
     if result.table is None:
         return f"{result.status}\n"
     rows = result.text_rows()
