@@ -26,6 +26,14 @@ RELATIONS = [
     ("pk2", TABLE, [("a", "int"), ("b", "varchar"), ("c", "int")], ["a", "b"], {}),
 ]
 
+# SQL functions (CREATE FUNCTION ... LANGUAGE SQL), as the catalog records them
+FUNCTIONS = {
+    "add_one": {"args": [[None, "integer"]], "returns": "integer", "body": "select $1 + 1"},
+    "full_name": {"args": [["a", "character varying"], ["b", "character varying"]], "returns": "character varying",
+                  "body": "a || ' ' || b"},
+    "twice_plus_two": {"args": [["x", "integer"]], "returns": "bigint", "body": "select add_one(x) * 2"},
+}
+
 
 def bare_catalog() -> Catalog:
     """The relations above, with ids 1, 2, ... in that order (fixtures name `__rel_<id>`)."""
@@ -40,6 +48,7 @@ def bare_catalog() -> Catalog:
         rel = RelationCatalog(catalog.alloc_id(), name, kind, columns, keys,
                               user_pk=bool(pk) and kind == TABLE, **options)
         catalog.add(rel)
+    catalog.functions = {name: dict(record) for name, record in FUNCTIONS.items()}
     return catalog
 
 
