@@ -144,7 +144,8 @@ def test_output_names(sql, name):
 
 @pytest.mark.xfail(strict=True, reason="output_name uses sqlglot's function names: string_agg is "
                    "`group_concat`, bool_and `logical_and`, generate_series `exploding_generate_series`, "
-                   "unnest `explode`, now() `current_timestamp`, a cast of a constant to int `int` (PostgreSQL: as written, "
+                   "unnest `explode`, now() `current_timestamp`, a cast of a constant to int `int` "
+                   "(PostgreSQL: as written, "
                    "and `int4`)")
 @pytest.mark.parametrize("sql,name", [
     ("select string_agg(s, ',') from t", "string_agg"), ("select bool_and(k > 1) from t", "bool_and"),
@@ -209,7 +210,8 @@ def test_batch_bind_errors(catalog, sql, error, message):
     ("select sum(max(v)) from t", BindError, "aggregate function calls cannot be nested"),
     ("select k, v as k from t", BindError, 'column "k" specified more than once'),
     ("select k, (select w from u) from t", BindError, "Scalar subquery might produce more than one row"),
-    ("select k from t union all select k, v from t", BindError, "each UNION query must have the same number of columns"),
+    ("select k from t union all select k, v from t", BindError,
+     "each UNION query must have the same number of columns"),
     ("select k from t order by k limit 99999999999999999999", BindError,
      "LIMIT/OFFSET value 99999999999999999999 is out of range for type bigint"),
     ("select k from t order by k limit k", NotSupported,
@@ -328,7 +330,8 @@ TYPES = [
     ("txt || 'b'", "character varying"), ("i4::text", "character varying"), ("upper(txt)", "character varying"),
     ("'a'", "character varying"),
     # casts
-    ("i4::bigint", "bigint"), ("txt::int", "integer"), ("i4::numeric", "numeric"), ("i4::double precision", "double precision"),
+    ("i4::bigint", "bigint"), ("txt::int", "integer"), ("i4::numeric", "numeric"),
+    ("i4::double precision", "double precision"),
     ("i4::real", "real"), ("'2020-01-01'::date", "date"), ("txt::boolean", "boolean"),
     # date and time
     ("ts - ts", "interval"), ("dt + 1", "date"), ("ts + iv", "timestamp without time zone"),

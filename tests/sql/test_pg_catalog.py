@@ -12,7 +12,8 @@ def rows(catalog, schema, name, *columns):
 
 
 def test_tables_by_kind(catalog):
-    assert [r["tablename"] for r in rows(catalog, None, "pg_tables", "tablename")] == ["t", "u", "ao", "aopk", "n", "pk2"]
+    tables = [r["tablename"] for r in rows(catalog, None, "pg_tables", "tablename")]
+    assert tables == ["t", "u", "ao", "aopk", "n", "pk2"]  # no source, view or MV
     assert rows(catalog, None, "pg_matviews", "matviewname") == [{"matviewname": "mv"}]
     assert rows(catalog, None, "pg_views", "viewname") == [{"viewname": "vw"}]
     kinds = {r["table_name"]: r["table_type"] for r in rows(catalog, "information_schema", "tables",
@@ -40,7 +41,8 @@ def test_primary_keys_are_indexes(catalog):
 def test_types_and_namespaces(catalog):
     names = set(system_table(None, "pg_type", catalog)["typname"].to_pylist())
     assert {"int4", "int8", "varchar", "numeric", "timestamptz", "interval", "jsonb", "bool"} <= names
-    assert {"public", "pg_catalog", "information_schema"} <= set(system_table(None, "pg_namespace", catalog)["nspname"].to_pylist())
+    namespaces = set(system_table(None, "pg_namespace", catalog)["nspname"].to_pylist())
+    assert {"public", "pg_catalog", "information_schema"} <= namespaces
 
 
 @pytest.mark.parametrize("schema,name", [(None, "pg_nope"), ("information_schema", "nope")])
