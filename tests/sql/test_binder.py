@@ -390,3 +390,15 @@ def test_stream_union_type_is_the_common_type(catalog):
 
 def test_batch_union_type_is_the_common_type(catalog):
     assert batch_types(catalog, "select k from t union all select i8 from n") == ["bigint"]
+
+
+@pytest.mark.xfail(strict=True, reason="type names in messages are sqlglot's (`int`), not PostgreSQL's "
+                   "(`integer`)")
+@pytest.mark.parametrize("sql,message", [
+    ("select i4 is unknown from n", "argument of IS UNKNOWN must be type boolean, not type integer"),
+    ('select i4 collate "C" from n', "collations are not supported by type integer"),
+])
+def test_type_names_in_messages(catalog, sql, message):
+    with pytest.raises(BindError) as e:
+        batch_sql(catalog, sql)
+    assert e.value.message == message
