@@ -402,3 +402,11 @@ def test_type_names_in_messages(catalog, sql, message):
     with pytest.raises(BindError) as e:
         batch_sql(catalog, sql)
     assert e.value.message == message
+
+
+@pytest.mark.xfail(strict=True, reason="an unknown function is DuckDB's ExecutionError (`Scalar Function with "
+                   "name nope does not exist! Did you mean ...`); PostgreSQL: `function nope(integer) does not exist`")
+def test_unknown_function_message(catalog):
+    with pytest.raises(BindError) as e:
+        stream_plan(catalog, "select nope(k) from t")
+    assert e.value.message == "function nope(integer) does not exist"
