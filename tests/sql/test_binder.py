@@ -395,7 +395,7 @@ def test_batch_union_type_is_the_common_type(catalog):
 @pytest.mark.xfail(strict=True, reason="type names in messages are sqlglot's (`int`), not PostgreSQL's "
                    "(`integer`)")
 @pytest.mark.parametrize("sql,message", [
-    ("select i4 is unknown from n", "argument of IS UNKNOWN must be type boolean, not type integer"),
+    ("select d is unknown from n", "argument of IS UNKNOWN must be type boolean, not type double precision"),
     ('select i4 collate "C" from n', "collations are not supported by type integer"),
 ])
 def test_type_names_in_messages(catalog, sql, message):

@@ -40,6 +40,14 @@ def test_memoized_result_is_stable(catalog):
     assert to_duckdb(tree.tree, tree.schema) == to_duckdb(tree.tree.copy(), dict(tree.schema))
 
 
+@pytest.mark.xfail(strict=True, reason="to_duckdb's memo key is repr(tree), which leaves out node.meta: "
+                   "`x IS UNKNOWN` (meta['unknown']) hits the entry of `x IS NULL`, so after a query with "
+                   "`i4 IS NULL` the bind error of `i4 IS UNKNOWN` on an integer is skipped")
+def test_memo_keeps_is_unknown_apart_from_is_null(catalog):
+    duckdb_sql(catalog, "select i4 is null from n")
+    assert duckdb_sql(catalog, "select i4 is unknown from n")[0].startswith("ERROR: BindError: argument of IS UNKNOWN")
+
+
 def test_without_a_schema_no_type_fixes():
     """Untyped (no schema): `/` cannot be known to be an integer division."""
     assert to_duckdb(parse_statement("select a / b from x")) == "SELECT PG_DIV(a, b) FROM x"
