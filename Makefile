@@ -22,4 +22,4 @@ test: venv
 
 # regenerate the golden files of planner tests (EXPLAIN output) after an intended change
 golden: venv
-	RW_UPDATE_GOLDEN=1 $(VENV)/bin/pytest -q tests/sql/test_explain_golden.py
+	RW_UPDATE_GOLDEN=1 $(VENV)/bin/pytest -q tests/sql/test_explain_golden.py tests/sql/test_planner_rules.py tests/sql/test_transpile.py

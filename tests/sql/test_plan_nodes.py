@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rw_cli.sql.dialect import parse_statement
-from rw_cli.sql.plan import (StreamHashAgg, StreamHashJoin, StreamMaterialize, StreamPartitionRecompute, StreamProject,
+from rw_cli.stream.plan import (StreamHashAgg, StreamHashJoin, StreamMaterialize, StreamPartitionRecompute, StreamProject,
                              StreamTableScan, StreamUnion)
 from rw_cli.sql.planner import StreamPlanner
 
@@ -128,10 +128,10 @@ def test_aggregate_calls(catalog):
 
 
 def test_recomputed_aggregate(catalog):
-    agg = find(plan(catalog, "select k, count(distinct v) as c from t group by k")[0], "StreamHashAgg")
+    agg = find(plan(catalog, "select k, count(distinct v) as c from t group by k")[0], "StreamHashAgg [recompute]")
     assert isinstance(agg, StreamPartitionRecompute)
     assert agg.partition_keys == [0] and agg.sql.endswith("GROUP BY _0")
-    sets = find(plan(catalog, "select k, s, count(*) as c from t group by rollup (k, s)")[0], "StreamHashAgg")
+    sets = find(plan(catalog, "select k, s, count(*) as c from t group by rollup (k, s)")[0], "StreamHashAgg [recompute]")
     assert sets.partition_keys == [] and sets.stream_key == [0, 1, 3]  # keys and the grouping id
     assert "GROUPING(_0, _1)" in sets.sql and "ROLLUP" in sets.sql
 
