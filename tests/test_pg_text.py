@@ -125,3 +125,15 @@ def test_slt_value():
     assert format_value_slt(None) == "NULL"
     assert format_value_slt("") == "(empty)"
     assert format_value_slt("x y") == "x y"
+
+
+def test_numeric_with_more_digits_than_decimals_default_context():
+    """A numeric(38,10) value has 38 digits; Python's default context stops at 28 (this
+    crashed `rw slt` on TPC-H's sums)."""
+    from decimal import Decimal
+
+    from rw_cli.common.pg_text import format_numeric
+
+    assert format_numeric(Decimal("1234567890123456789012345678.1234567890"), 10) == \
+        "1234567890123456789012345678.1234567890"
+    assert format_numeric(Decimal("9" * 38), 0) == "9" * 38

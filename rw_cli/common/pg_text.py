@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Callable
 
 import pyarrow as pa
@@ -180,6 +180,9 @@ def _format_numeric(col: pa.Array, scale: int | None) -> list[str | None]:
     return _per_value(col, lambda d: format_numeric(d, scale))
 
 
+_WIDE = Context(prec=200_000, Emax=999_999, Emin=-999_999)
+
+
 def format_numeric(d: Decimal, scale: int | None = None) -> str:
     """A decimal with exactly `scale` fraction digits, or normalized when scale is None."""
     if d.is_nan():
@@ -189,7 +192,9 @@ def format_numeric(d: Decimal, scale: int | None = None) -> str:
     if d == 0:
         d = abs(d)
     if scale is not None:
-        d = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        # numeric holds up to 131072 digits before the point: quantize in a context wide
+        # enough for any of them (the default one stops at 28 digits)
+        d = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
         return f"{d:f}"
     if d == 0:
         return "0"
