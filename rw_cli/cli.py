@@ -51,7 +51,9 @@ def _render_exception(err: BaseException, sql: str | None = None) -> str:
         return render_error(err, sql)
     if os.environ.get("RW_DEBUG"):
         raise err
-    return f"ERROR:  internal error: {type(err).__name__}: {err}\n"
+    from rw_cli.errors import InternalError
+
+    return render_error(InternalError.of(err), sql)
 
 
 def _load_config(path: str | None, no_config: bool):

@@ -18,6 +18,18 @@ class RwError(Exception):
         self.hint = hint
 
 
+class InternalError(RwError):
+    """An exception rw did not expect (a bug): reported as an error like any other, never as
+    a traceback, and the session goes on. `RW_DEBUG=1` lets the original propagate."""
+
+    kind = "internal"
+    HINT = "this is a bug in rw: please report it with the statement that caused it"
+
+    @classmethod
+    def of(cls, err: BaseException) -> "InternalError":
+        return cls(f"internal error: {type(err).__name__}: {err}", hint=cls.HINT)
+
+
 class SqlSyntaxError(RwError):
     kind = "syntax"
 

@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Iterator
 
-from rw_cli.errors import EpochFailed
+from rw_cli.errors import EpochFailed, InternalError, RwError
 from rw_cli.meta.catalog import Catalog
 from rw_cli.common.epoch import EpochPair, next_epoch
 from rw_cli.common.session_config import SessionConfig
@@ -97,10 +97,17 @@ class Session:
         from rw_cli.sql.split import split_statements
 
         for text, offset in split_statements(sql):
-            tree = parse_statement(text, offset)
-            with self.mutex:
-                self.settle()
-                result = dispatch(self, tree, text)
+            try:
+                tree = parse_statement(text, offset)
+                with self.mutex:
+                    self.settle()
+                    result = dispatch(self, tree, text)
+            except (RwError, KeyboardInterrupt):
+                raise
+            except Exception as e:  # a bug: an error like any other, not a traceback
+                if os.environ.get("RW_DEBUG"):
+                    raise
+                raise InternalError.of(e) from e
             yield result
 
     # -- epochs -------------------------------------------------------------------------------

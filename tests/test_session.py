@@ -277,3 +277,18 @@ def test_failed_upload_is_the_next_statements_error(data_dir):
     assert s.closed
     with rw_cli.connect(data_dir) as s:  # the last committed epoch is intact
         assert s.execute("select k from t").fetchall() == [(1,)]
+
+
+def test_an_unexpected_exception_is_an_internal_error_and_the_session_goes_on(tmp_path, monkeypatch):
+    """No traceback reaches a user: a bug surfaces as an error with a hint to report it."""
+    from rw_cli.errors import InternalError
+    from rw_cli.handler import query
+
+    monkeypatch.delenv("RW_DEBUG", raising=False)
+    with rw_cli.connect(str(tmp_path)) as s:
+        with monkeypatch.context() as m:
+            m.setattr(query, "handle_query", lambda *a: 1 / 0)
+            with pytest.raises(InternalError) as info:
+                s.execute("select 1")
+        assert "ZeroDivisionError" in info.value.message and "report" in info.value.hint
+        assert s.execute("select 2").fetchall() == [(2,)]

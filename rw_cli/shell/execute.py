@@ -141,7 +141,9 @@ class StatementRunner:
         if not isinstance(err, RwError):
             if os.environ.get("RW_DEBUG"):
                 raise err
-            return f"ERROR:  internal error: {type(err).__name__}: {err}\n"
+            from rw_cli.errors import InternalError
+
+            err = InternalError.of(err)
         if statement is not None and err.hint is None:
             from rw_cli.shell import catalog
             from rw_cli.shell.hints import did_you_mean

@@ -79,7 +79,8 @@ def test_internal_errors_and_notices():
     out, err = io.StringIO(), io.StringIO()
     assert StatementRunner(S(), Config(), out, err).run("flush; select 1") is False
     assert out.getvalue() == "FLUSH\n"
-    assert err.getvalue() == "NOTICE:  a notice\nERROR:  internal error: ValueError: boom\n"
+    assert err.getvalue() == ("NOTICE:  a notice\nERROR:  internal error: ValueError: boom\n"
+                              "HINT:  this is a bug in rw: please report it with the statement that caused it\n")
 
 
 def test_rw_error_without_position_is_located():
