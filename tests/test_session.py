@@ -292,3 +292,37 @@ def test_an_unexpected_exception_is_an_internal_error_and_the_session_goes_on(tm
                 s.execute("select 1")
         assert "ZeroDivisionError" in info.value.message and "report" in info.value.hint
         assert s.execute("select 2").fetchall() == [(2,)]
+
+
+def test_a_create_that_fails_at_its_first_barrier_leaves_nothing_behind(tmp_path, monkeypatch):
+    from rw_cli.engine.materialize import MaterializeExecutor
+    from rw_cli.errors import ExecutionError
+
+    with rw_cli.connect(str(tmp_path)) as s:
+        s.execute("create table t (a int); insert into t values (1), (2); flush")
+        real = MaterializeExecutor.on_barrier
+
+        def failing(self, epoch):
+            if self.table.table_id != s.catalog.get("t").id:
+                raise ExecutionError("no room for it")
+            return real(self, epoch)
+        with monkeypatch.context() as m:
+            m.setattr(MaterializeExecutor, "on_barrier", failing)
+            with pytest.raises(ExecutionError):
+                s.execute("create materialized view m as select a + 1 as b from t")
+        assert s.catalog.get("m") is None and list(s.runtime.jobs) == [s.catalog.get("t").id]
+        s.execute("insert into t values (3); flush")
+        s.execute("create materialized view m as select a + 1 as b from t")  # the name is free
+        assert sorted(s.execute("select b from m").fetchall()) == [(2,), (3,), (4,)]
+    with rw_cli.connect(str(tmp_path)) as s:
+        assert sorted(s.execute("select b from m").fetchall()) == [(2,), (3,), (4,)]
+
+
+def test_a_create_whose_query_fails_leaves_nothing_behind(tmp_path):
+    with rw_cli.connect(str(tmp_path)) as s:
+        try:
+            s.execute("create materialized view m as select 5 / avg(76) / cast(null as integer) + 1 as x")
+        except RwError:
+            assert s.catalog.get("m") is None and not s.runtime.jobs
+        else:
+            assert s.execute("select * from m").fetchall() == [(None,)]

@@ -6,7 +6,6 @@ and committed with the catalog; dropped with its rows and its internal state.
 """
 from __future__ import annotations
 
-from rw_cli.errors import RwError
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.stream.builder import StreamBuilder, relation_state_table
 from rw_cli.stream.plan import StreamMaterialize
@@ -45,12 +44,20 @@ def start_job(ctx, rel: RelationCatalog, job) -> None:
     ctx.runtime.add_job(job)
     try:
         backfill(ctx, job)
-    except RwError:
-        ctx.runtime.drop_job(rel.id)
-        ctx.catalog.remove(rel.id)
+        ctx.runtime.connect(job)
+        ctx.barrier()
+    except BaseException:
+        if not _handed_to_store(ctx, rel):  # a failure before the commit: undo every step
+            drop_job(ctx, rel)
         raise
-    ctx.runtime.connect(job)
-    ctx.barrier()
+
+
+def _handed_to_store(ctx, rel: RelationCatalog) -> bool:
+    """Whether the catalog the store last received for a commit holds `rel` (then the job
+    may be durable, and only a DROP removes it)."""
+    from rw_cli.meta.catalog import Catalog
+
+    return rel.id in Catalog.from_bytes(ctx.store.requested_extra).relations
 
 
 def backfill(ctx, job) -> None:
