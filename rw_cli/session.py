@@ -6,8 +6,11 @@ rebuilt, and executors load their state from the store lazily.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import sys
 import threading
+import weakref
 from collections.abc import Iterator
 
 from rw_cli.errors import EpochFailed, InternalError, RwError
@@ -64,6 +67,7 @@ class Session:
             self.lock.release()
             raise
         self.closed = False
+        _OPEN.add(self)  # closed (and so committed) at interpreter exit if the caller forgets
 
     @property
     def runtime(self):
@@ -96,6 +100,8 @@ class Session:
         from rw_cli.sql.dialect import parse_statement
         from rw_cli.sql.split import split_statements
 
+        if self.closed:
+            raise RwError("the session is closed", hint="open a new one with rw_cli.connect(data_dir)")
         for text, offset in split_statements(sql):
             try:
                 tree = parse_statement(text, offset)
@@ -213,5 +219,19 @@ class Session:
 
 
 def connect(data_dir: str | None = None, engine: str = "embedded") -> Session:
-    """The Python API: `rw_cli.connect(dir).execute(sql).arrow()`."""
+    """The Python API: `rw_cli.connect(dir).execute(sql).arrow()`, or `with rw_cli.connect(dir)
+    as s:` (closed, and so committed, at the end of the block). A session still open when the
+    interpreter exits is closed then, so a script's writes are kept."""
     return Session(data_dir, engine)
+
+
+_OPEN: "weakref.WeakSet[Session]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_sessions() -> None:
+    for session in list(_OPEN):
+        try:
+            session.close()
+        except Exception as e:  # noqa: BLE001 - at exit: say so, never a traceback
+            sys.stderr.write(f"WARNING:  the session on {session.data_dir} could not be closed: {e}\n")

@@ -326,3 +326,23 @@ def test_a_create_whose_query_fails_leaves_nothing_behind(tmp_path):
             assert s.catalog.get("m") is None and not s.runtime.jobs
         else:
             assert s.execute("select * from m").fetchall() == [(None,)]
+
+
+def test_a_script_that_never_closes_its_session_keeps_its_writes(tmp_path):
+    script = ("import rw_cli\n"
+              f"s = rw_cli.connect({str(tmp_path)!r})\n"
+              "s.execute('create table t (a int)')\n"
+              "s.execute('insert into t values (1), (2), (3)')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    with rw_cli.connect(str(tmp_path)) as s:
+        assert s.execute("select count(*) from t").fetchall() == [(3,)]
+
+
+def test_a_closed_session_says_so(tmp_path):
+    with rw_cli.connect(str(tmp_path)) as s:
+        s.execute("create table t (a int)")
+    assert s.closed
+    for sql in ("select 1", "flush", "insert into t values (1)"):
+        with pytest.raises(RwError, match="the session is closed"):
+            s.execute(sql)
