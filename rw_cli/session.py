@@ -58,6 +58,7 @@ class Session:
             self._runtime = None
             self.settings = SessionConfig()
             self.dirty = False
+            self.in_transaction = False  # inside BEGIN ... COMMIT | ROLLBACK (reads only)
             from rw_cli.handler.dml import RowIdGenerator
 
             self.row_ids = RowIdGenerator()

@@ -346,3 +346,24 @@ def test_a_closed_session_says_so(tmp_path):
     for sql in ("select 1", "flush", "insert into t values (1)"):
         with pytest.raises(RwError, match="the session is closed"):
             s.execute(sql)
+
+
+def test_writes_in_a_transaction_block_are_refused_never_ignored(tmp_path):
+    """rw supports read-only transactions (as RisingWave); a ROLLBACK must never leave a
+    write behind, so writes inside BEGIN ... are refused and change nothing."""
+    from rw_cli.errors import NotSupported
+
+    with rw_cli.connect(str(tmp_path)) as s:
+        s.execute("create table t (a int); insert into t values (1); flush")
+        for begin in ("begin", "start transaction read only", "BEGIN WORK", "begin transaction read write"):
+            assert s.execute(begin).status == "BEGIN"
+            for write in ("insert into t values (100)", "update t set a = 2", "delete from t",
+                          "create table u (b int)", "drop table t"):
+                with pytest.raises(NotSupported, match="in a transaction block"):
+                    s.execute(write)
+            assert s.execute("select a from t").fetchall() == [(1,)]
+            assert s.execute("rollback").status == "ROLLBACK"
+        assert s.execute("commit").notices == ["there is no transaction in progress"]
+        s.execute("insert into t values (2)")  # outside a block, writes go on
+        s.execute("flush")
+        assert sorted(s.execute("select a from t").fetchall()) == [(1,), (2,)]

@@ -19,6 +19,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
         return query.handle_query(session, tree)
+    if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update)):
+        utility.check_not_in_transaction(session, type(tree).__name__.upper())
     if isinstance(tree, exp.Create):
         kind = (tree.args.get("kind") or "").upper()
         if kind in ("SOURCE", "SINK") or (kind == "TABLE" and _has_connector(tree)):

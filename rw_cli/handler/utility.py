@@ -84,9 +84,24 @@ def describe(session, name: str, with_keys: bool = True) -> Result:
 
 
 def handle_transaction(session, tree) -> Result:
-    """Each statement is its own transaction; BEGIN/COMMIT are accepted as RisingWave does."""
+    """BEGIN ... COMMIT | ROLLBACK: a transaction block for reads, as RisingWave supports.
+    Writes are refused inside it (see `check_not_in_transaction`): each write is its own
+    transaction, so a ROLLBACK never has anything to undo."""
     if isinstance(tree, exp.Transaction):
+        if session.in_transaction:
+            return Result("BEGIN", notices=["there is already a transaction in progress"])
+        session.in_transaction = True
         return Result("BEGIN")
-    if isinstance(tree, exp.Commit):
-        return Result("COMMIT")
-    return Result("ROLLBACK")
+    tag = "COMMIT" if isinstance(tree, exp.Commit) else "ROLLBACK"
+    if not session.in_transaction:
+        return Result(tag, notices=["there is no transaction in progress"])
+    session.in_transaction = False
+    return Result(tag)
+
+
+def check_not_in_transaction(session, what: str) -> None:
+    """rw runs each write as a transaction of its own; inside BEGIN ... it refuses writes
+    rather than pretend that ROLLBACK could undo them."""
+    if getattr(session, "in_transaction", False):
+        raise NotSupported(f"{what} in a transaction block",
+                           hint="rw supports read-only transactions: COMMIT or ROLLBACK first, then run it")

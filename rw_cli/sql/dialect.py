@@ -125,10 +125,18 @@ class RwRowIdDialect(RwDialect):
     EXCLUDES_PSEUDOCOLUMNS_FROM_STAR = True
 
 
+_BEGIN = re.compile(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))?((?:\s+[a-z ,]+?)?)\s*;?\s*$",
+                    re.IGNORECASE | re.DOTALL)
+
+
 def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added)."""
     if sql.strip().rstrip(";").strip().lower() == "flush":
         return Flush()
+    m = _BEGIN.match(sql)
+    if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
+        modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
+        return exp.Transaction(modes=modes)
     m = _SET_TIME_ZONE.match(sql)
     if m:  # SET TIME ZONE x  ==  SET timezone = x
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
