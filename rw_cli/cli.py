@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from rw_cli import __version__
 from rw_cli.config import FORMATS  # cheap: the standard library and rw_cli.errors only
 
 ENGINES = ("embedded", "spark")
@@ -98,6 +99,7 @@ def _open(data_dir: str, engine: str):
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="rw", message="%(prog)s %(version)s")
 @click.option("--data-dir", metavar="DIR", default=None,
               help=f"Data directory (default: $RW_DATA_DIR, the config file, or {DEFAULT_DATA_DIR}).")
 @click.option("--engine", type=click.Choice(ENGINES), default=None,

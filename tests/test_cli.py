@@ -224,3 +224,14 @@ def test_scripts_take_backslash_commands(fake, tmp_path):
     r = runner().invoke(cli.main, [], input="select 1 as x;\nfail here;\nselect 2;\n")
     assert r.exit_code == 1 and r.stdout == " x \n---\n 1\n(1 row)\n\n"
     assert r.stderr.startswith("ERROR:  forced failure\nLINE 2: fail here;\n")  # counted from the start
+
+
+def test_version():
+    import subprocess
+    import sys
+
+    import rw_cli
+
+    for flag in ("--version", "-V"):
+        out = subprocess.run([sys.executable, "-m", "rw_cli.cli", flag], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout == f"rw {rw_cli.__version__}\n"
