@@ -168,7 +168,12 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
         tree = normalize_identifiers(tree, dialect=RwDialect)
+    for alias in tree.find_all(exp.Alias):  # the user's names, not the ones qualify adds
+        alias.meta[AS_WRITTEN] = True
     return tree
+
+
+AS_WRITTEN = "as_written"  # meta of an alias the statement spells out
 
 
 _BYTE_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)

@@ -7,6 +7,7 @@ hidden columns, as RisingWave does.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -18,7 +19,7 @@ from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
-from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.dialect import AS_WRITTEN, RwDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
@@ -279,21 +280,42 @@ def _at_most_one_row(q: exp.Expression) -> bool:
 
 
 def output_name(e: exp.Expression) -> str:
-    """PostgreSQL's name for a select item: its alias, column name, or function name."""
+    """PostgreSQL's name for a select item: its alias, column name, function name, the type
+    it is cast to, or `?column?`."""
     if isinstance(e, exp.Alias):
-        if not e.alias.startswith("_col_"):
+        generated = e.alias.startswith("_col_") or e.alias == e.this.output_name
+        if e.meta.get(AS_WRITTEN) or not generated:
             return e.alias
-        e = e.this
+        e = e.this  # an alias sqlglot's qualify added
     if isinstance(e, exp.Column):
         return e.name
     if isinstance(e, exp.Cast):
-        return output_name(e.this) if isinstance(e.this, (exp.Column, exp.Func)) else e.to.sql(dialect="postgres").lower()
+        if isinstance(e.this, (exp.Column, exp.Func, exp.Cast)):
+            return output_name(e.this)
+        return _PG_TYPE_NAMES.get(e.to.this, e.to.sql(dialect="postgres").lower())
     if isinstance(e, (exp.Window, exp.IgnoreNulls, exp.RespectNulls)) or \
             (isinstance(e, exp.Filter) and isinstance(e.this, exp.AggFunc)):
         return output_name(e.this)  # `lag(x) OVER (...)` is named `lag`
+    if isinstance(e, exp.CurrentTimestamp) and "start" in e.meta:
+        return "now"  # written now(): CURRENT_TIMESTAMP, written as such, has no call
+    if isinstance(e, (exp.Case, exp.Array)):
+        return type(e).__name__.lower()
+    if isinstance(e, exp.Anonymous):
+        return e.name.lower()
     if isinstance(e, exp.Func):
-        return (e.sql_name() if hasattr(e, "sql_name") else type(e).__name__).lower()
+        # PostgreSQL's name for it, as sqlglot writes PostgreSQL (string_agg, not group_concat)
+        m = _LEADING_NAME.match(e.sql(dialect="postgres"))
+        return m.group(0).lower() if m else "?column?"
     return "?column?"
+
+
+_LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# the names PostgreSQL gives `CAST(x AS type)` columns: its types' internal names
+_PG_TYPE_NAMES = {exp.DataType.Type.INT: "int4", exp.DataType.Type.BIGINT: "int8",
+                  exp.DataType.Type.SMALLINT: "int2", exp.DataType.Type.FLOAT: "float4",
+                  exp.DataType.Type.DOUBLE: "float8", exp.DataType.Type.BOOLEAN: "bool",
+                  exp.DataType.Type.DECIMAL: "numeric", exp.DataType.Type.VARCHAR: "varchar",
+                  exp.DataType.Type.TEXT: "text", exp.DataType.Type.TIMESTAMPTZ: "timestamptz"}
 
 
 class StreamPlanner:

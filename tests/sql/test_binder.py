@@ -142,11 +142,6 @@ def test_output_names(sql, name):
     assert output_name(parse_statement(sql).expressions[0]) == name
 
 
-@pytest.mark.xfail(strict=True, reason="output_name uses sqlglot's function names: string_agg is "
-                   "`group_concat`, bool_and `logical_and`, generate_series `exploding_generate_series`, "
-                   "unnest `explode`, now() `current_timestamp`, a cast of a constant to int `int` "
-                   "(PostgreSQL: as written, "
-                   "and `int4`)")
 @pytest.mark.parametrize("sql,name", [
     ("select string_agg(s, ',') from t", "string_agg"), ("select bool_and(k > 1) from t", "bool_and"),
     ("select bool_or(k > 1) from t", "bool_or"), ("select generate_series(1, 3)", "generate_series"),
