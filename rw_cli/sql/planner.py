@@ -95,7 +95,8 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
 
 
 def inline_ctes(tree: exp.Expression) -> exp.Expression:
-    """WITH x AS (q) ... FROM x  ->  ... FROM (q) AS x (stream plans have no shared subplans yet)."""
+    """WITH x [(columns)] AS (q) ... FROM x  ->  ... FROM (q) AS x [(columns)] (stream plans
+    share identical subplans when they are built); a CTE may read the ones before it."""
     for _ in range(32):
         with_ = next((w for w in tree.find_all(exp.With)), None)
         if with_ is None:
@@ -103,13 +104,29 @@ def inline_ctes(tree: exp.Expression) -> exp.Expression:
         if with_.args.get("recursive"):
             raise NotSupported("WITH RECURSIVE in a materialized view")
         owner = with_.parent
-        ctes = {c.alias: c.this for c in with_.expressions}
+        ctes: dict[str, tuple[exp.Expression, list]] = {}
+        for c in with_.expressions:
+            alias = c.args.get("alias")
+            columns = list(alias.columns) if alias is not None else []
+            ctes[c.alias] = (_inline_tables(c.this.copy(), ctes), columns)
         with_.pop()
-        for t in list(owner.find_all(exp.Table)):
-            if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name in ctes:
-                alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name))
-                t.replace(exp.Subquery(this=ctes[t.name].copy(), alias=alias))
+        _inline_tables(owner, ctes)
     raise BindError("WITH nested too deeply")
+
+
+def _inline_tables(tree: exp.Expression, ctes: dict[str, tuple[exp.Expression, list]]) -> exp.Expression:
+    """Every reference to one of `ctes` in `tree` becomes its query as a subquery."""
+    for t in list(tree.find_all(exp.Table)):
+        if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name in ctes:
+            body, columns = ctes[t.name]
+            own = t.args.get("alias")
+            names = list(own.columns) if own is not None and own.columns else columns
+            alias = exp.TableAlias(this=exp.to_identifier(t.alias_or_name), columns=[c.copy() for c in names])
+            replacement = exp.Subquery(this=body.copy(), alias=alias)
+            if t is tree:
+                return replacement
+            t.replace(replacement)
+    return tree
 
 
 def _is_now(n: exp.Expression) -> bool:
