@@ -137,3 +137,17 @@ def test_numeric_with_more_digits_than_decimals_default_context():
     assert format_numeric(Decimal("1234567890123456789012345678.1234567890"), 10) == \
         "1234567890123456789012345678.1234567890"
     assert format_numeric(Decimal("9" * 38), 0) == "9" * 38
+
+
+def test_numeric_with_a_derived_scale_prints_its_own_digits():
+    """DuckDB gives a product of three unconstrained numerics scale 30: no trailing zeros."""
+    import pyarrow as pa
+    from decimal import Decimal
+
+    from rw_cli.common.pg_text import format_column
+    from rw_cli.common.types import DataType
+
+    col = pa.array([Decimal("67985.795568"), None], pa.decimal128(38, 30))
+    assert format_column(col, DataType("numeric", 30)) == ["67985.795568", None]
+    declared = pa.array([Decimal("1.50")], pa.decimal128(10, 2))  # numeric(10,2): its scale
+    assert format_column(declared, DataType("numeric", 2)) == ["1.50"]

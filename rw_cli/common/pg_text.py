@@ -14,7 +14,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common.types import DataType
+from rw_cli.common.types import NUMERIC_SCALE, DataType
 
 
 def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | None]:
@@ -172,6 +172,11 @@ def _naive(col: pa.Array) -> pa.Array:
 
 
 def _format_numeric(col: pa.Array, scale: int | None) -> list[str | None]:
+    if scale is not None and scale > NUMERIC_SCALE:
+        # a scale beyond our default comes from DuckDB's arithmetic on unconstrained numerics
+        # (a product of three has scale 30): not one a value was written with, so print
+        # each value with its own digits, as RisingWave does, not 30 trailing zeros
+        scale = None
     if not pa.types.is_decimal(col.type):  # e.g. an engine handed back float64
         vals = [None if v is None else Decimal(str(v)) for v in col.to_pylist()]
         return [None if v is None else format_numeric(v, scale) for v in vals]
