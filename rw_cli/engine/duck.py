@@ -12,6 +12,7 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from rw_cli.engine import duck_functions
 from rw_cli.errors import ExecutionError
 
 _counter = itertools.count()
@@ -28,13 +29,7 @@ def connection() -> duckdb.DuckDBPyConnection:
         con.execute("SET order_by_non_integer_literal = true")  # PostgreSQL ignores ORDER BY 'x'
         # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
         # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
-        from rw_cli.sql.functions import MACROS, UDFS
-
-        for macro in MACROS:
-            con.execute(macro)
-        for name, (fn, params, ret) in UDFS.items():
-            con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
-                                type="arrow", null_handling="special", side_effects=False)
+        duck_functions.install(con)
         _local.con = con
         _local.settings = {"timezone": "UTC"}
     return con
@@ -160,12 +155,6 @@ def condition_mask(rows: pa.Table, predicate: str):
             sub = filter_mask(rows.take(pa.array(idx)), " AND ".join(f"({t})" for t in rest))
             mask[idx] = sub.to_numpy(zero_copy_only=False).astype(bool)
     return mask
-
-
-def result_types(sql: str, tables: dict[str, pa.Table]) -> pa.Schema:
-    """The Arrow schema a query would produce (it runs on empty inputs)."""
-    empty = {k: v.schema.empty_table() for k, v in tables.items()}
-    return query(f"SELECT * FROM ({sql}) LIMIT 0", empty).schema
 
 
 # NOT _i IS NULL / _i IS NOT NULL / _i IS NULL (group 1: NOT before, group 3: NOT after)
