@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.common.types import BIGINT
+from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, SOURCE, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
@@ -141,10 +142,11 @@ def _source_executor(store, rel: RelationCatalog):
     return ex
 
 
-def _generated_exprs(rel: RelationCatalog) -> list[tuple[int, str]]:
-    """(position, DuckDB SQL over the source's read columns `_0..`) per generated column."""
+def _generated_exprs(rel: RelationCatalog) -> list[tuple[int, Expr]]:
+    """(position, its expression over the source's read columns `_0..`) per generated column
+    (the catalog's text parsed once, here)."""
     from rw_cli.sql.dialect import parse_statement
-    from rw_cli.sql.transpile import expr_to_duckdb
+    from rw_cli.sql.expr_compile import compile_expr
 
     generated = rel.connector["generated"]
     read = [c for c in rel.columns if c.name not in generated and not (c.name == ROW_ID and c.hidden)]
@@ -162,7 +164,7 @@ def _generated_exprs(rel: RelationCatalog) -> list[tuple[int, str]]:
                 return exp.column(f"_{pos[n.name]}")
             return n
         tree = exp.Cast(this=tree.transform(positional), to=exp.DataType.build(c.type.duckdb()))
-        out.append((i, expr_to_duckdb(tree, [x.type for x in read])))
+        out.append((i, compile_expr(tree, [x.type for x in read], c.type, strict=True)))
     return out
 
 

@@ -1,7 +1,8 @@
 """Stream plan nodes: what the planner produces and the stream builder turns into executors.
 
 Expressions are sqlglot trees over the input's positional columns (`_0`, `_1`, ...); the
-builder turns them into DuckDB SQL through `transpile`, so executors never see sqlglot.
+builder compiles them (rw_cli.sql.expr_compile) into rw_cli.engine.expr's objects, so
+executors never see sqlglot.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from rw_cli.common.types import DataType
+from rw_cli.engine.expr import Expr
 from rw_cli.engine.hash_agg import AggCall
 from rw_cli.meta.catalog import RelationCatalog
 
@@ -118,7 +120,7 @@ class StreamPartitionRecompute(PlanNode):
 class StreamUnion(PlanNode):
     """UNION ALL: each input is projected onto (columns, branch tag, every branch's key)."""
 
-    layouts: list[list[str]] = field(default_factory=list)  # per input: DuckDB expressions
+    layouts: list[list[Expr]] = field(default_factory=list)  # per input: the output's expressions
 
     def explain_fields(self) -> str:
         return f"all: true, inputs: {len(self.inputs)}"
@@ -152,9 +154,11 @@ class StreamMaterialize(PlanNode):
 
 @dataclass
 class StreamProjectSet(PlanNode):
-    """Input columns, then each element of the list `list_sql` and its ordinal."""
+    """Input columns, then each element of the list `list_sql` and its ordinal. `list_expr`:
+    the list's DuckDB tree over the positional input columns (list_sql is its text)."""
 
     list_sql: str = ""
+    list_expr: exp.Expression | None = None
 
     def explain_fields(self) -> str:
         return f"select_list: [$*, unnest({self.list_sql})]"

@@ -26,7 +26,7 @@ from rw_cli.engine.project import ProjectExecutor
 from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
-from rw_cli.sql.arrow_compile import compile_condition, compile_expr
+from rw_cli.sql.expr_compile import compile_condition, compile_expr, compile_series
 from rw_cli.sql.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
@@ -67,27 +67,6 @@ def watermark_expr(rel: RelationCatalog) -> tuple[str, DataType]:
     return expr_to_duckdb(tree, [c.type for c in rel.columns]), rel.columns[names.index(col)].type
 
 
-_MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
-
-
-def non_strict(duck_sql: str) -> str:
-    """Stream expressions do not fail: as in RisingWave, an expression node whose evaluation
-    errors (division by zero, overflow, a bad cast) yields NULL for that row, node by node."""
-    import sqlglot
-
-    tree = sqlglot.parse_one(f"SELECT {duck_sql}", read="duckdb").expressions[0]
-
-    def wrap(node: exp.Expression) -> exp.Expression:
-        for child in list(node.iter_expressions()):
-            new = wrap(child)
-            if new is not child:
-                child.replace(new)
-        if isinstance(node, _MAY_FAIL):
-            return exp.Anonymous(this="TRY", expressions=[node.copy()])
-        return node
-    return wrap(tree).sql(dialect="duckdb")
-
-
 def append_only(p: PlanNode, strict: bool = False) -> bool:
     """Whether a plan's output only ever inserts (append-only tables, sources, constants, and
     inner joins of such inputs). `strict`: nor an append-only table with a primary key that
@@ -106,13 +85,6 @@ def append_only(p: PlanNode, strict: bool = False) -> bool:
     if isinstance(p, StreamHashJoin) and p.kind == "inner" and p.left_keys:
         return all(append_only(i, strict) for i in p.inputs)
     return False
-
-
-def _lenient(duck_sql: str) -> str:
-    """Plain column references need no TRY (and most projections are just those)."""
-    if duck_sql.startswith("_") and duck_sql[1:].isdigit():
-        return duck_sql
-    return non_strict(duck_sql)
 
 
 @dataclass(frozen=True)
@@ -239,25 +211,24 @@ class StreamBuilder:
     def _executor(self, p: PlanNode):
         if isinstance(p, StreamProject):
             inp = p.inputs[0].types
-            exprs = [_lenient(expr_to_duckdb(e, inp)) for e in p.exprs]
-            forms = [None if e.startswith("_") and e[1:].isdigit() else compile_expr(e, inp) for e in exprs]
-            return ProjectExecutor(exprs, p.types, p.stream_key, forms)
+            return ProjectExecutor([compile_expr(e, inp, t) for e, t in zip(p.exprs, p.types)], p.types, p.stream_key)
         if isinstance(p, StreamFilter):
-            return FilterExecutor(_lenient(expr_to_duckdb(p.predicate, p.inputs[0].types)), p.types, p.stream_key)
+            return FilterExecutor(compile_condition(p.predicate, p.inputs[0].types), p.types, p.stream_key)
         if isinstance(p, StreamProjectSet):
-            return ProjectSetExecutor(p.list_sql, p.types, p.stream_key)
+            lists, constant = compile_series(p.list_expr)
+            return ProjectSetExecutor(lists, p.types, p.stream_key, constant)
         if isinstance(p, StreamUnion):
             return UnionExecutor(p.layouts, p.types, p.stream_key)
         if isinstance(p, StreamHashJoin):
             lt, rt = p.inputs[0].types, p.inputs[1].types
-            cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
+            cond = compile_condition(p.condition, lt + rt, strict=True, arrow_form=True) \
+                if p.condition is not None else None
             lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
             specs = tuple(self._input_table(i.types, k, i.stream_key, log=append_only(i, strict=True))
                           for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
-                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs,
-                condition_form=compile_condition(cond, lt + rt) if cond is not None else None)),
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs)),
                 [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
