@@ -168,15 +168,11 @@ def _sources(s):
 def duck_connection(threads: int):
     import duckdb
 
-    from rw_cli.sql.functions import MACROS, UDFS
+    from rw_cli.engine import duck_functions
 
     con = duckdb.connect(":memory:", config={"threads": threads} if threads else {})
     con.execute("SET TimeZone='UTC'")
-    for macro in MACROS:
-        con.execute(macro)
-    for name, (fn, params, ret) in UDFS.items():
-        con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
-                            type="arrow", null_handling="special", side_effects=False)
+    duck_functions.install(con)
     return con
 
 

@@ -6,7 +6,7 @@ or insert, so every update pair that leaves the filter is whole.
 from __future__ import annotations
 
 from rw_cli.common.types import DataType
-from rw_cli.engine import duck
+from rw_cli.engine import expr
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.executor import Executor
 
@@ -14,14 +14,14 @@ from rw_cli.engine.executor import Executor
 class FilterExecutor(Executor):
     identity = "StreamFilter"
 
-    def __init__(self, predicate: str, types: list[DataType], stream_key: list[int]):
+    def __init__(self, condition: expr.Condition, types: list[DataType], stream_key: list[int]):
         super().__init__(types, stream_key)
-        self.predicate = predicate
+        self.condition = condition
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk) == 0:
             return []
-        mask = duck.condition_mask(chunk.data, self.predicate)
+        mask = expr.condition_mask(self.condition, chunk.data)
         if not mask.any():
             return []
         return [chunk.filter(mask).compact_ops()] if not mask.all() else [chunk]

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
-from rw_cli.engine import arrow_expr, duck
+from rw_cli.engine import arrow_expr, duck, expr
 from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 
@@ -22,6 +22,7 @@ _SQL_KIND = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full"
 
 def join_sql(kind: str, nl: int, nr: int, left_keys: list[int], right_keys: list[int],
              null_safe: list[bool], condition: str | None) -> str:
+    """`condition`: the non-equi part's DuckDB SQL over the joined columns, if any."""
     """DuckDB SQL over `in0` (columns `_0.._{nl-1}`) and `in1` (`_{nl}..`)."""
     conds = [f"in0._{a} {'IS NOT DISTINCT FROM' if ns else '='} in1._{nl + b}"
              for a, b, ns in zip(left_keys, right_keys, null_safe)]
@@ -37,13 +38,14 @@ def join_sql(kind: str, nl: int, nr: int, left_keys: list[int], right_keys: list
 
 class HashJoinExecutor(PartitionRecomputeExecutor):
     def __init__(self, kind: str, left_types: list[DataType], right_types: list[DataType],
-                 left_keys: list[int], right_keys: list[int], null_safe: list[bool], condition: str | None,
-                 left_sk: list[int], right_sk: list[int], state_tables: tuple, fresh: bool = True, vnodes=None,
-                 condition_form: tuple | None = None):
-        """`condition_form`: the condition compiled for numpy (engine/arrow_expr.py), if it
-        could be; the DuckDB SQL `condition` is the reference either way."""
+                 left_keys: list[int], right_keys: list[int], null_safe: list[bool],
+                 condition: expr.Condition | None, left_sk: list[int], right_sk: list[int], state_tables: tuple,
+                 fresh: bool = True, vnodes=None):
+        """`condition`: the non-equi part, over the joined columns; its numpy form (if it
+        has one) joins inserts, its DuckDB SQL is the reference either way."""
         nl, nr = len(left_types), len(right_types)
-        sql = join_sql(kind, nl, nr, left_keys, right_keys, null_safe, condition)
+        cond_sql = condition.sql if condition is not None else None
+        sql = join_sql(kind, nl, nr, left_keys, right_keys, null_safe, cond_sql)
         if kind in ("semi", "anti"):
             types, sk = left_types, left_sk
         else:
@@ -55,12 +57,11 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.kind = kind
         self.on = " AND ".join([f"l._{a} {'IS NOT DISTINCT FROM' if ns else '='} r._{nl + b}"
                                 for a, b, ns in zip(left_keys, right_keys, null_safe)]
-                               + ([f"({condition})"] if condition else []))
+                               + ([f"({cond_sql})"] if cond_sql else []))
         self.widths = (nl, len(right_types))
         self.keys = (list(left_keys), list(right_keys))
         self.null_safe = list(null_safe)
         self.condition = condition
-        self.condition_form = condition_form
 
     def _index_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality (Arrow's `equal`, which checks the
@@ -146,7 +147,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         out = pa.concat_tables(joined) if len(joined) > 1 else joined[0] if joined else None
         if out is None or out.num_rows == 0:
             return []
-        if self.condition:
+        if self.condition is not None:
             out = out.filter(pa.array(self._condition_mask(out)))
             if out.num_rows == 0:
                 return []
@@ -155,12 +156,12 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
 
     def _condition_mask(self, rows: pa.Table) -> np.ndarray:
         """The joined pairs the condition keeps: by numpy when it compiled, else by DuckDB."""
-        if self.condition_form is not None:
+        if self.condition.form is not None:
             try:
-                return arrow_expr.condition_mask(self.condition_form, rows)
+                return arrow_expr.condition_mask(self.condition.form, rows)
             except arrow_expr.Fallback:
                 pass
-        return duck.condition_mask(rows, self.condition)
+        return expr.condition_mask(self.condition, rows)
 
 
 def _signed_rows(out: pa.Table, schema: pa.Schema) -> list[StreamChunk]:

@@ -3,35 +3,29 @@ the constant series a HOP window multiplies every event by. Stateless; every out
 its input row's op."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
-from rw_cli.engine import duck
+from rw_cli.engine import duck, expr
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.executor import Executor
 
 
-_CONSTANT_SERIES = re.compile(r"(?:range|generate_series)\(\s*-?\d+\s*,\s*-?\d+\s*(?:,\s*-?\d+\s*)?\)",
-                              re.IGNORECASE)
-
-
 class ProjectSetExecutor(Executor):
-    """Each row times the elements of a list computed from it: `list_sql` (DuckDB SQL over the
-    positional columns). Output: the input columns, the element, and its 1-based ordinal (part
-    of the stream key). A list that fails to compute yields no rows (non-strict, as RisingWave
-    answers a set-returning function that errors)."""
+    """Each row times the elements of a list computed from it: `lists` (over the positional
+    columns; compiled non-strict, so a list that fails to compute is NULL and yields no rows,
+    as RisingWave answers a set-returning function that errors). Output: the input columns,
+    the element, and its 1-based ordinal (part of the stream key). `constant`: the list is a
+    series of literals (a HOP window's), the same for every row."""
 
     identity = "StreamProjectSet"
 
-    def __init__(self, list_sql: str, types: list[DataType], stream_key: list[int]):
+    def __init__(self, lists: expr.Expr, types: list[DataType], stream_key: list[int], constant: bool = False):
         super().__init__(types, stream_key)
-        self.list_sql = list_sql
-        # a series of integer literals (a HOP window's): the same list for every row
-        self.constant = _CONSTANT_SERIES.fullmatch(list_sql) is not None
+        self.lists = lists
+        self.constant = constant
         self._elements: pa.Array | None = None
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
@@ -41,9 +35,7 @@ class ProjectSetExecutor(Executor):
             return self._on_chunk_constant(chunk)
         width = chunk.data.num_columns
         # DuckDB computes each row's list; Arrow repeats the rows (in order, elements in order)
-        used = sorted({int(m) for m in re.findall(r"\b_(\d+)\b", self.list_sql)})
-        src = chunk.data.select(used) if used and used[-1] < width else chunk.data
-        lists = duck.eval_exprs(src, [f"TRY({self.list_sql})"]).column(0).combine_chunks()
+        lists = expr.evaluate([self.lists], chunk.data).column(0).combine_chunks()
         if not pa.types.is_list(lists.type) and not pa.types.is_large_list(lists.type):
             return self._on_chunk_sql(chunk)
         lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -59,7 +51,7 @@ class ProjectSetExecutor(Executor):
     def _on_chunk_constant(self, chunk: StreamChunk) -> list[StreamChunk]:
         """Every row times one list, computed once."""
         if self._elements is None:
-            lists = duck.query(f"SELECT TRY({self.list_sql}) AS l").column(0).combine_chunks()
+            lists = duck.query(f"SELECT {self.lists.sql} AS l").column(0).combine_chunks()
             self._elements = pc.list_flatten(lists)
         n, k = len(chunk), len(self._elements)
         if k == 0:
@@ -78,6 +70,6 @@ class ProjectSetExecutor(Executor):
         cols = ", ".join(f"_{i}" for i in range(width))
         out = duck.query(f"SELECT {cols}, unnest(__l) AS _{width}, "
                          f"CAST(unnest(range(1, len(__l) + 1)) AS BIGINT) AS _{width + 1}, __pos "
-                         f"FROM (SELECT *, TRY({self.list_sql}) AS __l FROM c) ORDER BY __pos", {"c": data})
+                         f"FROM (SELECT *, {self.lists.sql} AS __l FROM c) ORDER BY __pos", {"c": data})
         ops = chunk.ops[out.column("__pos").to_numpy()]
         return [self.conform(StreamChunk(out.drop_columns(["__pos"]), ops))]

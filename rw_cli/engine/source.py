@@ -9,7 +9,6 @@ ordinal and the row's key within the split.
 """
 from __future__ import annotations
 
-import re
 import time
 
 import numpy as np
@@ -20,6 +19,7 @@ from rw_cli.connector.base import SourceReader, conform
 from rw_cli.engine.chunk import StreamChunk, positional
 from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
+from rw_cli.engine.expr import Expr, evaluate
 
 ROW_ID_BASE = 1 << 62  # above the ids RowIdGenerator gives DML rows
 ORDINAL_SHIFT = 40
@@ -46,7 +46,7 @@ class SourceExecutor(Executor):
         self._tokens = 0.0
         self._last = None
         self.throttled = False  # the last poll read less than asked because of the rate limit
-        self.generated: list[tuple[int, str]] = []  # (position, DuckDB SQL over the read columns)
+        self.generated: list[tuple[int, Expr]] = []  # (position, its expression over the read columns)
 
     # -- state ---------------------------------------------------------------------------
     def load_offsets(self) -> None:
@@ -129,9 +129,7 @@ class SourceExecutor(Executor):
     def _chunk(self, table: pa.Table, keys: np.ndarray, ordinal: int) -> StreamChunk:
         data = conform(table, self.reader.columns)
         if self.generated:
-            from rw_cli.engine import duck
-
-            values = duck.eval_exprs(positional(data), [sql for _, sql in self.generated])
+            values = evaluate([e for _, e in self.generated], positional(data))
             for j, (i, _) in enumerate(self.generated):
                 data = data.add_column(i, f"_g{i}", values.column(j).cast(self.types[i].arrow()))
         if self.row_id_index is not None:
@@ -197,13 +195,6 @@ def idle(runtime) -> bool:
     return True
 
 
-_COLUMN_REF = re.compile(r"\b_(\d+)\b")
-
-
-def _refs(sql: str) -> set[int]:
-    return {int(m) for m in _COLUMN_REF.findall(sql)}
-
-
 def _needed_by(node) -> set[int] | None:
     """Columns of the input that `node` and what follows it read (None: any of them)."""
     from rw_cli.engine.filter import FilterExecutor
@@ -216,7 +207,7 @@ def _needed_by(node) -> set[int] | None:
     if isinstance(ex, ProjectExecutor):
         used = _downstream_needs(node)  # the outputs read further on: only their inputs matter
         exprs = ex.exprs if used is None else [e for i, e in enumerate(ex.exprs) if i in used]
-        return set().union(*(_refs(e) for e in exprs)) if exprs else set()
+        return {i for e in exprs for i in e.columns}
     if isinstance(ex, HashAggExecutor):
         return set(ex.group_keys) | {c.arg for c in ex.calls if c.arg is not None}
     if isinstance(ex, ProjectSetExecutor):  # the input's columns, then the element and its ordinal
@@ -224,12 +215,12 @@ def _needed_by(node) -> set[int] | None:
         width = len(ex.types) - 2
         if used is None:
             return None
-        return {c for c in used if c < width} | _refs(ex.list_sql)
+        return {c for c in used if c < width} | set(ex.lists.columns)
     if isinstance(ex, (FilterExecutor, PassThrough)) and node.downstream:
         more = _downstream_needs(node)
         if more is None:
             return None
-        return (_refs(ex.predicate) if isinstance(ex, FilterExecutor) else set()) | more
+        return (set(ex.condition.columns) if isinstance(ex, FilterExecutor) else set()) | more
     return None
 
 

@@ -1,4 +1,4 @@
-"""Compile a DuckDB expression into rw_cli.engine.arrow_expr's form, when its meaning is
+"""Compile a DuckDB expression tree into rw_cli.engine.arrow_expr's form, when its meaning is
 integer arithmetic on microseconds: a projection's TUMBLE and HOP window bounds over TIMESTAMP
 columns, and a join condition made of comparisons between such values (or integer columns).
 Anything else compiles to None and stays a DuckDB expression."""
@@ -15,31 +15,27 @@ class _NotPlain(Exception):
     pass
 
 
-def compile_expr(duck_sql: str, input_types: list[DataType]) -> tuple | None:
-    """The form of a timestamp-valued expression (None: not compilable)."""
-    import sqlglot
-
+def compile_expr(tree: exp.Expression, input_types: list[DataType]) -> tuple | None:
+    """The form of a timestamp-valued expression, given as its DuckDB tree (None: not
+    compilable)."""
     try:
-        tree = sqlglot.parse_one(duck_sql, read="duckdb")
         return _timestamp(tree, input_types)
-    except (_NotPlain, sqlglot.errors.SqlglotError, ValueError, OverflowError):
+    except (_NotPlain, ValueError, OverflowError):
         return None
 
 
 _COMPARISONS = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge"}
 
 
-def compile_condition(duck_sql: str, input_types: list[DataType]) -> tuple | None:
-    """The form of a condition that is a conjunction of comparisons, each between two
-    timestamps (columns, window bounds, ± constant intervals) or two integer columns (None:
-    not compilable)."""
-    import sqlglot
-
+def compile_condition(tree: exp.Expression, input_types: list[DataType]) -> tuple | None:
+    """The form of a condition (its DuckDB tree) that is a conjunction of comparisons, each
+    between two timestamps (columns, window bounds, ± constant intervals) or two integer
+    columns (None: not compilable)."""
     try:
-        tree = _strip(sqlglot.parse_one(duck_sql, read="duckdb"))
+        tree = _strip(tree)
         conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
         return ("and", *(_comparison(_strip(c), input_types) for c in conjuncts))
-    except (_NotPlain, sqlglot.errors.SqlglotError, ValueError, OverflowError):
+    except (_NotPlain, ValueError, OverflowError):
         return None
 
 

@@ -17,14 +17,16 @@ from sqlglot.optimizer.qualify import qualify
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
+from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, RwDialect
 from rw_cli.sql.expand import corresponding, expand
+from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
-from rw_cli.sql.transpile import expr_to_duckdb, sqlglot_type, to_duckdb
+from rw_cli.sql.transpile import expr_to_duckdb, expr_to_duckdb_tree, sqlglot_type, to_duckdb
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 BIGINT_T = DataType("bigint")
@@ -365,7 +367,7 @@ class StreamPlanner:
         names = [n if i < planned.visible else f"_hidden_{n}_{i}" for i, n in enumerate(names)]
         node = planned.node
         root = StreamMaterialize(node.types, node.stream_key, [node], names=names, hidden=hidden, name=name)
-        return root, rels
+        return compile_plan(root), rels
 
     # -- SELECT -------------------------------------------------------------------------------
     def plan_query(self, q: exp.Expression) -> Planned:
@@ -476,8 +478,10 @@ class StreamPlanner:
         name = alias.this.name if alias is not None and alias.this else "generate_series"
         col = alias.columns[0].name if alias is not None and alias.columns else name
         width = len(node.types)
+        bounds = [exp.Literal.number(start), exp.Literal.number(end + 1)]
         out = StreamProjectSet(list(node.types) + [BIGINT_T, BIGINT_T], list(node.stream_key) + [width + 1], [node],
-                               list_sql=f"range({start}, {end + 1})")
+                               list_sql=f"range({start}, {end + 1})", list_expr=exp.Anonymous(this="range",
+                                                                                            expressions=bounds))
         return out, scope + [(name, col), (name, "__ordinality")]
 
     def project_set_srf(self, node: PlanNode, exprs: list[exp.Expression]):
@@ -494,10 +498,10 @@ class StreamPlanner:
             inner = srf.this if not isinstance(srf, exp.Unnest) else srf.expressions[0]
             lst = inner.copy()
         width = len(node.types)
-        list_sql = expr_to_duckdb(lst, node.types)
+        list_expr = expr_to_duckdb_tree(lst, node.types)
         element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
         out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
-                               list_sql=list_sql)
+                               list_sql=list_expr.sql(dialect="duckdb"), list_expr=list_expr)
         key = srf.sql()
         return out, [e.copy().transform(lambda n: exp.column(f"_{width}") if n.sql() == key else n) for e in exprs]
 
@@ -846,16 +850,17 @@ class StreamPlanner:
         if isinstance(q, exp.Union):
             lsk, rsk = left.node.stream_key, right.node.stream_key
             hidden_types = [BIGINT_T] + [lt[k] for k in lsk] + [rt[k] for k in rsk]
-            def layout(side_sk, other_len, tag, mine_first, side_types):
-                cols = [f"CAST(_{i} AS {types[i].duckdb()})" for i in range(n)] + [f"CAST({tag} AS BIGINT)"]
-                mine = [f"_{k}" for k in side_sk]
-                nulls = ["NULL"] * other_len
-                return cols + (mine + nulls if mine_first else nulls + mine)
-            lay_l = layout(lsk, len(rsk), 0, True, lt)
-            lay_r = layout(rsk, len(lsk), 1, False, rt)
-            hidden_casts = [f"CAST({c} AS {t.duckdb()})" for c, t in zip(lay_l[n:], hidden_types)]
-            lay_l = lay_l[:n] + hidden_casts
-            lay_r = lay_r[:n] + [f"CAST({c} AS {t.duckdb()})" for c, t in zip(lay_r[n:], hidden_types)]
+            def layout(side_sk, other_len, tag, mine_first) -> list[Expr]:
+                """The output columns, the branch tag, then every branch's key (this one's
+                columns, NULL for the other's), each cast to its output type."""
+                cols = [Expr(f"CAST(_{i} AS {types[i].duckdb()})", (i,), types[i]) for i in range(n)]
+                mine = [(f"_{k}", (k,)) for k in side_sk]
+                nulls = [("NULL", ())] * other_len
+                hidden = [(str(tag), ())] + (mine + nulls if mine_first else nulls + mine)
+                return cols + [Expr(f"CAST({sql} AS {t.duckdb()})", used, t)
+                               for (sql, used), t in zip(hidden, hidden_types)]
+            lay_l = layout(lsk, len(rsk), 0, True)
+            lay_r = layout(rsk, len(lsk), 1, False)
             out_types = types + hidden_types
             sk = list(range(n, len(out_types)))
             union = StreamUnion(out_types, sk, [left.node, right.node], layouts=[lay_l, lay_r])

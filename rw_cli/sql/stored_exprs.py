@@ -7,9 +7,11 @@ import sqlglot
 from sqlglot import exp
 
 from rw_cli.common.types import DataType
+from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError
 from rw_cli.meta.catalog import ROW_ID, RelationCatalog
 from rw_cli.sql.dialect import parse_statement
+from rw_cli.sql.expr_compile import compile_expr
 from rw_cli.sql.transpile import expr_to_duckdb
 
 
@@ -25,8 +27,9 @@ def watermark_expr(rel: RelationCatalog) -> tuple[str, DataType] | None:
     return expr_to_duckdb(tree, [c.type for c in rel.columns]), rel.columns[names.index(col)].type
 
 
-def generated_exprs(rel: RelationCatalog) -> list[tuple[int, str]]:
-    """(position, DuckDB SQL over the source's read columns `_0..`) per generated column."""
+def generated_exprs(rel: RelationCatalog) -> list[tuple[int, Expr]]:
+    """(position, its compiled expression over the source's read columns `_0..`) per
+    generated column (strict: a value that fails to compute is the row's error)."""
     generated = (rel.connector or {}).get("generated") or {}
     if not generated:
         return []
@@ -45,5 +48,5 @@ def generated_exprs(rel: RelationCatalog) -> list[tuple[int, str]]:
                 return exp.column(f"_{pos[n.name]}")
             return n
         tree = exp.Cast(this=tree.transform(positional), to=exp.DataType.build(c.type.duckdb()))
-        out.append((i, expr_to_duckdb(tree, [x.type for x in read])))
+        out.append((i, compile_expr(tree, [x.type for x in read], c.type, strict=True)))
     return out

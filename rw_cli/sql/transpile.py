@@ -43,6 +43,7 @@ def sqlglot_type(t: DataType) -> str:
 
 
 _CACHE: dict[tuple, str] = {}
+_TREES: dict[tuple, exp.Expression] = {}
 _CACHE_LIMIT = 4096
 
 
@@ -54,14 +55,15 @@ def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
     key = (repr(tree), repr(schema))
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _to_duckdb(tree, schema)
+        hit = _to_duckdb(tree, schema).sql(dialect="duckdb")
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = hit
     return hit
 
 
-def _to_duckdb(tree: exp.Expression, schema: dict | None) -> str:
+def _to_duckdb(tree: exp.Expression, schema: dict | None) -> exp.Expression:
+    """The tree rewritten to mean in DuckDB what it means in PostgreSQL."""
     tree = tree.copy()
     _type_values_literals(tree)
     if schema is not None:
@@ -70,8 +72,7 @@ def _to_duckdb(tree: exp.Expression, schema: dict | None) -> str:
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
         _type_series_columns(tree)
-    tree = _transform_post(tree, _fix)
-    return tree.sql(dialect="duckdb")
+    return _transform_post(tree, _fix)
 
 
 def _type_values_literals(tree: exp.Expression) -> None:
@@ -133,16 +134,29 @@ def _transform_post(node: exp.Expression, fn) -> exp.Expression:
 
 def expr_to_duckdb(tree: exp.Expression, input_types: list[DataType]) -> str:
     """DuckDB SQL for an expression over positional input columns `_0.._n`."""
-    tree = tree.copy()
-    for col in tree.find_all(exp.Column):
-        col.set("table", exp.to_identifier("__in"))
-    wrapper = exp.select(tree).from_("__in")
+    return expr_to_duckdb_tree(tree, input_types).sql(dialect="duckdb")
+
+
+def expr_to_duckdb_tree(tree: exp.Expression, input_types: list[DataType]) -> exp.Expression:
+    """The DuckDB tree of an expression over positional input columns `_0.._n` (a fresh copy:
+    the caller may change it)."""
     schema = {"__in": {f"_{i}": sqlglot_type(t) for i, t in enumerate(input_types)}}
-    sql_tree = exp.maybe_parse(to_duckdb(wrapper, schema), dialect="duckdb")
-    out = sql_tree.expressions[0]
-    for col in out.find_all(exp.Column):
-        col.set("table", None)
-    return out.sql(dialect="duckdb")
+    key = (repr(tree), repr(schema))
+    hit = _TREES.get(key)
+    if hit is None:
+        qualified = tree.copy()
+        for col in qualified.find_all(exp.Column):
+            col.set("table", exp.to_identifier("__in"))
+        hit = _to_duckdb(exp.select(qualified).from_("__in"), schema).expressions[0]
+        if isinstance(hit, exp.Alias) and not isinstance(tree, exp.Alias):
+            hit = hit.this
+        hit.pop()
+        for col in hit.find_all(exp.Column):
+            col.set("table", None)
+        if len(_TREES) >= _CACHE_LIMIT:
+            _TREES.clear()
+        _TREES[key] = hit
+    return hit.copy()
 
 
 def _is_int(node: exp.Expression) -> bool:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
-from sqlglot import exp
 
 from rw_cli.common.types import BIGINT, VARCHAR, DataType
 from rw_cli.engine.exchange import ExchangeExecutor, owned_vnodes
@@ -27,11 +26,9 @@ from rw_cli.engine.project import ProjectExecutor
 from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
-from rw_cli.sql.arrow_compile import compile_condition, compile_expr
 from rw_cli.stream.plan import (PlanNode, append_only, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
                              StreamUnion, StreamValues)
-from rw_cli.sql.transpile import expr_to_duckdb
 from rw_cli.store.log_table import LogTable
 from rw_cli.store.state_table import StateTable
 
@@ -58,32 +55,6 @@ def table_job(store, rel: RelationCatalog, watermark: tuple[str, DataType] | Non
     return StreamJob(rel.id, [wm, mat], [])
 
 
-_MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
-
-
-def non_strict(duck_sql: str) -> str:
-    """Stream expressions do not fail: as in RisingWave, an expression node whose evaluation
-    errors (division by zero, overflow, a bad cast) yields NULL for that row, node by node."""
-    import sqlglot
-
-    tree = sqlglot.parse_one(f"SELECT {duck_sql}", read="duckdb").expressions[0]
-
-    def wrap(node: exp.Expression) -> exp.Expression:
-        for child in list(node.iter_expressions()):
-            new = wrap(child)
-            if new is not child:
-                child.replace(new)
-        if isinstance(node, _MAY_FAIL):
-            return exp.Anonymous(this="TRY", expressions=[node.copy()])
-        return node
-    return wrap(tree).sql(dialect="duckdb")
-
-
-def _lenient(duck_sql: str) -> str:
-    """Plain column references need no TRY (and most projections are just those)."""
-    if duck_sql.startswith("_") and duck_sql[1:].isdigit():
-        return duck_sql
-    return non_strict(duck_sql)
 
 
 @dataclass(frozen=True)
@@ -132,6 +103,13 @@ def _recompute_actor(store, vnodes, fresh, clock, *, specs, now, **kw) -> Partit
 def _agg_actor(store, vnodes, fresh, clock, *, result, minput, **kw) -> HashAggExecutor:
     return HashAggExecutor(result_table=result.open(store), minput_tables={i: s.open(store) for i, s in minput.items()},
                            **kw)
+
+
+def _compiled(p: PlanNode, value):
+    """A node's compiled expression (the SQL layer compiles a plan before it is built)."""
+    if value is None:
+        raise TypeError(f"{type(p).__name__}'s expressions were not compiled (rw_cli.sql.expr_compile.compile_plan)")
+    return value
 
 
 class StreamBuilder:
@@ -214,25 +192,23 @@ class StreamBuilder:
     def _executor(self, p: PlanNode):
         if isinstance(p, StreamProject):
             inp = p.inputs[0].types
-            exprs = [_lenient(expr_to_duckdb(e, inp)) for e in p.exprs]
-            forms = [None if e.startswith("_") and e[1:].isdigit() else compile_expr(e, inp) for e in exprs]
-            return ProjectExecutor(exprs, p.types, p.stream_key, forms)
+            return ProjectExecutor(_compiled(p, p.compiled), p.types, p.stream_key)
         if isinstance(p, StreamFilter):
-            return FilterExecutor(_lenient(expr_to_duckdb(p.predicate, p.inputs[0].types)), p.types, p.stream_key)
+            return FilterExecutor(_compiled(p, p.compiled), p.types, p.stream_key)
         if isinstance(p, StreamProjectSet):
-            return ProjectSetExecutor(p.list_sql, p.types, p.stream_key)
+            lists, constant = _compiled(p, p.compiled)
+            return ProjectSetExecutor(lists, p.types, p.stream_key, constant)
         if isinstance(p, StreamUnion):
             return UnionExecutor(p.layouts, p.types, p.stream_key)
         if isinstance(p, StreamHashJoin):
             lt, rt = p.inputs[0].types, p.inputs[1].types
-            cond = expr_to_duckdb(p.condition, lt + rt) if p.condition is not None else None
+            cond = _compiled(p, p.compiled_condition) if p.condition is not None else None
             lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
             specs = tuple(self._input_table(i.types, k, i.stream_key, log=append_only(i, strict=True))
                           for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
-                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs,
-                condition_form=compile_condition(cond, lt + rt) if cond is not None else None)),
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs)),
                 [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]

@@ -3,8 +3,9 @@ executors — the contract between `rw_cli.sql` and `rw_cli.stream`, as RisingWa
 plan is between its frontend and its compute nodes.
 
 Expressions are sqlglot trees over the input's positional columns (`_0`, `_1`, ...), which
-the planner rewrites; the SQL layer compiles them before a job is built, so neither this
-module nor the builder imports sqlglot.
+the planner rewrites; once the plan is final, the SQL layer compiles each of them once
+(`rw_cli.sql.expr_compile.compile_plan`) into rw_cli.engine.expr's objects, which the
+builder hands to the executors: neither this module nor the builder imports sqlglot.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from rw_cli.common.types import DataType
 from rw_cli.engine.agg_call import AggCall
+from rw_cli.engine.expr import Condition, Expr
 from rw_cli.meta.catalog import RelationCatalog
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ class StreamTableScan(PlanNode):
 @dataclass
 class StreamProject(PlanNode):
     exprs: list[exp.Expression] = field(default_factory=list)
+    compiled: list[Expr] | None = field(default=None, repr=False, compare=False)  # set by sql's compile_plan
 
     def explain_fields(self) -> str:
         return "exprs: [" + ", ".join(e.sql(dialect="postgres") for e in self.exprs) + "]"
@@ -63,6 +66,7 @@ class StreamProject(PlanNode):
 @dataclass
 class StreamFilter(PlanNode):
     predicate: exp.Expression | None = None
+    compiled: Condition | None = field(default=None, repr=False, compare=False)
 
     def explain_fields(self) -> str:
         return f"predicate: {self.predicate.sql(dialect='postgres')}"
@@ -80,6 +84,7 @@ class StreamHashJoin(PlanNode):
     condition: exp.Expression | None = None
     kind: str = "inner"
     null_safe: list[bool] = field(default_factory=list)
+    compiled_condition: Condition | None = field(default=None, repr=False, compare=False)
 
     def explain_name(self) -> str:
         return "StreamHashJoin" if self.left_keys else "StreamNestedLoopJoin"
@@ -126,7 +131,7 @@ class StreamPartitionRecompute(PlanNode):
 class StreamUnion(PlanNode):
     """UNION ALL: each input is projected onto (columns, branch tag, every branch's key)."""
 
-    layouts: list[list[str]] = field(default_factory=list)  # per input: DuckDB expressions
+    layouts: list[list[Expr]] = field(default_factory=list)  # per input: the output's expressions
 
     def explain_fields(self) -> str:
         return f"all: true, inputs: {len(self.inputs)}"
@@ -163,9 +168,12 @@ class StreamMaterialize(PlanNode):
 
 @dataclass
 class StreamProjectSet(PlanNode):
-    """Input columns, then each element of the list `list_sql` and its ordinal."""
+    """Input columns, then each element of the list `list_sql` and its ordinal. `list_expr`:
+    the list's DuckDB tree over the positional input columns (list_sql is its text)."""
 
     list_sql: str = ""
+    list_expr: exp.Expression | None = None
+    compiled: tuple[Expr, bool] | None = field(default=None, repr=False, compare=False)  # (lists, constant)
 
     def explain_fields(self) -> str:
         return f"select_list: [$*, unnest({self.list_sql})]"
@@ -209,4 +217,4 @@ class JobPlan:
 
     root: StreamMaterialize | None = None
     watermark: tuple[str, DataType] | None = None
-    generated: list[tuple[int, str]] = field(default_factory=list)
+    generated: list[tuple[int, Expr]] = field(default_factory=list)

@@ -4,6 +4,7 @@ the table's materialize, so the table keeps what the connector delivers."""
 from __future__ import annotations
 
 from rw_cli.common.types import DataType
+from rw_cli.engine.expr import Expr
 from rw_cli.engine.runtime import Node, StreamJob
 from rw_cli.meta.catalog import ROW_ID, RelationCatalog
 from rw_cli.stream.builder import table_job
@@ -18,7 +19,7 @@ def offsets_table(store, rel: RelationCatalog):
     return StateTable(store, rel.state_table_ids[0], OFFSETS_SCHEMA, OFFSETS_PK)
 
 
-def source_executor(store, rel: RelationCatalog, generated: list[tuple[int, str]]):
+def source_executor(store, rel: RelationCatalog, generated: list[tuple[int, Expr]]):
     """`generated`: (position, DuckDB SQL over the read columns) of each generated column."""
     from rw_cli.connector import open_reader
     from rw_cli.engine.source import SourceExecutor
@@ -34,12 +35,12 @@ def source_executor(store, rel: RelationCatalog, generated: list[tuple[int, str]
     return ex
 
 
-def source_job(store, rel: RelationCatalog, generated: list[tuple[int, str]] = ()) -> StreamJob:
+def source_job(store, rel: RelationCatalog, generated: list[tuple[int, Expr]] = ()) -> StreamJob:
     return StreamJob(rel.id, [Node(source_executor(store, rel, list(generated)))], [])
 
 
 def connector_table_job(store, rel: RelationCatalog, watermark: tuple[str, DataType] | None = None,
-                        generated: list[tuple[int, str]] = ()) -> StreamJob:
+                        generated: list[tuple[int, Expr]] = ()) -> StreamJob:
     job = table_job(store, rel, watermark)
     src = Node(source_executor(store, rel, list(generated)))
     src.downstream.append((job.nodes[0], 0))

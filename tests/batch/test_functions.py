@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from rw_cli.sql.functions import _encode, _similar_to_regex, bytea_in, jsonb_in
-from rw_cli.sql.pg_interval import IntervalError, justify_days, justify_hours, parse_interval, scale_interval
+from rw_cli.engine.duck_functions import _encode, bytea_in, jsonb_in
+from rw_cli.sql.functions import _similar_to_regex
+from rw_cli.common.pg_interval import IntervalError, justify_days, justify_hours, parse_interval, scale_interval
 
 US = 1_000_000
 DAY = 86_400 * US

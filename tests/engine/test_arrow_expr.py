@@ -10,10 +10,9 @@ import pytest
 from rw_cli.common.types import DataType
 from rw_cli.engine import arrow_expr, duck
 from rw_cli.engine.chunk import StreamChunk
+from rw_cli.engine.expr import Condition, condition_mask
 from rw_cli.engine.project import ProjectExecutor
-from rw_cli.sql.arrow_compile import compile_expr
-from rw_cli.stream.builder import _lenient
-from rw_cli.sql.transpile import expr_to_duckdb
+from rw_cli.sql.expr_compile import compile_condition, compile_expr
 
 TS, BIGINT, INT = DataType.from_sql("timestamp"), DataType.from_sql("bigint"), DataType.from_sql("int")
 
@@ -44,8 +43,8 @@ def test_window_bounds_match_duckdb(seed):
         from sqlglot import parse_one
 
         tree = parse_one(sql, read="postgres")
-        duck_sql = _lenient(expr_to_duckdb(tree, [TS, BIGINT]))
-        form = compile_expr(duck_sql, [TS, BIGINT])
+        compiled = compile_expr(tree, [TS, BIGINT])
+        duck_sql, form = compiled.sql, compiled.form
         assert form is not None, duck_sql
         got = arrow_expr.evaluate(form, data)
         want = duck.eval_exprs(data, [duck_sql]).column(0).combine_chunks().cast(pa.timestamp("us"))
@@ -57,20 +56,19 @@ def test_not_compiled_when_not_plain():
                        ("_0 * 2", [INT]), ("lower(_0)", [DataType.from_sql("varchar")])]:
         from sqlglot import parse_one
 
-        duck_sql = _lenient(expr_to_duckdb(parse_one(sql, read="postgres"), types))
-        assert compile_expr(duck_sql, types) is None, sql
+        assert compile_expr(parse_one(sql, read="postgres"), types).form is None, sql
 
 
 def test_overflow_falls_back_to_duckdb():
     """Values near the ends of the range go to DuckDB, whose TRY gives NULL on overflow."""
     from sqlglot import parse_one
 
-    duck_sql = _lenient(expr_to_duckdb(parse_one("_0 + INTERVAL '10' SECOND", read="postgres"), [TS]))
-    form = compile_expr(duck_sql, [TS])
+    compiled = compile_expr(parse_one("_0 + INTERVAL '10' SECOND", read="postgres"), [TS])
+    duck_sql, form = compiled.sql, compiled.form
     big = pa.table({"_0": pa.array([2**62 + 5, 0], pa.int64()).cast(pa.timestamp("us"))})
     with pytest.raises(arrow_expr.Fallback):
         arrow_expr.evaluate(form, big)
-    p = ProjectExecutor(["_0", duck_sql], [TS, TS], [0], [None, form])
+    p = ProjectExecutor([compile_expr(parse_one("_0"), [TS]), compiled], [TS, TS], [0])
     out = p.on_chunk(StreamChunk(big, np.zeros(2, dtype=np.int8)))[0].data
     want = duck.eval_exprs(big, ["_0", duck_sql])
     as_int = lambda c: c.cast(pa.timestamp("us")).cast(pa.int64()).to_pylist()  # noqa: E731
@@ -82,8 +80,6 @@ def test_join_conditions_match_duckdb(seed):
     """Conjunctions of comparisons between timestamps (± constant intervals) or integer
     columns, as join conditions are: numpy's mask is DuckDB's (NULL on either side: false)."""
     from sqlglot import parse_one
-
-    from rw_cli.sql.arrow_compile import compile_condition
 
     r = random.Random(seed)
     n = 400
@@ -99,15 +95,14 @@ def test_join_conditions_match_duckdb(seed):
                 "_0 < _2 + INTERVAL '2' SECOND AND _1 >= _3 AND _0 <> _2",
                 "TIME_BUCKET(INTERVAL '10' SECOND, _0, CAST('1970-01-01 00:00:00' AS TIMESTAMP)) = "
                 "TIME_BUCKET(INTERVAL '10' SECOND, _2, CAST('1970-01-01 00:00:00' AS TIMESTAMP))"]:
-        duck_sql = expr_to_duckdb(parse_one(sql, read="postgres"), types)
-        form = compile_condition(duck_sql, types)
-        assert form is not None, duck_sql
-        got = arrow_expr.condition_mask(form, data)
-        assert got.tolist() == duck.condition_mask(data, duck_sql).tolist(), sql
+        compiled = compile_condition(parse_one(sql, read="postgres"), types, strict=True, arrow_form=True)
+        assert compiled.form is not None, compiled.sql
+        got = arrow_expr.condition_mask(compiled.form, data)
+        assert got.tolist() == condition_mask(Condition(compiled.conjuncts), data).tolist(), sql
     # what does not compile stays with DuckDB
     for sql in ["_1 < 5", "_0 < _2 OR _1 = _3", "_0 = _1"]:
         try:
-            duck_sql = expr_to_duckdb(parse_one(sql, read="postgres"), types)
+            compiled = compile_condition(parse_one(sql, read="postgres"), types, strict=True, arrow_form=True)
         except Exception:
             continue
-        assert compile_condition(duck_sql, types) is None, sql
+        assert compiled.form is None, sql

@@ -1,4 +1,6 @@
 """Executors in isolation: text-format chunks in, chunks out (as RisingWave's executor tests)."""
+from sqlglot import parse_one
+
 from rw_cli.common.types import BIGINT, DOUBLE, INTEGER, VARCHAR, DataType
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.filter import FilterExecutor
@@ -8,8 +10,17 @@ from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
 from rw_cli.engine.project import ProjectExecutor
 from rw_cli.common.epoch import EpochPair
+from rw_cli.sql.expr_compile import compile_duckdb, compile_duckdb_condition
 
 II = [INTEGER, INTEGER]
+
+
+def expr(sql, types=II):
+    return compile_duckdb(parse_one(sql, read="duckdb"), types, strict=True)
+
+
+def condition_of(sql, types=II, strict=False):
+    return compile_duckdb_condition(parse_one(sql, read="duckdb"), types, strict=strict, arrow_form=strict)
 
 
 def chunk(text, types=II):
@@ -25,19 +36,19 @@ def barrier(n=1):
 
 
 def test_project_evaluates_expressions_and_keeps_ops():
-    ex = ProjectExecutor(["_0 + _1", "_0 // 2"], [INTEGER, INTEGER], [])
+    ex = ProjectExecutor([expr("_0 + _1"), expr("_0 // 2")], [INTEGER, INTEGER], [])
     out = ex.on_chunk(chunk("+ 1 2\n- 5 .\nU- 3 4\nU+ 3 5"))
     assert pretty(out) == "+ 3 0\n- . 2\nU- 7 1\nU+ 8 1"
 
 
 def test_filter_splits_update_pairs_whose_halves_differ():
-    ex = FilterExecutor("_1 > 10", II, [0])
+    ex = FilterExecutor(condition_of("_1 > 10"), II, [0])
     out = ex.on_chunk(chunk("+ 1 20\n+ 2 5\nU- 3 5\nU+ 3 50\n- 4 .", II))
     assert pretty(out) == "+ 1 20\n+ 3 50"
 
 
 def test_filter_passes_whole_chunk_unchanged():
-    ex = FilterExecutor("_1 > 0", II, [0])
+    ex = FilterExecutor(condition_of("_1 > 0"), II, [0])
     out = ex.on_chunk(chunk("U- 3 5\nU+ 3 50"))
     assert pretty(out) == "U- 3 5\nU+ 3 50"
 
@@ -109,7 +120,8 @@ def test_avg_of_double(make_table):
 
 
 def _join(make_table, kind, lt, rt, lk, rk, cond=None, null_safe=None):
-    return HashJoinExecutor(kind, lt, rt, lk, rk, null_safe or [False] * len(lk), cond, [1], [1],
+    condition = None if cond is None else condition_of(cond, lt + rt, strict=True)
+    return HashJoinExecutor(kind, lt, rt, lk, rk, null_safe or [False] * len(lk), condition, [1], [1],
                             (make_table(lt, [1]), make_table(rt, [1])))
 
 

@@ -42,25 +42,41 @@ def test_append_only_inner_joins_match_batch(tmp_path):
 
 
 def test_condition_split():
-    from rw_cli.engine.duck import _split_and
+    from sqlglot import parse_one
 
-    assert _split_and("(_1 <= _7 AND _2 >= _7)") == ["_1 <= _7", "_2 >= _7"]
-    assert _split_and("(_a = ' AND ') AND (_1 < _2)") == ["(_a = ' AND ')", "(_1 < _2)"]
-    assert _split_and("_3 BETWEEN _1 AND _2") == ["_3 BETWEEN _1 AND _2"]
-    assert _split_and("(_1 < _2) OR (_3 > _4)") == ["(_1 < _2) OR (_3 > _4)"]
+    from rw_cli.sql.expr_compile import conjuncts_of
+
+    def split(sql):
+        return [c.sql(dialect="duckdb") for c in conjuncts_of(parse_one(sql, read="duckdb"))]
+
+    assert split("(_1 <= _7 AND _2 >= _7)") == ["_1 <= _7", "_2 >= _7"]
+    assert split("(_8 = ' AND ') AND (_1 < _2)") == ["_8 = ' AND '", "_1 < _2"]
+    assert split("_3 BETWEEN _1 AND _2") == ["_3 BETWEEN _1 AND _2"]
+    assert split("(_1 < _2) OR (_3 > _4)") == ["(_1 < _2) OR (_3 > _4)"]
+    assert split("_1 = 0 AND _2 = 0 OR _1 > 0") == ["_1 = 0 AND _2 = 0 OR _1 > 0"]
+    assert split("NOT (_1 = 0 AND _2 = 0) AND CASE WHEN _1 AND _2 THEN _3 END") == \
+        ["NOT (_1 = 0 AND _2 = 0)", "CASE WHEN _1 AND _2 THEN _3 END"]
 
 
 def test_condition_mask_matches_duckdb():
     import pyarrow as pa
+    from sqlglot import parse_one
 
-    from rw_cli.engine.duck import condition_mask, filter_mask
+    from rw_cli.common.types import BIGINT, DOUBLE, VARCHAR
+    from rw_cli.engine import duck
+    from rw_cli.engine.expr import condition_mask
+    from rw_cli.sql.expr_compile import compile_duckdb_condition
 
     t = pa.table({"_0": [1, None, 3, 4], "_1": [2, 2, None, 4], "_2": ["a", "b", None, "d"],
                   "_3": [1.0, float("nan"), 3.0, None]})
+    types = [BIGINT, BIGINT, VARCHAR, DOUBLE]
     for c in ["NOT _1 IS NULL", "_1 IS NOT NULL", "_1 IS NULL", "NOT (_1 IS NULL)", "NOT _1 IS NOT NULL",
               "_0 IS NULL AND _1 IS NOT NULL", "_0 = 1 OR _1 IS NULL", "_0 <= _1", "(_0 < _1 AND _2 <> 'b')",
-              "_0 >= 2 AND _3 < 4", "_3 = _3", "_0 = -1 OR _1 = 2", "_0 <> 4", "_1 > 1 AND _0 != 3"]:
-        assert condition_mask(t, c).tolist() == filter_mask(t, c).to_pylist(), c
+              "_0 >= 2 AND _3 < 4", "_3 = _3", "_0 = -1 OR _1 = 2", "_0 <> 4", "_1 > 1 AND _0 != 3",
+              "1 < _0 AND -2 <= _1", "_0 = 1 AND _1 = 2 OR _1 > 3"]:
+        compiled = compile_duckdb_condition(parse_one(c, read="duckdb"), types, strict=True)
+        want = duck.eval_exprs(t, [f"COALESCE(({c}), FALSE)"]).column(0).to_pylist()
+        assert condition_mask(compiled, t).tolist() == want, c
 
 
 def test_append_only_joins_with_colliding_partition_hashes(tmp_path, monkeypatch):

@@ -35,7 +35,7 @@ def batch_types(catalog, sql: str) -> list[str]:
     bound = bind(catalog, sql)
     tables = {reg: pa.schema([pa.field(c.name, c.type.arrow()) for c in rel.visible_columns]).empty_table()
               for reg, rel in bound.relations.items()}
-    schema = duck.result_types(to_duckdb(bound.tree, bound.schema), tables)
+    schema = duck.query(f"SELECT * FROM ({to_duckdb(bound.tree, bound.schema)}) LIMIT 0", tables).schema
     return [DataType.from_arrow(f.type).name for f in schema]
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rw_cli.sql.pg_interval import IntervalError, justify_days, justify_hours, parse_interval, scale_interval
+from rw_cli.common.pg_interval import IntervalError, justify_days, justify_hours, parse_interval, scale_interval
 
 H = 3_600_000_000  # microseconds per hour
 

@@ -1,0 +1,306 @@
+"""The DuckDB side of our SQL functions: macros and vectorized Python UDFs created on every
+DuckDB connection, for the PostgreSQL / RisingWave functions DuckDB lacks or spells
+differently. rw_cli.sql.functions maps PostgreSQL's names and argument types onto these.
+
+- `MACROS`: SQL macros.
+- `UDFS`: vectorized Python functions over Arrow arrays, for the few functions with no SQL
+  form (bytea escape format, PostgreSQL float text, ...).
+"""
+from __future__ import annotations
+
+import base64
+import math
+import re
+
+import duckdb
+import pyarrow as pa
+
+MACROS = [
+    "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
+    "CREATE OR REPLACE MACRO boolne(a, b) AS (a::BOOLEAN <> b::BOOLEAN)",
+    # bool input: PostgreSQL trims whitespace and accepts unique prefixes of true/false/yes/no/on/off.
+    "CREATE OR REPLACE MACRO pg_text_to_bool(s) AS (CASE "
+    "WHEN s IS NULL THEN NULL "
+    "WHEN lower(trim(s)) IN ('t','tr','tru','true','y','ye','yes','on','1') THEN TRUE "
+    "WHEN lower(trim(s)) IN ('f','fa','fal','fals','false','n','no','of','off','0') THEN FALSE "
+    "ELSE error('invalid input syntax for type boolean: \"' || s || '\"') END)",
+    "CREATE OR REPLACE MACRO pg_bool_out(b) AS (CASE WHEN b THEN 't' WHEN NOT b THEN 'f' END)",
+    # numeric text as RisingWave prints it: no trailing fraction zeros
+    "CREATE OR REPLACE MACRO pg_numeric_out(x) AS (CASE WHEN position('.' IN x::VARCHAR) > 0 "
+    "THEN rtrim(rtrim(x::VARCHAR, '0'), '.') ELSE x::VARCHAR END)",
+    "CREATE OR REPLACE MACRO pg_gamma(x) AS (CASE "
+    "WHEN x IS NULL THEN NULL "
+    "WHEN isnan(x) THEN x "
+    "WHEN isinf(x) AND x < 0 THEN error('value out of range: overflow') "
+    "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
+    "WHEN NOT isfinite(gamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
+    "WHEN gamma(x) = 0 AND isfinite(x) THEN error('value out of range: underflow') "
+    "ELSE gamma(x) END)",
+    "CREATE OR REPLACE MACRO pg_lgamma(x) AS (CASE "
+    "WHEN x IS NULL THEN NULL "
+    "WHEN isnan(x) THEN x "
+    "WHEN isinf(x) THEN CAST('inf' AS DOUBLE) "
+    "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
+    "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
+    "ELSE lgamma(x) END)",
+    "CREATE OR REPLACE MACRO pg_scale(x) AS (CASE WHEN x IS NULL THEN NULL "
+    "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
+    "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
+    "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
+    "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a % b END)",
+    "CREATE OR REPLACE MACRO quote_ident(s) AS (CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s "
+    "ELSE '\"' || replace(s, '\"', '\"\"') || '\"' END)",
+    "CREATE OR REPLACE MACRO quote_literal(s) AS (chr(39) || replace(s::VARCHAR, chr(39), chr(39) || chr(39)) "
+    "|| chr(39))",
+    "CREATE OR REPLACE MACRO pg_substr(s, st, ln) AS (CASE WHEN ln < 0 THEN "
+    "error('negative substring length not allowed') "
+    "ELSE substring(s, greatest(st, 1), greatest(ln + least(st, 1) - 1, 0)) END)",
+    "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (substring(s, greatest(st, 1)))",
+    "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE json_type(j::JSON) WHEN 'OBJECT' THEN 'object' "
+    "WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean' "
+    "WHEN 'NULL' THEN 'null' ELSE 'number' END)",
+    # PostgreSQL's millennia start at years 1, 1001, 2001 (DuckDB's at 0, 1000, 2000)
+    "CREATE OR REPLACE MACRO pg_date_trunc(u, t) AS (CASE WHEN lower(u) IN ('millennium', 'millennia') "
+    "THEN date_trunc('year', t) - to_years(CAST(year(t) - ((year(t) - 1) // 1000 * 1000 + 1) AS INTEGER)) "
+    "WHEN lower(u) IN ('century', 'centuries') "
+    "THEN date_trunc('year', t) - to_years(CAST(year(t) - ((year(t) - 1) // 100 * 100 + 1) AS INTEGER)) "
+    "ELSE date_trunc(u, t) END)",
+    # sum(interval): months, days and time summed separately, as PostgreSQL does
+    "CREATE OR REPLACE MACRO pg_sum_interval(i) AS ("
+    "to_months(CAST(sum(datepart('year', i) * 12 + datepart('month', i)) AS INTEGER)) "
+    "+ to_days(CAST(sum(datepart('day', i)) AS INTEGER)) "
+    "+ to_microseconds(CAST(sum(epoch_us(i) - ((datepart('year', i) * 12 + datepart('month', i)) * 30 "
+    "+ datepart('day', i)) * 86400000000) AS BIGINT)))",
+    "CREATE OR REPLACE MACRO pg_table_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_type_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_get_userbyid(oid) AS ('root')",
+    "CREATE OR REPLACE MACRO obj_description(oid, cls) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO col_description(oid, n) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_encoding_to_char(e) AS ('UTF8')",
+    "CREATE OR REPLACE MACRO has_table_privilege(a, b) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE oid "
+    + " ".join(f"WHEN {o} THEN '{n}'" for o, n in [
+        (16, "boolean"), (17, "bytea"), (20, "bigint"), (21, "smallint"), (23, "integer"), (25, "text"),
+        (700, "real"), (701, "double precision"), (1043, "character varying"), (1082, "date"),
+        (1083, "time without time zone"), (1114, "timestamp without time zone"),
+        (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
+    + " ELSE '???' END)",
+    "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
+]
+
+
+# -- Python UDFs (vectorized over Arrow) ---------------------------------------------------------
+
+def _map(arr: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
+    return pa.array([None if v is None else fn(v) for v in arr.to_pylist()], type=out_type)
+
+
+def bytea_in(text: str) -> bytes:
+    """PostgreSQL's bytea input: `\\x` hex, or escape format (`\\\\`, `\\ooo`)."""
+    if text.startswith("\\x"):
+        try:
+            return bytes.fromhex(text[2:])
+        except ValueError:
+            raise ValueError(f'invalid hexadecimal data: "{text}"') from None
+    out = bytearray()
+    i = 0
+    raw = text.encode()
+    while i < len(raw):
+        c = raw[i]
+        if c == 0x5C:
+            if raw[i + 1: i + 2] == b"\\":
+                out.append(0x5C)
+                i += 2
+                continue
+            digits = raw[i + 1: i + 4]
+            if len(digits) == 3 and all(0x30 <= d <= 0x37 for d in digits):
+                out.append(int(digits, 8))
+                i += 4
+                continue
+            raise ValueError("invalid input syntax for type bytea")
+        out.append(c)
+        i += 1
+    return bytes(out)
+
+
+def _escape_out(b: bytes) -> str:
+    parts = []
+    for c in b:
+        if c == 0x5C:
+            parts.append("\\\\")
+        elif 0x20 <= c < 0x7F:
+            parts.append(chr(c))
+        else:
+            parts.append(f"\\{c:03o}")
+    return "".join(parts)
+
+
+def _encode(b: bytes, fmt: str) -> str:
+    fmt = fmt.lower()
+    if fmt == "hex":
+        return b.hex()
+    if fmt == "base64":
+        text = base64.b64encode(b).decode()
+        return "\n".join(text[i:i + 76] for i in range(0, len(text), 76))
+    if fmt == "escape":
+        return _escape_out(b)
+    raise ValueError(f'unrecognized encoding: "{fmt}"')
+
+
+def _decode(s: str, fmt: str) -> bytes:
+    fmt = fmt.lower()
+    if fmt == "hex":
+        return bytes.fromhex(s)
+    if fmt == "base64":
+        return base64.b64decode("".join(s.split()), validate=False)
+    if fmt == "escape":
+        return bytea_in(s) if "\\" in s else s.encode()
+    raise ValueError(f'unrecognized encoding: "{fmt}"')
+
+
+def udf_bytea_in(a: pa.Array) -> pa.Array:
+    return _map(a, bytea_in, pa.binary())
+
+
+def udf_encode(b: pa.Array, fmt: pa.Array) -> pa.Array:
+    return pa.array([None if x is None or f is None else _encode(x, f)
+                     for x, f in zip(b.to_pylist(), fmt.to_pylist())], pa.string())
+
+
+def udf_decode(s: pa.Array, fmt: pa.Array) -> pa.Array:
+    return pa.array([None if x is None or f is None else _decode(x, f)
+                     for x, f in zip(s.to_pylist(), fmt.to_pylist())], pa.binary())
+
+
+def _string_to_array(s, d, n):
+    if s is None:
+        return None
+    if d is None:
+        parts = list(s)
+    elif d == "":
+        parts = [s] if s != "" else []
+    else:
+        parts = s.split(d) if s != "" else []
+    return [None if (n is not None and p == n) else p for p in parts]
+
+
+def udf_string_to_array(s: pa.Array, d: pa.Array, n: pa.Array) -> pa.Array:
+    return pa.array([_string_to_array(a, b, c) for a, b, c in zip(s.to_pylist(), d.to_pylist(), n.to_pylist())],
+                    pa.list_(pa.string()))
+
+
+def udf_float8_out(a: pa.Array) -> pa.Array:
+    from rw_cli.common.pg_text import format_float8
+
+    return _map(a, format_float8, pa.string())
+
+
+def udf_float4_out(a: pa.Array) -> pa.Array:
+    from rw_cli.common.pg_text import format_float4
+
+    return _map(a, format_float4, pa.string())
+
+
+def _mdn(v) -> tuple[int, int, int]:
+    return v.months, v.days, v.nanoseconds // 1000
+
+
+def _to_mdn(t: tuple[int, int, int]):
+    return pa.MonthDayNano([t[0], t[1], t[2] * 1000])
+
+
+def udf_interval_in(a: pa.Array) -> pa.Array:
+    from rw_cli.common.pg_interval import parse_interval
+
+    return pa.array([None if v is None else _to_mdn(parse_interval(v)) for v in a.to_pylist()],
+                    pa.month_day_nano_interval())
+
+
+def _interval_udf(name: str):
+    def udf(a: pa.Array) -> pa.Array:
+        from rw_cli.common import pg_interval
+
+        fn = getattr(pg_interval, name)
+        return pa.array([None if v is None else _to_mdn(fn(*_mdn(v))) for v in a.to_pylist()],
+                        pa.month_day_nano_interval())
+    return udf
+
+
+def _interval_scale_udf(divide: bool):
+    def udf(a: pa.Array, f: pa.Array) -> pa.Array:
+        from rw_cli.common.pg_interval import scale_interval
+
+        return pa.array([None if v is None or x is None else _to_mdn(scale_interval(*_mdn(v), x, divide))
+                         for v, x in zip(a.to_pylist(), f.to_pylist())], pa.month_day_nano_interval())
+    return udf
+
+
+def _jsonb_text(v) -> str:
+    import json
+
+    if isinstance(v, dict):
+        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_jsonb_text(v[k])}" for k in keys) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_jsonb_text(x) for x in v) + "]"
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, (int, float)) or hasattr(v, "as_tuple"):
+        return str(v)
+    return json.dumps(v, ensure_ascii=False)
+
+
+def jsonb_in(text: str) -> str:
+    """jsonb's text form: keys sorted (by length, then bytes), `, ` and `: ` separators."""
+    import json
+    from decimal import Decimal
+
+    try:
+        return _jsonb_text(json.loads(text, parse_float=Decimal))
+    except ValueError:
+        raise ValueError("invalid input syntax for type json") from None
+
+
+def udf_jsonb_in(a: pa.Array) -> pa.Array:
+    return _map(a, jsonb_in, pa.string())
+
+
+def _regexp_match(s, p):
+    m = re.search(p, s) if s is not None and p is not None else None
+    if m is None:
+        return None
+    return list(m.groups()) if m.groups() else [m.group(0)]
+
+
+def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
+    return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
+
+
+# name -> (function, parameter types, return type) in DuckDB type names
+UDFS = {
+    "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
+    "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
+    "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),
+    "pg_string_to_array": (udf_string_to_array, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[]"),
+    "pg_float8_out": (udf_float8_out, ["DOUBLE"], "VARCHAR"),
+    "pg_float4_out": (udf_float4_out, ["FLOAT"], "VARCHAR"),
+    "pg_cbrt": (lambda a: _map(a, lambda v: math.cbrt(v) if hasattr(math, "cbrt") else
+                               math.copysign(abs(v) ** (1 / 3), v), pa.float64()), ["DOUBLE"], "DOUBLE"),
+    "pg_interval_in": (udf_interval_in, ["VARCHAR"], "INTERVAL"),
+    "justify_hours": (_interval_udf("justify_hours"), ["INTERVAL"], "INTERVAL"),
+    "justify_days": (_interval_udf("justify_days"), ["INTERVAL"], "INTERVAL"),
+    "justify_interval": (_interval_udf("justify_interval"), ["INTERVAL"], "INTERVAL"),
+    "pg_jsonb_in": (udf_jsonb_in, ["VARCHAR"], "VARCHAR"),
+    "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
+    "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
+    "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),
+}
+
+
+def install(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the macros and UDFs on `con`."""
+    for macro in MACROS:
+        con.execute(macro)
+    for name, (fn, params, ret) in UDFS.items():
+        con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
+                            type="arrow", null_handling="special", side_effects=False)
