@@ -91,8 +91,16 @@ class Snapshot:
         self.close()
 
 
-
 class HummockStorage:
+    """The state store. Options: the SST format (`block_size`, `sst_target_size`,
+    `compression`), the block and meta caches (`cache_size`, `cache_refill`: blocks of new
+    SSTs go into the cache), leveled compaction (`l0_trigger`, `l0_stall`, `level_base_size`,
+    `level_multiplier`, `max_levels`; `background_compaction`, `compactor`: "thread" or
+    "auto", a compactor process when one can open the object store), where a checkpoint's
+    SSTs are built (`uploader`: "thread", or "process"/"auto"), and what this open may do:
+    write and commit (the default), only read (`read_only`), or write SSTs for the writer
+    (`worker`)."""
+
     def __init__(self, object_store: ObjectStore, *, block_size: int = 65536,
                  sst_target_size: int = DEFAULT_SST_TARGET_SIZE, cache_size: int | str = DEFAULT_CACHE_SIZE,
                  compression: str | None = None, l0_trigger: int = 4, l0_stall: int | None = None, level_base_size: int = 256 << 20,
