@@ -16,6 +16,7 @@ Modules, each layer using only the ones above it:
     version_manager, lease              current version, pins, commits, low watermark, vacuum;
                                         the writer lease
     shared_buffer                       uncommitted writes (immutable sorted batches)
+    version_reader                      reads of a view (a version and the buffer above it)
     compaction_picker                   which SSTs / log segments to compact (pure)
     compaction_merge                    the merge of a picked task
     worker_process, upload_process,     helper processes (merging, building a checkpoint's
