@@ -30,7 +30,7 @@ class Session:
                  spark_master: str | None = None):
         from rw_cli.common.memory import tune_allocator
         from rw_cli.store.hummock import HummockStorage
-        from rw_cli.store.object_store import open_object_store
+        from rw_cli.store.object_store_url import open_object_store
 
         tune_allocator()
 

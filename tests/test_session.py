@@ -193,8 +193,8 @@ class _GatedUploads:
 
         self.gate = threading.Event()
         self.fail = fail
-        self._write = store._write_batches
-        store._write_batches = self.write
+        self._write = store.uploader.write_batches
+        store.uploader.write_batches = self.write
 
     def write(self, batches):
         self.gate.wait(30)

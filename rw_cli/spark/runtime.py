@@ -60,7 +60,7 @@ class SparkRuntime(EmbeddedRuntime):
         self.store.sync()  # tasks read the last committed version, which must hold everything
         snap = self.store.pin_snapshot()
         n = ex.parallelism
-        reserved = {a: [self.store._alloc_sst_id() for _ in range(8)] for a in range(n)}
+        reserved = {a: [self.store.alloc_sst_id() for _ in range(8)] for a in range(n)}
         try:
             task = ex.task(epoch, snap.version.encode(), reserved)
             rows = input_rows(pending, n, self._part_of(n))

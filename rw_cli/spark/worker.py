@@ -100,7 +100,7 @@ def _actor(task: EpochTask, actor_id: int, store):
     else:
         _stats["built"] += 1
         vnodes = owned_vnodes(actor_id, task.parallelism) if task.partitioned else None
-        actor = task.factory(store, vnodes, task.fresh)
+        actor = task.factory(store.state, vnodes, task.fresh)
         _ACTORS.pop(key, None)
         while len(_ACTORS) >= MAX_CACHED_ACTORS:  # dropped jobs' actors go first (oldest)
             _ACTORS.pop(next(iter(_ACTORS)))

@@ -1,137 +1,222 @@
-"""Leveled compaction.
+"""Compaction running: the compactor of a writer, in a background thread or on demand.
 
-L0 holds overlapping SSTs (one or a few per checkpoint, newest first); L1.. hold
-non-overlapping SSTs sorted by key, each level `level_multiplier` times larger than the one
-above. A task merges its inputs (all of L0 when it holds more than `l0_trigger` files, or one
-SST of an oversized level) with the overlapping SSTs of the target level, streaming through
-the merge iterator. Versions above the low watermark (the lowest pinned epoch, or the
-committed epoch when nothing is pinned) are kept, older ones collapse into the newest, and
-tombstones are dropped when nothing lies below the target level.
+It takes the tasks the picker (compaction_picker.py) finds due, runs their merge in this
+process (compaction_merge.py) or in the compactor process (compactor_process.py), and
+commits the version their outputs make through the version manager. A task whose inputs
+left the version meanwhile commits nothing; its outputs are vacuumed. Background compaction
+gives way to a stream of checkpoints unless L0 grows past the stall limit: in a thread it
+shares the interpreter lock with the stream; in the compactor process, the cores and their
+caches.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+import threading
+import time
+from typing import Callable
 
-from rw_cli.store.keys import KeyForm
-from rw_cli.store.merge import compaction_filter, merge_runs
-from rw_cli.store.version import HummockVersion, SstInfo
+from rw_cli.store import append_log
+from rw_cli.store.compaction_merge import merge_task
+from rw_cli.store.compaction_picker import CompactionPicker, CompactTask
+from rw_cli.store.sstable_store import SstableStore
+from rw_cli.store.version import HummockVersion, LogSegment
+from rw_cli.store.version_manager import VersionManager
 
-
-@dataclass
-class CompactTask:
-    inputs: list[tuple[int, list[SstInfo]]]  # (level, ssts), newest level first
-    target_level: int
-    bottom: bool
-    trivial_move: bool = False
-
-    @property
-    def input_ids(self) -> set[int]:
-        return {s.id for _, ssts in self.inputs for s in ssts}
+COMPACTION_IDLE_SECS = 0.2
 
 
-def _overlapping(level: list[SstInfo], lo: bytes, hi: bytes) -> list[SstInfo]:
-    return [s for s in level if not (s.largest_key < lo or s.smallest_key > hi)]
+class Compactor:
+    """A writer's compaction state: the picker, the task lock, the background thread and
+    the last error. `lock` is the store's state lock."""
 
+    def __init__(self, sstables: SstableStore, versions: VersionManager, picker: CompactionPicker,
+                 lock: threading.RLock, *, background: bool, remote: bool, vacuum: Callable[[], int]):
+        self.sstables = sstables
+        self.versions = versions
+        self.picker = picker
+        self.background = background
+        self.remote = remote  # background merges run in the compactor process
+        self.stats = sstables.stats
+        self._vacuum = vacuum
+        self._lock = lock
+        self._cond = threading.Condition(lock)
+        self._task_lock = threading.Lock()  # one task at a time
+        self._thread: threading.Thread | None = None
+        self.wanted = False
+        self.last_commit = 0.0  # when the last checkpoint committed (time.monotonic)
+        self.error: BaseException | None = None
 
-def _is_bottom(v: HummockVersion, target: int) -> bool:
-    return all(not lv for lv in v.levels[target + 1:])
+    # -- background --------------------------------------------------------------------------
+    def kick(self) -> None:
+        """Wake the background compactor if some level or log is over its limit."""
+        with self._lock:
+            if self.picker.due(self.versions.current):
+                self.wanted = True
+                self.ensure_thread()
+                self._cond.notify_all()
 
+    def on_commit(self, v: HummockVersion) -> None:
+        """A checkpoint installed `v` (called under the state lock)."""
+        self.last_commit = time.monotonic()
+        if self.picker.due_after_commit(v):
+            self.wanted = True
+            self._cond.notify_all()
 
-def pick_task(store, v: HummockVersion) -> CompactTask | None:
-    levels = v.levels
-    if len(levels[0]) > store.l0_trigger:
-        l0 = list(levels[0])
-        lo = min(s.smallest_key for s in l0)
-        hi = max(s.largest_key for s in l0)
-        l1 = _overlapping(levels[1], lo, hi) if len(levels) > 1 else []
-        return CompactTask([(0, l0), (1, l1)], 1, _is_bottom(v, 1))
-    for i in range(1, min(len(levels), store.max_levels - 1)):
-        if v.level_size(i) > store._level_target(i):
-            cursor = store.__dict__.setdefault("_compact_cursor", {}).get(i, b"")
-            cands = [s for s in levels[i] if s.smallest_key > cursor] or levels[i]
-            pick = cands[0]
-            store._compact_cursor[i] = pick.largest_key
-            nxt = _overlapping(levels[i + 1], pick.smallest_key, pick.largest_key) if len(levels) > i + 1 else []
-            return CompactTask([(i, [pick]), (i + 1, nxt)], i + 1, _is_bottom(v, i + 1), trivial_move=not nxt)
-    return None
+    def ensure_thread(self) -> None:
+        with self._lock:
+            if self._thread is None and self.background:
+                self._thread = threading.Thread(target=self._loop, name="hummock-compactor", daemon=True)
+                self._thread.start()
 
+    def stop(self) -> None:
+        """Wake the thread to see the store closing, and wait for it."""
+        with self._lock:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
 
-def _sources(store, task: CompactTask):
-    sources, forms = [], []
-    for level, ssts in task.inputs:
-        if not ssts:
-            continue
-        readers = [store._reader(s) for s in ssts]
-        forms.extend(r.meta.form for r in readers)
-        if level == 0:
-            sources.extend(r.runs() for r in readers)
+    def _loop(self) -> None:
+        closing = self.sstables.closing
+        while True:
+            with self._lock:
+                while not self.wanted and not closing.is_set():
+                    self._cond.wait()
+                if closing.is_set():
+                    return
+                self.wanted = False
+            try:
+                did = False
+                while not closing.is_set():
+                    if not self.picker.pressing(self.versions.current) and \
+                            time.monotonic() - self.last_commit < COMPACTION_IDLE_SECS:
+                        time.sleep(COMPACTION_IDLE_SECS / 4)
+                        continue
+                    if not (self.merge_logs_once() or self.compact_once(self.remote)):
+                        break
+                    did = True
+                if did and not closing.is_set():
+                    self._vacuum()
+            except BaseException as e:  # noqa: BLE001 - reported through compaction_error
+                if not closing.is_set():  # not "the state store is closing"
+                    self.report_error(e)
+
+    def report_error(self, e: BaseException) -> None:
+        """Keep the error (`compaction_error`, which `rw compact` reports) and warn on stderr
+        the first time; compaction is tried again at its next trigger."""
+        first = self.error is None
+        self.error = e
+        self.stats["compaction_errors"] += 1
+        if first:
+            try:
+                sys.stderr.write(f"WARNING:  background compaction of the state store failed: {e}\n")
+                sys.stderr.flush()
+            except Exception:  # noqa: BLE001 - no stderr: the error stays in compaction_error
+                pass
+
+    def wait(self, timeout: float = 600.0) -> None:
+        """Block until no background compaction is due."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._task_lock:
+                with self._lock:
+                    v = self.versions.current
+                    due = self.picker.pick(v) is not None or self.wanted or self.picker.log_merge_due(v)
+            if not due:
+                return
+            time.sleep(0.02)
+
+    # -- tasks -------------------------------------------------------------------------------
+    def run_until_done(self, full: bool = False) -> int:
+        """Run compaction tasks until none is due (full: merge everything into the bottom
+        level). Returns the number of tasks run."""
+        n = 0
+        while self.merge_logs_once(full):
+            n += 1
+        if full:
+            n += self.compact_full()
+        while self.compact_once():
+            n += 1
+        return n
+
+    def compact_once(self, remote: bool = False) -> bool:
+        """Run the next due task, if any."""
+        with self._task_lock:
+            with self._lock:
+                task = self.picker.pick(self.versions.current)
+            if task is None:
+                return False
+            self.run_task(task, remote)
+            return True
+
+    def compact_full(self) -> int:
+        """Merge every SST into the bottom level (tombstones and old versions below the low
+        watermark dropped)."""
+        with self._task_lock:
+            with self._lock:
+                task = self.picker.pick_full(self.versions.current)
+            if task is None:
+                return 0
+            return 1 if self.run_task(task) else 0
+
+    def run_task(self, task: CompactTask, remote: bool = False) -> bool:
+        """Run one task and commit its version. False when the version changed under it.
+        `remote`: the merge runs in a compactor process (see compactor_process.py)."""
+        if task.trivial_move:
+            outputs = [s for _, ssts in task.inputs for s in ssts]
+        elif remote:
+            from rw_cli.store.compactor_process import merge_remote
+            outputs = merge_remote(self.sstables, task, self.versions.low_watermark())
         else:
-            sources.append(r for rd in readers for r in rd.runs())
-    from rw_cli.store.hummock import _coalesce
-    return [_coalesce(src) for src in sources], KeyForm.common(forms)
+            outputs = merge_task(self.sstables, task, self.versions.low_watermark())
 
+        def make(v: HummockVersion) -> HummockVersion | None:
+            if not task.input_ids <= v.sst_ids():
+                return None
+            nv = v.copy(id=v.id + 1)
+            while len(nv.levels) <= task.target_level:
+                nv.levels.append([])
+            ids = task.input_ids
+            nv.levels = [[s for s in lv if s.id not in ids] for lv in nv.levels]
+            nv.levels[task.target_level] = sorted(nv.levels[task.target_level] + outputs, key=lambda s: s.smallest_key)
+            return nv
 
-def merge_task(store, task: CompactTask, watermark: int) -> list[SstInfo]:
-    """The task's output SSTs (written, not yet in any version)."""
-    sources, form = _sources(store, task)
-    runs = (compaction_filter(r, watermark, task.bottom) for r in merge_runs(sources, form))
-    return store._write_ssts(runs)
+        def installed(_nv: HummockVersion) -> None:
+            self.sstables.release_ids(s.id for s in outputs)
+            self.stats["compactions"] += 1
+            self.stats["compaction_input_bytes"] += task.input_bytes
 
-
-def run_task(store, task: CompactTask, remote: bool = False) -> bool:
-    """Run one task and commit its version. False when the version changed under it.
-    `remote`: the merge runs in a compactor process (see compactor_process.py)."""
-    if task.trivial_move:
-        outputs = [s for _, ssts in task.inputs for s in ssts]
-    elif remote:
-        from rw_cli.store.compactor_process import merge_remote
-        outputs = merge_remote(store, task, store.low_watermark())
-    else:
-        outputs = merge_task(store, task, store.low_watermark())
-
-    def make(v):
-        if not task.input_ids <= v.sst_ids():
-            return None
-        nv = v.copy(id=v.id + 1)
-        while len(nv.levels) <= task.target_level:
-            nv.levels.append([])
-        ids = task.input_ids
-        nv.levels = [[s for s in lv if s.id not in ids] for lv in nv.levels]
-        nv.levels[task.target_level] = sorted(nv.levels[task.target_level] + outputs, key=lambda s: s.smallest_key)
-        return nv
-
-    def installed(_nv) -> None:
-        store._inflight.difference_update(s.id for s in outputs)
-        store.stats["compactions"] += 1
-        store.stats["compaction_input_bytes"] += sum(s.file_size for _, ssts in task.inputs for s in ssts)
-
-    if store._commit_version(make, installed) is None:
-        with store._lock:
-            store._inflight.difference_update(s.id for s in outputs)
-        return False
-    return True
-
-
-def compact_once(store, remote: bool = False) -> bool:
-    """Run the next due task, if any."""
-    with store._compact_lock:
-        with store._lock:
-            task = pick_task(store, store._version)
-        if task is None:
+        if self.versions.commit(make, installed) is None:
+            self.sstables.release_ids(s.id for s in outputs)
             return False
-        run_task(store, task, remote)
         return True
 
+    def merge_logs_once(self, full: bool = False) -> bool:
+        """Merge the next run of log segments that is due (see append_log.merge_candidate)
+        into one; False when none is."""
+        with self._task_lock:
+            with self._lock:
+                picked = self.picker.pick_log_merge(self.versions.current, full)
+            if picked is None:
+                return False
+            self._merge_log(*picked)
+            return True
 
-def compact_full(store) -> int:
-    """Merge every SST into the bottom level (tombstones and old versions below the low
-    watermark dropped)."""
-    with store._compact_lock:
-        with store._lock:
-            v = store._version
-            if not v.ssts():
-                return 0
-            deepest = max([i for i, lv in enumerate(v.levels) if lv] + [1])
-            inputs = [(i, list(lv)) for i, lv in enumerate(v.levels) if lv]
-            task = CompactTask(inputs, deepest, True)
-        return 1 if run_task(store, task) else 0
+    def _merge_log(self, table_id: int, old: list[LogSegment]) -> None:
+        rows = append_log.concat([self.sstables.read_log_segment(g) for g in old])
+        new = self.sstables.write_log_segment(table_id, rows, old[0].min_epoch, old[-1].max_epoch,
+                                              max(g.level for g in old) + 1, stat="log_merge_bytes")
+
+        def make(cur: HummockVersion) -> HummockVersion | None:
+            segs = append_log.replace(cur.logs.get(table_id, []), old, new)
+            if segs is None:
+                return None
+            v = cur.copy(id=cur.id + 1)
+            v.logs[table_id] = segs
+            return v
+        try:
+            committed = self.versions.commit(make)
+        finally:
+            self.sstables.release_ids([new.id])
+        if committed is None:
+            self.sstables.object_store.delete(new.path)
+        self.stats["log_merges"] += 1

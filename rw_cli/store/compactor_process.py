@@ -11,41 +11,40 @@ from __future__ import annotations
 
 import math
 
+from rw_cli.store.compaction_merge import merge_task
+from rw_cli.store.compaction_picker import CompactTask
+from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.version import SstInfo
-from rw_cli.store.worker_process import Helper, serve
+from rw_cli.store.worker_process import Helper, serve, shared_sstable_store
 
 _compactor = Helper("rw_cli.store.compactor_process", "compaction")
 
 
-def reserve(store, task) -> list[int]:
+def reserve(sstables: SstableStore, task: CompactTask) -> list[int]:
     """Ids enough for the task's outputs: outputs are cut at the target size, so there are
     at most (input bytes / target) + 1 of them, with room for compressed inputs growing."""
-    total = sum(s.file_size for _, ssts in task.inputs for s in ssts)
-    grow = 8 if store.compression else 2
-    n = len(task.input_ids) + math.ceil(total * grow / max(1, store.sst_target_size)) + 2
-    return [store._alloc_sst_id() for _ in range(n)]
+    grow = 8 if sstables.compression else 2
+    n = len(task.input_ids) + math.ceil(task.input_bytes * grow / max(1, sstables.sst_target_size)) + 2
+    return [sstables.alloc_id() for _ in range(n)]
 
 
-def merge_remote(store, task, watermark: int) -> list[SstInfo]:
+def merge_remote(sstables: SstableStore, task: CompactTask, watermark: int) -> list[SstInfo]:
     """`merge_task` run by the compactor process; the unused ids are released."""
-    ids = reserve(store, task)
+    ids = reserve(sstables, task)
     outputs: list[SstInfo] = []
     try:
-        outputs = _compactor.call(store, (task, watermark, ids))
+        outputs = _compactor.call(sstables, (task, watermark, ids))
         return outputs
     finally:
-        store.release_sst_ids(set(ids) - {s.id for s in outputs})
+        sstables.release_ids(set(ids) - {s.id for s in outputs})
 
 
 # -- in the compactor process -----------------------------------------------------------------
-def _run(url: str, endpoint: str | None, env: dict, options: dict, task, watermark: int,
+def _run(url: str, endpoint: str | None, env: dict, options: dict, task: CompactTask, watermark: int,
          ids: list[int]) -> list[SstInfo]:
-    from rw_cli.store.compactor import merge_task
-    from rw_cli.store.worker_store import shared_worker_store
-
-    store = shared_worker_store(url, endpoint, options, env)
-    store.use_ids(ids)
-    return merge_task(store, task, watermark)
+    sstables = shared_sstable_store(url, endpoint, options, env)
+    sstables.use_ids(ids)
+    return merge_task(sstables, task, watermark)
 
 
 if __name__ == "__main__":

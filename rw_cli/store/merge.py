@@ -17,6 +17,8 @@ import numpy as np
 from rw_cli.store.keys import KeyForm, argsort_sortable
 from rw_cli.store.run import Run
 
+SCAN_BATCH_BYTES = 1 << 20
+
 
 def _next_nonempty(it: Iterator[Run]) -> Run | None:
     for r in it:
@@ -90,3 +92,18 @@ def compaction_filter(run: Run, watermark: int, drop_tombstones: bool) -> Run:
         tomb = run.values.is_null().to_numpy(zero_copy_only=False)
         keep &= ~(first_le & tomb)
     return run.filter(keep)
+
+
+def coalesce(runs: Iterable[Run], target: int = SCAN_BATCH_BYTES) -> Iterator[Run]:
+    """A source's runs joined into steps of about `target` bytes: a merge of several sources
+    then takes steps of about a megabyte per source rather than one block."""
+    pending: list[Run] = []
+    size = 0
+    for r in runs:
+        pending.append(r)
+        size += r.keys.nbytes + r.values.nbytes
+        if size >= target:
+            yield Run.concat(pending)
+            pending, size = [], 0
+    if pending:
+        yield Run.concat(pending)

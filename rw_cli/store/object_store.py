@@ -51,7 +51,7 @@ class ObjectStore(ABC):
         return None
 
 
-def _check_path(path: str) -> str:
+def check_path(path: str) -> str:
     if not path or path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/")):
         raise StorageError(f"invalid object path {path!r}")
     return path
@@ -63,7 +63,7 @@ class MemoryObjectStore(ObjectStore):
         self._lock = threading.Lock()
 
     def put(self, path: str, data: bytes, *, durable: bool = True) -> None:
-        _check_path(path)
+        check_path(path)
         with self._lock:
             self._objects[path] = bytes(data)
 
@@ -91,7 +91,7 @@ class MemoryObjectStore(ObjectStore):
             self._objects.pop(path, None)
 
     def put_if_absent(self, path: str, data: bytes) -> bool:
-        _check_path(path)
+        check_path(path)
         with self._lock:
             if path in self._objects:
                 return False
@@ -113,7 +113,7 @@ class LocalObjectStore(ObjectStore):
         return self.root, None
 
     def _full(self, path: str) -> str:
-        return os.path.join(self.root, *_check_path(path).split("/"))
+        return os.path.join(self.root, *check_path(path).split("/"))
 
     def _write_tmp(self, full: str, data: bytes, durable: bool = True) -> str:
         d = os.path.dirname(full)
@@ -234,20 +234,3 @@ class LocalObjectStore(ObjectStore):
             pass
         except OSError as e:
             raise StorageError(f"cannot delete object {path}: {e}") from e
-
-
-def open_object_store(url: str, *, endpoint: str | None = None) -> ObjectStore:
-    """`memory://`, `s3://bucket/prefix` (with an optional endpoint URL), `file://DIR` or a
-    plain directory path."""
-    if url.startswith("memory://"):
-        return MemoryObjectStore()
-    if url.startswith("s3://"):
-        from rw_cli.store.s3 import S3ObjectStore, parse_s3_url
-
-        bucket, prefix = parse_s3_url(url)
-        return S3ObjectStore(bucket, prefix, endpoint=endpoint)
-    if url.startswith("file://"):
-        return LocalObjectStore(url[len("file://"):])
-    if "://" in url:
-        raise StorageError(f"unknown object store url {url!r}", hint="use a directory, file://DIR, s3://BUCKET/PREFIX or memory://")
-    return LocalObjectStore(url)

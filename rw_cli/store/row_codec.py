@@ -23,7 +23,8 @@ from rw_cli.errors import StorageError
 _VARLEN = ("string", "large_string", "binary", "large_binary")
 
 
-def _kind(t: pa.DataType) -> str:
+def value_kind(t: pa.DataType) -> str:
+    """How the row codec encodes a column of type `t`: bool, null, varlen, fixed or other."""
     if pa.types.is_boolean(t):
         return "bool"
     if pa.types.is_null(t):
@@ -76,7 +77,7 @@ def encode_rows_array(batch: pa.RecordBatch) -> pa.Array:
     for col in batch.columns:
         arr = normalize_array(col)
         nulls = null_mask(arr)
-        k = _kind(arr.type)
+        k = value_kind(arr.type)
         flag = nulls.astype(np.uint8).reshape(n, 1)
         if k == "bool":
             mat = np.hstack([flag, bool_values(arr).reshape(n, 1)])
@@ -136,7 +137,7 @@ def decode_rows_arrays(values, schema: pa.Schema) -> pa.RecordBatch:
     try:
         for field in schema:
             t = field.type
-            k = _kind(t)
+            k = value_kind(t)
             if n and (pos >= ends).any():
                 raise StorageError("corrupted row value: too short")
             flags = data[pos] if n else np.zeros(0, dtype=np.uint8)

@@ -69,6 +69,11 @@ class Run:
             self._sk[form.key()] = sk
         return sk
 
+    def set_skeys(self, form: KeyForm, sk: np.ndarray) -> None:
+        """Give the run its sortable form for `form`, known already (a block's fixed-width
+        keys are their own: a zero-copy view)."""
+        self._sk[form.key()] = sk
+
     def slice(self, start: int, stop: int) -> "Run":
         r = Run(self.keys.slice(start, stop - start), self.epochs[start:stop],
                 self.values.slice(start, stop - start), self.unique)
@@ -87,9 +92,6 @@ class Run:
         if mask.all():
             return self
         return self.take(np.flatnonzero(mask))
-
-    def last_key(self) -> bytes:
-        return self.keys[len(self.keys) - 1].as_py()
 
     def key_starts(self) -> np.ndarray:
         """True where an entry's user key differs from the previous entry's."""

@@ -12,7 +12,7 @@ import random
 import time
 
 from rw_cli.errors import StorageError
-from rw_cli.store.object_store import ObjectStore, _check_path
+from rw_cli.store.object_store import ObjectStore, check_path
 
 _TRANSIENT_CODES = {"RequestTimeout", "RequestTimeoutException", "SlowDown", "Throttling", "ThrottlingException",
                     "InternalError", "ServiceUnavailable", "OperationAborted"}
@@ -110,7 +110,7 @@ class S3ObjectStore(ObjectStore):
             raise StorageError(f"cannot open {self._where()}: {e}") from None
 
     def _key(self, path: str) -> str:
-        return self.prefix + _check_path(path)
+        return self.prefix + check_path(path)
 
     # -- ObjectStore ---------------------------------------------------------------------
     def put(self, path: str, data: bytes, *, durable: bool = True) -> None:

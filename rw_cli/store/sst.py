@@ -103,10 +103,6 @@ def build_bloom_from_hashes(hashes: np.ndarray, k: int = BLOOM_K) -> bytes:
     return np.packbits(bits, bitorder="little").tobytes()
 
 
-def build_bloom(user_keys: pa.Array, k: int = BLOOM_K) -> bytes:
-    return build_bloom_from_hashes(key_hashes(as_binary(user_keys)), k)
-
-
 def bloom_check(bloom: np.ndarray, k: int, hashes: np.ndarray) -> np.ndarray:
     if len(bloom) == 0:
         return np.ones(len(hashes), dtype=bool)
@@ -263,7 +259,7 @@ def decode_block(data, unique: bool = False, form: KeyForm | None = None) -> Run
         run.raw = (data, p + klen, vo, tomb)
     if form is not None and form.fixed and klen == n * form.width:
         # fixed-width keys are their own sortable form: a zero-copy view
-        run._sk[form.key()] = np.frombuffer(data, dtype=f"S{form.width}", count=n, offset=p)
+        run.set_skeys(form, np.frombuffer(data, dtype=f"S{form.width}", count=n, offset=p))
     return run
 
 
@@ -681,11 +677,6 @@ class SstReader:
                     b.unique = unique
                     yield b
             i = j
-
-    def read_range(self, start: bytes, end: bytes | None) -> pa.Table:
-        """Every entry with start <= user key < end as a table (key, epoch, value)."""
-        r = Run.concat(list(self.runs(start, end)))
-        return pa.table({"key": r.keys, "epoch": pa.array(r.epochs, pa.uint64()), "value": r.values})
 
     def iter(self, start: bytes = b"", end: bytes | None = None, epoch: int = MAX_EPOCH):
         """(user key, value) of live entries visible at `epoch` with start <= key < end."""

@@ -19,11 +19,12 @@ from rw_cli.common.op import UPDATE_DELETE as OP_UPDATE_DELETE  # noqa: F401
 from rw_cli.common.op import UPDATE_INSERT as OP_UPDATE_INSERT
 from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array, normalize_array,
                                  null_mask, unique_hashes)
-from rw_cli.store.hummock import MAX_EPOCH, HummockStorage, sort_unique
+from rw_cli.store.hummock import MAX_EPOCH, HummockStorage
 from rw_cli.store.keys import (encode_pk_array, make_fixed_keys_array, make_keys_array, next_key, table_key_prefix,
                                vnode_prefix)
-from rw_cli.store.row_codec import _kind, decode_rows_arrays, encode_rows_array
+from rw_cli.store.row_codec import decode_rows_arrays, encode_rows_array, value_kind
 from rw_cli.store.run import as_binary
+from rw_cli.store.shared_buffer import sort_unique
 from rw_cli.store.state_cache import StateCache
 
 TABLE_HEAD = 6  # table id (4) + vnode (2)
@@ -49,7 +50,7 @@ def encode_values(batch: pa.RecordBatch) -> pa.Array:
 
     for col in batch.columns:
         arr = normalize_array(col)
-        k = _kind(arr.type)
+        k = value_kind(arr.type)
         if k == "varlen":
             body = _varlen_body(arr)
             group.append((5, _varlen_head_writer(null_mask(arr), body)))

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 
+from rw_cli.store.shared_buffer import SharedBufferBatch, merged_runs
+from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.version import SstInfo
-from rw_cli.store.worker_process import Helper, serve
+from rw_cli.store.worker_process import Helper, serve, shared_sstable_store
 
 _ENTRY_OVERHEAD = 32  # bytes an entry adds in an SST beyond its key and value (epoch, offsets)
 
@@ -32,43 +34,37 @@ def ready() -> bool:
     return _uploader.ready()
 
 
-def reserve(store, batches) -> list[int]:
+def reserve(sstables: SstableStore, batches: list[SharedBufferBatch]) -> list[int]:
     """Ids enough for the SSTs of `batches`: SSTs are cut at the target size, so there are at
     most (encoded bytes / target) + 1 of them; room for compression making blocks bigger."""
     total = sum(len(k) * _ENTRY_OVERHEAD + k.nbytes + v.nbytes for k, v in (b.arrays() for b in batches))
-    grow = 8 if store.compression else 2
-    n = math.ceil(total * grow / max(1, store.sst_target_size)) + 2
-    return [store._alloc_sst_id() for _ in range(n)]
+    grow = 8 if sstables.compression else 2
+    n = math.ceil(total * grow / max(1, sstables.sst_target_size)) + 2
+    return [sstables.alloc_id() for _ in range(n)]
 
 
-def upload_remote(store, batches) -> list[SstInfo]:
-    """`store._write_ssts(merged_runs(batches))` run by the upload process: the SSTs, their
+def upload_remote(sstables: SstableStore, batches: list[SharedBufferBatch]) -> list[SstInfo]:
+    """`sstables.write_runs(merged_runs(batches))` run by the upload process: the SSTs, their
     metas in the store's meta cache; the unused ids are released. A process that died is
     replaced and the batches sent again once (their SSTs are not in any version yet)."""
-    ids = reserve(store, batches)
+    ids = reserve(sstables, batches)
     payload = [(b.epoch, b.seq, *b.arrays()) for b in batches]
     outputs: list[SstInfo] = []
     try:
-        outputs, metas = _uploader.call(store, (payload, ids), attempts=2)
-        for info, meta in zip(outputs, metas):
-            store.stats["sst_uploads"] += 1
-            store.stats["bytes_uploaded"] += info.file_size
-            if meta is not None:
-                store.meta_cache.put(info.id, meta, meta.nbytes)
+        outputs, metas = _uploader.call(sstables, (payload, ids), attempts=2)
+        sstables.adopt_uploaded(outputs, metas)
         return outputs
     finally:
-        store.release_sst_ids(set(ids) - {s.id for s in outputs})
+        sstables.release_ids(set(ids) - {s.id for s in outputs})
 
 
 # -- in the upload process ----------------------------------------------------------------------
 def _run(url: str, endpoint: str | None, env: dict, options: dict, payload: list, ids: list[int]):
-    from rw_cli.store.hummock import _Batch, merged_runs
-    from rw_cli.store.worker_store import shared_worker_store
-
-    store = shared_worker_store(url, endpoint, options, env)
-    store.use_ids(ids)
-    infos = store._write_ssts(merged_runs([_Batch(epoch, seq, keys, values) for epoch, seq, keys, values in payload]))
-    return infos, [store.meta_cache.get(info.id) for info in infos]
+    sstables = shared_sstable_store(url, endpoint, options, env)
+    sstables.use_ids(ids)
+    batches = [SharedBufferBatch(epoch, seq, keys, values) for epoch, seq, keys, values in payload]
+    infos = sstables.write_runs(merged_runs(batches))
+    return infos, [sstables.meta_cache.get(info.id) for info in infos]
 
 
 def _warm_up() -> None:
@@ -77,12 +73,10 @@ def _warm_up() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from rw_cli.store.hummock import _Batch, merged_runs
     from rw_cli.store.sst import SstBuilder
-    from rw_cli.store.worker_store import WorkerStore  # noqa: F401
     keys = pa.array([b"\x00\x00\x00\x01\x00\x00" + bytes([i]) for i in range(3)], pa.binary())
     builder = SstBuilder(4096, None)
-    for run in merged_runs([_Batch(1 << 16, 1, keys, keys)]):
+    for run in merged_runs([SharedBufferBatch(1 << 16, 1, keys, keys)]):
         builder.add_run(run)
     builder.finish_with_meta()
     np.zeros(1)

@@ -19,15 +19,18 @@ import threading
 from typing import Callable
 
 from rw_cli.errors import StorageError
+from rw_cli.store.object_store import ObjectStore
+from rw_cli.store.object_store_url import open_object_store
+from rw_cli.store.sstable_store import ReservedSstIds, SstableStore
 
 POLL_SECS = 0.2
 _HEADER = struct.Struct("<Q")
 _READY = b"R"  # the helper's first byte: started
 
 
-def available(store) -> bool:
-    """Whether a helper process can open this store's object store (not memory://)."""
-    return store.object_store.location() is not None
+def available(object_store: ObjectStore) -> bool:
+    """Whether a helper process can open this object store (not memory://)."""
+    return object_store.location() is not None
 
 
 class WorkerProcess:
@@ -103,18 +106,17 @@ class Helper:
             self.process.kill()
             self.process = None
 
-    def call(self, store, args: tuple, attempts: int = 1) -> object:
-        """`run(url, endpoint, env, options, *args)` in the helper for `store`. A helper that
-        dies is replaced; the call is sent again up to `attempts` times in all."""
-        from rw_cli.store.worker_store import client_env
-
-        url, endpoint = store.object_store.location()
-        options = dict(block_size=store.block_size, compression=store.compression,
-                       sst_target_size=store.sst_target_size)
+    def call(self, sstables: SstableStore, args: tuple, attempts: int = 1) -> object:
+        """`run(url, endpoint, env, options, *args)` in the helper for the writer's SST store.
+        A helper that dies is replaced; the call is sent again up to `attempts` times in all."""
+        url, endpoint = sstables.object_store.location()
+        options = dict(block_size=sstables.block_size, compression=sstables.compression,
+                       sst_target_size=sstables.sst_target_size)
         for attempt in range(1, attempts + 1):
             with self.lock:
                 try:
-                    return self._running().call((url, endpoint, client_env(), options, *args), lambda: store._stop)
+                    return self._running().call((url, endpoint, client_env(), options, *args),
+                                                  sstables.closing.is_set)
                 except StorageError as e:
                     if f"{self.what} failed" not in str(e):  # closing: the call is abandoned
                         self.kill()
@@ -171,3 +173,28 @@ def serve(run: Callable[..., object], nice: int = 0, setup: Callable[[], None] |
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         write_all(out, _HEADER.pack(len(data)))
         write_all(out, data)
+
+
+def client_env() -> dict[str, str]:
+    """The writer's settings an object store client reads from the environment (AWS
+    credentials, profile, region): sent with every call, since a helper process started
+    earlier may have started with others."""
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+
+
+_open: dict = {}
+
+
+def shared_sstable_store(url: str, endpoint: str | None, options: dict, env: dict[str, str]) -> SstableStore:
+    """This helper process's SST store for the writer's object store, SST options and client
+    settings, opened once. It reads SSTs and writes new ones under the ids the writer
+    reserved (`use_ids`); it never commits a version."""
+    for k in [k for k in os.environ if k.startswith("AWS_") and k not in env]:
+        del os.environ[k]
+    os.environ.update(env)
+    key = (url, endpoint, tuple(sorted(options.items())), tuple(sorted(env.items())))
+    sstables = _open.get(key)
+    if sstables is None:
+        sstables = _open[key] = SstableStore(open_object_store(url, endpoint=endpoint), ReservedSstIds(),
+                                             cache_size=32 << 20, cache_refill=False, **options)
+    return sstables

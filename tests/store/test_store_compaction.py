@@ -81,22 +81,22 @@ def test_compaction_keeps_pinned_snapshots(seed):
 def test_background_compaction_error_is_reported(monkeypatch, capsys):
     import time
 
-    import rw_cli.store.compactor as compactor
+    from rw_cli.store.compactor import Compactor
     from rw_cli.store.hummock import HummockStorage
     from rw_cli.store.object_store import MemoryObjectStore
 
-    def broken(store, remote=False):
+    def broken(compactor, remote=False):
         raise RuntimeError("no space left for the compaction output")
 
-    monkeypatch.setattr(compactor, "compact_once", broken)
+    monkeypatch.setattr(Compactor, "compact_once", broken)
     h = HummockStorage(MemoryObjectStore(), l0_trigger=1)
     for e in range(1, 6):
         h.ingest_batch([(b"k%d" % e, b"v")], e)
         h.commit_epoch(e)
-        h._last_commit = 0.0  # not a stream of checkpoints: compaction does not wait
+        h.compactor.last_commit = 0.0  # not a stream of checkpoints: compaction does not wait
     deadline = time.monotonic() + 10
     while h.stats["compaction_errors"] < 2 and time.monotonic() < deadline:
-        h._kick_compaction()
+        h.compactor.kick()
         time.sleep(0.05)
     assert "no space left" in str(h.compaction_error)
     err = capsys.readouterr().err
@@ -118,7 +118,7 @@ def test_rw_compact_exits_non_zero_on_a_compaction_error(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
 
     def failed_in_background(self, full=False):
-        self._report_compaction_error(StorageError("corrupted object sst/7.sst: checksum mismatch"))
+        self.compactor.report_error(StorageError("corrupted object sst/7.sst: checksum mismatch"))
         return 0
 
     monkeypatch.setattr(HummockStorage, "compact", failed_in_background)
@@ -144,7 +144,7 @@ def test_compaction_in_a_compactor_process(tmp_path):
     from rw_cli.store.object_store import LocalObjectStore
 
     h = HummockStorage(LocalObjectStore(str(tmp_path)), l0_trigger=2, sst_target_size=4000, level_base_size=8000)
-    assert h._remote_compaction
+    assert h.compactor.remote
     want = {}
 
     def write_epochs(first: int, n: int) -> None:
@@ -153,12 +153,12 @@ def test_compaction_in_a_compactor_process(tmp_path):
             h.ingest_batch(kvs, e)
             want.update(kvs)
             h.commit_epoch(e)
-            h._last_commit = 0.0  # not a stream of checkpoints: compaction does not wait
+            h.compactor.last_commit = 0.0  # not a stream of checkpoints: compaction does not wait
 
     def wait_compactions(n: int) -> None:
         deadline = time.monotonic() + 60
         while h.stats["compactions"] < n and time.monotonic() < deadline:
-            h._kick_compaction()
+            h.compactor.kick()
             time.sleep(0.05)
         assert h.stats["compactions"] >= n, h.compaction_error
 

@@ -3,7 +3,8 @@ import threading
 import pytest
 
 from rw_cli.errors import StorageError
-from rw_cli.store.object_store import LocalObjectStore, MemoryObjectStore, ObjectStore, open_object_store
+from rw_cli.store.object_store import LocalObjectStore, MemoryObjectStore, ObjectStore
+from rw_cli.store.object_store_url import open_object_store
 
 
 @pytest.fixture

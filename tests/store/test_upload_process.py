@@ -10,6 +10,7 @@ import pytest
 from rw_cli.errors import StorageError
 from rw_cli.store import upload_process
 from rw_cli.store.hummock import HummockStorage
+from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.object_store import LocalObjectStore, MemoryObjectStore
 
 
@@ -35,13 +36,13 @@ def test_checkpoints_are_built_by_the_upload_process(tmp_path, monkeypatch):
 
     def not_here(*_a, **_k):
         raise AssertionError("SSTs built in the writer's process")
-    monkeypatch.setattr(HummockStorage, "_write_ssts", not_here)  # (the helper has its own copy)
+    monkeypatch.setattr(SstableStore, "write_runs", not_here)  # (the helper has its own copy)
     want: dict = {}
     _write_epochs(h, want, 1, 5)
     assert upload_process._uploader.proc.pid != os.getpid()
     assert h.stats["sst_uploads"] >= 5  # several SSTs an epoch at this target size
     assert dict(h.iter(b"", None)) == want
-    assert all(h.meta_cache.get(s.id) is not None for s in h._version.ssts())  # metas came back
+    assert all(h.meta_cache.get(s.id) is not None for s in h.version.ssts())  # metas came back
     h.close()
     monkeypatch.undo()
     h2 = HummockStorage(LocalObjectStore(str(tmp_path)), background_compaction=False)
@@ -83,7 +84,7 @@ def test_a_failed_upload_is_the_commits_error_and_commits_nothing(tmp_path):
 
 def test_a_store_no_process_can_open_uploads_in_its_thread():
     h = HummockStorage(MemoryObjectStore(), uploader="process", background_compaction=False)
-    assert not h._remote_upload
+    assert not h.uploader.remote
     want: dict = {}
     _write_epochs(h, want, 1, 2)
     assert dict(h.iter(b"", None)) == want
@@ -104,7 +105,7 @@ def test_a_checkpoint_whose_upload_process_dies_is_sent_again(tmp_path, monkeypa
             self.proc.wait()
         return call(self, args, stop)
     monkeypatch.setattr(WorkerProcess, "call", dies_once)
-    monkeypatch.setattr(HummockStorage, "_write_ssts", lambda *a, **k: pytest.fail("SSTs built in the writer"))
+    monkeypatch.setattr(SstableStore, "write_runs", lambda *a, **k: pytest.fail("SSTs built in the writer"))
     want: dict = {}
     _write_epochs(h, want, 1, 2)
     assert died and upload_process._uploader.proc.pid != died[0]

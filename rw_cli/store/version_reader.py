@@ -1,0 +1,163 @@
+"""Reads of one view of the store: a version and the shared buffer's batches above it.
+
+The shared buffer's batches come first (newest first), then L0 SSTs (newest first), then
+levels 1.. (non-overlapping); the newest entry of a key at or below the read epoch wins and
+a tombstone hides it. Point lookups are batched: the query keys are sorted and deduplicated
+once, and each source is asked only for the keys not found yet, so a lookup opens only the
+SSTs whose key range holds a query key. Scans stream Runs out of the merge iterator, in steps
+of about a megabyte. Pinning the view is the caller's business (HummockStorage).
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.store.keys import KeyForm, argsort_sortable, sortable_keys
+from rw_cli.store.merge import SCAN_BATCH_BYTES, coalesce, merge_runs
+from rw_cli.store.run import Run, key_lengths
+from rw_cli.store.shared_buffer import SharedBufferBatch
+from rw_cli.store.sst import SstReader, key_hashes
+from rw_cli.store.sstable_store import SstableStore
+from rw_cli.store.version import HummockVersion, SstInfo
+
+
+class VersionReader:
+    """Reads a view through the SST store (its caches)."""
+
+    def __init__(self, sstables: SstableStore):
+        self.sstables = sstables
+
+    def multi_get(self, version: HummockVersion, buffer: list[SharedBufferBatch], keys: pa.Array,
+                  epoch: int) -> pa.Array:
+        """The value of each key (binary, not empty) at `epoch` as a binary array (null:
+        absent or deleted)."""
+        n = len(keys)
+        qform = KeyForm.of_lengths(key_lengths(keys))
+        qsk, _ = sortable_keys(keys, qform)
+        order = argsort_sortable(qsk)
+        s = qsk[order]
+        first = np.ones(n, dtype=bool)
+        first[1:] = s[1:] != s[:-1]
+        uniq_of_sorted = np.cumsum(first) - 1
+        inv = np.empty(n, dtype=np.int64)
+        inv[order] = uniq_of_sorted
+        q = keys.take(pa.array(order[first], pa.int64()))
+        nq = len(q)
+        hashes = key_hashes(q)
+        forms: dict = {qform.key(): (s[first], None)}
+        found = np.zeros(nq, dtype=bool)
+        hit_idx: list[np.ndarray] = []
+        hit_vals: list[pa.Array] = []
+        for b in reversed(buffer):
+            if b.epoch > epoch:
+                continue
+            self._lookup_source(lambda qq, hh, ff, b=b: b.lookup(qq, ff), q, hashes, forms,
+                                found, hit_idx, hit_vals, epoch)
+            if found.all():
+                break
+        # only the SSTs whose key range holds a query key are opened (their metas loaded)
+        qlo, qhi = q[0].as_py(), q[nq - 1].as_py()
+        for level_no, level in enumerate(version.levels):
+            if found.all():
+                break
+            if level_no == 0:
+                infos = [i for i in level if not (i.largest_key < qlo or i.smallest_key > qhi)]
+            else:  # non-overlapping and sorted: bisect to the first SST that may hold qlo
+                j = bisect.bisect_left(version.level_largest_keys(level_no), qlo)
+                infos = []
+                while j < len(level) and level[j].smallest_key <= qhi:
+                    infos.append(level[j])
+                    j += 1
+            for info in infos:
+                if found.all():
+                    break
+                if info.min_epoch > epoch:
+                    continue
+                rd = self.sstables.reader(info)
+                self._lookup_source(lambda qq, hh, ff, rd=rd: rd.lookup(qq, hh, epoch, ff),
+                                    q, hashes, forms, found, hit_idx, hit_vals, epoch)
+        if not hit_idx:
+            return pa.nulls(n, pa.binary())
+        idx = np.concatenate(hit_idx)
+        vals = pa.concat_arrays(hit_vals)
+        where = np.full(nq, -1, dtype=np.int64)
+        where[idx] = np.arange(len(idx))
+        per_key = where[inv]
+        return vals.take(pa.array(per_key, pa.int64(), mask=per_key < 0))
+
+    @staticmethod
+    def _lookup_source(fn, q, hashes, forms, found, hit_idx, hit_vals, epoch) -> None:
+        if found.any():
+            rem = np.flatnonzero(~found)
+            ia = pa.array(rem, pa.int64())
+            qq = q.take(ia)
+            hh = hashes[rem]
+            ff = {k: (sk[rem], None if ok is None else ok[rem]) for k, (sk, ok) in forms.items()}
+        else:
+            rem, qq, hh, ff = None, q, hashes, forms
+        idx, vals = fn(qq, hh, ff)
+        if rem is None:
+            # share the forms computed for the full query array
+            forms.update(ff)
+        if len(idx):
+            gi = idx if rem is None else rem[idx]
+            found[gi] = True
+            hit_idx.append(gi)
+            hit_vals.append(vals)
+
+    def _sources(self, version: HummockVersion, buffer: list[SharedBufferBatch], start: bytes, end: bytes | None,
+                 epoch: int) -> tuple[list, KeyForm]:
+        sources: list = []
+        forms: list[KeyForm] = []
+        for b in reversed(buffer):
+            if b.epoch <= epoch:
+                r = b.range_run(start, end)
+                if len(r):
+                    sources.append([r])
+                    forms.append(b.form)
+
+        def overlaps(info: SstInfo) -> bool:
+            return not (info.largest_key < start or (end is not None and info.smallest_key >= end)
+                        or info.min_epoch > epoch)
+
+        for info in version.levels[0]:
+            if overlaps(info):
+                rd = self.sstables.reader(info)
+                sources.append(rd.runs(start, end))
+                forms.append(rd.meta.form)
+        for level in version.levels[1:]:
+            infos = [i for i in level if overlaps(i)]
+            if infos:
+                readers = [self.sstables.reader(i) for i in infos]
+                forms.extend(r.meta.form for r in readers)
+                sources.append(_concat_level(readers, start, end))
+        if len(sources) > 1:
+            # merge steps of about a megabyte per source rather than one block
+            sources = [coalesce(src) for src in sources]
+        return sources, KeyForm.common(forms)
+
+    def iter_runs(self, version: HummockVersion, buffer: list[SharedBufferBatch], start: bytes,
+                  end: bytes | None, epoch: int, include_tombstones: bool = False) -> Iterator[Run]:
+        """Stream the visible entries of [start, end) at `epoch` as Runs (one entry per key)."""
+        sources, form = self._sources(version, buffer, start, end, epoch)
+        pending: list[Run] = []
+        size = 0
+        for r in merge_runs(sources, form):
+            v = r.visible(epoch, include_tombstones)
+            if not len(v):
+                continue
+            pending.append(v)
+            size += v.keys.nbytes + v.values.nbytes
+            if size >= SCAN_BATCH_BYTES:
+                yield Run.concat(pending) if len(pending) > 1 else pending[0]
+                pending, size = [], 0
+        if pending:
+            yield Run.concat(pending) if len(pending) > 1 else pending[0]
+
+
+def _concat_level(readers: list[SstReader], start: bytes, end: bytes | None) -> Iterator[Run]:
+    for r in readers:
+        yield from r.runs(start, end)

@@ -1,0 +1,99 @@
+"""The compaction picker on its own: versions built by hand in, tasks out (no store, no I/O)."""
+from __future__ import annotations
+
+from rw_cli.store.append_log import LOG_FANOUT, LOG_STALL
+from rw_cli.store.compaction_picker import CompactionPicker
+from rw_cli.store.version import HummockVersion, LogSegment, SstInfo
+
+
+def sst(sid: int, lo: bytes, hi: bytes, size: int = 100) -> SstInfo:
+    return SstInfo(sid, size, 0, 0, 0, lo, hi, 1, 1, 1)
+
+
+def version(*levels: list[SstInfo], logs: dict | None = None) -> HummockVersion:
+    return HummockVersion(id=1, max_committed_epoch=1, levels=[list(lv) for lv in levels] or [[]], logs=logs or {})
+
+
+def segs(table_id: int, levels: list[int]) -> list[LogSegment]:
+    return [LogSegment(100 + i, table_id, i, i, 1, 10, lv) for i, lv in enumerate(levels)]
+
+
+def test_nothing_due_in_an_empty_or_small_version():
+    p = CompactionPicker(l0_trigger=2)
+    for v in (version(), version([sst(1, b"a", b"b"), sst(2, b"c", b"d")])):
+        assert p.pick(v) is None
+        assert not p.due(v) and not p.due_after_commit(v) and not p.pressing(v)
+
+
+def test_l0_past_its_trigger_merges_with_the_overlapping_l1_ssts():
+    p = CompactionPicker(l0_trigger=2)
+    l0 = [sst(3, b"c", b"e"), sst(2, b"d", b"f"), sst(1, b"a", b"b")]
+    l1 = [sst(10, b"0", b"0"), sst(11, b"a", b"c"), sst(12, b"f", b"g"), sst(13, b"x", b"z")]
+    v = version(l0, l1)
+    assert p.due(v) and p.due_after_commit(v)
+    task = p.pick(v)
+    assert task.target_level == 1 and not task.trivial_move
+    assert [(lv, [s.id for s in ss]) for lv, ss in task.inputs] == [(0, [3, 2, 1]), (1, [11, 12])]
+    assert task.bottom and task.input_ids == {1, 2, 3, 11, 12}
+    assert task.input_bytes == 500
+
+
+def test_a_task_is_not_bottom_when_a_lower_level_holds_ssts():
+    p = CompactionPicker(l0_trigger=0)
+    assert not p.pick(version([sst(1, b"a", b"b")], [], [sst(2, b"a", b"b")])).bottom
+    assert p.pick(version([sst(1, b"a", b"b")], [], [])).bottom
+
+
+def test_level_targets_grow_by_the_multiplier():
+    p = CompactionPicker(level_base_size=1000, level_multiplier=10)
+    assert [p.level_target(i) for i in range(1, 4)] == [1000, 10000, 100000]
+
+
+def test_an_oversized_level_moves_one_sst_down_round_robin():
+    p = CompactionPicker(l0_trigger=4, level_base_size=250, level_multiplier=10, max_levels=4)
+    l1 = [sst(1, b"a", b"b"), sst(2, b"c", b"d"), sst(3, b"e", b"f")]
+    v = version([], l1, [sst(9, b"c", b"c")])
+    assert p.due(v) and not p.due_after_commit(v)  # a checkpoint only adds to L0
+    picks = []
+    for _ in range(4):
+        t = p.pick(v)
+        picks.append((t.inputs[0][1][0].id, [s.id for s in t.inputs[1][1]], t.trivial_move))
+    # no overlap below: a trivial move; the cursor goes round the level
+    assert picks == [(1, [], True), (2, [9], False), (3, [], True), (1, [], True)]
+    assert p.cursors[1] == b"b"
+
+
+def test_the_last_level_is_never_picked():
+    p = CompactionPicker(l0_trigger=4, level_base_size=1, max_levels=3)
+    assert p.pick(version([], [], [sst(1, b"a", b"b")])) is None
+
+
+def test_a_full_compaction_takes_every_sst_into_the_deepest_level():
+    assert CompactionPicker.pick_full(version()) is None
+    v = version([sst(1, b"a", b"b")], [], [sst(2, b"c", b"d")])
+    t = CompactionPicker.pick_full(v)
+    assert t.target_level == 2 and t.bottom
+    assert [(lv, [s.id for s in ss]) for lv, ss in t.inputs] == [(0, [1]), (2, [2])]
+    assert CompactionPicker.pick_full(version([sst(1, b"a", b"b")])).target_level == 1
+
+
+def test_l0_stall_makes_compaction_pressing():
+    p = CompactionPicker(l0_trigger=2)
+    assert p.l0_stall == 24  # at least 24, or three times the trigger
+    assert CompactionPicker(l0_trigger=10).l0_stall == 30
+    p = CompactionPicker(l0_trigger=2, l0_stall=3)
+    assert not p.pressing(version([sst(i, b"a", b"b") for i in range(2)]))
+    assert p.pressing(version([sst(i, b"a", b"b") for i in range(3)]))
+
+
+def test_log_merges_are_picked_by_tier():
+    p = CompactionPicker()
+    few = version(logs={7: segs(7, [0] * (LOG_FANOUT - 1))})
+    assert not p.log_merge_due(few) and p.pick_log_merge(few) is None
+    assert p.pick_log_merge(few, full=True) == (7, segs(7, [0] * (LOG_FANOUT - 1)))
+    tier = version(logs={7: segs(7, [1] + [0] * LOG_FANOUT)})
+    assert p.log_merge_due(tier) and p.due(tier) and p.due_after_commit(tier)
+    table, picked = p.pick_log_merge(tier)
+    assert table == 7 and [g.level for g in picked] == [0] * LOG_FANOUT
+    long = version(logs={7: segs(7, [i % 2 for i in range(LOG_STALL)])})
+    assert p.pressing(long) and len(p.pick_log_merge(long)[1]) == LOG_STALL
