@@ -133,10 +133,10 @@ def fetch(session, rel: RelationCatalog, lists: list[list]) -> pa.Table:
     store = session.store
     if hasattr(store, "multi_get_array"):
         # one batched get at the committed epoch, keys and values kept as Arrow arrays
-        encoded = table._keys_from_pk(cols, len(keys))
+        encoded = table.keys_of_pk(cols, len(keys))
         values = store.multi_get_array(encoded, store.committed_epoch)
         present = values.filter(values.is_valid())
-        rows = table._decode(present)
+        rows = table.decode(present)
     else:
         rows, found = table.get_rows(cols)
         if not found.all():

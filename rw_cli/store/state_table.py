@@ -219,7 +219,8 @@ class StateTable:
         return keys, values
 
     # -- keys ----------------------------------------------------------------------------
-    def _keys_from_pk(self, pk_cols: list, n: int) -> pa.Array:
+    def keys_of_pk(self, pk_cols: list, n: int) -> pa.Array:
+        """The store keys of `n` rows' pk columns (of the pk's own types)."""
         vnodes = compute_vnodes([pk_cols[j] for j in self._dist_in_pk], num_rows=n)
         keys = make_fixed_keys_array(self.table_id, vnodes, pk_cols, self.pk_descending)
         if keys is not None:
@@ -228,7 +229,7 @@ class StateTable:
         return make_keys_array(self.table_id, vnodes, pk)
 
     def _keys(self, batch: pa.RecordBatch) -> pa.Array:
-        return self._keys_from_pk([batch.column(i) for i in self.pk_indices], batch.num_rows)
+        return self.keys_of_pk([batch.column(i) for i in self.pk_indices], batch.num_rows)
 
     def _check(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
         if isinstance(batch, pa.Table):
@@ -300,7 +301,8 @@ class StateTable:
         return bool(self._mem_k)
 
     # -- reads ---------------------------------------------------------------------------
-    def _decode(self, values) -> pa.RecordBatch:
+    def decode(self, values) -> pa.RecordBatch:
+        """Rows from their encoded values (a batched get's result)."""
         return decode_rows_arrays(values, self.schema)
 
     def pk_keys(self, pk: pa.RecordBatch | list) -> pa.Array:
@@ -318,7 +320,7 @@ class StateTable:
             return pa.array([], pa.binary())
         cols = [c if c.type == self.schema.field(i).type else c.cast(self.schema.field(i).type)
                 for c, i in zip(cols, self.pk_indices)]
-        return as_binary(self._keys_from_pk(cols, n))
+        return as_binary(self.keys_of_pk(cols, n))
 
     def get_rows(self, pk: pa.RecordBatch | list, keys: pa.Array | None = None) -> tuple[pa.RecordBatch, np.ndarray]:
         """The rows with the given pks (one batched lookup), with a found mask; missing rows
@@ -327,7 +329,7 @@ class StateTable:
             keys = self.pk_keys(pk)
         n = len(keys)
         if n == 0:
-            return self._decode([]), np.zeros(0, dtype=bool)
+            return self.decode([]), np.zeros(0, dtype=bool)
         pos = None
         if self._mem_k:
             mem_keys, mem_values = self._mem_arrays()
@@ -350,7 +352,7 @@ class StateTable:
                 values = from_mem
         valid = values.is_valid()
         found = valid.to_numpy(zero_copy_only=False)
-        rows = self._decode(values.filter(valid)) if values.null_count else self._decode(values)
+        rows = self.decode(values.filter(valid)) if values.null_count else self.decode(values)
         if len(rows) == n:
             return rows, found
         idx = np.cumsum(found) - 1
@@ -390,8 +392,8 @@ class StateTable:
             order = pc.sort_indices(pc.binary_slice(keys, TABLE_HEAD, max(longest, TABLE_HEAD)))
             values = values.take(order)
         if len(values) == 0:
-            return pa.Table.from_batches([self._decode([])])
-        return pa.Table.from_batches([self._decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
+            return pa.Table.from_batches([self.decode([])])
+        return pa.Table.from_batches([self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
                                                    else values)])
 
     @staticmethod
@@ -416,14 +418,14 @@ class StateTable:
         read_epoch = MAX_EPOCH if epoch is None else epoch
         if epoch is not None or not self._mem_k:
             # stream: decode run by run, never holding the whole encoded table
-            batches = [self._decode(r.values) for r in
+            batches = [self.decode(r.values) for r in
                        self.store.iter_runs(self._prefix, self._end, read_epoch) if len(r)]
-            return pa.Table.from_batches(batches or [self._decode([])])
+            return pa.Table.from_batches(batches or [self.decode([])])
         t = self.store.scan_table(self._prefix, self._end, read_epoch, include_tombstones=False)
         keys, values = self._overlay(t["key"], t["value"], self._mem_pairs())
         if len(values) == 0:
-            return pa.Table.from_batches([self._decode([])])
-        return pa.Table.from_batches([self._decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
+            return pa.Table.from_batches([self.decode([])])
+        return pa.Table.from_batches([self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
                                                    else values)])
 
     def iter_batches(self, epoch: int | None = None):
@@ -432,4 +434,4 @@ class StateTable:
         read_epoch = MAX_EPOCH if epoch is None else epoch
         for r in self.store.iter_runs(self._prefix, self._end, read_epoch):
             if len(r):
-                yield self._decode(r.values)
+                yield self.decode(r.values)
