@@ -16,6 +16,7 @@ import time
 from typing import Callable
 
 from rw_cli.store import append_log
+from rw_cli.store.background import BackgroundLoop
 from rw_cli.store.compaction_merge import merge_task
 from rw_cli.store.compaction_picker import CompactionPicker, CompactTask
 from rw_cli.store.sstable_store import SstableStore
@@ -25,9 +26,11 @@ from rw_cli.store.version_manager import VersionManager
 COMPACTION_IDLE_SECS = 0.2
 
 
-class Compactor:
+class Compactor(BackgroundLoop):
     """A writer's compaction state: the picker, the task lock, the background thread and
     the last error. `lock` is the store's state lock."""
+
+    thread_name = "hummock-compactor"
 
     def __init__(self, sstables: SstableStore, versions: VersionManager, picker: CompactionPicker,
                  lock: threading.RLock, *, background: bool, remote: bool, vacuum: Callable[[], int]):
@@ -38,10 +41,8 @@ class Compactor:
         self.remote = remote  # background merges run in the compactor process
         self.stats = sstables.stats
         self._vacuum = vacuum
-        self._lock = lock
-        self._cond = threading.Condition(lock)
+        super().__init__(lock)
         self._task_lock = threading.Lock()  # one task at a time
-        self._thread: threading.Thread | None = None
         self.wanted = False
         self.last_commit = 0.0  # when the last checkpoint committed (time.monotonic)
         self.error: BaseException | None = None
@@ -63,17 +64,8 @@ class Compactor:
             self._cond.notify_all()
 
     def ensure_thread(self) -> None:
-        with self._lock:
-            if self._thread is None and self.background:
-                self._thread = threading.Thread(target=self._loop, name="hummock-compactor", daemon=True)
-                self._thread.start()
-
-    def stop(self) -> None:
-        """Wake the thread to see the store closing, and wait for it."""
-        with self._lock:
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        if self.background:
+            self.start_thread()
 
     def _loop(self) -> None:
         closing = self.sstables.closing

@@ -14,6 +14,7 @@ from typing import Callable
 
 from rw_cli.errors import StorageError
 from rw_cli.store.append_log import LogBatch, LogDrop
+from rw_cli.store.background import BackgroundLoop
 from rw_cli.store.shared_buffer import SharedBuffer, SharedBufferBatch, merged_runs
 from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.version import HummockVersion, LogSegment, SstInfo
@@ -36,9 +37,11 @@ class CommitTask:
         self.error: BaseException | None = None
 
 
-class Uploader:
+class Uploader(BackgroundLoop):
     """The commit queue and the uploader thread of a writer. `lock` is the store's state
     lock; `committed(v)` is told of each checkpoint's version, under that lock."""
+
+    thread_name = "hummock-uploader"
 
     def __init__(self, buffer: SharedBuffer, sstables: SstableStore, versions: VersionManager,
                  lock: threading.RLock, *, remote: bool, committed: Callable[[HummockVersion], None]):
@@ -47,10 +50,8 @@ class Uploader:
         self.versions = versions
         self.remote = remote  # a checkpoint's SSTs are built by the upload process
         self._committed = committed
-        self._lock = lock
-        self._cond = threading.Condition(lock)
+        super().__init__(lock)
         self._queue: list[CommitTask] = []
-        self._thread: threading.Thread | None = None
         self.requested_epoch = versions.current.max_committed_epoch
         self.requested_extra: bytes | None = None  # of the newest requested commit, if it set one
         self.failed: BaseException | None = None
@@ -96,17 +97,7 @@ class Uploader:
                 raise t.error
 
     def ensure_thread(self) -> None:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="hummock-uploader", daemon=True)
-                self._thread.start()
-
-    def stop(self) -> None:
-        """Wake the thread to see the store closing, and wait for it."""
-        with self._lock:
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        self.start_thread()
 
     def _loop(self) -> None:
         closing = self.sstables.closing
