@@ -61,9 +61,25 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
             return con.sql(sql).to_arrow_table() if _is_query(sql) else _run(con, sql)
         except duckdb.Error as e:
             raise ExecutionError(_clean_message(e)) from None
+    except BaseException:
+        _discard_connection()  # whatever state a failure left it in, the next query starts clean
+        raise
     finally:
         for name in names:
-            con.unregister(name)
+            try:
+                con.unregister(name)
+            except duckdb.Error:
+                pass
+
+
+def _discard_connection() -> None:
+    con = getattr(_local, "con", None)
+    _local.con = None
+    if con is not None:
+        try:
+            con.close()
+        except duckdb.Error:
+            pass
 
 
 def explain(sql: str, tables: dict[str, pa.Table] | None = None) -> list[str]:
@@ -74,13 +90,21 @@ def explain(sql: str, tables: dict[str, pa.Table] | None = None) -> list[str]:
 
 
 def _run(con, sql: str) -> pa.Table:
-    con.execute(sql)
+    result = con.execute(sql)
+    try:
+        result.fetchall()  # a statement that returns rows must not leave them unread
+    except duckdb.Error:
+        pass  # it returned none
     return pa.table({})
 
 
+# comments and opening parentheses before a statement's first word
+_LEAD = re.compile(r"(?:\s+|\(|/\*.*?\*/|--[^\n]*(?:\n|$))*", re.S)
+
+
 def _is_query(sql: str) -> bool:
-    head = sql.lstrip().lstrip("(").split(None, 1)[0].upper() if sql.strip() else ""
-    return head in ("SELECT", "WITH", "VALUES", "FROM", "TABLE", "EXPLAIN")
+    words = sql[_LEAD.match(sql).end():].split(None, 1)
+    return bool(words) and words[0].upper() in ("SELECT", "WITH", "VALUES", "FROM", "TABLE", "EXPLAIN")
 
 
 def eval_exprs(data: pa.Table, exprs: list[str]) -> pa.Table:

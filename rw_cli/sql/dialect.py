@@ -130,7 +130,11 @@ _BEGIN = re.compile(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))
 
 
 def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
-    """Parse one statement; errors carry the position in the caller's text (`offset` added)."""
+    """Parse one statement; errors carry the position in the caller's text (`offset` added).
+    Comments are blanked first (positions kept), so they are harmless anywhere."""
+    from rw_cli.sql.split import blank_comments
+
+    sql = blank_comments(sql)
     if sql.strip().rstrip(";").strip().lower() == "flush":
         return Flush()
     m = _BEGIN.match(sql)

@@ -195,3 +195,70 @@ def why_incomplete(text: str) -> str | None:
     if not text.strip() or _is_meta_command(text):
         return None
     return _scan(text).open
+
+
+def comment_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of every comment outside quotes: `--` to the end of its line (the newline
+    not included), nested `/* */`."""
+    spans: list[tuple[int, int]] = []
+    n, i = len(text), 0
+    while i < n:
+        c = text[i]
+        nxt = text[i + 1] if i + 1 < n else ""
+        if c == "-" and nxt == "-":
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            spans.append((i, j))
+            i = j
+        elif c == "/" and nxt == "*":
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            spans.append((i, j))
+            i = j
+        elif c in "'\"":
+            i = _quoted_end(text, i)
+        elif c == "$" and (i == 0 or not _IDENT_CHAR.match(text[i - 1])) and _DOLLAR_TAG.match(text, i):
+            tag = _DOLLAR_TAG.match(text, i).group(0)
+            j = text.find(tag, i + len(tag))
+            i = n if j < 0 else j + len(tag)
+        else:
+            i += 1
+    return spans
+
+
+def _quoted_end(text: str, i: int) -> int:
+    """The index after the quoted literal or identifier opening at `i` ('' and "" repeat the
+    quote; E'...' also escapes with a backslash)."""
+    q, n = text[i], len(text)
+    escapes = q == "'" and i > 0 and text[i - 1] in "eE" and (i < 2 or not _IDENT_CHAR.match(text[i - 2]))
+    j = i + 1
+    while j < n:
+        if escapes and text[j] == "\\":
+            j += 2
+        elif text[j] == q:
+            if j + 1 < n and text[j + 1] == q:
+                j += 2
+            else:
+                return j + 1
+        else:
+            j += 1
+    return n
+
+
+def blank_comments(text: str) -> str:
+    """`text` with its comments turned into spaces (newlines kept), so every position stays
+    where it was: what reads a statement's words never trips on a comment between them."""
+    if "--" not in text and "/*" not in text:
+        return text
+    chars = list(text)
+    for a, b in comment_spans(text):
+        for k in range(a, b):
+            if chars[k] != "\n":
+                chars[k] = " "
+    return "".join(chars)
