@@ -296,15 +296,18 @@ class Workload:
             self.run_both(load_sql(t, self.data_dir, part, parts))
         self.session.execute("FLUSH")
 
-    def create_views(self) -> None:
-        """Each query as an MV named after it; a CREATE that fails is recorded as refused."""
+    def create_view(self, q: str) -> None:
+        """The query as an MV named after it; a CREATE that fails is recorded as refused."""
         from rw_cli.errors import RwError
 
+        try:
+            self.session.execute(f"CREATE MATERIALIZED VIEW {q} AS {query_text(q)}")
+        except RwError as e:
+            self.refused[q] = e.message
+
+    def create_views(self) -> None:
         for q in self.queries:
-            try:
-                self.session.execute(f"CREATE MATERIALIZED VIEW {q} AS {query_text(q)}")
-            except RwError as e:
-                self.refused[q] = e.message
+            self.create_view(q)
         self.session.execute("FLUSH")
 
     def refresh(self, rs: RefreshSet) -> None:
