@@ -65,7 +65,7 @@ def stages(tmp_path_factory) -> dict[str, dict[str, Outcome]]:
         out["load"] = w.check_all()
         rf = RefreshFunctions(data, str(work / "refresh"), fraction=FRACTION)
         for k in range(EPOCHS):
-            w.refresh(rf.epoch(k))
+            w.refresh(rf.next())
             out[f"refresh {k + 1}"] = w.check_all()
     duck.close()
     return out
@@ -115,8 +115,8 @@ def test_refresh_functions_insert_new_keys_and_delete_old_ones(tmp_path):
     keys = set(orders.column("o_orderkey").to_pylist())
     rf = RefreshFunctions(data, str(tmp_path / "rf"))
     seen_new, seen_deleted = set(), set()
-    for k in range(3):
-        rs = rf.epoch(k)
+    for _ in range(3):
+        rs = rf.next()
         new = pq.read_table(rs.orders_file).column("o_orderkey").to_pylist()
         items = pq.read_table(rs.lineitem_file).column("l_orderkey").to_pylist()
         assert len(new) == rf.per_epoch and min(new) > max(keys) and not seen_new & set(new)
@@ -124,4 +124,4 @@ def test_refresh_functions_insert_new_keys_and_delete_old_ones(tmp_path):
         assert set(rs.deleted_orders) <= keys and not seen_deleted & set(rs.deleted_orders)
         seen_new |= set(new)
         seen_deleted |= set(rs.deleted_orders)
-    assert rf.epoch(3).statements()[-1].startswith("DELETE FROM orders WHERE o_orderkey IN (")
+    assert rf.next().statements()[-1].startswith("DELETE FROM orders WHERE o_orderkey IN (")

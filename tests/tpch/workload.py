@@ -134,6 +134,7 @@ class RefreshFunctions:
     _next_key: int = field(init=False)
     _old_keys: np.ndarray = field(init=False, repr=False)
     _rng: np.random.Generator = field(init=False, repr=False)
+    _epoch: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self._orders = _plain_strings(pq.read_table(os.path.join(self.data_dir, "orders.parquet")))
@@ -148,19 +149,21 @@ class RefreshFunctions:
     def per_epoch(self) -> int:
         return max(1, round(self._orders.num_rows * self.fraction))
 
-    def epoch(self, k: int) -> RefreshSet:
-        """Epoch `k`'s set (call with k = 0, 1, 2, ... in order: the RNG and the keys advance)."""
+    def next(self) -> RefreshSet:
+        """The next epoch's set (the RNG, the new keys and the deleted keys advance)."""
+        k = self._epoch
+        self._epoch += 1
         n = self.per_epoch
         picked = self._rng.choice(self._orders.num_rows, size=n, replace=False)
         src = self._orders.take(pa.array(np.sort(picked)))
-        new_keys = np.arange(self._next_key, self._next_key + n, dtype=np.int64)
+        new_keys = pa.array(np.arange(self._next_key, self._next_key + n, dtype=np.int64))
         self._next_key += n
-        remap = dict(zip(src.column("o_orderkey").to_pylist(), new_keys.tolist()))
-        orders = src.set_column(0, "o_orderkey", pa.array(new_keys))
-        items = self._lineitem.filter(pc.is_in(self._lineitem.column("l_orderkey"),
-                                               value_set=src.column("o_orderkey")))
-        new_item_keys = pa.array([remap[k] for k in items.column("l_orderkey").to_pylist()], pa.int64())
-        items = items.set_column(0, "l_orderkey", new_item_keys)
+        orders = src.set_column(0, "o_orderkey", new_keys)
+        old_keys = src.column("o_orderkey")
+        items = self._lineitem.filter(pc.is_in(self._lineitem.column("l_orderkey"), value_set=old_keys))
+        # each copied lineitem takes the new key of its order
+        items = items.set_column(0, "l_orderkey", pc.take(new_keys, pc.index_in(items.column("l_orderkey"),
+                                                                                 value_set=old_keys)))
         orders_file = os.path.join(self.work_dir, f"rf1_orders_{k}.parquet")
         lineitem_file = os.path.join(self.work_dir, f"rf1_lineitem_{k}.parquet")
         pq.write_table(orders, orders_file)
