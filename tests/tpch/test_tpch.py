@@ -34,9 +34,6 @@ KNOWN = {
     "q1": "Numeric out of range: a product of numerics keeps the sum of the scales (10 + 10 + 10 = 30 "
           "digits in decimal128(38)), so sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) overflows "
           "past 10^8; the batch SELECT fails the same way",
-    "q15": 'column "total_revenue" does not exist: a CTE with a column list '
-           "(`with revenue0 (supplier_no, total_revenue) as (...)`) is refused in a materialized view "
-           "(the batch SELECT accepts it)",
 }
 
 
