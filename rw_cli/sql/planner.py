@@ -302,7 +302,9 @@ def output_name(e: exp.Expression) -> str:
     """PostgreSQL's name for a select item: its alias, column name, function name, the type
     it is cast to, or `?column?`."""
     if isinstance(e, exp.Alias):
-        generated = e.alias.startswith("_col_") or e.alias == e.this.output_name
+        # qualify names a constant after its text (`1`) and a cast after what it casts
+        generated = e.alias.startswith("_col_") or \
+            (isinstance(e.this, (exp.Literal, exp.Cast)) and e.alias == e.this.output_name)
         if e.meta.get(AS_WRITTEN) or not generated:
             return e.alias
         e = e.this  # an alias sqlglot's qualify added
