@@ -367,3 +367,13 @@ def test_writes_in_a_transaction_block_are_refused_never_ignored(tmp_path):
         s.execute("insert into t values (2)")  # outside a block, writes go on
         s.execute("flush")
         assert sorted(s.execute("select a from t").fetchall()) == [(1,), (2,)]
+
+
+def test_a_temporary_table_is_refused_not_made_permanent(tmp_path):
+    from rw_cli.errors import NotSupported
+
+    with rw_cli.connect(str(tmp_path)) as s:
+        for sql in ("create temp table t (a int)", "create temporary table t as select 1 as a"):
+            with pytest.raises(NotSupported, match="TEMPORARY"):
+                s.execute(sql)
+        assert s.catalog.get("t") is None

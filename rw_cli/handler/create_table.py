@@ -21,6 +21,10 @@ CONFLICT_ACTIONS = ("overwrite", "do nothing", "do update full", "do update if n
 
 
 def handle(session, tree: exp.Create) -> Result:
+    props = tree.args.get("properties")
+    if props is not None and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions):
+        # a table that outlived its session would not be temporary: say so, never pretend
+        raise NotSupported("CREATE TEMPORARY TABLE", hint="create an ordinary table and drop it when done")
     schema = tree.this
     target = schema.this if isinstance(schema, exp.Schema) else schema
     name = target.name
