@@ -393,7 +393,7 @@ class Decorrelator:
         body.set("distinct", exp.Distinct())
         _join(s, _subquery(body, alias), "LEFT", _domain_cond(keys, alias))
         mark = self._joined_value(s, _col(alias, "p"), keys)
-        return exp.Not(this=exp.Is(this=mark, expression=exp.Null()))
+        return exp.Coalesce(this=mark, expressions=[exp.false()])  # the mark: TRUE, or NULL without a match
 
     def in_value(self, s: exp.Select, n: exp.In, outer: _Outer | None) -> exp.Expression:
         """x IN (q) where it is not a conjunct: its three-valued answer from counts over q
