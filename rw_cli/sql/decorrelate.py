@@ -274,7 +274,7 @@ class Decorrelator:
         conjunct, or None to leave the conjunct to the general rules."""
         kind = "ANTI" if anti else "SEMI"
         if probe is not None:
-            _one_column(q)
+            _one_column(q, "subquery has too many columns")
         if not isinstance(q, exp.Select):
             if probe is None:
                 return None
@@ -396,10 +396,11 @@ class Decorrelator:
         return exp.Coalesce(this=mark, expressions=[exp.false()])  # the mark: TRUE, or NULL without a match
 
     def in_value(self, s: exp.Select, n: exp.In, outer: _Outer | None) -> exp.Expression:
-        """x IN (q) where it is not a conjunct: its three-valued answer from counts over q
-        (no rows: FALSE; a row equal to x: TRUE; else NULL if x or a row of q is NULL)."""
+        """x IN (q) where it is not a conjunct, with its three values: TRUE when a row of q
+        equals x (a mark join on the domain and x), else FALSE when q has no rows, else NULL
+        when x or a row of q is NULL, else FALSE (from counts of q's rows, grouped by the domain)."""
         q = subquery_body(n)
-        _one_column(q)
+        _one_column(q, "subquery has too many columns")
         probe = n.this
         if isinstance(q, exp.Select) and is_scalar_agg(q) and not q.args.get("having"):
             return exp.EQ(this=probe.copy(), expression=exp.Subquery(this=q.copy()))
@@ -411,17 +412,25 @@ class Decorrelator:
         q = q.copy()
         q.set("distinct", None)
         item = q.expressions[0].unalias()
-        x = _probe_placeholder()
+        alias = self.fresh("m")
+        body, keys = self._apply(q, s, outer, items=[item.copy()])
+        body.set("expressions", list(body.expressions) + [_aliased(exp.true(), "p")])
+        body.set("distinct", exp.Distinct())
+        on = [c for c in (_domain_cond(keys, alias),) if not isinstance(c, exp.Boolean)]
+        _join(s, _subquery(body, alias), "LEFT", _and(on + [exp.EQ(this=probe.copy(), expression=_col(alias, "v"))]))
+        mark = self._joined_value(s, _col(alias, "p"), keys)
         star = exp.Count(this=exp.Star())
-        case = exp.Case(ifs=[
-            exp.If(this=exp.EQ(this=star.copy(), expression=exp.Literal.number(0)), true=exp.false()),
-            exp.If(this=exp.GT(this=exp.Sum(this=exp.Case(
-                ifs=[exp.If(this=exp.EQ(this=item.copy(), expression=x.copy()), true=exp.Literal.number(1))],
-                default=exp.Literal.number(0))), expression=exp.Literal.number(0)), true=exp.true()),
-            exp.If(this=exp.or_(exp.GT(this=star.copy(), expression=exp.Count(this=item.copy())),
-                                exp.Is(this=x.copy(), expression=exp.Null())), true=exp.Null()),
+        rows = exp.Case(ifs=[  # 0: no rows, 2: a NULL row, 1: rows without NULL
+            exp.If(this=exp.EQ(this=star.copy(), expression=exp.Literal.number(0)), true=exp.Literal.number(0)),
+            exp.If(this=exp.GT(this=star.copy(), expression=exp.Count(this=item.copy())), true=exp.Literal.number(2)),
+        ], default=exp.Literal.number(1))
+        kind = self.apply_scalar(s, q, rows, None, outer)
+        return exp.Case(ifs=[
+            exp.If(this=exp.Coalesce(this=mark, expressions=[exp.false()]), true=exp.true()),
+            exp.If(this=exp.EQ(this=kind.copy(), expression=exp.Literal.number(0)), true=exp.false()),
+            exp.If(this=exp.or_(exp.EQ(this=kind.copy(), expression=exp.Literal.number(2)),
+                                exp.Is(this=exp.Paren(this=probe.copy()), expression=exp.Null())), true=exp.Null()),
         ], default=exp.false())
-        return self.apply_scalar(s, q, case, probe, outer)
 
     def _single(self, q: exp.Select) -> exp.Select:
         """An uncorrelated query as a derived table, read by its one column."""
@@ -450,7 +459,7 @@ class Decorrelator:
             cols.append(_col(alias, "p"))
         _join(s, _subquery(body, alias), "LEFT", _domain_cond(keys, alias))
         self._group_by(s, cols, keys)
-        return exp.Paren(this=value)
+        return value
 
     def _joined_value(self, s: exp.Select, col: exp.Column, keys: list[tuple[str, str]]) -> exp.Column:
         self._group_by(s, [col], keys)
@@ -582,12 +591,12 @@ def _outer(s: exp.Select) -> _Outer | None:
     return _Outer(f.copy(), [j.copy() for j in s.args.get("joins") or []], conds)
 
 
-def _one_column(q: exp.Expression) -> None:
+def _one_column(q: exp.Expression, message: str = "subquery must return only one column") -> None:
     first = q
     while isinstance(first, exp.SetOperation):
         first = first.this
     if isinstance(first, exp.Select) and len(first.expressions) != 1:
-        raise BindError("subquery must return only one column")
+        raise BindError(message)
 
 
 def _at_most_one_row(q: exp.Select) -> bool:
