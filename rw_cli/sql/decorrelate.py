@@ -621,6 +621,9 @@ def _domain_cond(keys: list[tuple[str, str]], alias: str) -> exp.Expression:
 
 
 def _join(s: exp.Select, source: exp.Subquery, kind: str, on: exp.Expression) -> None:
+    """`source` joined to s; a SELECT without FROM reads one row, as it always did."""
+    if _from(s) is None:
+        s.set("from_", exp.From(this=_subquery(exp.select(_aliased(exp.Literal.number(1), "one")), "__one")))
     join = exp.Join(this=source, kind=kind, on=on) if kind in ("SEMI", "ANTI") else \
         exp.Join(this=source, side=kind, on=on)
     s.set("joins", list(s.args.get("joins") or []) + [join])
