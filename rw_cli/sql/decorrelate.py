@@ -233,8 +233,13 @@ class Decorrelator:
         if subqueries_in(s.args.get("group")):
             raise NotSupported("a subquery in GROUP BY of a materialized view")
         self.semi_joins(s)
-        outer = _outer(s)
         aggregating = bool(s.args.get("group")) or _has_aggs(s)
+        if aggregating and not s.args.get("group") and any(
+                not isinstance(n.find_ancestor(exp.AggFunc, exp.Select), exp.AggFunc)
+                for key in ("expressions", "having", "order") for e in _clause(s, key) for n in subqueries_in(e)):
+            self.aggregate_first(s)
+            aggregating = False
+        outer = _outer(s)
         clauses = ["expressions", "where", "having"] + (["order"] if _limited(s) else [])
         for _ in range(1024):
             found = [(key, n) for key in clauses for e in _clause(s, key) for n in subqueries_in(e)]
@@ -246,6 +251,32 @@ class Decorrelator:
             self.replace(s, n, outer)
         for child in _child_selects(s):
             self.rewrite_select(child)
+
+    def aggregate_first(self, s: exp.Select) -> None:
+        """Aggregates without GROUP BY beside a subquery: the aggregates (one row, even over no
+        rows) become a derived table that the subquery is then joined to, HAVING its WHERE."""
+        calls: dict[str, exp.Expression] = {}
+        for key in ("expressions", "having", "order"):
+            for e in _clause(s, key):
+                for a in list(e.find_all(exp.AggFunc)):
+                    call = a.parent if isinstance(a.parent, exp.Filter) else a
+                    if a.find_ancestor(exp.Select) is s and not isinstance(call.parent, exp.Window):
+                        calls.setdefault(call.sql(), call)
+        alias = self.fresh("a")
+        inner = exp.select(*[_aliased(c.copy(), f"a{i}") for i, c in enumerate(calls.values())])
+        for key in ("from_", "joins", "where"):
+            inner.set(key, s.args.get(key))
+        names = {sql: f"a{i}" for i, sql in enumerate(calls)}
+        for key in ("expressions", "having", "order"):
+            for e in _clause(s, key):
+                for a in list(e.find_all(exp.AggFunc, exp.Filter)):
+                    if a.sql() in names and a.find_ancestor(exp.Select) is s:
+                        a.replace(_col(alias, names[a.sql()]))
+        having = s.args.get("having")
+        s.set("from_", exp.From(this=_subquery(inner, alias)))
+        s.set("joins", None)
+        s.set("where", exp.Where(this=having.this) if having is not None else None)
+        s.set("having", None)
 
     # -- WHERE conjuncts: semi and anti joins --------------------------------------------------
     def semi_joins(self, s: exp.Select) -> None:
