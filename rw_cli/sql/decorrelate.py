@@ -63,12 +63,33 @@ def local_aliases(s: exp.Select) -> set[str]:
     return {src.alias_or_name for src in sources}
 
 
+_NEGATED = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.GTE: exp.LT, exp.GT: exp.LTE, exp.LTE: exp.GT}
+
+
+def is_quantified(n: exp.Expression) -> bool:
+    """`x op ANY (query)` / `x op ALL (query)` (op a comparison)."""
+    return type(n) in _NEGATED and isinstance(n.expression, (exp.Any, exp.All)) and \
+        isinstance(n.expression.this, (exp.Query, exp.Subquery))
+
+
+def quantified(n: exp.Expression) -> tuple[exp.Expression, type, bool]:
+    """(x, op, negated) of IN or a quantified comparison: IN is `x = ANY (q)`; `x op ALL (q)`
+    is `NOT (x negop ANY (q))`."""
+    if isinstance(n, exp.In):
+        return n.this, exp.EQ, False
+    if isinstance(n.expression, exp.All):
+        return n.this, _NEGATED[type(n)], True
+    return n.this, type(n), False
+
+
 def is_subquery_expr(n: exp.Expression) -> bool:
-    """EXISTS, IN (query) or a scalar subquery (not a derived table, not ANY/ALL)."""
+    """EXISTS, IN (query), a quantified comparison or a scalar subquery (not a derived table)."""
     if isinstance(n, exp.Exists):
         return True
     if isinstance(n, exp.In):
         return n.args.get("query") is not None
+    if is_quantified(n):
+        return True
     return isinstance(n, exp.Subquery) and not isinstance(
         n.parent, (exp.From, exp.Join, exp.In, exp.SetOperation, exp.Any, exp.All, exp.Lateral))
 
@@ -91,9 +112,11 @@ def subqueries_in(e: exp.Expression | None) -> list[exp.Expression]:
 
 
 def subquery_body(n: exp.Expression) -> exp.Expression:
-    """The query of an EXISTS, IN or scalar subquery."""
+    """The query of an EXISTS, IN, quantified comparison or scalar subquery."""
     if isinstance(n, exp.In):
         n = n.args["query"]
+    elif is_quantified(n):
+        n = n.expression
     q = n.this
     while isinstance(q, exp.Subquery):
         q = q.this
@@ -171,10 +194,11 @@ def is_grouped(q: exp.Expression) -> bool:
 
 
 def on_empty(e: exp.Expression) -> exp.Expression:
-    """`e` over an empty set of rows: counts are 0, the other aggregates NULL."""
+    """`e` (a detached select item or HAVING condition) over an empty set of rows: counts are
+    0, the other aggregates NULL (those of queries inside `e` are theirs)."""
     def repl(n: exp.Expression):
         agg = n.this if isinstance(n, exp.Filter) and isinstance(n.this, exp.AggFunc) else n
-        if isinstance(agg, exp.AggFunc) and agg.find_ancestor(exp.Window) is None:
+        if isinstance(agg, exp.AggFunc) and agg.find_ancestor(exp.Window, exp.Select) is None:
             return exp.Literal.number(0) if isinstance(agg, _COUNTS) else exp.Null()
         return n
     return e.copy().transform(repl)
@@ -200,13 +224,6 @@ class _Outer:
     from_: exp.From
     joins: list[exp.Join]
     where: list[exp.Expression]
-
-
-_PROBE = "__probe"  # stands for the probe of IN in the query built for it, until it is a domain column
-
-
-def _probe_placeholder() -> exp.Column:
-    return _col(_PROBE, _PROBE)
 
 
 class Decorrelator:
@@ -289,20 +306,25 @@ class Decorrelator:
             inner = c.this if neg else c
             while isinstance(inner, exp.Paren):
                 inner = inner.this
-            if not (isinstance(inner, exp.Exists) or (isinstance(inner, exp.In) and inner.args.get("query"))):
+            if not (isinstance(inner, exp.Exists) or (isinstance(inner, exp.In) and inner.args.get("query"))
+                    or is_quantified(inner)):
                 rest.append(c)
                 continue
-            probe = inner.this if isinstance(inner, exp.In) else None
-            done = self.semi_join(s, subquery_body(inner), probe, neg)
+            probe, op = None, exp.EQ
+            if not isinstance(inner, exp.Exists):
+                probe, op, flip = quantified(inner)
+                neg = neg != flip
+            done = self.semi_join(s, subquery_body(inner), probe, neg, op)
             if done is None:
                 rest.append(c)
             elif done is not True:
                 rest.append(done)
         s.set("where", exp.Where(this=_and(rest)) if rest else None)
 
-    def semi_join(self, s: exp.Select, q: exp.Expression, probe: exp.Expression | None, anti: bool):
-        """`s` semi (anti) joined with q: True when done, a constant that stands for the
-        conjunct, or None to leave the conjunct to the general rules."""
+    def semi_join(self, s: exp.Select, q: exp.Expression, probe: exp.Expression | None, anti: bool,
+                  op: type = exp.EQ):
+        """`s` semi (anti) joined with q (EXISTS, or `probe op ANY (q)`): True when done, a
+        constant that stands for the conjunct, or None to leave it to the general rules."""
         kind = "ANTI" if anti else "SEMI"
         if probe is not None:
             _one_column(q, "subquery has too many columns")
@@ -329,7 +351,7 @@ class Decorrelator:
             return None
         if probe is not None:
             cond = _and([c for c in (cond,) if not isinstance(c, exp.Boolean)] +
-                        [_in_cond(probe, _col(alias, "v"), anti)])
+                        [_in_cond(probe, _col(alias, "v"), anti, op)])
         _join(s, _subquery(body, alias), kind, cond)
         return True
 
@@ -371,8 +393,10 @@ class Decorrelator:
     def replace(self, s: exp.Select, n: exp.Expression, outer: _Outer | None) -> None:
         if isinstance(n, exp.Exists):
             n.replace(self.exists_value(s, subquery_body(n), outer))
-        elif isinstance(n, exp.In):
-            n.replace(self.in_value(s, n, outer))
+        elif isinstance(n, exp.In) or is_quantified(n):
+            probe, op, flip = quantified(n)
+            value = self.in_value(s, subquery_body(n), probe, op, outer)
+            n.replace(exp.Not(this=exp.Paren(this=value)) if flip else value)
         else:
             n.replace(self.scalar_value(s, subquery_body(n), outer))
 
@@ -389,7 +413,7 @@ class Decorrelator:
         if isinstance(q, exp.Select) and is_scalar_agg(q):
             q = q.copy()
             q.set("distinct", None)
-            return self.apply_scalar(s, q, q.expressions[0].unalias().copy(), None, outer)
+            return self.apply_scalar(s, q, q.expressions[0].unalias().copy(), outer)
         if isinstance(q, exp.Select) and _at_most_one_row(q):
             if outer_columns(q):
                 raise NotSupported("a correlated scalar subquery with LIMIT in a materialized view")
@@ -406,7 +430,7 @@ class Decorrelator:
         if isinstance(q, exp.Select) and is_scalar_agg(q):
             if not q.args.get("having"):
                 return exp.true()
-            value = self.apply_scalar(s, q.copy(), exp.true(), None, outer)
+            value = self.apply_scalar(s, q.copy(), exp.true(), outer)
             return exp.Not(this=exp.Is(this=value, expression=exp.Null()))
         if not isinstance(q, exp.Select):
             raise NotSupported("EXISTS (a set operation) in a materialized view")
@@ -426,15 +450,15 @@ class Decorrelator:
         mark = self._joined_value(s, _col(alias, "p"), keys)
         return exp.Coalesce(this=mark, expressions=[exp.false()])  # the mark: TRUE, or NULL without a match
 
-    def in_value(self, s: exp.Select, n: exp.In, outer: _Outer | None) -> exp.Expression:
-        """x IN (q) where it is not a conjunct, with its three values: TRUE when a row of q
-        equals x (a mark join on the domain and x), else FALSE when q has no rows, else NULL
-        when x or a row of q is NULL, else FALSE (from counts of q's rows, grouped by the domain)."""
-        q = subquery_body(n)
+    def in_value(self, s: exp.Select, q: exp.Expression, probe: exp.Expression, op: type,
+                 outer: _Outer | None) -> exp.Expression:
+        """`probe op ANY (q)` (IN: op is =) where it is not a conjunct, with its three values:
+        TRUE when a row of q compares true (a mark join on the domain and the comparison), else
+        FALSE when q has no rows, else NULL when x or a row of q is NULL, else FALSE (from
+        counts of q's rows, grouped by the domain)."""
         _one_column(q, "subquery has too many columns")
-        probe = n.this
         if isinstance(q, exp.Select) and is_scalar_agg(q) and not q.args.get("having"):
-            return exp.EQ(this=probe.copy(), expression=exp.Subquery(this=q.copy()))
+            return op(this=probe.copy(), expression=exp.Subquery(this=q.copy()))
         if not is_plain(q):
             if not isinstance(q, exp.Select) or outer_columns(q):
                 raise NotSupported("IN (a correlated subquery that aggregates) under OR or in the select list "
@@ -444,18 +468,26 @@ class Decorrelator:
         q.set("distinct", None)
         item = q.expressions[0].unalias()
         alias = self.fresh("m")
-        body, keys = self._apply(q, s, outer, items=[item.copy()])
-        body.set("expressions", list(body.expressions) + [_aliased(exp.true(), "p")])
+        if op is exp.EQ:  # the distinct (domain, value) pairs, joined on the domain and x = value
+            body, keys = self._apply(q, s, outer, items=[item.copy()])
+            body.set("expressions", list(body.expressions) + [_aliased(exp.true(), "p")])
+            on = [c for c in (_domain_cond(keys, alias),) if not isinstance(c, exp.Boolean)]
+            on.append(op(this=probe.copy(), expression=_col(alias, "v")))
+        else:  # the comparison is one more correlated predicate: x's columns join the domain
+            marked = self._renamed(q.copy(), {c.table for c in probe.find_all(exp.Column)} & local_aliases(q))
+            marked.where(op(this=probe.copy(), expression=marked.expressions[0].unalias().copy()), copy=False)
+            body, keys = self._apply(marked, s, outer, items=[exp.true()])
+            body.set("expressions", body.expressions[:len(keys)] + [_aliased(exp.true(), "p")])
+            on = [_domain_cond(keys, alias)]
         body.set("distinct", exp.Distinct())
-        on = [c for c in (_domain_cond(keys, alias),) if not isinstance(c, exp.Boolean)]
-        _join(s, _subquery(body, alias), "LEFT", _and(on + [exp.EQ(this=probe.copy(), expression=_col(alias, "v"))]))
+        _join(s, _subquery(body, alias), "LEFT", _and(on))
         mark = self._joined_value(s, _col(alias, "p"), keys)
         star = exp.Count(this=exp.Star())
         rows = exp.Case(ifs=[  # 0: no rows, 2: a NULL row, 1: rows without NULL
             exp.If(this=exp.EQ(this=star.copy(), expression=exp.Literal.number(0)), true=exp.Literal.number(0)),
             exp.If(this=exp.GT(this=star.copy(), expression=exp.Count(this=item.copy())), true=exp.Literal.number(2)),
         ], default=exp.Literal.number(1))
-        kind = self.apply_scalar(s, q, rows, None, outer)
+        kind = self.apply_scalar(s, q, rows, outer)
         return exp.Case(ifs=[
             exp.If(this=exp.Coalesce(this=mark, expressions=[exp.false()]), true=exp.true()),
             exp.If(this=exp.EQ(this=kind.copy(), expression=exp.Literal.number(0)), true=exp.false()),
@@ -463,24 +495,41 @@ class Decorrelator:
                                 exp.Is(this=exp.Paren(this=probe.copy()), expression=exp.Null())), true=exp.Null()),
         ], default=exp.false())
 
+    def _renamed(self, q: exp.Select, names: set[str]) -> exp.Select:
+        """q with its sources named `names` renamed (and the columns that read them), so that
+        an outer column of the same name can be put into it."""
+        for name in names:
+            new = self.fresh("r")
+            for col in list(q.find_all(exp.Column)):
+                if col.table != name:
+                    continue
+                n: exp.Expression | None = col
+                while n is not None and not (isinstance(n, exp.Select) and name in local_aliases(n)):
+                    n = n.parent
+                if n is q:
+                    col.set("table", exp.to_identifier(new))
+            sources = [_from(q).this] + [j.this for j in q.args.get("joins") or []]
+            for src in sources:
+                if src.alias_or_name == name:
+                    src.set("alias", exp.TableAlias(this=exp.to_identifier(new)))
+        return q
+
     def _single(self, q: exp.Select) -> exp.Select:
         """An uncorrelated query as a derived table, read by its one column."""
         alias = self.fresh("e")
         return exp.select(_col(alias, q.expressions[0].alias_or_name)).from_(_subquery(q.copy(), alias), copy=False)
 
     # -- the apply: a subquery joined with its domain -----------------------------------------
-    def apply_scalar(self, s: exp.Select, q: exp.Select, item: exp.Expression, probe: exp.Expression | None,
+    def apply_scalar(self, s: exp.Select, q: exp.Select, item: exp.Expression,
                      outer: _Outer | None) -> exp.Expression:
         """`s` LEFT JOIN `item` (an aggregate expression over q's rows) grouped by the domain;
-        a domain value without rows reads `item` over no rows (`probe`: see _apply)."""
+        a domain value without rows reads `item` over no rows."""
         having = q.args.get("having")
         empty = on_empty(item)
         if having is not None:
             empty = exp.Case(ifs=[exp.If(this=on_empty(having.this), true=empty)])
-        if probe is not None:
-            empty = _put_probe(empty, probe.copy())
         alias = self.fresh("sq")
-        body, keys = self._apply(q, s, outer, items=[item], probe=probe, group=False)
+        body, keys = self._apply(q, s, outer, items=[item])
         value: exp.Expression = _col(alias, "v")
         cols = [_col(alias, "v")]
         if keys and not isinstance(empty, exp.Null):
@@ -511,20 +560,16 @@ class Decorrelator:
         group.set("expressions", list(group.expressions) + [c.copy() for c in cols])
 
     def _apply(self, q: exp.Select, s: exp.Select, outer: _Outer | None, items: list[exp.Expression],
-               probe: exp.Expression | None = None, group: bool = False):
-        """q joined with the domain of its outer references (and of `probe`'s columns), which
-        become domain columns; selects the domain columns `k0..` then `items` as `v`, grouped
-        by the domain columns (and q's own GROUP BY) when q aggregates. `probe` replaces the
-        placeholder column of IN in `items`. Returns (query, domain column keys)."""
+               group: bool = False):
+        """q joined with the domain of its outer references, which become domain columns;
+        selects the domain columns `k0..` then `items` as `v`, grouped by the domain columns
+        (and q's own GROUP BY) when q aggregates. Returns (query, domain column keys)."""
         q = q.copy()
         q.set("order", None)
         q.set("expressions", [_aliased(i, "v") for i in items])
-        probe_cols = [c for c in probe.find_all(exp.Column) if c.table] if probe is not None else []
-        keys = _refs([c for c in outer_columns(q) if c.table != _PROBE] + probe_cols)
+        keys = _refs(outer_columns(q))
         aggregates = group or _has_aggs(q)
         if not keys:
-            if probe is not None:
-                _put_probe(q, probe.copy())
             return q, []
         outer = outer if outer is not None else _outer(s)
         if outer is None:
@@ -532,16 +577,7 @@ class Decorrelator:
         d = self.fresh("d")
         names = {k: f"c{i}" for i, k in enumerate(keys)}
         for col in outer_columns(q):
-            if col.table != _PROBE and _key(col) in names:
-                col.replace(_col(d, names[_key(col)]))
-        if probe is not None:
-            mapped = probe.copy()
-            for col in [c for c in mapped.find_all(exp.Column) if c.table]:
-                if col is mapped:
-                    mapped = _col(d, names[_key(col)])
-                    break
-                col.replace(_col(d, names[_key(col)]))
-            _put_probe(q, mapped)
+            col.replace(_col(d, names[_key(col)]))
         self._join_domain(q, d, self._domain(outer, keys, names))
         key_items = [_aliased(_col(d, names[k]), f"k{i}") for i, k in enumerate(keys)]
         q.set("expressions", key_items + list(q.expressions))
@@ -582,14 +618,6 @@ class Decorrelator:
         else:
             q.set("joins", joins + [exp.Join(this=source, on=_and(on) or exp.true())])
         q.set("where", exp.Where(this=_and(rest)) if rest else None)
-
-
-def _put_probe(e: exp.Expression, probe: exp.Expression) -> exp.Expression:
-    """`e` with IN's placeholder column replaced by the probe."""
-    for col in list(e.find_all(exp.Column)):
-        if col.table == _PROBE:
-            col.replace(exp.Paren(this=probe.copy()))
-    return e
 
 
 def _child_selects(q: exp.Expression, include_self: bool = False) -> list[exp.Select]:
@@ -637,9 +665,10 @@ def _at_most_one_row(q: exp.Select) -> bool:
     return False
 
 
-def _in_cond(probe: exp.Expression, item: exp.Expression, anti: bool) -> exp.Expression:
-    """IN as a join condition; for NOT IN (an anti join), a NULL on either side matches too."""
-    eq = exp.EQ(this=probe.copy(), expression=item.copy())
+def _in_cond(probe: exp.Expression, item: exp.Expression, anti: bool, op: type = exp.EQ) -> exp.Expression:
+    """IN (ANY) as a join condition; for NOT IN (an anti join), a NULL on either side matches
+    too: it makes the comparison unknown, and NOT IN with it."""
+    eq = op(this=probe.copy(), expression=item.copy())
     if not anti:
         return eq
     return exp.Paren(this=exp.or_(eq, exp.Is(this=probe.copy(), expression=exp.Null()),
