@@ -11,16 +11,22 @@ outer query joins the result on the domain columns (`IS NOT DISTINCT FROM`: a NU
 value is a domain value too).
 
 The rules, on the qualified sqlglot tree:
-- `[NOT] EXISTS (q)`, `x [NOT] IN (q)` as a conjunct of WHERE: a semi (anti) join with q,
-  q's correlated predicates being the join condition. NOT IN also matches when either side
-  is NULL: a NULL makes `x NOT IN (...)` unknown, which WHERE drops (and an empty q keeps
-  every row, NULL or not).
+- `[NOT] EXISTS (q)`, `x [NOT] IN (q)`, `x op ANY|ALL (q)` as a conjunct of WHERE: a semi
+  (anti) join with q, q's correlated predicates being the join condition (IN is `= ANY`,
+  `x op ALL (q)` is `NOT (x negated-op ANY (q))`). NOT IN also matches when either side is
+  NULL: a NULL makes `x NOT IN (...)` unknown, which WHERE drops (and an empty q keeps every
+  row, NULL or not).
 - a scalar subquery of aggregates: a LEFT JOIN with its aggregates grouped by the domain.
   A domain value without rows has no group; its outer rows read the subquery's expression
   over an empty set (count 0, the other aggregates NULL), the classic count bug avoided.
+  A subquery that may return more rows is refused, as RisingWave refuses it in a streaming
+  plan (a batch query checks the rows at run time).
 - `EXISTS (q)` elsewhere (under OR, in the select list): a LEFT JOIN with the distinct domain
   values that have rows in q (a mark join); the mark is the EXISTS.
-- `x IN (q)` elsewhere: a scalar subquery of counts that gives IN's three-valued answer.
+- `x IN (q)` / `x op ANY|ALL (q)` elsewhere: a mark join for the rows that compare true,
+  and counts of q's rows per domain value (none, with a NULL) for IN's three-valued answer.
+- in a query that aggregates, a joined value outside the aggregates is one more group key
+  (it depends on group keys only); aggregates without GROUP BY are computed first.
 The outermost query is rewritten first: a subquery that reads columns of a query two levels
 up reads the middle query's domain columns once the middle query is rewritten.
 """
