@@ -896,7 +896,7 @@ class StreamPlanner:
         def repl(n: exp.Expression):
             if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
                 return exp.column(f"_{self.lookup(n, scope)}")
-            if isinstance(n, (exp.Subquery, exp.Exists)) or (isinstance(n, exp.In) and n.args.get("query")):
-                raise NotSupported("subqueries in expressions of a materialized view")
+            if isinstance(n, (exp.Subquery, exp.Exists, exp.Query)) or (isinstance(n, exp.In) and n.args.get("query")):
+                raise NotSupported("subqueries in expressions of a materialized view")  # left by decorrelate
             return n
         return e.copy().transform(repl)
