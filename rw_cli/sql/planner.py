@@ -20,6 +20,7 @@ from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
+from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import AS_WRITTEN, RwDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.expr_compile import compile_plan
@@ -72,7 +73,7 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 
 
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
-    tree = inline_ctes(expand(tree.copy(), catalog))  # views, tumble/hop and CTEs become subqueries
+    tree = name_subquery_items(inline_ctes(expand(tree.copy(), catalog)))  # views, tumble/hop, CTEs: subqueries
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
     dialect = RwDialect
@@ -94,6 +95,16 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
             raise BindError(f'column "{name}" does not exist') from None
         raise BindError(msg) from None
     return q, rels
+
+
+def name_subquery_items(tree: exp.Expression) -> exp.Expression:
+    """A scalar subquery as a select item gets an alias of its own, as sqlglot names the
+    other items (its qualify expects one where `ORDER BY 1` names that item)."""
+    for s in list(tree.find_all(exp.Select)):
+        for i, e in enumerate(list(s.expressions)):
+            if isinstance(e, exp.Subquery) and not e.alias:
+                e.replace(exp.Alias(this=e.copy(), alias=exp.to_identifier(f"_col_{i}")))
+    return tree
 
 
 def inline_ctes(tree: exp.Expression) -> exp.Expression:
@@ -258,22 +269,6 @@ def prune_select(s: exp.Select, used: set[str] | None) -> bool:
     return True
 
 
-def fix_decorrelated_counts(q: exp.Expression) -> exp.Expression:
-    """A correlated scalar `count(...)` becomes a LEFT JOIN on an aggregate: a row with no
-    match must read 0, not NULL (the classic decorrelation count bug)."""
-    for sel in list(q.find_all(exp.Select)):
-        for join in sel.args.get("joins") or []:
-            sub = join.this
-            if not (isinstance(sub, exp.Subquery) and sub.alias.startswith("_u_") and isinstance(sub.this, exp.Select)):
-                continue
-            counts = {e.alias for e in sub.this.expressions if isinstance(e, exp.Alias) and isinstance(e.this, exp.Count)}
-            for col in list(sel.find_all(exp.Column)):
-                if col.table == sub.alias and col.name in counts and col.find_ancestor(exp.Select) is sel \
-                        and not isinstance(col.parent, exp.Coalesce):
-                    col.replace(exp.Coalesce(this=col.copy(), expressions=[exp.Literal.number(0)]))
-    return q
-
-
 def join_kind(join: exp.Join) -> str:
     side = (join.side or "").lower()
     kind = (join.kind or "").lower()
@@ -284,18 +279,6 @@ def join_kind(join: exp.Join) -> str:
     if kind in ("", "inner", "cross", "outer"):
         return "inner"
     raise NotSupported(f"{kind.upper()} JOIN in a materialized view")
-
-
-def _at_most_one_row(q: exp.Expression) -> bool:
-    """A query that cannot return two rows: an aggregate without GROUP BY, LIMIT 1, no FROM."""
-    if not isinstance(q, exp.Select):
-        return False
-    if not (q.args.get("from") or q.args.get("from_")):
-        return True
-    limit = q.args.get("limit")
-    if limit is not None and _int_literal(limit.expression) in (0, 1):
-        return True
-    return not q.args.get("group") and bool(_aggs(q)) and all(e.find(exp.AggFunc) for e in q.expressions)
 
 
 def output_name(e: exp.Expression) -> str:
@@ -319,8 +302,10 @@ def output_name(e: exp.Expression) -> str:
         return output_name(e.this)  # `lag(x) OVER (...)` is named `lag`
     if isinstance(e, exp.CurrentTimestamp) and "start" in e.meta:
         return "now"  # written now(): CURRENT_TIMESTAMP, written as such, has no call
-    if isinstance(e, (exp.Case, exp.Array)):
+    if isinstance(e, (exp.Case, exp.Array, exp.Exists)):
         return type(e).__name__.lower()
+    if isinstance(e, exp.Subquery) and isinstance(e.this, exp.Select) and len(e.this.expressions) == 1:
+        return output_name(e.this.expressions[0])  # a scalar subquery: its own column's name
     if isinstance(e, exp.Anonymous):
         return e.name.lower()
     if isinstance(e, exp.Func):
@@ -346,10 +331,9 @@ class StreamPlanner:
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
-        from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
 
         q, rels = qualify_query(query, self.catalog)
-        q = pushdown_predicates(fix_decorrelated_counts(unnest_subqueries(q)))
+        q = pushdown_predicates(decorrelate(q))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
             if isinstance(sub.this, exp.Select) and prune_select(sub.this, self.used.get(sub.alias_or_name)):
@@ -388,8 +372,7 @@ class StreamPlanner:
         node, scope = self.plan_from(s)
         where = s.args.get("where")
         if where is not None:
-            node, scope, rest = self.semi_joins(node, scope, where.this)
-            rest = [c for c in rest if not (isinstance(c, exp.Boolean) and c.this)]
+            rest = [c for c in conjuncts(where.this) if not (isinstance(c, exp.Boolean) and c.this)]
             temporal = [c for c in rest if _reads_now(c)]
             rest = [c for c in rest if not _reads_now(c)]
             if rest:
@@ -569,34 +552,6 @@ class StreamPlanner:
         node = StreamHashJoin(types, sk, [left, right], left_keys=lkeys, right_keys=rkeys, condition=cond,
                               kind=kind, null_safe=null_safe)
         return node, scope
-
-    def semi_joins(self, node, scope, where: exp.Expression | None):
-        """`x [NOT] IN (subquery)` conjuncts of WHERE become semi / anti joins; the rest stays."""
-        rest = []
-        for c in conjuncts(where):
-            neg = isinstance(c, exp.Not)
-            inner = c.this if neg else c
-            if isinstance(inner, exp.In) and inner.args.get("query") is not None:
-                sub = inner.args["query"]
-                sub = sub.this if isinstance(sub, exp.Subquery) else sub
-                planned = self.plan_select(sub) if isinstance(sub, exp.Select) else None
-                if planned is None or planned.visible != 1:
-                    raise NotSupported("IN (subquery) with more than one column in a materialized view")
-                alias = "__in_sub"
-                rscope = [(alias, f"c{i}") for i in range(len(planned.names))]
-                probe = inner.this
-                right_col = exp.column("c0", table=alias)
-                if neg:
-                    # NOT IN is false as soon as either side is NULL (PostgreSQL's three-valued logic)
-                    on = exp.or_(exp.EQ(this=probe.copy(), expression=right_col.copy()),
-                                 exp.Is(this=probe.copy(), expression=exp.Null()),
-                                 exp.Is(this=right_col.copy(), expression=exp.Null()))
-                else:
-                    on = exp.EQ(this=probe.copy(), expression=right_col)
-                node, scope = self.join(node, scope, planned.node, rscope, on, "anti" if neg else "semi")
-            else:
-                rest.append(c)
-        return node, scope, rest
 
     # -- aggregation ------------------------------------------------------------------------------
     def plan_agg(self, node, scope, exprs, group, having):
@@ -943,9 +898,7 @@ class StreamPlanner:
         def repl(n: exp.Expression):
             if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
                 return exp.column(f"_{self.lookup(n, scope)}")
-            if isinstance(n, exp.Subquery) and not _at_most_one_row(n.this):
-                raise BindError("Scalar subquery might produce more than one row")
-            if isinstance(n, (exp.Subquery, exp.Exists)) or (isinstance(n, exp.In) and n.args.get("query")):
-                raise NotSupported("subqueries in expressions of a materialized view")
+            if isinstance(n, (exp.Subquery, exp.Exists, exp.Query)) or (isinstance(n, exp.In) and n.args.get("query")):
+                raise NotSupported("subqueries in expressions of a materialized view")  # left by decorrelate
             return n
         return e.copy().transform(repl)
