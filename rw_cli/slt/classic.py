@@ -162,7 +162,7 @@ def check_query(result: Result | None, types: str, sort_mode: str, expected: lis
     """None when the result is what the record expects (and equals its label's), else the
     failure: its first line a summary, then the expected and actual results."""
     rows = format_result(result, types)
-    ncols = len(rows[0]) if rows else (result.table.num_columns if result is not None and result.table is not None else 0)
+    ncols = result.table.num_columns if result is not None and result.table is not None else 0
     if rows and types and ncols != len(types):
         return f"wrong number of columns: expected {len(types)}, got {ncols}"
     values = sorted_values(rows, sort_mode)

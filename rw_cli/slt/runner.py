@@ -349,6 +349,13 @@ class _HardStop:
             signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
 
 
+def _set_implicit_flush(runner: FileRunner, path: str) -> None:
+    try:
+        runner.session.execute("SET rw_implicit_flush = true")
+    except Exception as e:  # noqa: BLE001 - the file still runs, its reads may lag its writes
+        runner.out.write(f"{path}: cannot set implicit flush: {FileRunner._describe_error(e)}\n")
+
+
 def _default_session_factory(data_dir: str, engine: str):
     from rw_cli.session import Session
 
@@ -389,7 +396,7 @@ def run_file(path: str, *, keep_going: bool, data_dir: str | None, engine: str, 
         try:
             with _HardStop(deadline):
                 if classic:  # the classic files assume read-your-writes
-                    runner.session.execute("SET rw_implicit_flush = true")
+                    _set_implicit_flush(runner, path)
                 try:
                     runner.run_records(records)
                 except _Stop:
