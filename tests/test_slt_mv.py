@@ -174,7 +174,7 @@ def test_select1_sample_has_no_different_mv(tmp_path):
     with open(os.path.join(CORPUS, "select1.test"), encoding="utf-8") as f:
         blocks = f.read().split("\n\n")
     path = tmp_path / "select1_head.test"
-    path.write_text("\n\n".join(blocks[:80]) + "\n")  # the table, its rows and ~45 queries
+    path.write_text("\n\n".join(blocks[:120]) + "\n")  # the table, its rows and 89 queries
     out = io.StringIO()
     rc = run_files([str(path)], out=out, options=RunOptions(mv=True, verbose=True, timeout=20))
     text = out.getvalue()
