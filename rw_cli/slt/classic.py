@@ -55,6 +55,8 @@ def _as_decimal(value) -> decimal.Decimal | None:
 
 
 def format_integer(value) -> str:
+    if type(value) is int:  # the common case, without a Decimal
+        return str(value)
     d = _as_decimal(value)
     if d is None:
         return str(value)
@@ -62,6 +64,8 @@ def format_integer(value) -> str:
 
 
 def format_real(value) -> str:
+    if type(value) is int:
+        return f"{value}.000"
     d = _as_decimal(value)
     if d is None:
         return str(value)
