@@ -29,6 +29,7 @@ from rw_cli.slt.classic import ClassicState, check_query
 from rw_cli.slt.differential import Differential, MvReport
 from rw_cli.slt.parser import (CLASSIC_ENGINES, ENGINE, Record, SltParseError, include_paths,
                                is_classic, parse_duration, parse_file)
+from rw_cli.slt.report import file_line, write_mv_details, write_mv_total
 
 MAX_SLEEP_S = 1.0
 MAX_BACKOFF_S = 1.0
@@ -421,42 +422,6 @@ def run_file(path: str, *, keep_going: bool, data_dir: str | None, engine: str, 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _file_line(path: str, outcome: FileOutcome, mv: bool) -> str:
-    timeout = ""
-    if outcome.timed_out is not None:
-        timeout = f"; timeout after {outcome.timed_out:g}s, {outcome.not_run} not run"
-    if mv:
-        total = outcome.passed + outcome.failed
-        r = outcome.mv or MvReport()
-        return (f"{path}: batch {outcome.passed}/{total} passed; MV {r.equal} equal, "
-                f"{r.refused_count} refused, {len(r.different)} different{timeout}\n")
-    if outcome.failed:
-        return f"FAIL {path} ({outcome.passed} passed, {outcome.failed} failed{timeout})\n"
-    return f"ok {path}\n"
-
-
-def _one_line(sql: str, width: int = 160) -> str:
-    text = " ".join(sql.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def _write_mv_details(out: TextIO, report: MvReport, verbose: bool) -> None:
-    """The different queries (always) and, verbose, the refused ones by reason."""
-    for d in report.different:
-        out.write(f"  {d.path}:{d.line}: MV different ({d.when}): {_one_line(d.sql)}\n")
-        if verbose:
-            out.write("".join(f"    {ln}\n" for ln in d.detail.splitlines()))
-    if verbose:
-        for reason, items in sorted(report.refused.items(), key=lambda kv: -len(kv[1])):
-            out.write(f"  refused ({len(items)}): {reason}\n")
-            for r in items:
-                out.write(f"    {r.path}:{r.line}: {_one_line(r.sql)}\n")
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{100.0 * part / whole:.2f}%" if whole else "-"
-
-
 def run_files(paths: list[str], *, keep_going: bool = False, data_dir: str | None = None,
               engine: str = "embedded", out: TextIO | None = None,
               session_factory: Callable | None = None, options: RunOptions | None = None) -> int:
@@ -480,9 +445,10 @@ def run_files(paths: list[str], *, keep_going: bool = False, data_dir: str | Non
                            session_factory=session_factory, options=options)
         passed += outcome.passed
         failed += outcome.failed
-        out.write(_file_line(path, outcome, options.mv))
+        mv = (outcome.mv or MvReport()) if options.mv else None
+        out.write(file_line(path, outcome.passed, outcome.failed, outcome.not_run, outcome.timed_out, mv))
         if options.mv and outcome.mv is not None:
-            _write_mv_details(out, outcome.mv, options.verbose)
+            write_mv_details(out, outcome.mv, options.verbose)
             total_mv.add(outcome.mv)
         elif options.mv:
             unrun += 1
@@ -491,13 +457,7 @@ def run_files(paths: list[str], *, keep_going: bool = False, data_dir: str | Non
         out.write(f"{passed} passed, {failed} failed\n")
         out.flush()
         return 0 if failed == 0 and (files or not paths) else 1
-    tried = total_mv.equal + total_mv.refused_count + len(total_mv.different)
-    out.write(f"total: {len(files)} file(s); batch {passed}/{passed + failed} passed "
-              f"({_percent(passed, passed + failed)}); MV {total_mv.equal} equal "
-              f"({_percent(total_mv.equal, tried)}), {total_mv.refused_count} refused, "
-              f"{len(total_mv.different)} different\n")
-    for reason, items in sorted(total_mv.refused.items(), key=lambda kv: -len(kv[1])):
-        out.write(f"  refused {len(items)}: {reason}\n")
+    write_mv_total(out, len(files), passed, failed, total_mv)
     out.flush()
     unreadable = bool(missing) or unrun > 0 or (not files and bool(paths))
     return 1 if total_mv.different or unreadable else 0
