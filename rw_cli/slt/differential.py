@@ -103,7 +103,8 @@ def referenced_words(sql: str) -> frozenset[str]:
 
 
 _DDL_TARGETS = re.compile(
-    r"^\s*(?:drop\s+(?:table|view|materialized\s+view|source|sink)|alter\s+(?:table|view|materialized\s+view|source))"
+    r"^\s*(?:drop\s+(?:table|view|materialized\s+view|source|sink)"
+    r"|alter\s+(?:table|view|materialized\s+view|source))"
     r"\s+(?:if\s+exists\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
 
 
