@@ -255,16 +255,26 @@ def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_in
 
 @main.command("slt")
 @click.option("--keep-going", is_flag=True, help="Run every record of a file even after a failure.")
+@click.option("--mv", is_flag=True,
+              help="Differential mode: also create every query as a materialized view and compare it "
+                   "with the query, at once and after later statements. One line per file; exit 1 "
+                   "only if an MV differs (implies --keep-going).")
+@click.option("-v", "--verbose", is_flag=True, help="With --mv: list the refused and different queries "
+                                                     "and the batch failures.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Stop a file after this many seconds; the records it did not reach count as failed.")
 @click.argument("paths", nargs=-1, required=True)
 @click.pass_context
-def slt_command(ctx: click.Context, keep_going: bool, paths: tuple[str, ...]) -> None:
-    """Run sqllogictest files, directories (*.slt) or globs."""
-    from rw_cli.slt.runner import run_files
+def slt_command(ctx: click.Context, keep_going: bool, mv: bool, verbose: bool, timeout: float | None,
+                paths: tuple[str, ...]) -> None:
+    """Run sqllogictest files, directories (*.slt, and SQLite's classic *.test) or globs."""
+    from rw_cli.slt.runner import RunOptions, run_files
 
     obj = ctx.obj or {}
+    options = RunOptions(keep_going=keep_going, timeout=timeout, mv=mv, verbose=verbose)
     rc = run_files(list(paths), keep_going=keep_going, data_dir=obj.get("data_dir"),
                    engine=obj.get("engine", "embedded"), out=sys.stdout,
-                   session_factory=_session_factory)
+                   session_factory=_session_factory, options=options)
     sys.exit(rc)
 
 

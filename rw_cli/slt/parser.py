@@ -1,5 +1,8 @@
 """sqllogictest files, as sqllogictest-rs (RisingWave's runner) reads them.
 
+SQLite's classic files (`*.test`, see is_classic) have the same records; only their results
+are written differently (one value per line, or `N values hashing to MD5`: see classic.py).
+
 A file is a sequence of records separated by blank lines:
 
     statement ok | statement error [regex] | statement count N
@@ -20,6 +23,10 @@ import re
 from dataclasses import dataclass, field
 
 ENGINE = "risingwave"
+# the names a classic (SQLite-corpus) file's `skipif` / `onlyif` address rw by: its records
+# checked against PostgreSQL apply to rw, as do RisingWave-format conditions
+CLASSIC_ENGINES = frozenset({"postgresql", "rw", ENGINE})
+CLASSIC_SUFFIX = ".test"
 SORT_MODES = ("nosort", "rowsort", "valuesort")
 
 
@@ -54,13 +61,22 @@ class Record:
         """Statements and queries are what pass or fail."""
         return self.kind in ("statement", "query")
 
-    def applies(self, engine: str = ENGINE) -> bool:
+    def applies(self, engine: str | frozenset[str] = ENGINE) -> bool:
+        """Whether the record's `skipif` / `onlyif` conditions let an engine answering to
+        `engine` (one name or several) run it."""
+        names = frozenset((engine,)) if isinstance(engine, str) else engine
         for cond, name in self.conditions:
-            if cond == "skipif" and name == engine:
+            if cond == "skipif" and name in names:
                 return False
-            if cond == "onlyif" and name != engine:
+            if cond == "onlyif" and name not in names:
                 return False
         return True
+
+
+def is_classic(path: str) -> bool:
+    """SQLite's classic sqllogictest files end in `.test`; RisingWave's in `.slt`/`.slt.part`.
+    The two differ in how results are written and compared, not in their records."""
+    return path.endswith(CLASSIC_SUFFIX)
 
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")

@@ -1,0 +1,374 @@
+"""`rw slt --mv`: every query of a file also as a materialized view, checked against itself.
+
+A query's batch result is what the MV must hold. Each `query` record that passes in batch is
+created as a materialized view right after it ran (the outermost ORDER BY dropped unless a
+LIMIT, OFFSET or FETCH needs it; the columns named c1..cN, so that unnamed or repeated output
+columns are no reason to refuse), and its rows are compared with the query's as multisets.
+The view then lives through the file's later statements: after any of them the view is
+compared again (its query re-run in batch) at the next query record, and at the end of the
+file after a FLUSH. A view no later statement can change is dropped once compared.
+
+Each view ends in one of three outcomes: equal, refused (CREATE failed: grouped by the error
+message with its literals and names normalized), or different (the first comparison that
+failed, with the query). Values compare as values, not as text: numbers by value (fractions to
+10 significant digits, so that a float sum added up in another order is the same sum), so a
+numeric printed with another scale is no difference.
+
+Views are dropped before a statement that drops or alters a relation their query names (RW,
+like PostgreSQL, refuses to drop a table an MV reads): CASCADE, for the views made here only.
+"""
+from __future__ import annotations
+
+import decimal
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from rw_cli.result import Result
+from rw_cli.slt.parser import Record
+
+MV_PREFIX = "rw_slt_mv_"
+SHOWN_ROWS = 10  # rows listed per side of a difference
+
+
+# -- the query of a view -------------------------------------------------------------------
+
+_QUERY_START = re.compile(r"^\s*(\(|select\b|with\b|values\b)", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def _top_level_words(sql: str) -> list[tuple[int, str]]:
+    """The words outside parentheses, strings, quoted names and comments, with their offsets,
+    lower-cased."""
+    words: list[tuple[int, str]] = []
+    depth, i, n = 0, 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in ("'", '"'):
+            j = i + 1
+            while j < n:
+                if sql[j] == ch:
+                    if j + 1 < n and sql[j + 1] == ch:  # a doubled quote inside
+                        j += 2
+                        continue
+                    break
+                j += 1
+            i = j + 1
+        elif sql.startswith("--", i):
+            j = sql.find("\n", i)
+            i = n if j < 0 else j + 1
+        elif sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        elif ch == "(":
+            depth += 1
+            i += 1
+        elif ch == ")":
+            depth -= 1
+            i += 1
+        elif ch.isalpha() or ch == "_":
+            m = _WORD.match(sql, i)
+            if depth == 0:
+                words.append((i, m.group(0).lower()))
+            i = m.end()
+        else:
+            i += 1
+    return words
+
+
+def view_query(sql: str) -> str | None:
+    """The query a view is made of: the SQL without its trailing `;` and its outermost ORDER
+    BY (which orders nothing in a view) unless a LIMIT, OFFSET or FETCH after it needs it.
+    None for SQL that is no SELECT (SHOW, EXPLAIN, DML with RETURNING, ...)."""
+    text = sql.strip().rstrip(";").rstrip()
+    if not _QUERY_START.match(text):
+        return None
+    words = _top_level_words(text)
+    order_at = None
+    for (pos, w), (_, nxt) in zip(words, words[1:]):
+        if w == "order" and nxt == "by":
+            order_at = pos
+    if order_at is None:
+        return text
+    if any(pos > order_at and w in ("limit", "offset", "fetch") for pos, w in words):
+        return text
+    return text[:order_at].rstrip()
+
+
+def referenced_words(sql: str) -> frozenset[str]:
+    """Every word of a query, lower-cased: a superset of the relations it reads."""
+    return frozenset(w.lower() for w in _WORD.findall(sql))
+
+
+_DDL_TARGETS = re.compile(
+    r"^\s*(?:drop\s+(?:table|view|materialized\s+view|source|sink)"
+    r"|alter\s+(?:table|view|materialized\s+view|source))"
+    r"\s+(?:if\s+exists\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def dropped_names(sql: str) -> frozenset[str]:
+    """The relations a DROP or ALTER statement names (last part of each name, lower-cased);
+    empty for any other statement."""
+    m = _DDL_TARGETS.match(sql.strip().rstrip(";"))
+    if not m:
+        return frozenset()
+    rest = m.group(1)
+    if sql.lstrip()[:5].lower() == "alter":
+        rest = rest.split(None, 1)[0] if rest.split() else ""
+    names = set()
+    for part in rest.split(","):
+        tokens = part.strip().split()
+        if tokens and tokens[0].lower() not in ("cascade", "restrict"):
+            names.add(tokens[0].split(".")[-1].strip('"').lower())
+    return frozenset(names)
+
+
+# -- comparing rows ------------------------------------------------------------------------
+
+def _canonical(value):
+    """A value as the comparison sees it: numbers by value, fractions to 10 significant
+    digits; nested values by their repr."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            return str(value)
+        if value == value.to_integral_value():
+            return int(value)
+        value = float(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        if value.is_integer() and abs(value) < 2**63:
+            return int(value)
+        if abs(value) < 1e-12:
+            return 0
+        return float(f"{value:.10g}")
+    if isinstance(value, (list, tuple, dict)):
+        return repr(value)
+    return value
+
+
+def canonical_rows(result: Result | None) -> Counter:
+    """A result's rows as a multiset of tuples of canonical values."""
+    if result is None or result.table is None or result.table.num_columns == 0:
+        return Counter()
+    columns = [[_canonical(v) for v in c.to_pylist()] for c in result.table.columns]
+    return Counter(zip(*columns))
+
+
+def describe_difference(query_rows: Counter, view_rows: Counter) -> str:
+    def listing(rows: Counter) -> str:
+        items = sorted(rows.elements(), key=repr)
+        lines = [" ".join("NULL" if v is None else str(v) for v in row) for row in items[:SHOWN_ROWS]]
+        if len(items) > SHOWN_ROWS:
+            lines.append(f"... {len(items) - SHOWN_ROWS} more")
+        return "\n".join(lines) if lines else "(none)"
+
+    missing, extra = query_rows - view_rows, view_rows - query_rows
+    return (f"[Rows of the query missing from the MV: {sum(missing.values())}]\n{listing(missing)}\n"
+            f"[Rows of the MV not in the query: {sum(extra.values())}]\n{listing(extra)}")
+
+
+# -- reasons -------------------------------------------------------------------------------
+
+_SINGLE_QUOTED = re.compile(r"'(?:[^']|'')*'")
+_DOUBLE_QUOTED = re.compile(r'"(?:[^"]|"")*"')
+_NUMBER = re.compile(r"(?<![A-Za-z_$])[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b")
+
+
+def refusal_reason(message: str, view_name: str) -> str:
+    """An error message as a group of refusals: its first line, the view's name as `<mv>`,
+    literals as `'?'`, quoted names as `"?"`, numbers as `N`."""
+    first = message.strip().splitlines()[0] if message.strip() else "(no message)"
+    first = first.replace(view_name, "<mv>")
+    first = _SINGLE_QUOTED.sub("'?'", first)
+    first = _DOUBLE_QUOTED.sub('"?"', first)
+    return _NUMBER.sub("N", first)
+
+
+# -- the outcome of a file -----------------------------------------------------------------
+
+@dataclass
+class Refusal:
+    path: str
+    line: int
+    sql: str
+    message: str
+
+
+@dataclass
+class Difference:
+    path: str
+    line: int
+    sql: str
+    when: str
+    detail: str
+
+
+@dataclass
+class MvReport:
+    """The MV outcomes of one file (or, added up, of a run)."""
+
+    equal: int = 0
+    refused: dict[str, list[Refusal]] = field(default_factory=dict)
+    different: list[Difference] = field(default_factory=list)
+
+    @property
+    def refused_count(self) -> int:
+        return sum(len(v) for v in self.refused.values())
+
+    def add(self, other: "MvReport") -> None:
+        self.equal += other.equal
+        for reason, items in other.refused.items():
+            self.refused.setdefault(reason, []).extend(items)
+        self.different.extend(other.different)
+
+
+@dataclass
+class _View:
+    name: str
+    rec: Record
+    query: str
+    words: frozenset[str]
+    dirty: bool = False
+
+
+def _message(err: BaseException) -> str:
+    message = getattr(err, "message", None)
+    if message:
+        return str(message)
+    from rw_cli.errors import RwError
+
+    return str(err) if isinstance(err, RwError) else f"internal error: {type(err).__name__}: {err}"
+
+
+class Differential:
+    """The views of one file, from their creation to their drop.
+
+    `session` returns the runner's current session (a `restart` record replaces it);
+    `implicit_flush` says whether every statement's effect is visible to the next query (else
+    a FLUSH comes before each comparison); `keeps` says whether a view made at a record may
+    still see a change (a statement after it)."""
+
+    def __init__(self, session: Callable[[], object], implicit_flush: bool,
+                 keeps: Callable[[Record], bool]):
+        self.session = session
+        self.implicit_flush = implicit_flush
+        self.keeps = keeps
+        self.report = MvReport()
+        self.views: list[_View] = []
+        self.created = 0
+
+    # hooks the runner calls around records
+    def before_statement(self, rec: Record) -> None:
+        names = dropped_names(rec.sql)
+        if not names:
+            return
+        for view in [v for v in self.views if v.words & names]:
+            if view.dirty:
+                self._recheck(view, f"before the statement at line {rec.line}")
+            if view in self.views:
+                self._retire(view)
+
+    def after_statement(self, rec: Record) -> None:
+        for view in self.views:
+            view.dirty = True
+
+    def before_query(self, rec: Record) -> None:
+        for view in [v for v in self.views if v.dirty]:
+            self._recheck(view, f"after statements, at the query at line {rec.line}")
+
+    def after_query(self, rec: Record, result: Result | None) -> None:
+        """The query passed in batch with `result`: make it a view and compare."""
+        query = view_query(rec.sql)
+        if query is None or result is None or result.table is None or result.table.num_columns == 0:
+            return
+        self.created += 1
+        name = f"{MV_PREFIX}{self.created}"
+        columns = ", ".join(f"c{i + 1}" for i in range(result.table.num_columns))
+        try:
+            self._execute(f"CREATE MATERIALIZED VIEW {name} ({columns}) AS {query}")
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as err:  # noqa: BLE001 - every refusal is counted, none is fatal
+            message = _message(err)
+            self.report.refused.setdefault(refusal_reason(message, name), []).append(
+                Refusal(rec.path, rec.line, rec.sql, message))
+            self._drop(name)  # a failed CREATE may leave its view behind
+            return
+        view = _View(name, rec, query, referenced_words(query))
+        self.views.append(view)
+        if self.implicit_flush:
+            equal = self._compare(view, "at creation", result)
+        else:  # the batch result may predate a barrier the view has already seen
+            equal = self._recheck(view, "at creation")
+        if equal and not self.keeps(rec):
+            self._retire(view)
+
+    def finish(self) -> None:
+        """The end of the file: a FLUSH, every view compared once more, then dropped."""
+        if self.views:
+            try:
+                self._execute("FLUSH")
+            except Exception:  # noqa: BLE001 - the comparisons below report what went wrong
+                pass
+        for view in list(self.views):
+            if self._recheck(view, "at the end of the file"):
+                self._retire(view)
+
+    # the life of a view
+    def _execute(self, sql: str) -> Result:
+        return self.session().execute(sql)
+
+    def _recheck(self, view: _View, when: str) -> bool:
+        view.dirty = False
+        if not self.implicit_flush:
+            try:
+                self._execute("FLUSH")
+            except Exception:  # noqa: BLE001
+                pass
+        return self._compare(view, when, None)
+
+    def _compare(self, view: _View, when: str, expected: Result | None) -> bool:
+        """Compare a view with its query (re-run unless `expected` is given); a difference
+        ends the view. True when equal."""
+        try:
+            if expected is None:
+                expected = self._execute(view.query)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as err:  # noqa: BLE001 - the query itself no longer runs
+            return self._differ(view, when, f"the query failed: {_message(err)}")
+        try:
+            actual = self._execute(f"SELECT * FROM {view.name}")
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as err:  # noqa: BLE001
+            return self._differ(view, when, f"reading the MV failed: {_message(err)}")
+        want, got = canonical_rows(expected), canonical_rows(actual)
+        if want == got:
+            return True
+        return self._differ(view, when, describe_difference(want, got))
+
+    def _differ(self, view: _View, when: str, detail: str) -> bool:
+        self.report.different.append(Difference(view.rec.path, view.rec.line, view.rec.sql, when, detail))
+        self.views.remove(view)
+        self._drop(view.name)
+        return False
+
+    def _retire(self, view: _View) -> None:
+        """A view that stayed equal to its query to the last comparison."""
+        self.report.equal += 1
+        self.views.remove(view)
+        self._drop(view.name)
+
+    def _drop(self, name: str) -> None:
+        try:
+            self._execute(f"DROP MATERIALIZED VIEW IF EXISTS {name}")
+        except Exception:  # noqa: BLE001 - a view that cannot be dropped only costs memory
+            pass
