@@ -27,6 +27,10 @@ With --each, every query runs alone in its own process (its own rw session and D
 peak RSS is that query's), and a table shows each query's maintenance rate against its
 recompute.
 
+Memory: today q2, q8 and q9 plan a cross join of PART and SUPPLIER (the FROM list's order; no
+join reordering), so all 22 together at SF 0.1 peak near 16 GB of RSS; --each, or --queries
+without them, keeps a run within a few GB.
+
     python bench/tpch.py [--scale 0.1] [--epochs 10] [--each] [--queries q3,q5] [--data-dir DIR] [--json FILE]
 """
 from __future__ import annotations
