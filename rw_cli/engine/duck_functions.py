@@ -15,6 +15,10 @@ import re
 import duckdb
 import pyarrow as pa
 
+# the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
+# no TRY may enclose a call of one)
+RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr"})
+
 MACROS = [
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
     "CREATE OR REPLACE MACRO boolne(a, b) AS (a::BOOLEAN <> b::BOOLEAN)",
@@ -48,6 +52,9 @@ MACROS = [
     "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
     "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
     "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a % b END)",
+    # streaming's non-strict forms: NULL instead of the error (RisingWave's non-strict mode)
+    "CREATE OR REPLACE MACRO pg_div_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a / b) END)",
+    "CREATE OR REPLACE MACRO pg_mod_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a % b) END)",
     "CREATE OR REPLACE MACRO quote_ident(s) AS (CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s "
     "ELSE '\"' || replace(s, '\"', '\"\"') || '\"' END)",
     "CREATE OR REPLACE MACRO quote_literal(s) AS (chr(39) || replace(s::VARCHAR, chr(39), chr(39) || chr(39)) "

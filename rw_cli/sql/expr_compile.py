@@ -19,17 +19,33 @@ from rw_cli.sql.transpile import expr_to_duckdb_tree
 _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
 
 
+# PostgreSQL's raising division and modulo (macros that call DuckDB's error(), which DuckDB
+# counts as volatile, so no TRY may enclose them) -> their NULL-on-zero forms
+_NON_STRICT_FORMS = {"pg_div": "pg_div_or_null", "pg_mod": "pg_mod_or_null"}
+
+
 def non_strict(tree: exp.Expression) -> exp.Expression:
     """Stream expressions do not fail: as in RisingWave, an expression node whose evaluation
     errors yields NULL for that row, node by node — each node that may fail is wrapped in
-    DuckDB's TRY (bottom-up, so its arguments are wrapped too)."""
+    DuckDB's TRY (bottom-up, so its arguments are wrapped too), and a division or modulo by
+    zero gives NULL. A node enclosing one of DuckDB's error() calls (a macro raising
+    PostgreSQL's error) is left unwrapped: TRY refuses it."""
     for child in list(tree.iter_expressions()):
         new = non_strict(child)
         if new is not child:
             child.replace(new)
-    if isinstance(tree, _MAY_FAIL):
+    if isinstance(tree, exp.Anonymous) and tree.name.lower() in _NON_STRICT_FORMS:
+        return exp.Anonymous(this=_NON_STRICT_FORMS[tree.name.lower()], expressions=[a.copy() for a in tree.expressions])
+    if isinstance(tree, _MAY_FAIL) and not _raises(tree):
         return exp.Try(this=tree.copy())
     return tree
+
+
+def _raises(tree: exp.Expression) -> bool:
+    """Whether a call of one of our macros that may raise (through error()) is in `tree`."""
+    from rw_cli.engine.duck_functions import RAISING_MACROS
+
+    return any(isinstance(n, exp.Anonymous) and n.name.lower() in RAISING_MACROS for n in tree.walk())
 
 
 def compile_expr(tree: exp.Expression, input_types: list[DataType], result: DataType | None = None,

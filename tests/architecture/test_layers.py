@@ -10,8 +10,8 @@ from pathlib import Path
 import rw_cli
 from rw_cli.common.layers import LAYERS, layer_of
 
-from tests.architecture.import_graph import cycles, imports, module_files
-from tests.architecture.private_names import private_uses
+from .import_graph import cycles, imports, module_files
+from .private_names import private_uses
 
 PACKAGE = Path(rw_cli.__file__).parent
 
