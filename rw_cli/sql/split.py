@@ -56,15 +56,8 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
             continue
         # /* nested block comment */
         if c == "/" and nxt == "*":
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            if depth:
+            j, closed = _block_comment_end(text, i)
+            if not closed:
                 out.open = "/*"
                 i = n
                 break
@@ -197,6 +190,20 @@ def why_incomplete(text: str) -> str | None:
     return _scan(text).open
 
 
+def _block_comment_end(text: str, i: int) -> tuple[int, bool]:
+    """The index after the `/* ... */` opening at `i` (block comments nest), and whether it
+    closes before the text ends."""
+    depth, j, n = 1, i + 2, len(text)
+    while j < n and depth:
+        if text.startswith("/*", j):
+            depth, j = depth + 1, j + 2
+        elif text.startswith("*/", j):
+            depth, j = depth - 1, j + 2
+        else:
+            j += 1
+    return j, depth == 0
+
+
 def comment_spans(text: str) -> list[tuple[int, int]]:
     """[start, end) of every comment outside quotes: `--` to the end of its line (the newline
     not included), nested `/* */`."""
@@ -211,14 +218,7 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
             spans.append((i, j))
             i = j
         elif c == "/" and nxt == "*":
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
+            j = _block_comment_end(text, i)[0]
             spans.append((i, j))
             i = j
         elif c in "'\"":
