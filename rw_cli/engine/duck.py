@@ -61,8 +61,10 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
             return con.sql(sql).to_arrow_table() if _is_query(sql) else _run(con, sql)
         except duckdb.Error as e:
             raise ExecutionError(_clean_message(e)) from None
+    except ExecutionError:
+        raise  # DuckDB refused the statement; its connection is as it was
     except BaseException:
-        _discard_connection()  # whatever state a failure left it in, the next query starts clean
+        _discard_connection()  # interrupted mid-way: whatever state that left, start clean
         raise
     finally:
         for name in names:
