@@ -178,6 +178,10 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
                 if not run_sql(session, sql, cfg=cfg):
                     ok = False
                     break
+    except OSError as e:  # statements report their own errors: this is the output going away
+        _error(f"could not write to standard output: {e.strerror or e}")
+        _silence_stdout()
+        ok = False
     finally:
         try:
             session.close()
@@ -185,6 +189,16 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
             _error(_render_exception(err))
             ok = False
     sys.exit(0 if ok else 1)
+
+
+def _silence_stdout() -> None:
+    """Standard output failed (a full disk, a closed pipe): what is still buffered goes
+    nowhere, so the interpreter does not fail again flushing it at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 @main.group("config")

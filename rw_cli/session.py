@@ -13,7 +13,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 
-from rw_cli.errors import EpochFailed, InternalError, RwError
+from rw_cli.errors import EpochFailed, InternalError, RwError, SqlSyntaxError
 from rw_cli.meta.catalog import Catalog
 from rw_cli.common.epoch import EpochPair, next_epoch
 from rw_cli.common.session_config import SessionConfig
@@ -99,10 +99,13 @@ class Session:
     def execute_iter(self, sql: str) -> Iterator[Result]:
         from rw_cli.handler import dispatch
         from rw_cli.sql.dialect import parse_statement
-        from rw_cli.sql.split import split_statements
+        from rw_cli.sql.split import split_statements, unterminated
 
         if self.closed:
             raise RwError("the session is closed", hint="open a new one with rw_cli.connect(data_dir)")
+        if "/*" in sql and (found := unterminated(sql)) is not None:
+            # PostgreSQL's lexer refuses the whole text; splitting would drop the open comment
+            raise SqlSyntaxError(found[0], position=found[1])
         for text, offset in split_statements(sql):
             try:
                 tree = parse_statement(text, offset)

@@ -84,6 +84,19 @@ def _discard_connection() -> None:
             pass
 
 
+_function_names: frozenset[str] | None = None
+
+
+def function_names() -> frozenset[str]:
+    """Every function and macro name DuckDB answers to here (lower case), ours included:
+    a call of any other name is a user's error, worded as PostgreSQL words it."""
+    global _function_names
+    if _function_names is None:
+        rows = connection().execute("SELECT DISTINCT lower(function_name) FROM duckdb_functions()").fetchall()
+        _function_names = frozenset(r[0] for r in rows)
+    return _function_names
+
+
 def explain(sql: str, tables: dict[str, pa.Table] | None = None) -> list[str]:
     """DuckDB's physical plan of `sql`, as text lines."""
     out = query(f"EXPLAIN {sql}", tables)
@@ -135,8 +148,16 @@ _PG_MESSAGES = [
      r'invalid input syntax for type double precision: "\1"'),
     (re.compile(r"^Could not convert string '(.*)' to DECIMAL.*", re.S),
      r'invalid input syntax for type numeric: "\1"'),
-    (re.compile(r"^Type INT32 with value (\S+) can't be cast.*", re.S), "Numeric out of range: integer out of range"),
-    (re.compile(r"^Type INT64 with value (\S+) can't be cast.*", re.S), "Numeric out of range: bigint out of range"),
+    # the type named last is the cast's target: what is out of range
+    (re.compile(r"^Type \w+ with value \S+ can't be cast .*destination type INT16\b.*", re.S),
+     "Numeric out of range: smallint out of range"),
+    (re.compile(r"^Type \w+ with value \S+ can't be cast .*destination type INT32\b.*", re.S),
+     "Numeric out of range: integer out of range"),
+    (re.compile(r"^Type \w+ with value \S+ can't be cast .*destination type INT64\b.*", re.S),
+     "Numeric out of range: bigint out of range"),
+    (re.compile(r"^Failed to cast decimal value \S+ to type INT16\b.*", re.S), "Numeric out of range: smallint out of range"),
+    (re.compile(r"^Failed to cast decimal value \S+ to type INT32\b.*", re.S), "Numeric out of range: integer out of range"),
+    (re.compile(r"^Failed to cast decimal value \S+ to type INT64\b.*", re.S), "Numeric out of range: bigint out of range"),
     (re.compile(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
     (re.compile(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
     (re.compile(r"^More than one row returned by a subquery.*", re.S),

@@ -19,8 +19,9 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
         return query.handle_query(session, tree)
-    if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update)):
-        utility.check_not_in_transaction(session, type(tree).__name__.upper())
+    if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
+        word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
+        utility.check_not_in_transaction(session, word)
     if isinstance(tree, exp.Create):
         kind = (tree.args.get("kind") or "").upper()
         if kind in ("SOURCE", "SINK") or (kind == "TABLE" and _has_connector(tree)):
@@ -60,6 +61,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return dml.handle_delete(session, tree)
     if isinstance(tree, exp.Update):
         return dml.handle_update(session, tree)
+    if isinstance(tree, exp.TruncateTable):
+        return dml.handle_truncate(session, tree)
     if isinstance(tree, exp.Set):
         return utility.handle_set(session, tree)
     if isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"):

@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
-from rw_cli.errors import BindError, CatalogError, ExecutionError
+from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, TABLE, RelationCatalog
 from rw_cli.common.epoch import physical_now
 from rw_cli.result import Result
@@ -41,10 +41,7 @@ def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa
     """Cast each column to its target column's type with PostgreSQL's cast rules (DuckDB)."""
     exprs = [f"CAST(_{i} AS {rel.columns[j].type.duckdb()})" for i, j in enumerate(indices)]
     named = data.rename_columns([f"_{i}" for i in range(data.num_columns)])
-    try:
-        out = duck.eval_exprs(named, exprs)
-    except ExecutionError as e:
-        raise ExecutionError(f"cannot insert: {e.message}") from None
+    out = duck.eval_exprs(named, exprs)  # its error names the value and the type, as PostgreSQL's does
     return [out.column(i).cast(rel.columns[j].type.arrow()) for i, j in enumerate(indices)]
 
 
@@ -183,6 +180,22 @@ def handle_delete(session, tree: exp.Delete) -> Result:
         session.runtime.push(rel.id, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
         session.after_write()
     return _returning(session, rel, tree, rows, f"DELETE {rows.num_rows}")
+
+
+def handle_truncate(session, tree: exp.TruncateTable) -> Result:
+    """TRUNCATE [TABLE] t [, ...]: every row of each table deleted in one epoch, so the MVs
+    over them follow; every table is checked before any is changed."""
+    if tree.args.get("is_database"):
+        raise NotSupported("TRUNCATE DATABASE")
+    rels = [target_table(session, t) for t in tree.expressions]
+    for rel in rels:
+        _not_append_only(rel, "TRUNCATE")
+    for rel in rels:
+        rows = _matching_rows(session, rel, None).select(list(range(len(rel.columns))))
+        if rows.num_rows:
+            session.runtime.push(rel.id, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
+    session.after_write()
+    return Result("TRUNCATE TABLE")
 
 
 def handle_update(session, tree: exp.Update) -> Result:

@@ -4,14 +4,19 @@ from __future__ import annotations
 import fcntl
 import os
 
-from rw_cli.errors import LockedError
+from rw_cli.errors import LockedError, StorageError
 
 
 class DataDirLock:
     def __init__(self, data_dir: str):
-        os.makedirs(data_dir, exist_ok=True)
-        self.path = os.path.join(data_dir, "LOCK")
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.makedirs(data_dir, exist_ok=True)
+            self.path = os.path.join(data_dir, "LOCK")
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # a file in the way, no permission, a full disk
+            reason = "it is not a directory" if os.path.exists(data_dir) and not os.path.isdir(data_dir) \
+                else (e.strerror or str(e)).lower()
+            raise StorageError(f'could not open data directory "{data_dir}": {reason}') from None
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -6,6 +6,7 @@ so nothing downstream ever plans one.
 """
 from __future__ import annotations
 
+import logging
 import re
 
 import sqlglot
@@ -15,6 +16,10 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from rw_cli.errors import NotSupported, SqlSyntaxError
+
+# sqlglot warns on stderr about what it parses loosely (`FOR UPDATE`, commands); rw reports
+# what it does not support as errors of its own
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
 class Flush(exp.Expression):
@@ -132,8 +137,10 @@ _BEGIN = re.compile(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))
 def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added).
     Comments are blanked first (positions kept), so they are harmless anywhere."""
-    from rw_cli.sql.split import blank_comments
+    from rw_cli.sql.split import blank_comments, unterminated
 
+    if "/*" in sql and (found := unterminated(sql)) is not None:  # blanking would hide it
+        raise SqlSyntaxError(found[0], position=offset + found[1])
     sql = blank_comments(sql)
     if sql.strip().rstrip(";").strip().lower() == "flush":
         return Flush()
@@ -155,16 +162,13 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     except ParseError as e:
         raise _syntax_error(e, text, offset) from None
     except TokenError as e:
-        raise SqlSyntaxError(f"syntax error: {e}", position=offset + len(text)) from None
+        raise _token_error(e, text, offset) from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise SqlSyntaxError("expected exactly one statement", position=offset)
     tree = trees[0]
     if isinstance(tree, exp.Command):
-        word = " ".join(str(tree.this).split()[:1]).upper()
-        rest = str(tree.expression or "").split()
-        what = " ".join([word] + rest[:2]).strip()
-        raise NotSupported(what or "this statement", position=offset)
+        raise NotSupported(_statement_kind(text) or "this statement", position=offset)
     for key, value in flags.items():
         tree.set(key, value)
     if not isinstance(tree, (exp.Set, Show)):
@@ -175,6 +179,16 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     for alias in tree.find_all(exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
     return tree
+
+
+def _statement_kind(text: str) -> str:
+    """`PREPARE`, `CREATE SINK ... INTO`: the statement's leading keywords, as a message
+    names what is not supported (not the parser's rendering of the rest)."""
+    words = re.findall(r"[A-Za-z_]+|\S", text)
+    kind = words[:1]
+    if kind and kind[0].upper() in ("CREATE", "ALTER", "DROP", "SHOW", "COMMENT", "GRANT", "REVOKE"):
+        kind = words[:2]
+    return " ".join(kind).upper()
 
 
 AS_WRITTEN = "as_written"  # meta of an alias the statement spells out
@@ -211,6 +225,15 @@ def _check_escape_strings(text: str, offset: int) -> None:
         except UnicodeDecodeError as e:
             raise SqlSyntaxError(f'invalid byte sequence for encoding "UTF8": 0x{out[e.start]:02x}',
                                  position=offset + tok.start) from None
+
+
+def _token_error(e: TokenError, text: str, offset: int) -> SqlSyntaxError:
+    from rw_cli.sql.split import unterminated
+
+    found = unterminated(text)
+    if found is not None:
+        return SqlSyntaxError(found[0], position=offset + found[1])
+    return SqlSyntaxError(f"syntax error: {e}", position=offset + len(text))
 
 
 def _syntax_error(e: ParseError, text: str, offset: int) -> SqlSyntaxError:

@@ -341,7 +341,33 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
     if name in ("pg_typeof",):
         return None
+    _check_known(node)
     return None
+
+
+def _check_known(node: exp.Anonymous) -> None:
+    """A call of a name no function has fails as PostgreSQL's does, naming the argument
+    types (the caller annotated them), before DuckDB words it its own way."""
+    from rw_cli.engine.duck import function_names
+
+    name = node.name.lower()
+    if name in function_names():
+        return
+    from rw_cli.common.types import DataType
+
+    def pg_name(arg: exp.Expression) -> str:
+        t = getattr(arg, "type", None)
+        if t is None or t.this in (T.UNKNOWN, T.NULL):
+            return "unknown"
+        try:
+            return str(DataType.from_sql(t.sql("duckdb")))
+        except Exception:  # noqa: BLE001 - a type we have no name for: PostgreSQL's word
+            return "unknown"
+
+    types = ", ".join(pg_name(a) for a in node.expressions)
+    raise BindError(f"function {name}({types}) does not exist",
+                    hint="No function matches the given name and argument types. "
+                         "You might need to add explicit type casts.")
 
 
 def _text_of(arg: exp.Expression) -> exp.Expression:

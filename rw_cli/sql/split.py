@@ -23,6 +23,7 @@ class _Scan:
 
     spans: list[tuple[int, int]] = field(default_factory=list)  # [start, end) of each statement
     open: str | None = None  # the construct still open at the end: "'", '"', "$tag$", "/*", "(", "["
+    open_at: int | None = None  # where that construct (a quote or a comment) begins
     ends_with_semicolon: bool = False  # the last significant token is a top-level `;`
     meta: int | None = None  # offset of a backslash command outside quotes and comments
 
@@ -58,7 +59,7 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
         if c == "/" and nxt == "*":
             j, closed = _block_comment_end(text, i)
             if not closed:
-                out.open = "/*"
+                out.open, out.open_at = "/*", i
                 i = n
                 break
             i = j
@@ -83,7 +84,7 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
                 j += 1
             mark(i, min(j, n))
             if not closed:
-                out.open = "'"
+                out.open, out.open_at = "'", i
                 i = n
                 break
             i = j
@@ -103,7 +104,7 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
                 j += 1
             mark(i, j)
             if not closed:
-                out.open = '"'
+                out.open, out.open_at = '"', i
                 i = n
                 break
             i = j
@@ -116,7 +117,7 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
                 j = text.find(tag, m.end())
                 if j < 0:
                     mark(i, n)
-                    out.open = tag
+                    out.open, out.open_at = tag, i
                     i = n
                     break
                 mark(i, j + len(tag))
@@ -180,6 +181,19 @@ def is_complete(text: str) -> bool:
         return True
     scan = _scan(text, stop_at_meta=True)
     return scan.ends_with_semicolon or scan.meta is not None
+
+
+_UNTERMINATED = {"'": "quoted string", '"': "quoted identifier", "/*": "/* comment"}
+
+
+def unterminated(text: str) -> tuple[str, int] | None:
+    """PostgreSQL's lexer error for a quote or comment left open (`unterminated quoted
+    string at or near "'abc"`) and the offset it points at; None when all are closed."""
+    scan = _scan(text)
+    if scan.open_at is None:
+        return None
+    what = _UNTERMINATED.get(scan.open, "dollar-quoted string")
+    return f'unterminated {what} at or near "{text[scan.open_at:].rstrip()}"', scan.open_at
 
 
 def why_incomplete(text: str) -> str | None:

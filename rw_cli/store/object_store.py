@@ -76,7 +76,7 @@ class MemoryObjectStore(ObjectStore):
     def get_range(self, path: str, start: int, length: int) -> bytes:
         data = self.get(path)
         if start < 0 or length < 0 or start + length > len(data):
-            raise StorageError(f"range {start}+{length} out of bounds for object {path} ({len(data)} bytes)")
+            raise StorageError(_truncated(path, start, start + length))
         return data[start:start + length]
 
     def exists(self, path: str) -> bool:
@@ -97,6 +97,11 @@ class MemoryObjectStore(ObjectStore):
                 return False
             self._objects[path] = bytes(data)
             return True
+
+
+def _truncated(path: str, start: int, end: int) -> str:
+    return (f"object {path} of the state store is truncated or damaged: bytes {start}..{end} "
+            f"that its index points to are past its end")
 
 
 class LocalObjectStore(ObjectStore):
@@ -202,7 +207,7 @@ class LocalObjectStore(ObjectStore):
         except OSError as e:
             raise StorageError(f"cannot read object {path}: {e}") from e
         if len(data) != length:
-            raise StorageError(f"range {start}+{length} out of bounds for object {path}")
+            raise StorageError(_truncated(path, start, start + length))
         return data
 
     def exists(self, path: str) -> bool:

@@ -235,9 +235,10 @@ class VersionStore:
     def commit(self, version: HummockVersion) -> None:
         p = version_path(version.id)
         hint = self.current_hint()
-        if hint is not None and hint >= version.id:
+        if hint is not None and hint >= version.id and self.store.exists(version_path(hint)):
             # a newer writer claimed versions since (and vacuum may have deleted the object
-            # this one would collide with): fenced off
+            # this one would collide with): fenced off. A CURRENT that names no version is
+            # damaged, not a writer: the version objects are the truth, and this commit fixes it
             raise StorageError(f"version {hint} of the state store is newer than this writer's {version.id - 1}: "
                                f"another writer has opened it",
                                hint="only one process may write to a state store at a time")

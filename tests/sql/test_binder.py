@@ -221,12 +221,15 @@ def test_stream_bind_errors(catalog, sql, error, message):
 
 
 def test_unknown_function(catalog):
-    """An unknown function is found when DuckDB first sees it (the binder does not know
-    DuckDB's functions): at plan time for a stream, when run for a batch query."""
+    """An unknown function is found when the query is translated for DuckDB (against the
+    names DuckDB answers to), in a stream plan and a batch query alike, and named with its
+    argument types as PostgreSQL names it (issue 20, item 9)."""
     with pytest.raises(RwError) as e:
         stream_plan(catalog, "select nope(k) from t")
     assert "nope" in e.value.message and "does not exist" in e.value.message
-    assert "NOPE(t.k)" in batch_sql(catalog, "select nope(k) from t")
+    with pytest.raises(BindError) as e:
+        batch_sql(catalog, "select nope(k) from t")
+    assert e.value.message == "function nope(integer) does not exist"
 
 
 @pytest.mark.xfail(strict=True, reason='an ambiguous column is reported as `column "k" does not exist`; '
@@ -399,8 +402,6 @@ def test_type_names_in_messages(catalog, sql, message):
     assert e.value.message == message
 
 
-@pytest.mark.xfail(strict=True, reason="an unknown function is DuckDB's ExecutionError (`Scalar Function with "
-                   "name nope does not exist! Did you mean ...`); PostgreSQL: `function nope(integer) does not exist`")
 def test_unknown_function_message(catalog):
     with pytest.raises(BindError) as e:
         stream_plan(catalog, "select nope(k) from t")
