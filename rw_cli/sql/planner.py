@@ -426,7 +426,11 @@ class StreamPlanner:
         if from_ is None:  # SELECT without FROM: one constant row
             return StreamValues([BIGINT_T], [0], [], sql="SELECT CAST(1 AS BIGINT) AS _0"), []
         node, scope = self.plan_source(from_.this)
-        for join in s.args.get("joins") or []:
+        return self.plan_joins(node, scope, s.args.get("joins") or [])
+
+    def plan_joins(self, node: PlanNode, scope: list[tuple[str, str]],
+                   joins: list[exp.Join]) -> tuple[PlanNode, list[tuple[str, str]]]:
+        for join in joins:
             series = join.this
             if isinstance(series, exp.Table) and isinstance(series.this, (exp.ExplodingGenerateSeries,
                                                                            exp.GenerateSeries)):
@@ -497,11 +501,19 @@ class StreamPlanner:
             node = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
             scope = [(alias, c.name) for c in rel.columns]
             return self.prune(node, scope, alias)
-        if isinstance(src, exp.Subquery) and isinstance(src.this, exp.Select):
-            inner = self.plan_select(src.this)
+        if isinstance(src, exp.Subquery) and isinstance(src.this, (exp.Select, exp.Union, exp.Except, exp.Intersect)):
+            inner = self.plan_query(src.this)
             alias = src.alias_or_name
             scope = [(alias, n) for _, n in inner.scope]
             return inner.node, scope
+        if isinstance(src, exp.Subquery) and isinstance(src.this, exp.Table) and not src.alias:
+            # FROM (a JOIN b ON ...) [JOIN c ...]: joins associate to the left, so the
+            # parenthesized join is the same join unparenthesized; its columns keep their names
+            first = src.this.copy()
+            joins = first.args.get("joins") or []
+            first.set("joins", None)
+            node, scope = self.plan_source(first)
+            return self.plan_joins(node, scope, joins)
         if isinstance(src, (exp.Values, exp.Subquery)) and isinstance(src.unalias() if isinstance(src, exp.Subquery)
                                                                      else src, exp.Values):
             return self.plan_values(src)
