@@ -81,3 +81,21 @@ def test_stdout_on_a_full_device(tmp_path):
     assert proc.returncode == 1
     assert "could not write to standard output: No space left on device" in proc.stderr
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+
+
+def test_unknown_parameter_is_refused_and_risingwave_ones_kept(session):
+    with pytest.raises(RwError, match='unrecognized configuration parameter "nosuch"'):
+        session.execute("set nosuch = 1")
+    with pytest.raises(RwError, match='unrecognized configuration parameter "nosuch"'):
+        session.execute("show nosuch")
+    session.execute("set streaming_enable_delta_join = true")
+    assert session.execute("show streaming_enable_delta_join").fetchall() == [("true",)]
+
+
+def test_session_functions_answer_as_risingwave(session):
+    """Not the values of the DuckDB connection that runs the query (issue 20, item 10)."""
+    result = session.execute("select current_database(), current_user, session_user, current_schema(), version()")
+    assert result.columns == ["current_database", "current_user", "session_user", "current_schema", "version"]
+    db, user, session_user, schema, version = result.fetchall()[0]
+    assert (db, user, session_user, schema) == ("dev", "root", "root", "public")
+    assert version.startswith("PostgreSQL 13.14.0-RisingWave-")

@@ -17,14 +17,18 @@ def test_defaults_then_set_values():
     assert c.timezone == "Europe/Paris"
 
 
-def test_set_validates_known_parameters_and_keeps_unknown_ones():
+def test_set_validates_known_parameters_and_refuses_unknown_ones():
+    """A RisingWave parameter rw does not use is kept; a name no parameter has is refused
+    as PostgreSQL and RisingWave refuse it (issue 20, item 10)."""
     c = SessionConfig()
     with pytest.raises(BindError, match='invalid value for parameter "rw_implicit_flush"'):
         c.set("rw_implicit_flush", "maybe")
     with pytest.raises(BindError, match="TimeZone"):
         c.set("timezone", "Mars/Olympus")
-    c.set("some_rw_parameter", "7")
-    assert c.known("some_rw_parameter") and c.show("some_rw_parameter") == "7"
+    c.set("streaming_enable_delta_join", "true")
+    assert c.known("streaming_enable_delta_join") and c.show("streaming_enable_delta_join") == "true"
+    with pytest.raises(BindError, match='unrecognized configuration parameter "nothing_like_it"'):
+        c.set("nothing_like_it", "7")
     assert not c.known("nothing_like_it")
 
 

@@ -4,8 +4,9 @@ current_setting / pg_settings read, and the engine reads the typed values it nee
 (the time zone, implicit flush, parallelism, the barrier interval).
 
 Parameters are the session's own: a new session starts from the defaults (as in RisingWave
-and PostgreSQL, where only ALTER SYSTEM persists). A name no parameter has is kept as given,
-so a script that SETs a RisingWave parameter rw does not use still runs.
+and PostgreSQL, where only ALTER SYSTEM persists). A parameter RisingWave has but rw does not
+use (`streaming_enable_delta_join`, `sink_decouple`, ...) is kept as given, so a script
+written for RisingWave still runs; a name neither has is refused, as both refuse it.
 """
 from __future__ import annotations
 
@@ -71,6 +72,40 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("barrier_interval_ms", "1000", description="how often running pipelines checkpoint"),
 )}
 ALIASES = {"implicit_flush": "rw_implicit_flush"}  # RisingWave's other name for it
+
+# RisingWave's other session parameters (src/common/src/session_config/mod.rs) and their
+# `rw_` aliases, and PostgreSQL's that clients and drivers set: accepted and kept as text
+OTHER_PARAMETERS = frozenset("""
+    create_compaction_group_for_mv batch_enable_lookup_join rw_batch_enable_lookup_join
+    batch_enable_sort_agg rw_batch_enable_sort_agg batch_enable_distributed_dml batch_expr_strict_mode
+    max_split_range_gap visibility_mode query_epoch streaming_parallelism_for_backfill
+    streaming_parallelism_strategy streaming_parallelism_strategy_for_table streaming_parallelism_for_table
+    streaming_parallelism_strategy_for_sink streaming_parallelism_for_sink
+    streaming_parallelism_strategy_for_index streaming_parallelism_for_index
+    streaming_parallelism_strategy_for_source streaming_parallelism_for_source
+    streaming_parallelism_strategy_for_materialized_view streaming_parallelism_for_materialized_view
+    streaming_enable_delta_join rw_streaming_enable_delta_join streaming_enable_bushy_join
+    rw_streaming_enable_bushy_join streaming_force_filter_inside_join rw_streaming_force_filter_inside_join
+    streaming_use_arrangement_backfill streaming_use_snapshot_backfill streaming_allow_jsonb_in_stream_key
+    rw_streaming_allow_jsonb_in_stream_key streaming_unsafe_allow_unmaterialized_impure_expr
+    streaming_separate_consecutive_join streaming_separate_sink streaming_join_encoding
+    enable_join_ordering rw_enable_join_ordering rw_enable_two_phase_agg rw_force_two_phase_agg
+    enable_share_plan rw_enable_share_plan force_split_distinct_agg rw_force_split_distinct_agg
+    sink_decouple synchronize_seqscans idle_in_transaction_session_timeout lock_timeout
+    cdc_source_wait_streaming_start_timeout row_security backfill_rate_limit source_rate_limit
+    dml_rate_limit sink_rate_limit streaming_over_window_cache_policy rw_streaming_over_window_cache_policy
+    background_ddl streaming_use_shared_source bytea_output bypass_cluster_limits streaming_max_parallelism
+    iceberg_engine_connection streaming_enable_unaligned_join streaming_sync_log_store_pause_duration_ms
+    streaming_sync_log_store_buffer_size disable_purify_definition batch_hnsw_ef_search
+    enable_index_selection enable_locality_backfill locality_backfill_mode slow_ddl_notification_secs
+    unsafe_enable_storage_retention_for_non_append_only_tables enable_datafusion_engine upsert_dml
+    dml_wait_persistence
+    default_transaction_isolation default_transaction_read_only transaction_read_only
+    idle_session_timeout work_mem maintenance_work_mem jit geqo enable_seqscan enable_indexscan
+    enable_hashjoin enable_mergejoin enable_nestloop enable_partitionwise_join random_page_cost
+    effective_cache_size log_statement log_min_duration_statement default_text_search_config
+    xmloption escape_string_warning lc_messages lc_monetary lc_numeric lc_time role session_authorization
+""".split())
 # listed by SHOW ALL and pg_settings (barrier_interval_ms is a system parameter in RisingWave)
 LISTED = tuple(n for n in PARAMS if n not in ("integer_datetimes", "barrier_interval_ms"))
 DEFAULT_BARRIER_INTERVAL_MS = 1000
@@ -95,6 +130,8 @@ class SessionConfig:
     def set(self, name: str, text: str) -> None:
         name = canonical(name)
         param = PARAMS.get(name)
+        if param is None and name not in OTHER_PARAMETERS:
+            raise BindError(f'unrecognized configuration parameter "{name}"')
         self._values[name] = param.check(name, text) if param is not None else text
 
     def get(self, name: str, fallback: str | None = None) -> str | None:

@@ -155,7 +155,29 @@ def _values_decimals(node: exp.Values) -> None:
             e.replace(exp.Cast(this=e.copy(), to=typ.copy()))
 
 
+# What the session functions answer: RisingWave's defaults (database `dev`, user `root`,
+# schema `public`), not the values of the DuckDB connection that runs the query
+SESSION_VALUES = {exp.CurrentDatabase: "dev", exp.CurrentCatalog: "dev", exp.CurrentUser: "root",
+                  exp.SessionUser: "root", exp.CurrentSchema: "public"}
+
+
+def _server_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from rw_cli.common.session_config import default
+
+    try:
+        ours = version("rw_cli")
+    except PackageNotFoundError:
+        ours = "dev"
+    return f"PostgreSQL {default('server_version')}-RisingWave-rw_cli-{ours}"
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    if type(node) in SESSION_VALUES and not node.args.get("this"):
+        return exp.Literal.string(SESSION_VALUES[type(node)])
+    if isinstance(node, exp.CurrentVersion):
+        return exp.Literal.string(_server_version())
     if isinstance(node, exp.Overlay) and node.args.get("from_") is not None and not node.meta.get("checked"):
         # PostgreSQL: substring(s, 1, from - 1) || new || substring(s, from + for): a start
         # before 1 (or a negative count) is a negative substring length
