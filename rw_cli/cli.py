@@ -17,7 +17,7 @@ ENGINES = ("embedded", "spark")
 DEFAULT_DATA_DIR = "./rw-data"
 
 
-def _session_factory(data_dir: str, engine: str):
+def _session_factory(data_dir: str, engine: str, read_only: bool = False):
     """Open a Session (tests replace this)."""
     from rw_cli import session as session_module
     from rw_cli.errors import NotSupported
@@ -25,7 +25,8 @@ def _session_factory(data_dir: str, engine: str):
     supported = getattr(session_module, "ENGINES", ("embedded",))
     if engine not in supported:
         raise NotSupported(f"engine {engine}")
-    return session_module.Session(data_dir, engine=engine, **_STORE_OPTIONS)
+    options = dict(_STORE_OPTIONS, read_only=True) if read_only else _STORE_OPTIONS
+    return session_module.Session(data_dir, engine=engine, **options)
 
 
 # --state-store / --s3-endpoint / --cache-size: given before the subcommand, used by every
@@ -88,9 +89,47 @@ def run_sql(session, sql: str, out=None, cfg=None) -> bool:
     return not shell.failed
 
 
-def _open(data_dir: str, engine: str):
+def run_stream(session, lines, out=None, cfg=None) -> bool:
+    """Run a script that arrives line by line (a pipe): each statement or backslash command
+    runs once its text is complete, before the next line is read; stop at the first error or
+    `\\q`. Returns True when nothing failed."""
+    from rw_cli.config import Config
+    from rw_cli.shell.repl import Shell
+    from rw_cli.sql.split import is_complete
+
+    shell = Shell(session, cfg or Config(), out=out or sys.stdout)
+    pending = ""
+    lines_before = 0  # an error's LINE counts from the start of the input, as with -f
     try:
-        return _session_factory(data_dir, engine)
+        for line in lines:
+            pending += line
+            if not pending.strip() or not is_complete(pending):
+                continue
+            go_on = shell.handle("\n" * lines_before + pending)
+            lines_before += pending.count("\n")
+            pending = ""
+            if not go_on or shell.failed:
+                return not shell.failed
+        if pending.strip():  # the last statement needs no `;`
+            shell.handle("\n" * lines_before + pending)
+    finally:
+        shell.runner.set_output(None)
+    return not shell.failed
+
+
+def _open(data_dir: str, engine: str):
+    """The session of `-c`, `-f`, stdin and the shell. While another process writes the data
+    directory (`rw run`, another shell) this one opens it read-only, as DuckDB allows
+    read-only connections: SELECT, SHOW, EXPLAIN and \d on its latest commit."""
+    from rw_cli.errors import LockedError
+
+    try:
+        try:
+            return _session_factory(data_dir, engine)
+        except LockedError as locked:
+            session = _session_factory(data_dir, engine, read_only=True)
+            _error(f"NOTICE:  {locked.message}: opened read-only (SELECT, SHOW, EXPLAIN)\n")
+            return session
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001
@@ -158,8 +197,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
         except OSError as e:
             raise click.FileError(file, hint=e.strerror) from None
     interactive = not scripts and sys.stdin.isatty()
-    if not scripts and not interactive:
-        scripts.append(sys.stdin.read())
+    piped = not scripts and not interactive
 
     session = _open(cfg.data_dir, cfg.engine)
     ok = True
@@ -168,18 +206,22 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
             from rw_cli.stream.driver import BackgroundDriver
             from rw_cli.shell.repl import run_shell
 
-            driver = BackgroundDriver(session).start()  # sources ingest while the shell waits
+            # sources ingest while the shell waits (a read-only shell runs no jobs)
+            driver = None if getattr(session, "read_only", False) else BackgroundDriver(session).start()
             try:
                 run_shell(session, cfg)
             finally:
-                driver.stop()
+                if driver is not None:
+                    driver.stop()
+        elif piped:  # each statement runs as soon as it has arrived, as psql runs a pipe
+            ok = run_stream(session, iter(sys.stdin.readline, ""), cfg=cfg)
         else:
             for sql in scripts:  # each -c / -f runs in its own shell state, as psql does
                 if not run_sql(session, sql, cfg=cfg):
                     ok = False
                     break
     except OSError as e:  # statements report their own errors: this is the output going away
-        _error(f"could not write to standard output: {e.strerror or e}")
+        _error(f"could not write to standard output: {e.strerror or e}\n")
         _silence_stdout()
         ok = False
     finally:

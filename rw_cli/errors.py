@@ -62,6 +62,12 @@ class LockedError(RwError):
     kind = "locked"
 
 
+class ReadOnlyError(RwError):
+    """A write in a session that opened a data directory read-only (another process writes it)."""
+
+    kind = "read_only"
+
+
 class StorageError(RwError):
     """The store could not read or write (unreachable endpoint, corrupted object)."""
 

@@ -13,7 +13,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 
-from rw_cli.errors import EpochFailed, InternalError, RwError, SqlSyntaxError
+from rw_cli.errors import EpochFailed, InternalError, ReadOnlyError, RwError, SqlSyntaxError, StorageError
 from rw_cli.meta.catalog import Catalog
 from rw_cli.common.epoch import EpochPair, next_epoch
 from rw_cli.common.session_config import SessionConfig
@@ -27,7 +27,7 @@ ENGINES = ("embedded", "spark")
 class Session:
     def __init__(self, data_dir: str | None = None, engine: str = "embedded", *, state_store: str | None = None,
                  s3_endpoint: str | None = None, cache_size: int | str | None = None,
-                 spark_master: str | None = None):
+                 spark_master: str | None = None, read_only: bool = False):
         from rw_cli.common.memory import tune_allocator
         from rw_cli.store.hummock import HummockStorage
         from rw_cli.store.object_store_url import open_object_store
@@ -47,10 +47,14 @@ class Session:
             from rw_cli.spark.context import check_master  # no pyspark import yet
 
             check_master(self.spark_master, self.state_store_url)
-        self.lock = DataDirLock(self.data_dir)
+        # a read-only open takes no lock: it reads what the writer has committed, refreshed
+        # before each statement, and runs no stream job
+        self.read_only = read_only
+        self.lock = ReadOnlyOpen(self.data_dir) if read_only else DataDirLock(self.data_dir)
         try:
             self.store = HummockStorage(
-                open_object_store(self.state_store_url, endpoint=s3_endpoint), uploader="auto",
+                open_object_store(self.state_store_url, endpoint=s3_endpoint),
+                uploader="thread" if read_only else "auto", read_only=read_only,
                 **({} if cache_size is None else {"cache_size": cache_size}))
             self.catalog = Catalog.from_bytes(self.store.extra)
             committed = self.store.committed_epoch
@@ -73,6 +77,8 @@ class Session:
     @property
     def runtime(self):
         """The stream jobs, rebuilt from the catalog on first use (a plain SELECT needs none)."""
+        if self.read_only:
+            raise ReadOnlyError("a read-only session runs no stream jobs")
         if self._runtime is None:
             from rw_cli.handler.replan import job_plan
             from rw_cli.stream.recovery import recover
@@ -110,8 +116,11 @@ class Session:
             try:
                 tree = parse_statement(text, offset)
                 with self.mutex:
-                    self.settle()
-                    result = dispatch(self, tree, text)
+                    if self.read_only:
+                        result = self._read_only_dispatch(dispatch, tree, text)
+                    else:
+                        self.settle()
+                        result = dispatch(self, tree, text)
             except (RwError, KeyboardInterrupt):
                 raise
             except Exception as e:  # a bug: an error like any other, not a traceback
@@ -168,6 +177,26 @@ class Session:
                 self.store.sync()
             self._deliver_committed()
 
+    def _read_only_dispatch(self, dispatch, tree, text: str) -> Result:
+        """A statement of a read-only session, on the newest commit. The writer may vacuum
+        an SST of the version read meanwhile (its compaction replaced it): read again, on
+        the version that replaced it."""
+        self.refresh()
+        try:
+            return dispatch(self, tree, text)
+        except StorageError:
+            if not self.store.refresh():
+                raise
+            self.catalog = Catalog.from_bytes(self.store.extra)
+            return dispatch(self, tree, text)
+
+    def refresh(self) -> None:
+        """Read-only: read the newest version the writer committed, and its catalog."""
+        if self.store.refresh():
+            self.catalog = Catalog.from_bytes(self.store.extra)
+            committed = self.store.committed_epoch
+            self.epoch = EpochPair(next_epoch(committed), committed)
+
     def flush(self) -> None:
         """FLUSH: a barrier whose epoch is durable (and delivered to sinks) on return."""
         with self.mutex:
@@ -204,11 +233,12 @@ class Session:
             return
         try:
             try:
-                if self.dirty:
-                    self.barrier()
-                with self.mutex:
-                    self.store.sync()  # every epoch handed to the uploader is durable
-                    self._deliver_committed()
+                if not self.read_only:
+                    if self.dirty:
+                        self.barrier()
+                    with self.mutex:
+                        self.store.sync()  # every epoch handed to the uploader is durable
+                        self._deliver_committed()
             finally:
                 self.store.close()
         finally:
@@ -222,11 +252,24 @@ class Session:
         self.close()
 
 
-def connect(data_dir: str | None = None, engine: str = "embedded") -> Session:
+def connect(data_dir: str | None = None, engine: str = "embedded", *, read_only: bool = False) -> Session:
     """The Python API: `rw_cli.connect(dir).execute(sql).arrow()`, or `with rw_cli.connect(dir)
     as s:` (closed, and so committed, at the end of the block). A session still open when the
-    interpreter exits is closed then, so a script's writes are kept."""
-    return Session(data_dir, engine)
+    interpreter exits is closed then, so a script's writes are kept. `read_only=True` opens a
+    directory another process writes (SELECT, SHOW, EXPLAIN on its latest commit)."""
+    return Session(data_dir, engine, read_only=read_only)
+
+
+class ReadOnlyOpen:
+    """What a read-only session holds instead of the writer's lock: nothing, once it has
+    checked that the data directory is there."""
+
+    def __init__(self, data_dir: str):
+        if not os.path.isdir(data_dir):
+            raise StorageError(f'could not open data directory "{data_dir}" read-only: it does not exist')
+
+    def release(self) -> None:
+        pass
 
 
 _OPEN: "weakref.WeakSet[Session]" = weakref.WeakSet()

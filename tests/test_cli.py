@@ -91,14 +91,23 @@ def test_interactive_opens_shell(fake, monkeypatch, tmp_path):
     assert FakeSession.instances[0].closed
 
 
-def test_locked(monkeypatch):
-    def locked(data_dir, engine):
-        raise LockedError(f"data directory {data_dir} is locked by process 123")
+def test_locked_opens_read_only(monkeypatch):
+    """A locked data directory opens read-only (issue 20, item 8); when that fails too, its
+    error is the one printed."""
+    from rw_cli.errors import StorageError
+
+    calls = []
+
+    def locked(data_dir, engine, read_only=False):
+        calls.append(read_only)
+        if not read_only:
+            raise LockedError(f"data directory {data_dir} is locked by process 123")
+        raise StorageError("the state store is unreachable")
 
     monkeypatch.setattr(cli, "_session_factory", locked)
     r = runner().invoke(cli.main, ["--data-dir", "/d", "-c", "select 1"])
-    assert r.exit_code == 1
-    assert r.stderr == "ERROR:  data directory /d is locked by process 123\n"
+    assert r.exit_code == 1 and calls == [False, True]
+    assert r.stderr == "ERROR:  the state store is unreachable\n"
 
 
 def test_spark_engine_refuses_a_local_store_with_a_cluster_master(tmp_path):

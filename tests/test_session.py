@@ -57,11 +57,13 @@ def test_uncommitted_work_is_discarded_on_crash(data_dir):
         assert s.execute("select k from t").fetchall() == [(1,)]
 
 
-def test_second_process_is_refused(data_dir):
+def test_second_writer_is_refused_and_reads_open_read_only(data_dir):
     with rw_cli.connect(data_dir):
         p = subprocess.run(RW + ["--data-dir", data_dir, "-c", "select 1"], capture_output=True, text=True)
-        assert p.returncode == 1
-        assert f"data directory {data_dir} is locked by process {os.getpid()}" in p.stderr
+        assert p.returncode == 0
+        assert f"data directory {data_dir} is locked by process {os.getpid()}: opened read-only" in p.stderr
+        p = subprocess.run(RW + ["--data-dir", data_dir, "-c", "create table x (a int)"], capture_output=True, text=True)
+        assert p.returncode == 1 and "cannot execute CREATE TABLE in a read-only session" in p.stderr
         with pytest.raises(LockedError):
             rw_cli.connect(data_dir)
 

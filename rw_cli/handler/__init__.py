@@ -3,14 +3,25 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.errors import NotSupported
+from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
 from rw_cli.sql.dialect import Explain, Flush, Show
+
+
+# what a read-only session runs: reads of the committed state and the session's own settings
+_READS = (Explain, Show, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery,
+          exp.Describe, exp.Set, exp.Transaction, exp.Commit, exp.Rollback)
 
 
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     from rw_cli.handler import create_mv, create_table, dml, drop, explain, query, utility
 
+    if getattr(session, "read_only", False):
+        if isinstance(tree, Flush):  # nothing of its own to flush: it read the newest commit
+            return Result("FLUSH")
+        if not isinstance(tree, _READS) or (isinstance(tree, Show) and tree.this in ("JOBS",)):
+            raise ReadOnlyError(f"cannot execute {statement_word(tree)} in a read-only session",
+                                hint=f"another process writes {session.data_dir}: this one opened it read-only")
     if isinstance(tree, Explain):
         return explain.handle_explain(session, tree)
     if isinstance(tree, Flush):
@@ -76,6 +87,17 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Transaction, exp.Commit, exp.Rollback)):
         return utility.handle_transaction(session, tree)
     raise NotSupported(f"statement {type(tree).__name__.upper()}")
+
+
+def statement_word(tree: exp.Expression) -> str:
+    """The statement's kind as a message names it: INSERT, CREATE TABLE, TRUNCATE, ..."""
+    if isinstance(tree, exp.Create):
+        return f"CREATE {(tree.args.get('kind') or '').upper()}".strip()
+    if isinstance(tree, exp.Drop):
+        return f"DROP {(tree.args.get('kind') or '').upper()}".strip()
+    if isinstance(tree, exp.TruncateTable):
+        return "TRUNCATE"
+    return type(tree).__name__.upper()
 
 
 def _is_materialized(tree: exp.Create) -> bool:

@@ -307,6 +307,21 @@ class HummockStorage:
         if self.failed is not None:
             self.check()
 
+    # -- a read-only open --------------------------------------------------------------------
+    def refresh(self) -> bool:
+        """Read-only: move to the newest committed version (another process writes the
+        store). True when it changed."""
+        if self.writer:
+            raise StorageError("refresh is for read-only opens: a writer's own commits are current")
+        latest = self.version_manager.latest()
+        with self._lock:
+            current = self.version_manager.current
+            if latest.id == current.id and latest.max_committed_epoch == current.max_committed_epoch:
+                return False
+            self.version_manager.follow(latest)
+            self.uploader.follow(latest)
+            return True
+
     # -- a worker's store (worker=True) --------------------------------------------------------
     def follow_version(self, v: HummockVersion) -> None:
         """Read `v` from now on and forget every buffered write (a Spark task's store at the

@@ -105,6 +105,11 @@ class VersionManager:
                     installed(v)
         return v
 
+    def latest(self) -> HummockVersion:
+        """The newest version committed to the object store (by whichever process writes
+        it): what a read-only open reads next."""
+        return self._versions.load_current()
+
     def follow(self, v: HummockVersion) -> None:
         """Read `v` from now on without committing it (a Spark task reads the version its
         driver committed); the version object is kept when it is the same one."""
