@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 run: venv
-	$(VENV)/bin/rw $(ARGS)
+	@$(VENV)/bin/rw $(ARGS)
 
 test: venv
 	$(VENV)/bin/pytest -q
