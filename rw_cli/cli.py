@@ -5,6 +5,7 @@ the session, the shell and the slt runner are imported inside the commands that 
 """
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -89,6 +90,9 @@ def run_sql(session, sql: str, out=None, cfg=None) -> bool:
     return not shell.failed
 
 
+_CANNOT_WRITE_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT)
+
+
 def run_stream(session, lines, out=None, cfg=None) -> bool:
     """Run a script that arrives line by line (a pipe): each statement or backslash command
     runs once its text is complete, before the next line is read; stop at the first error or
@@ -121,7 +125,7 @@ def _open(data_dir: str, engine: str):
     """The session of `-c`, `-f`, stdin and the shell. While another process writes the data
     directory (`rw run`, another shell) this one opens it read-only, as DuckDB allows
     read-only connections: SELECT, SHOW, EXPLAIN and \d on its latest commit."""
-    from rw_cli.errors import LockedError
+    from rw_cli.errors import LockedError, StorageError
 
     try:
         try:
@@ -129,6 +133,13 @@ def _open(data_dir: str, engine: str):
         except LockedError as locked:
             session = _session_factory(data_dir, engine, read_only=True)
             _error(f"NOTICE:  {locked.message}: opened read-only (SELECT, SHOW, EXPLAIN)\n")
+            return session
+        except StorageError as cannot_write:
+            # a full disk or a read-only file system: what is committed can still be read
+            if not any(f"[Errno {n}]" in cannot_write.message for n in _CANNOT_WRITE_ERRNOS):
+                raise
+            session = _session_factory(data_dir, engine, read_only=True)
+            _error(f"NOTICE:  {cannot_write.message}: opened read-only (SELECT, SHOW, EXPLAIN)\n")
             return session
     except (KeyboardInterrupt, SystemExit):
         raise

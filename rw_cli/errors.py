@@ -87,3 +87,10 @@ class QueryCanceled(RwError):
 class EpochFailed(RwError):
     """An epoch could not finish (a Spark job failed for good); the last committed version
     stays and everything since it is rolled back."""
+
+
+class StoreInUseError(StorageError, LockedError):
+    """Another live writer holds the state store's writer lease (wherever it runs): a
+    storage error, and a lock a read-only open may pass."""
+
+    kind = "locked"

@@ -29,8 +29,6 @@ class Session:
                  s3_endpoint: str | None = None, cache_size: int | str | None = None,
                  spark_master: str | None = None, read_only: bool = False):
         from rw_cli.common.memory import tune_allocator
-        from rw_cli.store.hummock import HummockStorage
-        from rw_cli.store.object_store_url import open_object_store
 
         tune_allocator()
 
@@ -51,17 +49,17 @@ class Session:
         # before each statement, and runs no stream job
         self.read_only = read_only
         self.lock = ReadOnlyOpen(self.data_dir) if read_only else DataDirLock(self.data_dir)
+        self.cache_size = cache_size
         try:
-            self.store = HummockStorage(
-                open_object_store(self.state_store_url, endpoint=s3_endpoint),
-                uploader="thread" if read_only else "auto", read_only=read_only,
-                **({} if cache_size is None else {"cache_size": cache_size}))
+            self.store = self._open_store(read_only)
             self.catalog = Catalog.from_bytes(self.store.extra)
             committed = self.store.committed_epoch
             self.epoch = EpochPair(next_epoch(committed), committed)
             self._runtime = None
             self.settings = SessionConfig()
             self.dirty = False
+            self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
+            self._reported_failure: BaseException | None = None  # the store failure a statement reported
             self.in_transaction = False  # inside BEGIN ... COMMIT | ROLLBACK (reads only)
             from rw_cli.handler.dml import RowIdGenerator
 
@@ -73,6 +71,14 @@ class Session:
             raise
         self.closed = False
         _OPEN.add(self)  # closed (and so committed) at interpreter exit if the caller forgets
+
+    def _open_store(self, read_only: bool):
+        from rw_cli.store.hummock import HummockStorage
+        from rw_cli.store.object_store_url import open_object_store
+
+        return HummockStorage(open_object_store(self.state_store_url, endpoint=self.s3_endpoint),
+                              uploader="thread" if read_only else "auto", read_only=read_only,
+                              **({} if self.cache_size is None else {"cache_size": self.cache_size}))
 
     @property
     def runtime(self):
@@ -119,8 +125,15 @@ class Session:
                     if self.read_only:
                         result = self._read_only_dispatch(dispatch, tree, text)
                     else:
-                        self.settle()
-                        result = dispatch(self, tree, text)
+                        try:
+                            self._prepare(tree)
+                            result = dispatch(self, tree, text)
+                        except StorageError:
+                            self._reported_failure = self.store.failed  # this statement said so
+                            raise
+                        if self._lost_writes is not None:  # said once, by the statement that went on
+                            result.notices.insert(0, self._lost_writes)
+                            self._lost_writes = None
             except (RwError, KeyboardInterrupt):
                 raise
             except Exception as e:  # a bug: an error like any other, not a traceback
@@ -167,6 +180,44 @@ class Session:
         self.store.discard_uncommitted()
         self.catalog = Catalog.from_bytes(self.store.requested_extra)
         self._runtime = None
+        self.dirty = False
+
+    def _prepare(self, tree) -> None:
+        """Before a statement of a writer. After the store failed to commit (a full disk, an
+        unreachable endpoint), reads of committed data go on; a write first opens the store
+        again from its last committed version, as a restart would — once the cause is gone."""
+        from rw_cli.handler import reads_only
+
+        failed = self.store.failed
+        if failed is not None and failed is not self._reported_failure:
+            self._reported_failure = failed  # the next statement says so, once
+            self.store.check()
+        if failed is not None or not self.store.writer:
+            if reads_only(tree):
+                return
+            self._reopen_store()
+        self.settle()
+
+    def _reopen_store(self) -> None:
+        if self.store.failed is not None:
+            self._lost_writes = (f"the writes after epoch {self.store.committed_epoch} were not committed "
+                                 f"({self.store.failed}); rw went on from the last committed epoch")
+        if self.store.writer:
+            self.store.close()  # gives up its lease; what it had not committed is gone
+            self._runtime = None
+        try:
+            store = self._open_store(read_only=False)
+        except StorageError as e:
+            if self.store.writer:  # the failed writer is closed: committed data stays readable
+                self.store = self._open_store(read_only=True)
+            raise StorageError(f"the state store cannot commit: {e.message}",
+                               hint="free space (or fix the cause) and run the statement again: "
+                                    "rw goes on from the last committed epoch by itself") from None
+        self.store.close()
+        self.store = store
+        self.catalog = Catalog.from_bytes(store.extra)
+        committed = store.committed_epoch
+        self.epoch = EpochPair(next_epoch(committed), committed)
         self.dirty = False
 
     def settle(self) -> None:

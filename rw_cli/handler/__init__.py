@@ -13,13 +13,19 @@ _READS = (Explain, Show, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.V
           exp.Describe, exp.Set, exp.Transaction, exp.Commit, exp.Rollback)
 
 
+def reads_only(tree: exp.Expression) -> bool:
+    """Whether a statement only reads committed state and the session's own settings (what
+    a read-only session runs)."""
+    return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"))
+
+
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     from rw_cli.handler import create_mv, create_table, dml, drop, explain, query, utility
 
     if getattr(session, "read_only", False):
         if isinstance(tree, Flush):  # nothing of its own to flush: it read the newest commit
             return Result("FLUSH")
-        if not isinstance(tree, _READS) or (isinstance(tree, Show) and tree.this in ("JOBS",)):
+        if not reads_only(tree):
             raise ReadOnlyError(f"cannot execute {statement_word(tree)} in a read-only session",
                                 hint=f"another process writes {session.data_dir}: this one opened it read-only")
     if isinstance(tree, Explain):

@@ -26,7 +26,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 
-from rw_cli.errors import StorageError
+from rw_cli.errors import StorageError, StoreInUseError
 from rw_cli.store.object_store import ObjectStore
 
 LEASE_PREFIX = "lease/"
@@ -94,6 +94,8 @@ class LeaseRecord:
                 return "its host has restarted"
             if not pid_alive(self.pid):
                 return f"process {self.pid} is gone"
+            if self.pid == os.getpid() and self.token not in _HELD:
+                return "this process released it (recording the release failed)"
         if now - self.heartbeat > self.ttl:
             return f"no heartbeat for {now - self.heartbeat:.0f}s"
         return None
@@ -102,6 +104,11 @@ class LeaseRecord:
         since = datetime.datetime.fromtimestamp(self.acquired).astimezone().isoformat(timespec="seconds")
         return (f"process {self.pid} on host {self.host} holds its writer lease since {since} "
                 f"(last heartbeat {max(0.0, now - self.heartbeat):.1f}s ago)")
+
+
+# the tokens of the leases this process holds: a record of this process with another token
+# was released, even when writing the release failed (a full disk)
+_HELD: set[str] = set()
 
 
 class WriterLease:
@@ -146,13 +153,14 @@ class WriterLease:
             gen, rec = self.current()
             now = time.time()
             if rec is not None and rec.stale_reason(now, self.host, self.boot_id) is None:
-                raise StorageError(
+                raise StoreInUseError(
                     f"the state store is in use by another writer: {rec.describe(now)}",
                     hint="stop that process first; a lease held from another host expires "
                          f"{rec.ttl:.0f}s after its last heartbeat (read-only opens are allowed)")
             record = LeaseRecord(self.host, self.boot_id, os.getpid(), self.token, now, now, self.ttl)
             if self.store.put_if_absent(lease_path(gen + 1), record.encode()):
                 self.gen, self.record = gen + 1, record
+                _HELD.add(self.token)
                 for old in self._generations():
                     if old < self.gen:
                         try:
@@ -197,6 +205,7 @@ class WriterLease:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=10)
         with self._lock:
+            _HELD.discard(self.token)
             if self.gen is None:
                 return
             gen, self.gen = self.gen, None

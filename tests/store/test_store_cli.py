@@ -73,7 +73,8 @@ def test_s3_state_store_end_to_end(tmp_path, seaweedfs):
 
 def test_second_writer_on_a_shared_s3_store_is_refused(tmp_path, seaweedfs):
     """Two data directories (so no data-directory lock between them) sharing one S3 state
-    store: the writer lease refuses the second at open, naming the holder."""
+    store: the writer lease refuses the second writer at open, naming the holder; the second
+    process reads read-only meanwhile (issue 20, item 8)."""
     from rw_cli.session import Session
 
     url = f"s3://rw-test/lease-{uuid.uuid4().hex}"
@@ -82,8 +83,11 @@ def test_second_writer_on_a_shared_s3_store_is_refused(tmp_path, seaweedfs):
     try:
         holder.execute("create table t (k int); insert into t values (1); flush")
         r = rw(*base, "--data-dir", str(tmp_path / "b"), "-c", "select count(*) from t")
-        assert r.returncode == 1
+        assert r.returncode == 0 and " 1" in r.stdout, r.stderr
         assert f"in use by another writer: process {os.getpid()} on host" in r.stderr, r.stderr
+        assert "opened read-only" in r.stderr
+        r = rw(*base, "--data-dir", str(tmp_path / "b"), "-c", "insert into t values (5)")
+        assert r.returncode == 1 and "read-only session" in r.stderr, r.stderr
     finally:
         holder.close()  # releases the lease
     r = rw(*base, "--data-dir", str(tmp_path / "b"), "-c", "insert into t values (2); flush; select count(*) from t")
