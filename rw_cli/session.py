@@ -173,6 +173,12 @@ class Session:
             self.store.wait_for_commits(0 if wait else self.MAX_EPOCHS_IN_FLIGHT)
             self._deliver_committed()
 
+    def roll_back_uncommitted(self) -> None:
+        """Forget the writes of the current epoch (a statement cancelled mid-way: its writes
+        started an epoch of their own), as a failed epoch is forgotten."""
+        with self.mutex:
+            self._roll_back()
+
     def _roll_back(self) -> None:
         """An epoch failed as a whole (a Spark job could not finish): forget everything since
         the last committed epoch and rebuild the jobs from it; sources resume from their

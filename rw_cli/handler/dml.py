@@ -116,9 +116,35 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
     if written is not None:
         written.append(table)
     if n:
-        session.runtime.push(rel.id, StreamChunk.inserts(table))
+        push_cancellable(session, rel, StreamChunk.inserts(table))
         session.after_write()
     return n
+
+
+PUSH_ROWS = 1 << 18  # a large write reaches the stream in pieces of this many rows
+
+
+def push_cancellable(session, rel: RelationCatalog, chunk: StreamChunk, first: bool = True) -> None:
+    """Hand a statement's changes to the stream so that Ctrl-C leaves no trace of it: a
+    cancel asked for before this point stops the statement before any change; a large write
+    starts an epoch of its own (earlier writes go to the one before) and goes in pieces, and
+    a cancel between pieces rolls that epoch back to the last commit. `first=False` for a
+    statement's later pushes (TRUNCATE of several tables): they share its epoch."""
+    from rw_cli.common.progress import cancel_requested, check_cancel
+
+    check_cancel()
+    n = len(chunk)
+    if n <= PUSH_ROWS:
+        session.runtime.push(rel.id, chunk)
+        return
+    if session.dirty and first:
+        session.barrier()
+    for start in range(0, n, PUSH_ROWS):
+        if cancel_requested():
+            session.roll_back_uncommitted()
+            check_cancel()
+        session.runtime.push(rel.id, StreamChunk(chunk.data.slice(start, PUSH_ROWS), chunk.ops[start:start + PUSH_ROWS]))
+        session.dirty = True
 
 
 def generated_values(columns, data: pa.Table) -> dict[str, pa.Array]:
@@ -177,7 +203,7 @@ def handle_delete(session, tree: exp.Delete) -> Result:
     rows = _matching_rows(session, rel, tree.args.get("where"))
     rows = rows.select(list(range(len(rel.columns))))
     if rows.num_rows:
-        session.runtime.push(rel.id, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
+        push_cancellable(session, rel, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
         session.after_write()
     return _returning(session, rel, tree, rows, f"DELETE {rows.num_rows}")
 
@@ -190,10 +216,13 @@ def handle_truncate(session, tree: exp.TruncateTable) -> Result:
     rels = [target_table(session, t) for t in tree.expressions]
     for rel in rels:
         _not_append_only(rel, "TRUNCATE")
+    first = True
     for rel in rels:
         rows = _matching_rows(session, rel, None).select(list(range(len(rel.columns))))
         if rows.num_rows:
-            session.runtime.push(rel.id, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
+            push_cancellable(session, rel, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)),
+                             first=first)
+            first = False
     session.after_write()
     return Result("TRUNCATE TABLE")
 
@@ -225,14 +254,14 @@ def handle_update(session, tree: exp.Update) -> Result:
         new_cols[idx] = col
     new = with_generated(rel, pa.Table.from_arrays(new_cols, names=old.column_names))
     pk_changed = rel.user_pk and any(i in rel.pk for i in sets)
-    if pk_changed:
-        session.runtime.push(rel.id, StreamChunk(_positional(old, rel), np.full(n, DELETE, np.int8)))
-        session.runtime.push(rel.id, StreamChunk.inserts(new))
-    else:
-        both = pa.concat_tables([_positional(old, rel), _positional(new, rel)])
+    both = pa.concat_tables([_positional(old, rel), _positional(new, rel)])
+    if pk_changed:  # every old row goes, then every new one comes
+        ops = np.concatenate([np.full(n, DELETE), np.zeros(n)]).astype(np.int8)
+        push_cancellable(session, rel, StreamChunk(both, ops))
+    else:  # each row's U- then its U+ (pieces of the push split between pairs, never in one)
         order = np.argsort(np.concatenate([np.arange(n) * 2, np.arange(n) * 2 + 1]), kind="stable")
         ops = np.concatenate([np.full(n, UPDATE_DELETE), np.full(n, UPDATE_INSERT)]).astype(np.int8)[order]
-        session.runtime.push(rel.id, StreamChunk(both.take(pa.array(order)), ops))
+        push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
 

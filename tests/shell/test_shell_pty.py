@@ -279,3 +279,20 @@ def test_barriers_while_idle_keep_mvs_fresh(rw):
     time.sleep(1.5)  # no FLUSH: the shell passes a barrier while it waits
     t.type("select n from c;\r")
     t.wait_for(" 2\n(1 row)")
+
+
+def test_ctrl_c_stops_insert_select_and_leaves_no_trace(rw, tmp_path):
+    """Issue 20, item 6: Ctrl-C during a long INSERT ... SELECT cancels it (one press asks;
+    the statement stops at its next safe point) and none of its rows are kept."""
+    t = rw()
+    t.type("create table big (a int, b int); create materialized view bm as select count(*) as n from big;\r")
+    t.wait_for("CREATE_MATERIALIZED_VIEW")
+    t.type("insert into big select generate_series(1, 20000000), 1;\r")
+    t.wait_for(r"^insert into big select generate_series.*  \d+\.\ds$", regex=True)
+    t.send("\x03")
+    t.wait_for("ERROR:  canceling statement due to user request", timeout=120)
+    assert "INSERT 0 20000000" not in t.text()
+    t.wait_for("rw=>")
+    t.type("flush; select n from bm;\r")
+    t.wait_for("(1 row)", timeout=60)
+    assert re.search(r"^\s+0$", t.text(), re.MULTILINE), t.text()
