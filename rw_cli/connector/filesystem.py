@@ -14,6 +14,7 @@ import csv
 import fnmatch
 import io
 import json
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -114,11 +115,14 @@ class FileReader(SourceReader):
         return _Parsed(t, np.arange(t.num_rows, dtype=np.int64), t.num_rows, {})
 
     def _parse_json(self, data: bytes) -> _Parsed:
-        lines = data.decode("utf-8", errors="replace").splitlines()
+        lines = data.decode("utf-8", errors="surrogateescape").splitlines()
         records, index, errors = [], [], {}
         for i, line in enumerate(lines):
             if not line.strip():
                 errors[i] = "empty line"
+                continue
+            if _BAD_UTF8.search(line):
+                errors[i] = _bad_utf8_message(line)
                 continue
             try:
                 obj = json.loads(line)
@@ -133,23 +137,38 @@ class FileReader(SourceReader):
         return _typed(records, np.array(index, dtype=np.int64), len(lines), errors, self.columns, text=False)
 
     def _parse_csv(self, data: bytes) -> _Parsed:
-        rows = list(csv.reader(io.StringIO(data.decode("utf-8", errors="replace")), delimiter=self.delimiter))
+        text = data.decode("utf-8", errors="surrogateescape")
+        rows = list(csv.reader(io.StringIO(text), delimiter=self.delimiter))
         first = 0
         order = list(range(len(self.columns)))
+        width = len(self.columns)  # the fields every record has: the columns, or the header's
         if self.with_header and rows:
             header = [h.strip() for h in rows[0]]
             order = [header.index(n) if n in header else -1 for n, _ in self.columns]
+            width = len(header)
             first = 1
         records, index, errors = [], [], {}
         for i in range(first, len(rows)):
             r = rows[i]
-            need = max(order) + 1 if order else 0
-            if len(r) < need:
-                errors[i - first] = f"expected {need} fields, got {len(r)}"
+            if len(r) != width:  # a missing or an extra field: the record is not what it seems
+                errors[i - first] = f"expected {width} fields, got {len(r)}"
+                continue
+            bad = next((f for f in r if _BAD_UTF8.search(f)), None)
+            if bad is not None:
+                errors[i - first] = _bad_utf8_message(bad)
                 continue
             records.append([(r[j] if r[j] != "" else None) if j >= 0 else None for j in order])
             index.append(i - first)
         return _typed(records, np.array(index, dtype=np.int64), len(rows) - first, errors, self.columns, text=True)
+
+
+# bytes that are not UTF-8, as decoding with surrogateescape leaves them
+_BAD_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def _bad_utf8_message(text: str) -> str:
+    byte = ord(_BAD_UTF8.search(text).group()) - 0xDC00
+    return f'invalid byte sequence for encoding "UTF8": 0x{byte:02x}'
 
 
 def _empty(columns) -> pa.Table:

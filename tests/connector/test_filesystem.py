@@ -70,3 +70,21 @@ def test_parquet_and_resume(tmp_path):
         drain(s, 30)
         rows = _rows(s, "p")
         assert [r[0] for r in rows] == list(range(101))
+
+
+def test_extra_fields_and_invalid_utf8_are_bad_records(session, tmp_path):
+    """A CSV record with an extra field, and a record with bytes that are not UTF-8, are
+    skipped and counted as bad records, not taken in silently (issue 20, item 10)."""
+    root = tmp_path / "csv3"
+    root.mkdir()
+    (root / "1.csv").write_bytes(b"id,name,score\n1,x,1.0\n2,y,2.0,extra\n3,\xff\xfe,3.0\n4,\xc3\xa9,4.0\n")
+    _source(session, "e", str(root), "CSV")
+    jroot = tmp_path / "json3"
+    jroot.mkdir()
+    (jroot / "a.json").write_bytes(b'{"id": 1, "name": "ok"}\n{"id": 2, "name": "bad \xff"}\n')
+    _source(session, "f", str(jroot), "JSON")
+    drain(session)
+    assert _rows(session, "e") == [(1, "x", 1.0), (4, "\u00e9", 4.0)]
+    assert _rows(session, "f") == [(1, "ok", None)]
+    jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
+    assert "2 bad records skipped" in jobs["e"] and "1 bad record" in jobs["f"], jobs
