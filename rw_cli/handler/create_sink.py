@@ -26,6 +26,31 @@ def plan(session, tree: exp.Create):
     return StreamPlanner(session.catalog).plan_mv(query, tree.this.name)
 
 
+_NOT_APPEND_ONLY = ("The sink cannot be append-only. Please add \"force_append_only='true'\" in WITH options to "
+                    "force the sink to be append-only. Notice that this will cause the sink executor to drop DELETE "
+                    "messages and convert UPDATE messages to INSERT.")
+
+
+def sink_type(spec: dict, root) -> dict:
+    """The sink's `type`, as RisingWave decides it: `append-only` over a query whose changes
+    may retract only with `force_append_only = 'true'` (which drops the retractions);
+    without a type, append-only when the query only ever inserts, else `upsert` (every change
+    delivered with its op) — never retractions dropped silently."""
+    from rw_cli.stream.plan import append_only
+
+    opts = dict(spec["options"])
+    given = opts.get("type", "").lower()
+    if given not in ("", "append-only", "upsert"):
+        raise BindError(f"sink type must be 'append-only' or 'upsert', not '{opts['type']}'")
+    inserts_only = append_only(root.inputs[0])
+    force = opts.get("force_append_only", "false").lower() == "true"
+    if given == "append-only" and not inserts_only and not force:
+        raise BindError(_NOT_APPEND_ONLY)
+    if not given:
+        opts["type"] = "append-only" if inserts_only or force else "upsert"
+    return dict(spec, options=opts)
+
+
 def handle(session, tree: exp.Create, sql: str) -> Result:
     from rw_cli.connector import connector_spec
     from rw_cli.handler.create_mv import streaming_parallelism
@@ -41,6 +66,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     if not spec:
         raise BindError("a sink needs WITH (connector = '...')")
     root, upstreams = plan(session, tree)
+    spec = sink_type(spec, root)
     if session.dirty:
         session.barrier()
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]

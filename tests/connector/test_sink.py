@@ -101,3 +101,26 @@ def test_file_sink_exactly_once_across_crashes(tmp_path, crash):
     assert values == list(range(1, 1001))  # every row once: nothing lost, nothing twice
     names = [os.path.basename(f) for f in sorted(glob.glob(os.path.join(out, "*.jsonl")))]
     assert names == sorted(set(names)) and all(len(n.split(".")[0]) == 20 for n in names)
+
+
+def test_sink_type_never_drops_retractions_silently(session, tmp_path):
+    """RisingWave's rule (issue 20, item 10): `type = 'append-only'` over a query whose
+    changes retract needs `force_append_only = 'true'` (which drops deletes and keeps an
+    update's new row); without a type such a sink delivers every change with its op."""
+    session.execute("CREATE TABLE t (k INT PRIMARY KEY, v VARCHAR); INSERT INTO t VALUES (1, 'a'), (2, 'b'); FLUSH")
+    with pytest.raises(BindError, match="force_append_only='true'"):
+        session.execute(f"CREATE SINK bad FROM t WITH (connector = 'file', path = '{tmp_path / 'bad'}', "
+                        "type = 'append-only') FORMAT PLAIN ENCODE JSON")
+    assert session.catalog.get("bad") is None
+    session.execute(f"CREATE SINK forced FROM t WITH (connector = 'file', path = '{tmp_path / 'forced'}', "
+                    "type = 'append-only', force_append_only = 'true') FORMAT PLAIN ENCODE JSON")
+    session.execute(f"CREATE SINK derived FROM t WITH (connector = 'file', path = '{tmp_path / 'derived'}') "
+                    "FORMAT PLAIN ENCODE JSON")
+    session.execute("UPDATE t SET v = 'bb' WHERE k = 2; DELETE FROM t WHERE k = 1; FLUSH")
+    forced = _delivered(str(tmp_path / "forced"))
+    assert sorted(r["v"] for r in forced) == ["a", "b", "bb"] and all("__op" not in r for r in forced)
+    derived = _delivered(str(tmp_path / "derived"))
+    assert sorted((r["v"], r["__op"]) for r in derived) == [
+        ("a", "delete"), ("a", "insert"), ("b", "insert"), ("b", "update_delete"), ("bb", "update_insert")]
+    with pytest.raises(BindError, match="sink type must be"):
+        session.execute("CREATE SINK odd FROM t WITH (connector = 'blackhole', type = 'sideways')")
