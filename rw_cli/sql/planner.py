@@ -330,10 +330,14 @@ class StreamPlanner:
         self.used: dict[str, set[str]] = {}
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
+        from sqlglot.optimizer.optimize_joins import optimize_joins
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
 
         q, rels = qualify_query(query, self.catalog)
-        q = pushdown_predicates(decorrelate(q))
+        # inner joins in an order where each one has a condition on what came before (TPC-H's
+        # comma joins list tables with no condition between neighbours): no cross product
+        # where the query has none
+        q = optimize_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
             if isinstance(sub.this, exp.Select) and prune_select(sub.this, self.used.get(sub.alias_or_name)):
