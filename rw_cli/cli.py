@@ -80,12 +80,14 @@ def run_sql(session, sql: str, out=None, cfg=None) -> bool:
     from rw_cli.sql.split import split_meta
 
     shell = Shell(session, cfg or Config(), out=out or sys.stdout)
+    shell.runner.begin_document()
     try:
         if split_meta(sql)[1] is None:  # plain SQL: one run, error positions count from its start
             shell.run_sql(sql)
         else:
             shell.run_script(sql, stop_on_error=True)
     finally:
+        shell.runner.end_document()
         shell.runner.set_output(None)
     return not shell.failed
 
@@ -102,6 +104,7 @@ def run_stream(session, lines, out=None, cfg=None) -> bool:
     from rw_cli.sql.split import is_complete
 
     shell = Shell(session, cfg or Config(), out=out or sys.stdout)
+    shell.runner.begin_document()
     pending = ""
     lines_before = 0  # an error's LINE counts from the start of the input, as with -f
     try:
@@ -117,6 +120,7 @@ def run_stream(session, lines, out=None, cfg=None) -> bool:
         if pending.strip():  # the last statement needs no `;`
             shell.handle("\n" * lines_before + pending)
     finally:
+        shell.runner.end_document()
         shell.runner.set_output(None)
     return not shell.failed
 

@@ -7,7 +7,8 @@ output is the same whether or not stdout is a terminal.
 - csv: RFC 4180 with a header line, as `psql --csv` (NULL is an empty field).
 - tsv: a header line, then PostgreSQL's COPY text format (NULL is `\\N`; tab, newline,
   carriage return and backslash are escaped).
-- json: one array per result set, one object per line; jsonl: one object per line.
+- json: one array, one object per line: a script (`-c`, `-f`, a pipe) writes one JSON
+  document whatever its number of statements (their rows in order); jsonl: one object per line.
   Numbers and booleans are JSON numbers and booleans, jsonb is embedded as JSON, every
   other type is its PostgreSQL text form as a string.
 - markdown: a GitHub table, numbers right-aligned, NULL empty.
@@ -64,6 +65,18 @@ def _json_value(text: str | None, type_name: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def json_objects(columns: Sequence[str], rows: Rows, types: Sequence) -> list[str]:
+    """One JSON object (text) per row: what a script's single `json` document collects."""
+    return _json_objects(columns, rows, types)
+
+
+def json_document(objects: Sequence[str]) -> str:
+    """The one JSON array a `json` run writes, whatever its number of statements."""
+    if not objects:
+        return "[]\n"
+    return "[\n" + ",\n".join(objects) + "\n]\n"
+
+
 def _json_objects(columns: Sequence[str], rows: Rows, types: Sequence) -> list[str]:
     keys = [json.dumps(c, ensure_ascii=False) + ": " for c in columns]
     names = [getattr(types[i], "name", "") if i < len(types) else "" for i in range(len(columns))]
@@ -72,10 +85,7 @@ def _json_objects(columns: Sequence[str], rows: Rows, types: Sequence) -> list[s
 
 
 def write_json(columns: Sequence[str], rows: Rows, types: Sequence = ()) -> str:
-    objs = _json_objects(columns, rows, types)
-    if not objs:
-        return "[]\n"
-    return "[\n" + ",\n".join(objs) + "\n]\n"
+    return json_document(_json_objects(columns, rows, types))
 
 
 def write_jsonl(columns: Sequence[str], rows: Rows, types: Sequence = ()) -> str:

@@ -21,6 +21,7 @@ from typing import TextIO
 
 from rw_cli.common import progress as progress_hook
 from rw_cli.errors import QueryCanceled, RwError
+from rw_cli.shell import data_formats
 from rw_cli.shell.render import render_error, render_notices, render_result
 from rw_cli.sql.split import split_statements
 
@@ -78,6 +79,16 @@ class StatementRunner:
         self.out = self.stdout  # where results go: stdout or the `\o` file
         self.out_file: TextIO | None = None
         self.canceled = False  # a statement was cancelled with Ctrl-C (scripts stop there)
+        self.json_rows: list[str] | None = None  # a script's `json` rows, written as one document
+
+    def begin_document(self) -> None:
+        """A script starts: with `--format json` its results become one JSON document."""
+        self.json_rows = []
+
+    def end_document(self) -> None:
+        rows, self.json_rows = self.json_rows, None
+        if rows is not None and self.cfg.format == "json":
+            self.write_result(data_formats.json_document(rows))
 
     # -- output -------------------------------------------------------------------------------
     def set_output(self, path: str | None) -> None:
@@ -193,8 +204,13 @@ class StatementRunner:
                 notices = render_notices(result)
                 if notices:
                     self.write_err(notices)
-                self.write_result(render_result(result, self.cfg.format, expanded=self.cfg.expanded,
-                                                null=self.cfg.null, width=self._width()))
+                if self.json_rows is not None and self.cfg.format == "json":
+                    if result.table is not None:  # into the script's one document
+                        self.json_rows.extend(data_formats.json_objects(result.columns, result.text_rows(),
+                                                                        result.types))
+                else:
+                    self.write_result(render_result(result, self.cfg.format, expanded=self.cfg.expanded,
+                                                    null=self.cfg.null, width=self._width()))
                 if self.cfg.timing:
                     self.out.write(format_timing(elapsed) + "\n")
                     self.out.flush()
