@@ -120,11 +120,10 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
             # DuckDB runs the query next: the statement's own line (a spinner and the
             # elapsed time) shows from here on
             progress.close()
-    q = bound.tree
-    sql = to_duckdb(q, bound.schema)
+    names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
+    sql = to_duckdb(bound.tree, bound.schema, owned=True)
     result = duck.query(sql, tables, settings=session_settings(session))
-    names = _output_names(q, result)
-    result = result.rename_columns(names)
+    result = result.rename_columns(_output_names(names, result))
     types = [DataType.from_arrow(f.type) for f in result.schema]
     return _in_session_zone(_normalize(result, types), session), types
 
@@ -163,16 +162,24 @@ def session_settings(session) -> dict[str, str]:
     return {"timezone": settings.timezone if settings is not None else "UTC"}
 
 
-def _output_names(q: exp.Expression, result: pa.Table) -> list[str]:
+def _select_names(q: exp.Expression) -> list[str] | None:
+    """The output names PostgreSQL gives the query's columns, when its (first) SELECT lists
+    them without `*`."""
     s = q
     while isinstance(s, (exp.Union, exp.Except, exp.Intersect)):
         s = s.this
     if isinstance(s, exp.Subquery):
         s = s.unnest()
-    if isinstance(s, exp.Select) and len(s.expressions) == result.num_columns \
-            and not any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-                        for e in s.expressions):
+    if isinstance(s, exp.Select) and not any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+            for e in s.expressions):
         return [output_name(e) for e in s.expressions]
+    return None
+
+
+def _output_names(names: list[str] | None, result: pa.Table) -> list[str]:
+    if names is not None and len(names) == result.num_columns:
+        return names
     return [_clean_name(n) for n in result.column_names]
 
 
@@ -208,7 +215,7 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
             n *= len(v)
         return [f"BatchLookup {{ table: {rel.name}, pk: [{keys}], keys: {n}, epoch: committed }}"]
     bound = bind_query(tree, session.catalog, session=session)
-    sql = to_duckdb(bound.tree, bound.schema)
+    sql = to_duckdb(bound.tree, bound.schema, owned=True)
     tables: dict[str, pa.Table] = {k: v.schema.empty_table() for k, v in bound.system.items()}
     from rw_cli.stream.builder import relation_schema
 

@@ -40,9 +40,30 @@ class BoundQuery:
     row_id: bool = False  # the query names the hidden `_row_id` (its snapshots keep it)
 
 
+class _Unqualified(Exception):
+    """sqlglot could not qualify the query (it may have changed the tree half-way)."""
+
+
 def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None) -> BoundQuery:
-    """Bind `tree` (not modified). `hidden=True` makes hidden columns visible (DML)."""
-    tree = normalize_identifiers(tree.copy(), dialect=RwDialect)
+    """Bind `tree` (not modified). `hidden=True` makes hidden columns visible (DML).
+
+    The bound copy is qualified in place; when sqlglot cannot qualify it (rare: sources whose
+    columns it cannot know), it is bound again from `tree`, unqualified. That is cheaper than
+    keeping a copy of every tree in case qualifying fails."""
+    try:
+        return _bind(tree.copy(), catalog, hidden, session, qualify_columns=True)
+    except _Unqualified as e:
+        bound = _bind(tree.copy(), catalog, hidden, session, qualify_columns=False)
+        msg = str(e)
+        if "could not be resolved" in msg and not _has_opaque_source(bound.tree):
+            name = msg.split("'")[1] if "'" in msg else msg
+            raise BindError(f'column "{name}" does not exist') from None
+        return bound
+
+
+def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify_columns: bool) -> BoundQuery:
+    """Bind `tree` in place."""
+    tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
     tree = expand(tree, catalog)
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
@@ -85,7 +106,11 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
     for sel in tree.find_all(exp.Select):
         _check_star_except(sel, bound)
         _check_using(sel, bound)
-    bound.tree = _corresponding(_qualify(tree, bound))
+    if qualify_columns:
+        tree = _qualify(tree, bound)
+    else:
+        bound.qualified = False
+    bound.tree = _corresponding(tree)
     if bound.qualified:
         for sel in bound.tree.find_all(exp.Select):
             _check_join_scopes(sel)
@@ -290,20 +315,15 @@ def quote_unsafe(tree: exp.Expression) -> exp.Expression:
 
 
 def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
+    """`tree` qualified in place, or _Unqualified (with sqlglot's message, if it gave one)."""
     try:
         dialect = RwRowIdDialect if bound.row_id else RwDialect
-        return quote_unsafe(qualify(tree.copy(), schema=bound.schema, dialect=dialect, quote_identifiers=False,
+        return quote_unsafe(qualify(tree, schema=bound.schema, dialect=dialect, quote_identifiers=False,
                                     identify=False, validate_qualify_columns=True))
     except OptimizeError as e:
-        msg = str(e).split(". Line:")[0]
-        if "could not be resolved" in msg and not _has_opaque_source(tree):
-            name = msg.split("'")[1] if "'" in msg else msg
-            raise BindError(f'column "{name}" does not exist') from None
-        bound.qualified = False
-        return tree
+        raise _Unqualified(str(e).split(". Line:")[0]) from None
     except Exception:
-        bound.qualified = False
-        return tree
+        raise _Unqualified("") from None
 
 
 def _has_opaque_source(tree: exp.Expression) -> bool:

@@ -47,24 +47,33 @@ _TREES: dict[tuple, exp.Expression] = {}
 _CACHE_LIMIT = 4096
 
 
-def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
+def to_duckdb(tree: exp.Expression, schema: dict | None = None, owned: bool = False) -> str:
     """DuckDB SQL for a (qualified) PostgreSQL expression or query (memoized: type
-    annotation costs milliseconds, and the same queries and expressions recur)."""
+    annotation costs milliseconds, and the same queries and expressions recur).
+
+    `owned=True` hands the tree over (it is rewritten in place and left changed): a batch
+    query bound for this one statement, which is neither copied (a copy of a whole tree costs
+    as much as its transpiling) nor memoized (its key, the tree's repr, costs milliseconds
+    and distinct queries rarely recur)."""
+    if owned:
+        return _to_duckdb(tree, schema, copy=False).sql(dialect="duckdb", copy=False)
     # repr, not tree.sql(): the generic SQL of some nodes is lossy (E'...' strings all print
     # alike), and two different trees must never share an entry
     key = (repr(tree), repr(schema))
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _to_duckdb(tree, schema).sql(dialect="duckdb")
+        hit = _to_duckdb(tree, schema).sql(dialect="duckdb", copy=False)
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = hit
     return hit
 
 
-def _to_duckdb(tree: exp.Expression, schema: dict | None) -> exp.Expression:
-    """The tree rewritten to mean in DuckDB what it means in PostgreSQL."""
-    tree = tree.copy()
+def _to_duckdb(tree: exp.Expression, schema: dict | None, copy: bool = True) -> exp.Expression:
+    """The tree rewritten to mean in DuckDB what it means in PostgreSQL (in place when
+    `copy=False`)."""
+    if copy:
+        tree = tree.copy()
     _type_values_literals(tree)
     if schema is not None:
         try:
@@ -134,7 +143,7 @@ def _transform_post(node: exp.Expression, fn) -> exp.Expression:
 
 def expr_to_duckdb(tree: exp.Expression, input_types: list[DataType]) -> str:
     """DuckDB SQL for an expression over positional input columns `_0.._n`."""
-    return expr_to_duckdb_tree(tree, input_types).sql(dialect="duckdb")
+    return expr_to_duckdb_tree(tree, input_types).sql(dialect="duckdb", copy=False)
 
 
 def expr_to_duckdb_tree(tree: exp.Expression, input_types: list[DataType]) -> exp.Expression:
@@ -147,7 +156,7 @@ def expr_to_duckdb_tree(tree: exp.Expression, input_types: list[DataType]) -> ex
         qualified = tree.copy()
         for col in qualified.find_all(exp.Column):
             col.set("table", exp.to_identifier("__in"))
-        hit = _to_duckdb(exp.select(qualified).from_("__in"), schema).expressions[0]
+        hit = _to_duckdb(exp.select(qualified).from_("__in"), schema, copy=False).expressions[0]
         if isinstance(hit, exp.Alias) and not isinstance(tree, exp.Alias):
             hit = hit.this
         hit.pop()
