@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
+from rw_cli.handler.snapshots import cache_for
 from rw_cli.meta.catalog import ROW_ID, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.batch import bind_query
@@ -99,21 +100,27 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     bound = bind_query(tree, session.catalog, hidden=hidden, session=session)
     tables: dict[str, pa.Table] = dict(bound.system)
     progress = _scan_progress(session, bound.relations, overrides) if committed and not empty else None
+    cache = cache_for(session.store) if committed and not empty else None
+    pinned: set[str] = set()  # snapshots the cache keeps: DuckDB may keep them registered
     try:
         for reg, rel in bound.relations.items():
             if overrides and rel.id in overrides:
-                data = overrides[rel.id]
-            elif empty:
-                from rw_cli.stream.builder import relation_schema
-
-                data = relation_schema(rel).empty_table()
+                tables[reg] = _columns(overrides[rel.id], rel, hidden, bound.row_id)
+                continue
+            key = _snapshot_key(session, rel, hidden, bound.row_id) if cache is not None else None
+            data = cache.get(key) if cache is not None else None
+            if data is not None:
+                pinned.add(reg)
             else:
-                data = snapshot(session, rel, committed, progress)
-            if not hidden:
-                keep = [c.name for c in rel.visible_columns]
-                if bound.row_id and ROW_ID in data.column_names:
-                    keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
-                data = data.select(keep)
+                if empty:
+                    from rw_cli.stream.builder import relation_schema
+
+                    data = relation_schema(rel).empty_table()
+                else:
+                    data = snapshot(session, rel, committed, progress)
+                data = _columns(data, rel, hidden, bound.row_id)
+                if cache is not None and cache.put(key, data):
+                    pinned.add(reg)
             tables[reg] = data
     finally:
         if progress is not None:
@@ -122,10 +129,27 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
             progress.close()
     names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
     sql = to_duckdb(bound.tree, bound.schema, owned=True)
-    result = duck.query(sql, tables, settings=session_settings(session))
+    result = duck.query(sql, tables, settings=session_settings(session), pinned=pinned)
     result = result.rename_columns(_output_names(names, result))
     types = [DataType.from_arrow(f.type) for f in result.schema]
     return _in_session_zone(_normalize(result, types), session), types
+
+
+def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool) -> pa.Table:
+    """The columns a query sees: the visible ones (and `_row_id` when it names it), or all
+    with `hidden`."""
+    if hidden:
+        return data
+    keep = [c.name for c in rel.visible_columns]
+    if row_id and ROW_ID in data.column_names:
+        keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
+    return data.select(keep)
+
+
+def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool) -> tuple:
+    """What a relation's committed snapshot, as a query sees it, depends on."""
+    columns = tuple((c.name, c.type, c.hidden) for c in rel.columns)
+    return rel.id, session.store.committed_epoch, columns, tuple(rel.pk), hidden, row_id
 
 
 def _scan_progress(session, relations: dict[str, RelationCatalog], overrides):
