@@ -25,7 +25,7 @@ from rw_cli.errors import BindError, CatalogError
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
-from rw_cli.sql.transpile import sqlglot_type
+from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 
 SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
 
@@ -318,7 +318,8 @@ def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
     """`tree` qualified in place, or _Unqualified (with sqlglot's message, if it gave one)."""
     try:
         dialect = RwRowIdDialect if bound.row_id else RwDialect
-        return quote_unsafe(qualify(tree, schema=bound.schema, dialect=dialect, quote_identifiers=False,
+        return quote_unsafe(qualify(tree, schema=mapping_schema(bound.schema, dialect), dialect=dialect,
+                                    quote_identifiers=False,
                                     identify=False, validate_qualify_columns=True))
     except OptimizeError as e:
         raise _Unqualified(str(e).split(". Line:")[0]) from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.schema import MappingSchema
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE, DataType
 from rw_cli.sql.dialect import RwDialect
@@ -42,9 +43,24 @@ def sqlglot_type(t: DataType) -> str:
     return t.duckdb()
 
 
+_CACHE_LIMIT = 4096
+_SCHEMAS: dict[tuple, MappingSchema] = {}
+
+
+def mapping_schema(schema: dict, dialect=RwDialect) -> MappingSchema:
+    """sqlglot's schema object for `{relation: {column: type}}` (memoized: building one
+    normalizes every name, and queries over the same relations recur; sqlglot only reads it)."""
+    key = (dialect, tuple((name, tuple(columns.items())) for name, columns in schema.items()))
+    hit = _SCHEMAS.get(key)
+    if hit is None:
+        if len(_SCHEMAS) >= _CACHE_LIMIT:
+            _SCHEMAS.clear()
+        hit = _SCHEMAS[key] = MappingSchema(schema, dialect=dialect)
+    return hit
+
+
 _CACHE: dict[tuple, str] = {}
 _TREES: dict[tuple, exp.Expression] = {}
-_CACHE_LIMIT = 4096
 
 
 def to_duckdb(tree: exp.Expression, schema: dict | None = None, owned: bool = False) -> str:
@@ -77,7 +93,8 @@ def _to_duckdb(tree: exp.Expression, schema: dict | None, copy: bool = True) -> 
     _type_values_literals(tree)
     if schema is not None:
         try:
-            tree = annotate_types(tree, schema=schema, dialect=RwDialect, expression_metadata=_METADATA)
+            tree = annotate_types(tree, schema=mapping_schema(schema), dialect=RwDialect,
+                                  expression_metadata=_METADATA)
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
         _type_series_columns(tree)
