@@ -13,6 +13,7 @@ visible columns, types can be annotated for the PostgreSQL fixes in `transpile`)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -26,6 +27,7 @@ from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
+from rw_cli.sql.walk import nodes
 
 SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
 
@@ -66,11 +68,13 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
     tree = expand(tree, catalog)
-    ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    # one walk for what the checks below need (renaming tables adds or removes no such node)
+    found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect)
+    ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
-    bound.row_id = not hidden and any(c.name == ROW_ID for c in tree.find_all(exp.Column))
+    bound.row_id = not hidden and any(c.name == ROW_ID for c in found if isinstance(c, exp.Column))
     rels: list[RelationCatalog] = []
-    for t in list(tree.find_all(exp.Table)):
+    for t in [t for t in found if isinstance(t, exp.Table)]:
         if not isinstance(t.this, exp.Identifier):
             continue
         name = t.name
@@ -103,16 +107,20 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         if bound.row_id and any(c.name == ROW_ID and c.hidden for c in rel.columns):
             bound.schema[reg][ROW_ID] = sqlglot_type(rel.columns[rel.column_index(ROW_ID)].type)
         _rename(t, reg)
-    for sel in tree.find_all(exp.Select):
+    selects = [sel for sel in found if isinstance(sel, exp.Select)]
+    for sel in selects:
         _check_star_except(sel, bound)
         _check_using(sel, bound)
     if qualify_columns:
         tree = _qualify(tree, bound)
     else:
         bound.qualified = False
-    bound.tree = _corresponding(tree)
-    if bound.qualified:
-        for sel in bound.tree.find_all(exp.Select):
+    # qualifying adds no set operation and no join: skip the walks that would find none
+    if any(op.args.get("by_name") for op in found if isinstance(op, (exp.Union, exp.Except, exp.Intersect))):
+        tree = _corresponding(tree)
+    bound.tree = tree
+    if bound.qualified and any(len(sel.args.get("joins") or ()) >= 2 for sel in selects):
+        for sel in nodes(bound.tree, exp.Select):
             _check_join_scopes(sel)
     return bound
 
@@ -304,12 +312,13 @@ def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[Relatio
 
 # -- views and table functions ------------------------------------------------------------------
 
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
 def quote_unsafe(tree: exp.Expression) -> exp.Expression:
     """Quote identifiers that are not plain names (`?column?` of an MV expanded from `*`)."""
-    import re
-
-    for ident in tree.find_all(exp.Identifier):
-        if not ident.quoted and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", ident.name or "_"):
+    for ident in nodes(tree, exp.Identifier):
+        if not ident.quoted and not _PLAIN_NAME.fullmatch(ident.name or "_"):
             ident.set("quoted", True)
     return tree
 
@@ -329,7 +338,7 @@ def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
 
 def _has_opaque_source(tree: exp.Expression) -> bool:
     """Sources whose columns sqlglot cannot know (table functions, unnest, ...)."""
-    for t in tree.find_all(exp.Table):
+    for t in nodes(tree, exp.Table):
         if not isinstance(t.this, exp.Identifier):
             return True
-    return any(True for _ in tree.find_all(exp.Unnest))
+    return bool(nodes(tree, exp.Unnest))

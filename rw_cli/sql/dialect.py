@@ -15,6 +15,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.sql.walk import nodes
 
 
 class Flush(exp.Expression):
@@ -172,7 +173,7 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
         tree = normalize_identifiers(tree, dialect=RwDialect)
-    for alias in tree.find_all(exp.Alias):  # the user's names, not the ones qualify adds
+    for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
     return tree
 

@@ -11,6 +11,7 @@ from sqlglot.schema import MappingSchema
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE, DataType
 from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.walk import nodes
 
 _INTEGER_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
                   exp.DataType.Type.TINYINT}
@@ -105,7 +106,7 @@ def _type_values_literals(tree: exp.Expression) -> None:
     """In `VALUES ('1 month'::interval, 1), ('3 days', 2)` the untyped string literals of a
     column take the type the other rows give it, as in PostgreSQL (sqlglot would call the
     column VARCHAR)."""
-    for values in tree.find_all(exp.Values):
+    for values in nodes(tree, exp.Values):
         rows = [r for r in values.expressions if isinstance(r, exp.Tuple)]
         if len(rows) < 2 or len({len(r.expressions) for r in rows}) != 1:
             continue
@@ -126,7 +127,7 @@ def _type_series_columns(tree: exp.Expression) -> None:
     """Columns of `generate_series(int, int) AS s(i)` are integers (sqlglot cannot type a
     table function's columns), so `i / 10` divides as integers, as in PostgreSQL."""
     series: dict[str, set[str]] = {}
-    for t in tree.find_all(exp.Table):
+    for t in nodes(tree, exp.Table):
         gen = t.this
         if isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) and all(
                 isinstance(a, exp.Literal) and not a.is_string and a.is_int
@@ -136,7 +137,7 @@ def _type_series_columns(tree: exp.Expression) -> None:
                 series[alias.this.name] = {c.name for c in alias.columns} or {alias.this.name}
     if not series:
         return
-    for col in tree.find_all(exp.Column):
+    for col in nodes(tree, exp.Column):
         if col.table in series and col.name in series[col.table] and \
                 (col.type is None or col.type.this == exp.DataType.Type.UNKNOWN):
             col.type = exp.DataType.build("INT")
