@@ -18,7 +18,7 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return Result("FLUSH")
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
-        return query.handle_query(session, tree)
+        return query.handle_query(session, tree, sql)
     if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update)):
         utility.check_not_in_transaction(session, type(tree).__name__.upper())
     if isinstance(tree, exp.Create):

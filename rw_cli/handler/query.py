@@ -79,25 +79,26 @@ def pk_order(rows: pa.Table, rel: RelationCatalog) -> pa.Table:
 
 
 def run_query(session, tree: exp.Expression, committed: bool = True, hidden: bool = False,
-              empty: bool = False) -> tuple[pa.Table, list[DataType]]:
+              empty: bool = False, reparse=None) -> tuple[pa.Table, list[DataType]]:
     """Run a query; `committed=False` reads the session's own uncommitted writes (DML),
     `hidden=True` makes hidden columns visible, `empty=True` runs it on empty inputs (to
-    learn its output schema)."""
+    learn its output schema). With `reparse` (a fresh tree of the same statement, on demand)
+    the caller hands `tree` over: it is bound in place (`bind_query`)."""
     if committed and not hidden and not empty:
         from rw_cli.handler.point_lookup import try_point_lookup
 
         fast = try_point_lookup(session, tree)
         if isinstance(fast, dict):  # the looked-up rows, for the rest of the query
-            return run_query_on(session, tree, fast)
+            return run_query_on(session, tree, fast, reparse=reparse)
         if fast is not None:
             return fast
-    return run_query_on(session, tree, None, committed, hidden, empty)
+    return run_query_on(session, tree, None, committed, hidden, empty, reparse)
 
 
 def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] | None,
-                 committed: bool = True, hidden: bool = False, empty: bool = False):
+                 committed: bool = True, hidden: bool = False, empty: bool = False, reparse=None):
     """Run a query; relations whose id is in `overrides` read those rows instead of a snapshot."""
-    bound = bind_query(tree, session.catalog, hidden=hidden, session=session)
+    bound = bind_query(tree, session.catalog, hidden=hidden, session=session, reparse=reparse)
     tables: dict[str, pa.Table] = dict(bound.system)
     progress = _scan_progress(session, bound.relations, overrides) if committed and not empty else None
     cache = cache_for(session.store) if committed and not empty else None
@@ -256,6 +257,14 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
     return lines + ["", "DuckDB plan:"] + body
 
 
-def handle_query(session, tree: exp.Expression) -> Result:
-    table, types = run_query(session, tree)
+def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Result:
+    """A SELECT statement; given its text, its tree is the handler's to change (it is parsed
+    again only in the rare case that binding must start over)."""
+    reparse = None
+    if sql is not None:
+        from rw_cli.sql.dialect import parse_statement
+
+        def reparse() -> exp.Expression:
+            return parse_statement(sql)
+    table, types = run_query(session, tree, reparse=reparse)
     return Result(f"SELECT {table.num_rows}", table, types)

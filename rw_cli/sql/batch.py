@@ -14,6 +14,7 @@ visible columns, types can be annotated for the PostgreSQL fixes in `transpile`)
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -46,16 +47,22 @@ class _Unqualified(Exception):
     """sqlglot could not qualify the query (it may have changed the tree half-way)."""
 
 
-def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None) -> BoundQuery:
-    """Bind `tree` (not modified). `hidden=True` makes hidden columns visible (DML).
+def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None,
+               reparse: Callable[[], exp.Expression] | None = None) -> BoundQuery:
+    """Bind `tree` (not modified, unless `reparse` is given). `hidden=True` makes hidden
+    columns visible (DML).
 
     The bound copy is qualified in place; when sqlglot cannot qualify it (rare: sources whose
     columns it cannot know), it is bound again from `tree`, unqualified. That is cheaper than
-    keeping a copy of every tree in case qualifying fails."""
+    keeping a copy of every tree in case qualifying fails. A caller that owns `tree` and can
+    parse it again (`reparse`: a fresh tree of the same statement) hands it over: it is bound
+    in place, without a copy, and parsed again only if it must be bound again."""
     try:
-        return _bind(tree.copy(), catalog, hidden, session, qualify_columns=True)
+        return _bind(tree if reparse is not None else tree.copy(), catalog, hidden, session,
+                     qualify_columns=True)
     except _Unqualified as e:
-        bound = _bind(tree.copy(), catalog, hidden, session, qualify_columns=False)
+        fresh = reparse() if reparse is not None else tree.copy()
+        bound = _bind(fresh, catalog, hidden, session, qualify_columns=False)
         msg = str(e)
         if "could not be resolved" in msg and not _has_opaque_source(bound.tree):
             name = msg.split("'")[1] if "'" in msg else msg
