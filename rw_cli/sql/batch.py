@@ -118,6 +118,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     for sel in selects:
         _check_star_except(sel, bound)
         _check_using(sel, bound)
+        _alias_ordered_subqueries(sel)
     if qualify_columns:
         tree = _qualify(tree, bound)
     else:
@@ -130,6 +131,24 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         for sel in nodes(bound.tree, exp.Select):
             _check_join_scopes(sel)
     return bound
+
+
+def _alias_ordered_subqueries(sel: exp.Select) -> None:
+    """`SELECT (SELECT count(*) ...), a FROM t ORDER BY 1`: sqlglot's qualify names the
+    scalar subquery `_col_0` on the subquery node itself, then fails to resolve the position
+    (it wants an Alias node), and the whole query went unqualified (untyped: PostgreSQL's
+    integer division, sum and avg types lost, and bound twice). The alias it would give is
+    given first, as an Alias node; names and the generated SQL are the same."""
+    order = sel.args.get("order")
+    if order is None:
+        return
+    positions = {int(o.this.this) for o in order.expressions
+                 if isinstance(o.this, exp.Literal) and o.this.is_int}
+    for i, e in enumerate(sel.expressions):
+        if i + 1 in positions and isinstance(e, exp.Subquery) and not e.args.get("alias"):
+            alias = exp.Alias(alias=exp.to_identifier(f"_col_{i}"))
+            e.replace(alias)
+            alias.set("this", e)
 
 
 def _check_join_scopes(sel: exp.Select) -> None:

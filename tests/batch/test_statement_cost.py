@@ -95,3 +95,15 @@ def test_snapshot_cache_is_bounded():
     assert cache.get(("k", 0)) is None  # the least recently used went first
     big = pa.table({"a": list(range(snapshots.MAX_TABLE_BYTES // 8 + 1))})
     assert not cache.put(("big",), big)
+
+
+def test_scalar_subquery_ordered_by_position_is_qualified(db):
+    from rw_cli.sql.batch import bind_query
+    from rw_cli.sql.dialect import parse_statement
+
+    sql = "SELECT (SELECT count(*) FROM t AS x WHERE x.v < t.v), sum(v) / 4 FROM t GROUP BY v ORDER BY 1, 2"
+    assert bind_query(parse_statement(sql), db.catalog).qualified  # sqlglot alone gave up on it
+    assert rows(db, sql) == [["0", "2"], ["1", "5"]]
+    r = db.execute("SELECT (SELECT max(v) FROM t), id FROM t ORDER BY 1, 2")
+    assert r.arrow().column_names == ["max", "id"]
+    assert r.text_rows() == [["20", "1"], ["20", "2"]]
