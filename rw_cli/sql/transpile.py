@@ -145,8 +145,11 @@ def _type_series_columns(tree: exp.Expression) -> None:
 
 def _transform_post(node: exp.Expression, fn) -> exp.Expression:
     """Apply `fn` bottom-up (children first), so a rewritten node's arguments are rewritten
-    too; a replacement keeps the annotated type of the node it replaces."""
+    too; a replacement keeps the annotated type of the node it replaces. Identifiers (a
+    quarter of a qualified tree's nodes) are names, which no rule rewrites: skipped."""
     for child in list(node.iter_expressions()):
+        if isinstance(child, exp.Identifier):
+            continue
         new = _transform_post(child, fn)
         if new is not child:
             child.replace(new)
