@@ -25,7 +25,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.errors import BindError, CatalogError
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
-from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
+from rw_cli.sql.dialect import NORMALIZED, RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
@@ -72,7 +72,8 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
 
 def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify_columns: bool) -> BoundQuery:
     """Bind `tree` in place."""
-    tree = normalize_identifiers(tree, dialect=RwDialect)
+    if not tree.meta.get(NORMALIZED):
+        tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)

@@ -173,12 +173,16 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
         tree = normalize_identifiers(tree, dialect=RwDialect)
+        tree.meta[NORMALIZED] = True
     for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
     return tree
 
 
 AS_WRITTEN = "as_written"  # meta of an alias the statement spells out
+# meta of a parsed statement's root: its identifiers are folded already (binding it need not
+# walk it again for that, as long as nothing was added to it)
+NORMALIZED = "normalized"
 
 
 _BYTE_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
