@@ -30,6 +30,7 @@ def connection() -> duckdb.DuckDBPyConnection:
         duck_functions.install(con)
         _local.con = con
         _local.settings = {"timezone": "UTC"}
+        _local.pinned = {}  # name -> the table registered under it between queries
     return con
 
 
@@ -47,16 +48,27 @@ def _apply(con, settings: dict[str, str] | None) -> None:
 
 
 def query(sql: str, tables: dict[str, pa.Table] | None = None,
-          settings: dict[str, str] | None = None) -> pa.Table:
+          settings: dict[str, str] | None = None, pinned: frozenset[str] | set[str] = frozenset()) -> pa.Table:
     """Run `sql` with each of `tables` visible under its key; return the result as Arrow.
-    `settings` (e.g. the session's `timezone`) are applied first."""
+    `settings` (e.g. the session's `timezone`) are applied first.
+
+    The tables named in `pinned` stay registered after the query (the caller keeps them
+    unchanged and will pass the same ones again): registering a table costs about as much as
+    running a small query, and the next query over the same table skips it."""
     con = connection()
     _apply(con, settings)
     names = []
+    kept: dict[str, pa.Table] = _local.pinned
     try:
         for name, table in (tables or {}).items():
+            if kept.get(name) is table:
+                continue
             con.register(name, table)
-            names.append(name)
+            if name in pinned:
+                kept[name] = table
+            else:
+                kept.pop(name, None)
+                names.append(name)
         try:
             return con.sql(sql).to_arrow_table() if _is_query(sql) else _run(con, sql)
         except duckdb.Error as e:
@@ -77,6 +89,7 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
 def _discard_connection() -> None:
     con = getattr(_local, "con", None)
     _local.con = None
+    _local.pinned = {}
     if con is not None:
         try:
             con.close()

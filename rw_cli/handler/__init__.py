@@ -35,7 +35,7 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return Result("FLUSH")
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
-        return query.handle_query(session, tree)
+        return query.handle_query(session, tree, sql)
     if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)

@@ -13,6 +13,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE, RelationCatalog
+from rw_cli.sql.walk import nodes
 
 MAX_KEYS = 4096
 
@@ -43,7 +44,7 @@ def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[li
     rel = catalog.get(src.name)
     if rel is None or rel.kind not in (TABLE, MATERIALIZED_VIEW) or not rel.pk:
         return None
-    if sum(1 for _ in tree.find_all(exp.Table)) != 1:
+    if len(nodes(tree, exp.Table)) != 1:
         return None
     where = tree.args.get("where")
     if where is None:

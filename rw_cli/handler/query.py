@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
+from rw_cli.handler.snapshots import cache_for
 from rw_cli.meta.catalog import ROW_ID, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.batch import bind_query
@@ -78,55 +79,78 @@ def pk_order(rows: pa.Table, rel: RelationCatalog) -> pa.Table:
 
 
 def run_query(session, tree: exp.Expression, committed: bool = True, hidden: bool = False,
-              empty: bool = False) -> tuple[pa.Table, list[DataType]]:
+              empty: bool = False, reparse=None) -> tuple[pa.Table, list[DataType]]:
     """Run a query; `committed=False` reads the session's own uncommitted writes (DML),
     `hidden=True` makes hidden columns visible, `empty=True` runs it on empty inputs (to
-    learn its output schema)."""
+    learn its output schema). With `reparse` (a fresh tree of the same statement, on demand)
+    the caller hands `tree` over: it is bound in place (`bind_query`)."""
     if committed and not hidden and not empty:
         from rw_cli.handler.point_lookup import try_point_lookup
 
         fast = try_point_lookup(session, tree)
         if isinstance(fast, dict):  # the looked-up rows, for the rest of the query
-            return run_query_on(session, tree, fast)
+            return run_query_on(session, tree, fast, reparse=reparse)
         if fast is not None:
             return fast
-    return run_query_on(session, tree, None, committed, hidden, empty)
+    return run_query_on(session, tree, None, committed, hidden, empty, reparse)
 
 
 def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] | None,
-                 committed: bool = True, hidden: bool = False, empty: bool = False):
+                 committed: bool = True, hidden: bool = False, empty: bool = False, reparse=None):
     """Run a query; relations whose id is in `overrides` read those rows instead of a snapshot."""
-    bound = bind_query(tree, session.catalog, hidden=hidden, session=session)
+    bound = bind_query(tree, session.catalog, hidden=hidden, session=session, reparse=reparse)
     tables: dict[str, pa.Table] = dict(bound.system)
     progress = _scan_progress(session, bound.relations, overrides) if committed and not empty else None
+    cache = cache_for(session.store) if committed and not empty else None
+    pinned: set[str] = set()  # snapshots the cache keeps: DuckDB may keep them registered
     try:
         for reg, rel in bound.relations.items():
             if overrides and rel.id in overrides:
-                data = overrides[rel.id]
-            elif empty:
-                from rw_cli.stream.builder import relation_schema
-
-                data = relation_schema(rel).empty_table()
+                tables[reg] = _columns(overrides[rel.id], rel, hidden, bound.row_id)
+                continue
+            key = _snapshot_key(session, rel, hidden, bound.row_id) if cache is not None else None
+            data = cache.get(key) if cache is not None else None
+            if data is not None:
+                pinned.add(reg)
             else:
-                data = snapshot(session, rel, committed, progress)
-            if not hidden:
-                keep = [c.name for c in rel.visible_columns]
-                if bound.row_id and ROW_ID in data.column_names:
-                    keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
-                data = data.select(keep)
+                if empty:
+                    from rw_cli.stream.builder import relation_schema
+
+                    data = relation_schema(rel).empty_table()
+                else:
+                    data = snapshot(session, rel, committed, progress)
+                data = _columns(data, rel, hidden, bound.row_id)
+                if cache is not None and cache.put(key, data):
+                    pinned.add(reg)
             tables[reg] = data
     finally:
         if progress is not None:
             # DuckDB runs the query next: the statement's own line (a spinner and the
             # elapsed time) shows from here on
             progress.close()
-    q = bound.tree
-    sql = to_duckdb(q, bound.schema)
-    result = duck.query(sql, tables, settings=session_settings(session))
-    names = _output_names(q, result)
-    result = result.rename_columns(names)
+    names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
+    sql = to_duckdb(bound.tree, bound.schema, owned=True)
+    result = duck.query(sql, tables, settings=session_settings(session), pinned=pinned)
+    result = result.rename_columns(_output_names(names, result))
     types = [DataType.from_arrow(f.type) for f in result.schema]
     return _in_session_zone(_normalize(result, types), session), types
+
+
+def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool) -> pa.Table:
+    """The columns a query sees: the visible ones (and `_row_id` when it names it), or all
+    with `hidden`."""
+    if hidden:
+        return data
+    keep = [c.name for c in rel.visible_columns]
+    if row_id and ROW_ID in data.column_names:
+        keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
+    return data.select(keep)
+
+
+def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool) -> tuple:
+    """What a relation's committed snapshot, as a query sees it, depends on."""
+    columns = tuple((c.name, c.type, c.hidden) for c in rel.columns)
+    return rel.id, session.store.committed_epoch, columns, tuple(rel.pk), hidden, row_id
 
 
 def _scan_progress(session, relations: dict[str, RelationCatalog], overrides):
@@ -163,16 +187,24 @@ def session_settings(session) -> dict[str, str]:
     return {"timezone": settings.timezone if settings is not None else "UTC"}
 
 
-def _output_names(q: exp.Expression, result: pa.Table) -> list[str]:
+def _select_names(q: exp.Expression) -> list[str] | None:
+    """The output names PostgreSQL gives the query's columns, when its (first) SELECT lists
+    them without `*`."""
     s = q
     while isinstance(s, (exp.Union, exp.Except, exp.Intersect)):
         s = s.this
     if isinstance(s, exp.Subquery):
         s = s.unnest()
-    if isinstance(s, exp.Select) and len(s.expressions) == result.num_columns \
-            and not any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-                        for e in s.expressions):
+    if isinstance(s, exp.Select) and not any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+            for e in s.expressions):
         return [output_name(e) for e in s.expressions]
+    return None
+
+
+def _output_names(names: list[str] | None, result: pa.Table) -> list[str]:
+    if names is not None and len(names) == result.num_columns:
+        return names
     return [_clean_name(n) for n in result.column_names]
 
 
@@ -208,7 +240,7 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
             n *= len(v)
         return [f"BatchLookup {{ table: {rel.name}, pk: [{keys}], keys: {n}, epoch: committed }}"]
     bound = bind_query(tree, session.catalog, session=session)
-    sql = to_duckdb(bound.tree, bound.schema)
+    sql = to_duckdb(bound.tree, bound.schema, owned=True)
     tables: dict[str, pa.Table] = {k: v.schema.empty_table() for k, v in bound.system.items()}
     from rw_cli.stream.builder import relation_schema
 
@@ -225,6 +257,14 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
     return lines + ["", "DuckDB plan:"] + body
 
 
-def handle_query(session, tree: exp.Expression) -> Result:
-    table, types = run_query(session, tree)
+def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Result:
+    """A SELECT statement; given its text, its tree is the handler's to change (it is parsed
+    again only in the rare case that binding must start over)."""
+    reparse = None
+    if sql is not None:
+        from rw_cli.sql.dialect import parse_statement
+
+        def reparse() -> exp.Expression:
+            return parse_statement(sql)
+    table, types = run_query(session, tree, reparse=reparse)
     return Result(f"SELECT {table.num_rows}", table, types)

@@ -13,6 +13,8 @@ visible columns, types can be annotated for the PostgreSQL fixes in `transpile`)
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -23,9 +25,10 @@ from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.errors import BindError, CatalogError
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
-from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
+from rw_cli.sql.dialect import NORMALIZED, RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
-from rw_cli.sql.transpile import sqlglot_type
+from rw_cli.sql.transpile import mapping_schema, sqlglot_type
+from rw_cli.sql.walk import nodes
 
 SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
 
@@ -40,16 +43,46 @@ class BoundQuery:
     row_id: bool = False  # the query names the hidden `_row_id` (its snapshots keep it)
 
 
-def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None) -> BoundQuery:
-    """Bind `tree` (not modified). `hidden=True` makes hidden columns visible (DML)."""
-    tree = normalize_identifiers(tree.copy(), dialect=RwDialect)
+class _Unqualified(Exception):
+    """sqlglot could not qualify the query (it may have changed the tree half-way)."""
+
+
+def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None,
+               reparse: Callable[[], exp.Expression] | None = None) -> BoundQuery:
+    """Bind `tree` (not modified, unless `reparse` is given). `hidden=True` makes hidden
+    columns visible (DML).
+
+    The bound copy is qualified in place; when sqlglot cannot qualify it (rare: sources whose
+    columns it cannot know), it is bound again from `tree`, unqualified. That is cheaper than
+    keeping a copy of every tree in case qualifying fails. A caller that owns `tree` and can
+    parse it again (`reparse`: a fresh tree of the same statement) hands it over: it is bound
+    in place, without a copy, and parsed again only if it must be bound again."""
+    try:
+        return _bind(tree if reparse is not None else tree.copy(), catalog, hidden, session,
+                     qualify_columns=True)
+    except _Unqualified as e:
+        fresh = reparse() if reparse is not None else tree.copy()
+        bound = _bind(fresh, catalog, hidden, session, qualify_columns=False)
+        msg = str(e)
+        if "could not be resolved" in msg and not _has_opaque_source(bound.tree):
+            name = msg.split("'")[1] if "'" in msg else msg
+            raise BindError(f'column "{name}" does not exist') from None
+        return bound
+
+
+def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify_columns: bool) -> BoundQuery:
+    """Bind `tree` in place."""
+    if not tree.meta.get(NORMALIZED):
+        tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
     tree = expand(tree, catalog)
-    ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    # one walk for what the checks below need (renaming tables adds or removes no such node)
+    found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect)
+    ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
-    bound.row_id = not hidden and any(c.name == ROW_ID for c in tree.find_all(exp.Column))
+    bound.row_id = not hidden and any(c.name == ROW_ID for c in found if isinstance(c, exp.Column))
     rels: list[RelationCatalog] = []
-    for t in list(tree.find_all(exp.Table)):
+    for t in [t for t in found if isinstance(t, exp.Table)]:
         if not isinstance(t.this, exp.Identifier):
             continue
         name = t.name
@@ -82,14 +115,41 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         if bound.row_id and any(c.name == ROW_ID and c.hidden for c in rel.columns):
             bound.schema[reg][ROW_ID] = sqlglot_type(rel.columns[rel.column_index(ROW_ID)].type)
         _rename(t, reg)
-    for sel in tree.find_all(exp.Select):
+    selects = [sel for sel in found if isinstance(sel, exp.Select)]
+    for sel in selects:
         _check_star_except(sel, bound)
         _check_using(sel, bound)
-    bound.tree = _corresponding(_qualify(tree, bound))
-    if bound.qualified:
-        for sel in bound.tree.find_all(exp.Select):
+        _alias_ordered_subqueries(sel)
+    if qualify_columns:
+        tree = _qualify(tree, bound)
+    else:
+        bound.qualified = False
+    # qualifying adds no set operation and no join: skip the walks that would find none
+    if any(op.args.get("by_name") for op in found if isinstance(op, (exp.Union, exp.Except, exp.Intersect))):
+        tree = _corresponding(tree)
+    bound.tree = tree
+    if bound.qualified and any(len(sel.args.get("joins") or ()) >= 2 for sel in selects):
+        for sel in nodes(bound.tree, exp.Select):
             _check_join_scopes(sel)
     return bound
+
+
+def _alias_ordered_subqueries(sel: exp.Select) -> None:
+    """`SELECT (SELECT count(*) ...), a FROM t ORDER BY 1`: sqlglot's qualify names the
+    scalar subquery `_col_0` on the subquery node itself, then fails to resolve the position
+    (it wants an Alias node), and the whole query went unqualified (untyped: PostgreSQL's
+    integer division, sum and avg types lost, and bound twice). The alias it would give is
+    given first, as an Alias node; names and the generated SQL are the same."""
+    order = sel.args.get("order")
+    if order is None:
+        return
+    positions = {int(o.this.this) for o in order.expressions
+                 if isinstance(o.this, exp.Literal) and o.this.is_int}
+    for i, e in enumerate(sel.expressions):
+        if i + 1 in positions and isinstance(e, exp.Subquery) and not e.args.get("alias"):
+            alias = exp.Alias(alias=exp.to_identifier(f"_col_{i}"))
+            e.replace(alias)
+            alias.set("this", e)
 
 
 def _check_join_scopes(sel: exp.Select) -> None:
@@ -279,36 +339,33 @@ def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[Relatio
 
 # -- views and table functions ------------------------------------------------------------------
 
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
 def quote_unsafe(tree: exp.Expression) -> exp.Expression:
     """Quote identifiers that are not plain names (`?column?` of an MV expanded from `*`)."""
-    import re
-
-    for ident in tree.find_all(exp.Identifier):
-        if not ident.quoted and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", ident.name or "_"):
+    for ident in nodes(tree, exp.Identifier):
+        if not ident.quoted and not _PLAIN_NAME.fullmatch(ident.name or "_"):
             ident.set("quoted", True)
     return tree
 
 
 def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
+    """`tree` qualified in place, or _Unqualified (with sqlglot's message, if it gave one)."""
     try:
         dialect = RwRowIdDialect if bound.row_id else RwDialect
-        return quote_unsafe(qualify(tree.copy(), schema=bound.schema, dialect=dialect, quote_identifiers=False,
+        return quote_unsafe(qualify(tree, schema=mapping_schema(bound.schema, dialect), dialect=dialect,
+                                    quote_identifiers=False,
                                     identify=False, validate_qualify_columns=True))
     except OptimizeError as e:
-        msg = str(e).split(". Line:")[0]
-        if "could not be resolved" in msg and not _has_opaque_source(tree):
-            name = msg.split("'")[1] if "'" in msg else msg
-            raise BindError(f'column "{name}" does not exist') from None
-        bound.qualified = False
-        return tree
+        raise _Unqualified(str(e).split(". Line:")[0]) from None
     except Exception:
-        bound.qualified = False
-        return tree
+        raise _Unqualified("") from None
 
 
 def _has_opaque_source(tree: exp.Expression) -> bool:
     """Sources whose columns sqlglot cannot know (table functions, unnest, ...)."""
-    for t in tree.find_all(exp.Table):
+    for t in nodes(tree, exp.Table):
         if not isinstance(t.this, exp.Identifier):
             return True
-    return any(True for _ in tree.find_all(exp.Unnest))
+    return bool(nodes(tree, exp.Unnest))

@@ -16,6 +16,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.sql.walk import nodes
 
 # sqlglot warns on stderr about what it parses loosely (`FOR UPDATE`, commands); rw reports
 # what it does not support as errors of its own
@@ -176,7 +177,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
         tree = normalize_identifiers(tree, dialect=RwDialect)
-    for alias in tree.find_all(exp.Alias):  # the user's names, not the ones qualify adds
+        tree.meta[NORMALIZED] = True
+    for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
     return tree
 
@@ -192,6 +194,9 @@ def _statement_kind(text: str) -> str:
 
 
 AS_WRITTEN = "as_written"  # meta of an alias the statement spells out
+# meta of a parsed statement's root: its identifiers are folded already (binding it need not
+# walk it again for that, as long as nothing was added to it)
+NORMALIZED = "normalized"
 
 
 _BYTE_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)

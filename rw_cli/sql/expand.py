@@ -9,15 +9,17 @@ from sqlglot import exp
 
 from rw_cli.errors import BindError
 from rw_cli.meta.catalog import VIEW, Catalog, RelationCatalog
+from rw_cli.sql.walk import nodes
 
 _MAX_VIEW_DEPTH = 32
 
 
 def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
     for _ in range(_MAX_VIEW_DEPTH):
-        ctes = {c.alias for c in tree.find_all(exp.CTE)}
+        found = nodes(tree, exp.CTE, exp.Table)
+        ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
         changed = False
-        for t in list(tree.find_all(exp.Table)):
+        for t in [t for t in found if isinstance(t, exp.Table)]:
             fn = t.this
             if isinstance(fn, exp.Anonymous) and fn.name.lower() in ("tumble", "hop"):
                 t.replace(_time_window(t, fn, catalog))

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.schema import MappingSchema
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE, DataType
 from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.walk import nodes
 
 _INTEGER_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
                   exp.DataType.Type.TINYINT}
@@ -42,33 +44,58 @@ def sqlglot_type(t: DataType) -> str:
     return t.duckdb()
 
 
+_CACHE_LIMIT = 4096
+_SCHEMAS: dict[tuple, MappingSchema] = {}
+
+
+def mapping_schema(schema: dict, dialect=RwDialect) -> MappingSchema:
+    """sqlglot's schema object for `{relation: {column: type}}` (memoized: building one
+    normalizes every name, and queries over the same relations recur; sqlglot only reads it)."""
+    key = (dialect, tuple((name, tuple(columns.items())) for name, columns in schema.items()))
+    hit = _SCHEMAS.get(key)
+    if hit is None:
+        if len(_SCHEMAS) >= _CACHE_LIMIT:
+            _SCHEMAS.clear()
+        hit = _SCHEMAS[key] = MappingSchema(schema, dialect=dialect)
+    return hit
+
+
 _CACHE: dict[tuple, str] = {}
 _TREES: dict[tuple, exp.Expression] = {}
-_CACHE_LIMIT = 4096
 
 
-def to_duckdb(tree: exp.Expression, schema: dict | None = None) -> str:
+def to_duckdb(tree: exp.Expression, schema: dict | None = None, owned: bool = False) -> str:
     """DuckDB SQL for a (qualified) PostgreSQL expression or query (memoized: type
-    annotation costs milliseconds, and the same queries and expressions recur)."""
+    annotation costs milliseconds, and the same queries and expressions recur).
+
+    `owned=True` hands the tree over (it is rewritten in place and left changed): a batch
+    query bound for this one statement, which is neither copied (a copy of a whole tree costs
+    as much as its transpiling) nor memoized (its key, the tree's repr, costs milliseconds
+    and distinct queries rarely recur)."""
+    if owned:
+        return _to_duckdb(tree, schema, copy=False).sql(dialect="duckdb", copy=False)
     # repr, not tree.sql(): the generic SQL of some nodes is lossy (E'...' strings all print
     # alike), and two different trees must never share an entry
     key = (repr(tree), repr(schema))
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _to_duckdb(tree, schema).sql(dialect="duckdb")
+        hit = _to_duckdb(tree, schema).sql(dialect="duckdb", copy=False)
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = hit
     return hit
 
 
-def _to_duckdb(tree: exp.Expression, schema: dict | None) -> exp.Expression:
-    """The tree rewritten to mean in DuckDB what it means in PostgreSQL."""
-    tree = tree.copy()
+def _to_duckdb(tree: exp.Expression, schema: dict | None, copy: bool = True) -> exp.Expression:
+    """The tree rewritten to mean in DuckDB what it means in PostgreSQL (in place when
+    `copy=False`)."""
+    if copy:
+        tree = tree.copy()
     _type_values_literals(tree)
     if schema is not None:
         try:
-            tree = annotate_types(tree, schema=schema, dialect=RwDialect, expression_metadata=_METADATA)
+            tree = annotate_types(tree, schema=mapping_schema(schema), dialect=RwDialect,
+                                  expression_metadata=_METADATA)
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
         _type_series_columns(tree)
@@ -79,7 +106,7 @@ def _type_values_literals(tree: exp.Expression) -> None:
     """In `VALUES ('1 month'::interval, 1), ('3 days', 2)` the untyped string literals of a
     column take the type the other rows give it, as in PostgreSQL (sqlglot would call the
     column VARCHAR)."""
-    for values in tree.find_all(exp.Values):
+    for values in nodes(tree, exp.Values):
         rows = [r for r in values.expressions if isinstance(r, exp.Tuple)]
         if len(rows) < 2 or len({len(r.expressions) for r in rows}) != 1:
             continue
@@ -100,7 +127,7 @@ def _type_series_columns(tree: exp.Expression) -> None:
     """Columns of `generate_series(int, int) AS s(i)` are integers (sqlglot cannot type a
     table function's columns), so `i / 10` divides as integers, as in PostgreSQL."""
     series: dict[str, set[str]] = {}
-    for t in tree.find_all(exp.Table):
+    for t in nodes(tree, exp.Table):
         gen = t.this
         if isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) and all(
                 isinstance(a, exp.Literal) and not a.is_string and a.is_int
@@ -110,7 +137,7 @@ def _type_series_columns(tree: exp.Expression) -> None:
                 series[alias.this.name] = {c.name for c in alias.columns} or {alias.this.name}
     if not series:
         return
-    for col in tree.find_all(exp.Column):
+    for col in nodes(tree, exp.Column):
         if col.table in series and col.name in series[col.table] and \
                 (col.type is None or col.type.this == exp.DataType.Type.UNKNOWN):
             col.type = exp.DataType.build("INT")
@@ -118,8 +145,11 @@ def _type_series_columns(tree: exp.Expression) -> None:
 
 def _transform_post(node: exp.Expression, fn) -> exp.Expression:
     """Apply `fn` bottom-up (children first), so a rewritten node's arguments are rewritten
-    too; a replacement keeps the annotated type of the node it replaces."""
+    too; a replacement keeps the annotated type of the node it replaces. Identifiers (a
+    quarter of a qualified tree's nodes) are names, which no rule rewrites: skipped."""
     for child in list(node.iter_expressions()):
+        if isinstance(child, exp.Identifier):
+            continue
         new = _transform_post(child, fn)
         if new is not child:
             child.replace(new)
@@ -134,7 +164,7 @@ def _transform_post(node: exp.Expression, fn) -> exp.Expression:
 
 def expr_to_duckdb(tree: exp.Expression, input_types: list[DataType]) -> str:
     """DuckDB SQL for an expression over positional input columns `_0.._n`."""
-    return expr_to_duckdb_tree(tree, input_types).sql(dialect="duckdb")
+    return expr_to_duckdb_tree(tree, input_types).sql(dialect="duckdb", copy=False)
 
 
 def expr_to_duckdb_tree(tree: exp.Expression, input_types: list[DataType]) -> exp.Expression:
@@ -147,7 +177,7 @@ def expr_to_duckdb_tree(tree: exp.Expression, input_types: list[DataType]) -> ex
         qualified = tree.copy()
         for col in qualified.find_all(exp.Column):
             col.set("table", exp.to_identifier("__in"))
-        hit = _to_duckdb(exp.select(qualified).from_("__in"), schema).expressions[0]
+        hit = _to_duckdb(exp.select(qualified).from_("__in"), schema, copy=False).expressions[0]
         if isinstance(hit, exp.Alias) and not isinstance(tree, exp.Alias):
             hit = hit.this
         hit.pop()

@@ -1,0 +1,57 @@
+"""Committed snapshots kept between batch queries.
+
+A relation's rows at a committed epoch never change (an epoch is committed once, and later
+writes go to later epochs), so a query that reads the same relation at the same committed
+epoch as an earlier one reuses its Arrow table: sqllogictest-style workloads run thousands of
+queries over a few small tables between two writes, and reading a snapshot from the store
+(and registering it in DuckDB anew) cost as much as running the query.
+
+Only small snapshots are kept (a bounded number of bytes in all), per store: two stores in
+one process may hold the same table id at the same epoch.
+"""
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+
+import pyarrow as pa
+
+MAX_BYTES = 64 << 20        # all snapshots kept, per store
+MAX_TABLE_BYTES = 4 << 20   # one snapshot kept
+
+
+class SnapshotCache:
+    """Least recently used snapshots of one store, keyed by what determines their rows."""
+
+    def __init__(self) -> None:
+        self.tables: OrderedDict[tuple, pa.Table] = OrderedDict()
+        self.nbytes = 0
+
+    def get(self, key: tuple) -> pa.Table | None:
+        table = self.tables.get(key)
+        if table is not None:
+            self.tables.move_to_end(key)
+        return table
+
+    def put(self, key: tuple, table: pa.Table) -> bool:
+        """Keep `table` under `key` if it is small enough; says whether it was kept."""
+        size = table.nbytes
+        if size > MAX_TABLE_BYTES or key in self.tables:
+            return False
+        self.tables[key] = table
+        self.nbytes += size
+        while self.nbytes > MAX_BYTES:
+            _, old = self.tables.popitem(last=False)
+            self.nbytes -= old.nbytes
+        return True
+
+
+_CACHES: "weakref.WeakKeyDictionary[object, SnapshotCache]" = weakref.WeakKeyDictionary()
+
+
+def cache_for(store) -> SnapshotCache:
+    """The snapshot cache of `store` (made on first use, gone with the store)."""
+    cache = _CACHES.get(store)
+    if cache is None:
+        cache = _CACHES[store] = SnapshotCache()
+    return cache
