@@ -245,7 +245,9 @@ class Session:
             if not self.store.refresh():
                 raise
             self.catalog = Catalog.from_bytes(self.store.extra)
-            return dispatch(self, tree, text)
+            from rw_cli.sql.dialect import parse_statement
+
+            return dispatch(self, parse_statement(text), text)  # binding changed the first tree
 
     def refresh(self) -> None:
         """Read-only: read the newest version the writer committed, and its catalog."""

@@ -84,6 +84,9 @@ def test_read_only_reads_through_the_writers_compaction(writer, monkeypatch):
         monkeypatch.setattr(r.store, "refresh", late_refresh)
         for cache in (r.store.meta_cache, r.store.block_cache):  # nothing of the old SSTs in memory
             cache.evict_prefix(lambda key: True)
+        from rw_cli.handler.snapshots import cache_for
+
+        monkeypatch.setattr(cache_for(r.store), "get", lambda key: None)  # nor of the old snapshot
         assert r.execute("select count(*) from t").fetchall() == [(210,)]
         assert len(calls) == 2
 

@@ -367,13 +367,16 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     return None
 
 
+_QUANTIFIERS = ("all", "some")  # `x = ALL (array)`: syntax DuckDB reads, not a function
+
+
 def _check_known(node: exp.Anonymous) -> None:
     """A call of a name no function has fails as PostgreSQL's does, naming the argument
     types (the caller annotated them), before DuckDB words it its own way."""
     from rw_cli.engine.duck import function_names
 
     name = node.name.lower()
-    if name in function_names():
+    if name in function_names() or name in _QUANTIFIERS:
         return
     from rw_cli.common.types import DataType
 
