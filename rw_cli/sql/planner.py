@@ -281,6 +281,38 @@ def join_kind(join: exp.Join) -> str:
     raise NotSupported(f"{kind.upper()} JOIN in a materialized view")
 
 
+def check_streaming_join(left: PlanNode, right: PlanNode, keys: list[int],
+                         cond: exp.Expression | None) -> None:
+    """RisingWave streams a join by hash on equal columns and refuses a cross product (a
+    CROSS JOIN, a comma join whose WHERE links nothing of both sides): that needs a
+    nested-loop join over the whole of both inputs. A side that holds at most one row (a
+    global aggregate: empty stream key) or constant rows is a broadcast, not a cross product;
+    a join on an inequality between both sides rw maintains by recomputing the touched
+    partitions."""
+    if keys or _broadcast(left) or _broadcast(right) or _links_both(cond, len(left.types)):
+        return
+    raise NotSupported(
+        "streaming nested-loop join",
+        hint="The non-equal join in the query requires a nested-loop join executor, which could be "
+             "very expensive to run. Consider rewriting the query to use dynamic filter as a "
+             "substitute if possible.")
+
+
+def _broadcast(node: PlanNode) -> bool:
+    """Whether a join input is at most one row or constant rows (VALUES, SELECT without FROM)."""
+    while isinstance(node, (StreamProject, StreamFilter)):
+        node = node.inputs[0]
+    return not node.stream_key or isinstance(node, StreamValues)
+
+
+def _links_both(cond: exp.Expression | None, left_width: int) -> bool:
+    """Whether a join condition (over `_i` input columns) reads a column of each side."""
+    if cond is None:
+        return False
+    sides = {int(c.name[1:]) < left_width for c in cond.find_all(exp.Column) if c.name[1:].isdigit()}
+    return len(sides) == 2
+
+
 def output_name(e: exp.Expression) -> str:
     """PostgreSQL's name for a select item: its alias, column name, function name, the type
     it is cast to, or `?column?`."""
@@ -544,6 +576,7 @@ class StreamPlanner:
         cond = None
         for r in rest:
             cond = r if cond is None else exp.and_(cond, r)
+        check_streaming_join(left, right, lkeys, cond)
         if kind in ("semi", "anti"):
             types, sk, scope = list(left.types), list(left.stream_key), lscope
         else:
