@@ -54,6 +54,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return create_function.handle_drop(session, tree)
     if isinstance(tree, exp.Drop):
         return drop.handle(session, tree)
+    if isinstance(tree, (exp.Insert, exp.Delete, exp.Update)):
+        session.catch_up()
     if isinstance(tree, exp.Insert):
         return dml.handle_insert(session, tree)
     if isinstance(tree, exp.Delete):

@@ -8,23 +8,29 @@ is answered from the store directly (`rw_cli.handler.point_lookup`).
 """
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from rw_cli.common.epoch import epoch_unix_ms
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
-from rw_cli.meta.catalog import ROW_ID, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.batch import bind_query
 from rw_cli.sql.planner import output_name
 from rw_cli.sql.transpile import to_duckdb
 
 
-def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=None) -> pa.Table:
+def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=None,
+             write_times: bool = False) -> pa.Table:
     """A relation's rows (all columns, named) at the committed epoch, or with own writes.
-    A committed snapshot streams from the store batch by batch, advancing `progress`."""
+    A committed snapshot streams from the store batch by batch, advancing `progress`.
+    `write_times`: with a last `_rw_timestamp` column (when each row was last written)."""
     from rw_cli.stream.builder import relation_state_table
 
+    if write_times and committed:
+        return _with_write_times(relation_state_table(session.store, rel), session.store.committed_epoch, rel)
     if not committed:
         live = session.runtime.live_table(rel.id)  # its memtable holds this epoch's writes
         if live is not None:
@@ -41,6 +47,17 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=Non
                 progress.total = progress.done  # the estimate was short
     rows = pa.Table.from_batches(batches) if batches else table.scan(epoch=session.store.committed_epoch)
     return pk_order(rows, rel)
+
+
+def _with_write_times(table, epoch: int, rel: RelationCatalog) -> pa.Table:
+    batches, times = [], []
+    for batch, epochs in table.iter_batches_with_epochs(epoch=epoch):
+        batches.append(batch)
+        times.append(epoch_unix_ms(epochs).astype(np.int64))
+    rows = pa.Table.from_batches(batches) if batches else table.scan(epoch=epoch)
+    ms = np.concatenate(times) if times else np.zeros(0, np.int64)
+    stamps = pa.array(ms * 1000, pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+    return pk_order(rows.append_column(RW_TIMESTAMP, stamps), rel)
 
 
 def estimate_rows(store, table_id: int) -> int | None:
@@ -108,11 +125,13 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
 
                 data = relation_schema(rel).empty_table()
             else:
-                data = snapshot(session, rel, committed, progress)
+                data = snapshot(session, rel, committed, progress, write_times=bound.rw_timestamp)
             if not hidden:
                 keep = [c.name for c in rel.visible_columns]
                 if bound.row_id and ROW_ID in data.column_names:
                     keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
+                if bound.rw_timestamp and RW_TIMESTAMP in data.column_names:
+                    keep.append(RW_TIMESTAMP)
                 data = data.select(keep)
             tables[reg] = data
     finally:

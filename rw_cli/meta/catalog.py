@@ -18,6 +18,9 @@ VIEW = "view"  # a named query, expanded by batch queries; no state, no job
 SOURCE = "source"  # a connector's stream, not materialized; its job reads splits (rw_cli.connector)
 SINK = "sink"  # a query's changes delivered to a connector at each committed epoch
 ROW_ID = "_row_id"
+# every table and MV has it without storing it: when each row was last written (the
+# epoch's wall time), named explicitly only (`*` does not expand to it)
+RW_TIMESTAMP = "_rw_timestamp"
 
 
 def _type(name: str, scale: int | None) -> DataType:

@@ -21,8 +21,9 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
+from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError
-from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import sqlglot_type
@@ -38,6 +39,7 @@ class BoundQuery:
     schema: dict = field(default_factory=dict)                           # for type annotation
     qualified: bool = True
     row_id: bool = False  # the query names the hidden `_row_id` (its snapshots keep it)
+    rw_timestamp: bool = False  # the query names `_rw_timestamp` (its snapshots carry it)
 
 
 def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, session=None) -> BoundQuery:
@@ -48,6 +50,7 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     bound = BoundQuery(tree)
     bound.row_id = not hidden and any(c.name == ROW_ID for c in tree.find_all(exp.Column))
+    bound.rw_timestamp = not hidden and any(c.name == RW_TIMESTAMP for c in tree.find_all(exp.Column))
     rels: list[RelationCatalog] = []
     for t in list(tree.find_all(exp.Table)):
         if not isinstance(t.this, exp.Identifier):
@@ -81,6 +84,8 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
                              (rel.columns if hidden else rel.visible_columns)}
         if bound.row_id and any(c.name == ROW_ID and c.hidden for c in rel.columns):
             bound.schema[reg][ROW_ID] = sqlglot_type(rel.columns[rel.column_index(ROW_ID)].type)
+        if bound.rw_timestamp:
+            bound.schema[reg][RW_TIMESTAMP] = sqlglot_type(TIMESTAMPTZ)
         _rename(t, reg)
     for sel in tree.find_all(exp.Select):
         _check_star_except(sel, bound)

@@ -6,6 +6,7 @@ so nothing downstream ever plans one.
 """
 from __future__ import annotations
 
+import logging
 import re
 
 import sqlglot
@@ -15,6 +16,10 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from rw_cli.errors import NotSupported, SqlSyntaxError
+
+# sqlglot warns on stderr where its DuckDB output may differ from another dialect's (EXTRACT
+# from a timestamptz); rw_cli.sql.transpile owns those semantics, and a user sees only results
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
 class Flush(exp.Expression):
