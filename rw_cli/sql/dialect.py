@@ -64,6 +64,16 @@ class RwDialect(RisingWave):
                 out.meta["unknown"] = True
             return out
 
+        def _parse_using_identifiers(self):
+            # USING names columns, never `table.column`; sqlglot would drop the qualifier
+            def column_name():
+                this = self._parse_column()
+                if isinstance(this, exp.Column) and this.table:
+                    self.raise_error(f'USING names a column, not "{this.sql()}"')
+                return this.this if isinstance(this, exp.Column) else this
+
+            return self._parse_wrapped_csv(column_name, optional=True)
+
         def _parse_interval(self, *args, **kwargs):
             # sqlglot rewrites INTERVAL '<n> <unit> ...' to INTERVAL '<n>' <unit> when it finds
             # one "<n> <unit>" in the string, dropping the rest ('-1 day +02:00:00' -> '-1' DAY);
