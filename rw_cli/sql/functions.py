@@ -303,10 +303,37 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return None
     if isinstance(node, exp.StrToTime) and not isinstance(node.parent, exp.Cast):
         # to_timestamp(text, format) is timestamptz in PostgreSQL
-        return exp.Cast(this=node.copy(), to=exp.DataType.build("TIMESTAMPTZ"))
+        return exp.Cast(this=_exact_fractions(node.copy()), to=exp.DataType.build("TIMESTAMPTZ"))
     if isinstance(node, exp.Anonymous):
         return _anonymous(node)
     return None
+
+
+# to_timestamp's MS and US read exactly 3 and 6 digits in RisingWave (chrono's %.3f, %.6f);
+# DuckDB's %g and %f read fewer too
+_EXACT_FRACTIONS = {"%g": r"\d{3}", "%f": r"\d{6}"}
+_DIRECTIVE = re.compile(r"%-?[A-Za-z%]")
+
+
+def _exact_fractions(node: exp.StrToTime) -> exp.Expression:
+    """strptime(s, f) whose constant format reads milliseconds or microseconds: an error
+    unless s has exactly that many fraction digits (the format as a regular expression:
+    those fixed widths, any text for the other fields)."""
+    fmt = node.args.get("format")
+    if not isinstance(fmt, exp.Literal) or not any(d in fmt.this for d in _EXACT_FRACTIONS):
+        return node
+    pattern, last = [], 0
+    for m in _DIRECTIVE.finditer(fmt.this):
+        pattern.append(re.escape(fmt.this[last:m.start()]))
+        pattern.append(_EXACT_FRACTIONS.get(m.group(0), "%" if m.group(0) == "%%" else ".*?"))
+        last = m.end()
+    pattern.append(re.escape(fmt.this[last:]))
+    text = node.this
+    ok = _fn("regexp_full_match", text.copy(), exp.Literal.string("".join(pattern)))
+    bad = _fn("error", exp.Concat(expressions=[exp.Literal.string('invalid input for to_timestamp: "'),
+                                               text.copy(), exp.Literal.string('" (fraction of seconds)')]))
+    return exp.Case(ifs=[exp.If(this=exp.or_(ok, exp.Is(this=text.copy(), expression=exp.Null())),
+                                true=node)], default=exp.Cast(this=bad, to=exp.DataType.build("TIMESTAMP")))
 
 
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
