@@ -23,7 +23,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError
-from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, Catalog, RelationCatalog
+from rw_cli.meta.catalog import DEFAULT_SCHEMA, ROW_ID, RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import sqlglot_type
@@ -48,6 +48,7 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
     tree = _pg_compat(tree)
     tree = expand(tree, catalog)
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    _schema_qualified_columns(tree)
     bound = BoundQuery(tree)
     bound.row_id = not hidden and any(c.name == ROW_ID for c in tree.find_all(exp.Column))
     bound.rw_timestamp = not hidden and any(c.name == RW_TIMESTAMP for c in tree.find_all(exp.Column))
@@ -71,9 +72,7 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
             continue
         if name in ctes and not db and not t.meta.get("rw_catalog"):
             continue
-        if db and db != "public":
-            raise CatalogError(f'schema "{db}" does not exist')
-        rel = catalog.get(name)
+        rel = catalog.get(catalog.qualified(name, db))
         if rel is None:
             raise CatalogError(f'relation "{name}" does not exist')
         reg = f"__rel_{rel.id}"
@@ -238,6 +237,23 @@ def _dt(t: pa.DataType):
     from rw_cli.common.types import DataType
 
     return DataType.from_arrow(t)
+
+
+def _schema_qualified_columns(tree: exp.Expression) -> None:
+    """`schema.table.column` names the column of the FROM item `schema.table` (its schema
+    written or `public`); the schema is dropped once checked, since FROM items are renamed."""
+    items = {}
+    for t in tree.find_all(exp.Table):
+        items.setdefault(t.alias_or_name, set()).add(t.text("db") or DEFAULT_SCHEMA if not t.args.get("alias")
+                                                   else None)
+    for col in tree.find_all(exp.Column):
+        db = col.text("db")
+        if not db:
+            continue
+        if db not in items.get(col.table, ()):
+            raise BindError(f'missing FROM-clause entry for table "{db}.{col.table}"')
+        col.set("db", None)
+        col.set("catalog", None)
 
 
 def _rename(t: exp.Table, reg: str) -> None:

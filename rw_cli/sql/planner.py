@@ -59,6 +59,8 @@ def check_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCata
     for t in tree.find_all(exp.Table):
         if t.name in ctes or not isinstance(t.this, exp.Identifier):
             continue
+        if "." in catalog.qualified(t.name, t.text("db")):
+            raise NotSupported("a relation of a schema other than public in a materialized view")
         rel = catalog.get(t.name)
         if rel is None:
             raise CatalogError(f'relation "{t.name}" does not exist')
