@@ -78,6 +78,12 @@ MACROS = [
     "+ to_days(CAST(sum(datepart('day', i)) AS INTEGER)) "
     "+ to_microseconds(CAST(sum(epoch_us(i) - ((datepart('year', i) * 12 + datepart('month', i)) * 30 "
     "+ datepart('day', i)) * 86400000000) AS BIGINT)))",
+    # an interval as RisingWave's hash key holds it (months of 30 days, days of 24 hours, one
+    # sign): what DISTINCT and GROUP BY output for an interval key
+    "CREATE OR REPLACE MACRO pg_justify_us(t) AS (to_months(CAST(t // 2592000000000 AS INTEGER)) "
+    "+ to_days(CAST((t % 2592000000000) // 86400000000 AS INTEGER)) "
+    "+ to_microseconds(CAST((t % 2592000000000) % 86400000000 AS BIGINT)))",
+    "CREATE OR REPLACE MACRO pg_interval_key(i) AS (pg_justify_us(epoch_us(i)))",
     "CREATE OR REPLACE MACRO pg_table_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_type_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_get_userbyid(oid) AS ('root')",

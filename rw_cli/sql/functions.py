@@ -176,6 +176,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Values):
         _values_decimals(node)
         return None
+    if isinstance(node, exp.Select):
+        _interval_keys(node)
+        return None
     if isinstance(node, exp.ByteString):  # E'...': escapes were resolved by the tokenizer
         return exp.Literal.string(node.this)
     if isinstance(node, exp.Interval):
@@ -334,6 +337,30 @@ def _exact_fractions(node: exp.StrToTime) -> exp.Expression:
                                                text.copy(), exp.Literal.string('" (fraction of seconds)')]))
     return exp.Case(ifs=[exp.If(this=exp.or_(ok, exp.Is(this=text.copy(), expression=exp.Null())),
                                 true=node)], default=exp.Cast(this=bad, to=exp.DataType.build("TIMESTAMP")))
+
+
+def _interval_keys(select: exp.Select) -> None:
+    """RisingWave groups by a key's hash form, and an interval's is its normalized value
+    (months of 30 days, days of 24 hours, one sign): DISTINCT and GROUP BY output interval
+    keys that way (`30 days` and `1 mon` are one group, shown `1 mon`). Equal intervals are
+    one group in DuckDB too; only the shown value changes."""
+    distinct = select.args.get("distinct")
+    group = select.args.get("group")
+    if distinct is not None and distinct.args.get("on") is not None:
+        return
+    keys = {g.sql() for g in group.expressions} if group is not None else set()
+    if distinct is None and not keys:
+        return
+    for item in select.expressions:
+        inner = item.this if isinstance(item, exp.Alias) else item
+        if _type(inner) != T.INTERVAL or (distinct is None and inner.sql() not in keys):
+            continue
+        wrapped = _fn("pg_interval_key", inner.copy())
+        wrapped.type = exp.DataType.build("INTERVAL")
+        if isinstance(item, exp.Alias):
+            item.set("this", wrapped)
+        else:
+            item.replace(exp.alias_(wrapped, item.output_name or "_col"))
 
 
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
