@@ -15,6 +15,8 @@ import re
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common.pg_template import parse_date
+
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
 RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr"})
@@ -289,8 +291,16 @@ def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
     return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
 
 
+def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
+    """to_date(text, template) with a template that is not a constant (rw_cli.common.pg_template)."""
+    out = [None if s is None or f is None else parse_date(s, f)
+           for s, f in zip(texts.to_pylist(), templates.to_pylist())]
+    return pa.array(out, pa.int32()).cast(pa.date32())
+
+
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {
+    "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
     "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),

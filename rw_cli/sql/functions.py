@@ -304,6 +304,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         if _is_text_literal(arg) or _type(arg) in (T.DOUBLE, T.FLOAT):
             return _fn("round_even", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE")), exp.Literal.number(0))
         return None
+    if isinstance(node, exp.StrToDate) and not isinstance(node.args.get("format"), exp.Literal):
+        # a template that is not a constant: DuckDB's strptime needs one, read row by row
+        return _fn("pg_to_date", node.this, node.args["format"])
     if isinstance(node, exp.StrToTime) and not isinstance(node.parent, exp.Cast):
         # to_timestamp(text, format) is timestamptz in PostgreSQL
         return exp.Cast(this=_exact_fractions(node.copy()), to=exp.DataType.build("TIMESTAMPTZ"))
