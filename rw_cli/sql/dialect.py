@@ -64,6 +64,17 @@ class RwDialect(RisingWave):
                 out.meta["unknown"] = True
             return out
 
+        def _parse_type(self, *args, **kwargs):
+            # RisingWave's parser takes no COLLATE right after a typed string literal
+            # (`varchar 't' COLLATE "C"` is an error; `(varchar 't') COLLATE "C"` is not)
+            start = self._curr
+            out = super()._parse_type(*args, **kwargs)
+            if isinstance(out, exp.Cast) and isinstance(out.this, exp.Literal) and start is not None \
+                    and start.token_type in self.TYPE_TOKENS and self._prev.token_type == TokenType.STRING \
+                    and self._curr is not None and self._curr.token_type == TokenType.COLLATE:
+                self.raise_error("COLLATE after a typed string literal; parenthesize the literal")
+            return out
+
         def _parse_using_identifiers(self):
             # USING names columns, never `table.column`; sqlglot would drop the qualifier
             def column_name():
