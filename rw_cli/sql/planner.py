@@ -469,7 +469,10 @@ class StreamPlanner:
             right, rscope = self.plan_source(join.this)
             if join.args.get("using"):
                 raise NotSupported("JOIN ... USING in a materialized view")
-            node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join))
+            # a temporal join (FOR SYSTEM_TIME AS OF) looks each row up: no cross product
+            temporal = isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
+            node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join),
+                                    cross_ok=temporal)
         return node, scope
 
     def prune(self, scan: PlanNode, scope: list[tuple[str, str]], alias: str):
@@ -559,7 +562,7 @@ class StreamPlanner:
         node = StreamValues(types, [width], [], sql=sql)
         return node, [(name, n) for n in names] + [(name, "__values_row")]
 
-    def join(self, left, lscope, right, rscope, on, kind: str = "inner"):
+    def join(self, left, lscope, right, rscope, on, kind: str = "inner", cross_ok: bool = False):
         nl = len(left.types)
         scope = lscope + rscope
         lkeys, rkeys, null_safe, rest = [], [], [], []
@@ -578,7 +581,8 @@ class StreamPlanner:
         cond = None
         for r in rest:
             cond = r if cond is None else exp.and_(cond, r)
-        check_streaming_join(left, right, lkeys, cond)
+        if not cross_ok:
+            check_streaming_join(left, right, lkeys, cond)
         if kind in ("semi", "anti"):
             types, sk, scope = list(left.types), list(left.stream_key), lscope
         else:
