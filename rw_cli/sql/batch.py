@@ -50,8 +50,9 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     _schema_qualified_columns(tree)
     bound = BoundQuery(tree)
-    bound.row_id = not hidden and any(c.name == ROW_ID for c in tree.find_all(exp.Column))
-    bound.rw_timestamp = not hidden and any(c.name == RW_TIMESTAMP for c in tree.find_all(exp.Column))
+    if not hidden:
+        named = {c.name for c in tree.find_all(exp.Column)}
+        bound.row_id, bound.rw_timestamp = ROW_ID in named, RW_TIMESTAMP in named
     rels: list[RelationCatalog] = []
     for t in list(tree.find_all(exp.Table)):
         if not isinstance(t.this, exp.Identifier):
@@ -242,14 +243,16 @@ def _dt(t: pa.DataType):
 def _schema_qualified_columns(tree: exp.Expression) -> None:
     """`schema.table.column` names the column of the FROM item `schema.table` (its schema
     written or `public`); the schema is dropped once checked, since FROM items are renamed."""
+    qualified = [c for c in tree.find_all(exp.Column) if c.args.get("db") is not None]
+    if not qualified:
+        return
     items = {}
     for t in tree.find_all(exp.Table):
-        items.setdefault(t.alias_or_name, set()).add(t.text("db") or DEFAULT_SCHEMA if not t.args.get("alias")
-                                                   else None)
-    for col in tree.find_all(exp.Column):
+        # an aliased item is named by its alias alone
+        schema = (t.text("db") or DEFAULT_SCHEMA) if t.args.get("alias") is None else None
+        items.setdefault(t.alias_or_name, set()).add(schema)
+    for col in qualified:
         db = col.text("db")
-        if not db:
-            continue
         if db not in items.get(col.table, ()):
             raise BindError(f'missing FROM-clause entry for table "{db}.{col.table}"')
         col.set("db", None)
