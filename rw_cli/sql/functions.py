@@ -281,6 +281,12 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
             return exp.Div(this=exp.Cast(this=micros, to=exp.DataType.build("DECIMAL(18, 6)")),
                            expression=exp.Literal.number(1000000))
+        if part in ("nanosecond", "nanoseconds"):
+            # seconds and their fraction in nanoseconds (DuckDB's own goes through TIMESTAMP_NS,
+            # whose range stops at years 1677..2262)
+            micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
+            return exp.Mul(this=exp.Cast(this=micros, to=exp.DataType.build("BIGINT")),
+                           expression=exp.Literal.number(1000))
         return None
     if isinstance(node, exp.Encode):
         return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
