@@ -351,25 +351,40 @@ def _exact_fractions(node: exp.StrToTime) -> exp.Expression:
 def _interval_keys(select: exp.Select) -> None:
     """RisingWave groups by a key's hash form, and an interval's is its normalized value
     (months of 30 days, days of 24 hours, one sign): DISTINCT and GROUP BY output interval
-    keys that way (`30 days` and `1 mon` are one group, shown `1 mon`). Equal intervals are
-    one group in DuckDB too; only the shown value changes."""
+    keys that way (`30 days` and `1 mon` are one group, shown `1 mon`), and expressions over
+    a GROUP BY key see it so. Equal intervals are one group in DuckDB too; only the value
+    shown changes."""
     distinct = select.args.get("distinct")
     group = select.args.get("group")
     if distinct is not None and distinct.args.get("on") is not None:
         return
-    keys = {g.sql() for g in group.expressions} if group is not None else set()
+    keys = {g.sql() for g in group.expressions if _type(g) == T.INTERVAL} if group is not None else set()
     if distinct is None and not keys:
         return
+
+    def key(n: exp.Expression) -> exp.Expression:
+        # within the item (a copy): not an aggregate's argument, nor a subquery's column
+        if n.sql() in keys and _type(n) == T.INTERVAL and n.find_ancestor(exp.AggFunc, exp.Select) is None:
+            return _interval_key(n)
+        return n
+
     for item in select.expressions:
         inner = item.this if isinstance(item, exp.Alias) else item
-        if _type(inner) != T.INTERVAL or (distinct is None and inner.sql() not in keys):
-            continue
-        wrapped = _fn("pg_interval_key", inner.copy())
-        wrapped.type = exp.DataType.build("INTERVAL")
+        out = inner.copy().transform(key) if keys else inner
+        if out.sql() == inner.sql():
+            if distinct is None or _type(inner) != T.INTERVAL:
+                continue
+            out = _interval_key(inner)
         if isinstance(item, exp.Alias):
-            item.set("this", wrapped)
+            item.set("this", out)
         else:
-            item.replace(exp.alias_(wrapped, item.output_name or "_col"))
+            item.replace(exp.alias_(out, item.output_name or "_col"))
+
+
+def _interval_key(n: exp.Expression) -> exp.Expression:
+    out = _fn("pg_interval_key", n.copy())
+    out.type = exp.DataType.build("INTERVAL")
+    return out
 
 
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:

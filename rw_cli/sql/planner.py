@@ -664,7 +664,11 @@ class StreamPlanner:
                 if sql in agg_sql and (isinstance(n, (exp.AggFunc, exp.Filter))):
                     return exp.column(f"_{ng + agg_sql.index(sql)}")
                 if sql in group_sql and not isinstance(n, exp.Literal):
-                    return exp.column(f"_{group_sql.index(sql)}")
+                    i = group_sql.index(sql)
+                    if agg.types[i].name == "interval":
+                        # RisingWave's hash key holds an interval normalized, and outputs it so
+                        return exp.Anonymous(this="pg_interval_key", expressions=[exp.column(f"_{i}")])
+                    return exp.column(f"_{i}")
                 return n
             out = e.copy().transform(repl)
             for col in out.find_all(exp.Column):
