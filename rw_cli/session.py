@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from rw_cli.errors import EpochFailed, InternalError, ReadOnlyError, RwError, SqlSyntaxError, StorageError
 from rw_cli.meta.catalog import Catalog
-from rw_cli.common.epoch import EpochPair, next_epoch
+from rw_cli.common.epoch import EPOCH_SHIFT, EpochPair, next_epoch, physical_now
 from rw_cli.common.session_config import SessionConfig
 from rw_cli.meta.lock import DataDirLock
 from rw_cli.result import Result
@@ -178,6 +178,15 @@ class Session:
         started an epoch of their own), as a failed epoch is forgotten."""
         with self.mutex:
             self._roll_back()
+
+    def catch_up(self) -> None:
+        """Before a write: RisingWave passes a barrier every barrier_interval_ms, so a write
+        lands in an epoch at most that old. An idle session passed none; an epoch older than
+        that ends now, and the write's epoch (its rows' `_rw_timestamp`) begins now."""
+        with self.mutex:
+            age_ms = physical_now() - (self.epoch.curr >> EPOCH_SHIFT)
+            if age_ms > self.settings.barrier_interval_ms and not self.in_transaction:
+                self.barrier()
 
     def _roll_back(self) -> None:
         """An epoch failed as a whole (a Spark job could not finish): forget everything since

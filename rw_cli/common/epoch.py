@@ -8,6 +8,11 @@ EPOCH_ORIGIN_MS = 1617235200000  # 2021-04-01T00:00:00Z
 EPOCH_SHIFT = 16
 
 
+def epoch_unix_ms(epochs):
+    """Wall-clock milliseconds since 1970 at which epochs began (scalar or numpy array)."""
+    return (epochs >> EPOCH_SHIFT) + EPOCH_ORIGIN_MS
+
+
 def physical_now() -> int:
     return int(time.time() * 1000) - EPOCH_ORIGIN_MS
 

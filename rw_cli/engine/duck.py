@@ -173,6 +173,9 @@ _PG_MESSAGES = [
     (re.compile(r"^Failed to cast decimal value \S+ to type INT64\b.*", re.S), "Numeric out of range: bigint out of range"),
     (re.compile(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
     (re.compile(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
+    (re.compile(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
+     "timestamp out of range"),
+    (re.compile(r"^Date out of range.*", re.S), "date out of range"),
     (re.compile(r"^More than one row returned by a subquery.*", re.S),
      "Scalar subquery produced more than one row"),
 ]

@@ -15,6 +15,8 @@ import re
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common.pg_template import parse_date
+
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
 RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr"})
@@ -78,6 +80,12 @@ MACROS = [
     "+ to_days(CAST(sum(datepart('day', i)) AS INTEGER)) "
     "+ to_microseconds(CAST(sum(epoch_us(i) - ((datepart('year', i) * 12 + datepart('month', i)) * 30 "
     "+ datepart('day', i)) * 86400000000) AS BIGINT)))",
+    # an interval as RisingWave's hash key holds it (months of 30 days, days of 24 hours, one
+    # sign): what DISTINCT and GROUP BY output for an interval key
+    "CREATE OR REPLACE MACRO pg_justify_us(t) AS (to_months(CAST(t // 2592000000000 AS INTEGER)) "
+    "+ to_days(CAST((t % 2592000000000) // 86400000000 AS INTEGER)) "
+    "+ to_microseconds(CAST((t % 2592000000000) % 86400000000 AS BIGINT)))",
+    "CREATE OR REPLACE MACRO pg_interval_key(i) AS (pg_justify_us(epoch_us(i)))",
     "CREATE OR REPLACE MACRO pg_table_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_type_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_get_userbyid(oid) AS ('root')",
@@ -283,8 +291,16 @@ def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
     return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
 
 
+def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
+    """to_date(text, template) with a template that is not a constant (rw_cli.common.pg_template)."""
+    out = [None if s is None or f is None else parse_date(s, f)
+           for s, f in zip(texts.to_pylist(), templates.to_pylist())]
+    return pa.array(out, pa.int32()).cast(pa.date32())
+
+
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {
+    "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
     "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),

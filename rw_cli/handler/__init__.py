@@ -51,6 +51,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
             return create_source.handle_table(session, tree)
         if kind == "TABLE":
             return create_table.handle(session, tree)
+        if kind == "SCHEMA":
+            from rw_cli.handler import schema
+
+            return schema.handle_create(session, tree)
         if kind == "INDEX":
             from rw_cli.handler import create_index
 
@@ -70,8 +74,14 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         from rw_cli.handler import create_function
 
         return create_function.handle_drop(session, tree)
+    if isinstance(tree, exp.Drop) and (tree.args.get("kind") or "").upper() == "SCHEMA":
+        from rw_cli.handler import schema
+
+        return schema.handle_drop(session, tree)
     if isinstance(tree, exp.Drop):
         return drop.handle(session, tree)
+    if isinstance(tree, (exp.Insert, exp.Delete, exp.Update)):
+        session.catch_up()
     if isinstance(tree, exp.Insert):
         return dml.handle_insert(session, tree)
     if isinstance(tree, exp.Delete):

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.errors import BindError
-from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
+from rw_cli.errors import BindError, NotSupported
+from rw_cli.meta.catalog import DEFAULT_SCHEMA, MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
 
 def mv_target(tree: exp.Create) -> tuple[str, list[str] | None]:
     target = tree.this
+    table = target.this if isinstance(target, exp.Schema) else target
+    if table.text("db") not in ("", DEFAULT_SCHEMA):
+        raise NotSupported("a materialized view in a schema other than public")
     if isinstance(target, exp.Schema):
         return target.this.name, [e.name for e in target.expressions]
     return target.name, None

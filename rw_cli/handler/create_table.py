@@ -27,7 +27,7 @@ def handle(session, tree: exp.Create) -> Result:
         raise NotSupported("CREATE TEMPORARY TABLE", hint="create an ordinary table and drop it when done")
     schema = tree.this
     target = schema.this if isinstance(schema, exp.Schema) else schema
-    name = target.name
+    name = session.catalog.qualified(target.name, target.text("db"))
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_TABLE", notices=[f'relation "{name}" already exists, skipping'])

@@ -17,7 +17,7 @@ from rw_cli.handler.query import run_query
 
 
 def target_table(session, table: exp.Expression) -> RelationCatalog:
-    rel = session.catalog.get(table.name)
+    rel = session.catalog.get(session.catalog.qualified(table.name, table.text("db")))
     if rel is None:
         raise CatalogError(f'table "{table.name}" does not exist')
     if rel.kind != TABLE:

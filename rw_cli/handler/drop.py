@@ -29,7 +29,12 @@ def handle(session, tree: exp.Drop) -> Result:
         raise NotSupported(f"DROP {kind}")
     cascade = bool(tree.args.get("cascade"))
     for table in tree.args.get("tables") or [tree.this]:
-        name = table.name
+        try:
+            name = session.catalog.qualified(table.name, table.text("db"))
+        except CatalogError:
+            if tree.args.get("exists"):
+                continue
+            raise
         rel = session.catalog.get(name)
         if rel is None or rel.kind != want:
             if tree.args.get("exists"):
@@ -38,7 +43,7 @@ def handle(session, tree: exp.Drop) -> Result:
                 raise CatalogError(f'"{name}" is a {rel.kind}, not a {want}',
                                    hint=f"use DROP {rel.kind.upper()}")
             raise CatalogError(f'{want} "{name}" does not exist')
-        victims = _with_dependents(session.catalog, rel)
+        victims = with_dependents(session.catalog, rel)
         blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
         if blocking:
             raise CatalogError(f'cannot drop {want} "{name}" because other objects depend on it',
@@ -50,7 +55,7 @@ def handle(session, tree: exp.Drop) -> Result:
     return Result(tag)
 
 
-def _with_dependents(catalog, rel) -> list:
+def with_dependents(catalog, rel) -> list:
     """`rel` and everything that depends on it, dependents first (newest first)."""
     seen = {rel.id: rel}
     frontier = [rel]

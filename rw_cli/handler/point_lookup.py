@@ -12,7 +12,7 @@ import itertools
 import pyarrow as pa
 from sqlglot import exp
 
-from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE, RelationCatalog
+from rw_cli.meta.catalog import MATERIALIZED_VIEW, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.sql.walk import nodes
 
 MAX_KEYS = 4096
@@ -31,8 +31,8 @@ class _CommittedReads:
 def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[list], int] | None:
     """(relation, one list of constants per pk column, number of pk constraints) when `tree`
     is a pk lookup."""
-    if not isinstance(tree, exp.Select):
-        return None
+    if not isinstance(tree, exp.Select) or any(c.name == RW_TIMESTAMP for c in tree.find_all(exp.Column)):
+        return None  # a lookup returns no write times
     from_ = tree.args.get("from_") or tree.args.get("from")
     if from_ is None or tree.args.get("joins") or tree.args.get("with") or tree.args.get("laterals"):
         return None

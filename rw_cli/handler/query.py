@@ -8,24 +8,30 @@ is answered from the store directly (`rw_cli.handler.point_lookup`).
 """
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from rw_cli.common.epoch import epoch_unix_ms
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.handler.snapshots import cache_for
-from rw_cli.meta.catalog import ROW_ID, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.batch import bind_query
 from rw_cli.sql.planner import output_name
 from rw_cli.sql.transpile import to_duckdb
 
 
-def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=None) -> pa.Table:
+def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=None,
+             write_times: bool = False) -> pa.Table:
     """A relation's rows (all columns, named) at the committed epoch, or with own writes.
-    A committed snapshot streams from the store batch by batch, advancing `progress`."""
+    A committed snapshot streams from the store batch by batch, advancing `progress`.
+    `write_times`: with a last `_rw_timestamp` column (when each row was last written)."""
     from rw_cli.stream.builder import relation_state_table
 
+    if write_times and committed:
+        return _with_write_times(relation_state_table(session.store, rel), session.store.committed_epoch, rel)
     if not committed:
         live = session.runtime.live_table(rel.id)  # its memtable holds this epoch's writes
         if live is not None:
@@ -42,6 +48,17 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=Non
                 progress.total = progress.done  # the estimate was short
     rows = pa.Table.from_batches(batches) if batches else table.scan(epoch=session.store.committed_epoch)
     return pk_order(rows, rel)
+
+
+def _with_write_times(table, epoch: int, rel: RelationCatalog) -> pa.Table:
+    batches, times = [], []
+    for batch, epochs in table.iter_batches_with_epochs(epoch=epoch):
+        batches.append(batch)
+        times.append(epoch_unix_ms(epochs).astype(np.int64))
+    rows = pa.Table.from_batches(batches) if batches else table.scan(epoch=epoch)
+    ms = np.concatenate(times) if times else np.zeros(0, np.int64)
+    stamps = pa.array(ms * 1000, pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+    return pk_order(rows.append_column(RW_TIMESTAMP, stamps), rel)
 
 
 def estimate_rows(store, table_id: int) -> int | None:
@@ -106,9 +123,9 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     try:
         for reg, rel in bound.relations.items():
             if overrides and rel.id in overrides:
-                tables[reg] = _columns(overrides[rel.id], rel, hidden, bound.row_id)
+                tables[reg] = _columns(overrides[rel.id], rel, hidden, bound.row_id, bound.rw_timestamp)
                 continue
-            key = _snapshot_key(session, rel, hidden, bound.row_id) if cache is not None else None
+            key = _snapshot_key(session, rel, hidden, bound.row_id, bound.rw_timestamp) if cache is not None else None
             data = cache.get(key) if cache is not None else None
             if data is not None:
                 pinned.add(reg)
@@ -118,8 +135,8 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
 
                     data = relation_schema(rel).empty_table()
                 else:
-                    data = snapshot(session, rel, committed, progress)
-                data = _columns(data, rel, hidden, bound.row_id)
+                    data = snapshot(session, rel, committed, progress, write_times=bound.rw_timestamp)
+                data = _columns(data, rel, hidden, bound.row_id, bound.rw_timestamp)
                 if cache is not None and cache.put(key, data):
                     pinned.add(reg)
             tables[reg] = data
@@ -136,21 +153,23 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     return _in_session_zone(_normalize(result, types), session), types
 
 
-def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool) -> pa.Table:
-    """The columns a query sees: the visible ones (and `_row_id` when it names it), or all
-    with `hidden`."""
+def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool, rw_timestamp: bool) -> pa.Table:
+    """The columns a query sees: the visible ones (and `_row_id` / `_rw_timestamp` when it
+    names them), or all with `hidden`."""
     if hidden:
         return data
     keep = [c.name for c in rel.visible_columns]
     if row_id and ROW_ID in data.column_names:
         keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
+    if rw_timestamp and RW_TIMESTAMP in data.column_names:
+        keep.append(RW_TIMESTAMP)
     return data.select(keep)
 
 
-def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool) -> tuple:
+def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool, rw_timestamp: bool) -> tuple:
     """What a relation's committed snapshot, as a query sees it, depends on."""
     columns = tuple((c.name, c.type, c.hidden) for c in rel.columns)
-    return rel.id, session.store.committed_epoch, columns, tuple(rel.pk), hidden, row_id
+    return rel.id, session.store.committed_epoch, columns, tuple(rel.pk), hidden, row_id, rw_timestamp
 
 
 def _scan_progress(session, relations: dict[str, RelationCatalog], overrides):

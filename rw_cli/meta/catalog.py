@@ -18,6 +18,11 @@ VIEW = "view"  # a named query, expanded by batch queries; no state, no job
 SOURCE = "source"  # a connector's stream, not materialized; its job reads splits (rw_cli.connector)
 SINK = "sink"  # a query's changes delivered to a connector at each committed epoch
 ROW_ID = "_row_id"
+DEFAULT_SCHEMA = "public"
+SYSTEM_SCHEMA_NAMES = ("information_schema", "pg_catalog", "rw_catalog")
+# every table and MV has it without storing it: when each row was last written (the
+# epoch's wall time), named explicitly only (`*` does not expand to it)
+RW_TIMESTAMP = "_rw_timestamp"
 
 
 def _type(name: str, scale: int | None) -> DataType:
@@ -115,6 +120,20 @@ class Catalog:
     next_id: int = 1
     # SQL functions (CREATE FUNCTION ... LANGUAGE SQL): name -> {"args", "returns", "body"}
     functions: dict[str, dict] = field(default_factory=dict)
+    # schemas besides `public` (CREATE SCHEMA); a relation of one is named `schema.name`
+    schemas: list[str] = field(default_factory=list)
+
+    def qualified(self, name: str, schema: str | None) -> str:
+        """The catalog name of relation `name` in `schema` (None, "" or public: the name
+        itself); an unknown schema is an error."""
+        if not schema or schema == DEFAULT_SCHEMA:
+            return name
+        if schema not in self.schemas:
+            raise CatalogError(f'schema "{schema}" does not exist')
+        return f"{schema}.{name}"
+
+    def in_schema(self, schema: str) -> list["RelationCatalog"]:
+        return [r for r in self.relations.values() if r.name.startswith(schema + ".")]
 
     def alloc_id(self) -> int:
         i = self.next_id
@@ -153,6 +172,7 @@ class Catalog:
             "relations": [r.to_json() for r in self.in_creation_order()],
             "next_id": self.next_id,
             **({"functions": self.functions} if self.functions else {}),
+            **({"schemas": self.schemas} if self.schemas else {}),
         }).encode()
 
     @staticmethod
@@ -161,4 +181,5 @@ class Catalog:
             return Catalog()
         d = json.loads(data)
         rels = {r["id"]: RelationCatalog.from_json(r) for r in d["relations"]}
-        return Catalog(relations=rels, next_id=d["next_id"], functions=d.get("functions", {}))
+        return Catalog(relations=rels, next_id=d["next_id"], functions=d.get("functions", {}),
+                       schemas=d.get("schemas", []))

@@ -31,7 +31,9 @@ from rw_cli.slt.parser import (CLASSIC_ENGINES, ENGINE, Record, SltParseError, i
                                is_classic, parse_duration, parse_file)
 from rw_cli.slt.report import file_line, write_mv_details, write_mv_total
 
-MAX_SLEEP_S = 1.0
+# a `sleep` lets wall time pass as in RisingWave's runner (now(), `_rw_timestamp`, time
+# travel tell rows apart by it); the cap only guards against a mistyped duration
+MAX_SLEEP_S = 10.0
 MAX_BACKOFF_S = 1.0
 MAX_INCLUDE_DEPTH = 16
 HARD_STOP_GRACE_S = 30.0  # a record still running this long past a file's timeout is interrupted
@@ -272,7 +274,9 @@ class FileRunner:
             if hasattr(self.session, "tick"):  # sources ingest while the client sleeps
                 from rw_cli.stream.driver import drive_for
 
-                drive_for(self.session, seconds)
+                started = time.monotonic()
+                drive_for(self.session, seconds)  # returns early once every source is idle
+                time.sleep(max(0.0, seconds - (time.monotonic() - started)))
             else:
                 time.sleep(seconds)
         elif rec.kind == "halt":

@@ -23,8 +23,9 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
+from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError
-from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
+from rw_cli.meta.catalog import DEFAULT_SCHEMA, ROW_ID, RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import NORMALIZED, RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
@@ -41,6 +42,7 @@ class BoundQuery:
     schema: dict = field(default_factory=dict)                           # for type annotation
     qualified: bool = True
     row_id: bool = False  # the query names the hidden `_row_id` (its snapshots keep it)
+    rw_timestamp: bool = False  # the query names `_rw_timestamp` (its snapshots carry it)
 
 
 class _Unqualified(Exception):
@@ -78,9 +80,12 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect)
+    _schema_qualified_columns(found)
     ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
-    bound.row_id = not hidden and any(c.name == ROW_ID for c in found if isinstance(c, exp.Column))
+    if not hidden:
+        named = {c.name for c in found if isinstance(c, exp.Column)}
+        bound.row_id, bound.rw_timestamp = ROW_ID in named, RW_TIMESTAMP in named
     rels: list[RelationCatalog] = []
     for t in [t for t in found if isinstance(t, exp.Table)]:
         if not isinstance(t.this, exp.Identifier):
@@ -101,9 +106,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
             continue
         if name in ctes and not db and not t.meta.get("rw_catalog"):
             continue
-        if db and db != "public":
-            raise CatalogError(f'schema "{db}" does not exist')
-        rel = catalog.get(name)
+        rel = catalog.get(catalog.qualified(name, db))
         if rel is None:
             raise CatalogError(f'relation "{name}" does not exist')
         reg = f"__rel_{rel.id}"
@@ -114,6 +117,8 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
                              (rel.columns if hidden else rel.visible_columns)}
         if bound.row_id and any(c.name == ROW_ID and c.hidden for c in rel.columns):
             bound.schema[reg][ROW_ID] = sqlglot_type(rel.columns[rel.column_index(ROW_ID)].type)
+        if bound.rw_timestamp:
+            bound.schema[reg][RW_TIMESTAMP] = sqlglot_type(TIMESTAMPTZ)
         _rename(t, reg)
     selects = [sel for sel in found if isinstance(sel, exp.Select)]
     for sel in selects:
@@ -293,6 +298,26 @@ def _dt(t: pa.DataType):
     from rw_cli.common.types import DataType
 
     return DataType.from_arrow(t)
+
+
+def _schema_qualified_columns(found: list[exp.Expression]) -> None:
+    """`schema.table.column` names the column of the FROM item `schema.table` (its schema
+    written or `public`); the schema is dropped once checked, since FROM items are renamed.
+    `found`: the query's nodes, from the one walk that binding makes."""
+    qualified = [c for c in found if isinstance(c, exp.Column) and c.args.get("db") is not None]
+    if not qualified:
+        return
+    items = {}
+    for t in (t for t in found if isinstance(t, exp.Table)):
+        # an aliased item is named by its alias alone
+        schema = (t.text("db") or DEFAULT_SCHEMA) if t.args.get("alias") is None else None
+        items.setdefault(t.alias_or_name, set()).add(schema)
+    for col in qualified:
+        db = col.text("db")
+        if db not in items.get(col.table, ()):
+            raise BindError(f'missing FROM-clause entry for table "{db}.{col.table}"')
+        col.set("db", None)
+        col.set("catalog", None)
 
 
 def _rename(t: exp.Table, reg: str) -> None:

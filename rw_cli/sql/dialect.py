@@ -22,6 +22,10 @@ from rw_cli.sql.walk import nodes
 # what it does not support as errors of its own
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
+# sqlglot warns on stderr where its DuckDB output may differ from another dialect's (EXTRACT
+# from a timestamptz); rw_cli.sql.transpile owns those semantics, and a user sees only results
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
 
 class Flush(exp.Expression):
     arg_types: dict = {}
@@ -64,6 +68,27 @@ class RwDialect(RisingWave):
             if unknown and isinstance(out, exp.Null):
                 out.meta["unknown"] = True
             return out
+
+        def _parse_type(self, *args, **kwargs):
+            # RisingWave's parser takes no COLLATE right after a typed string literal
+            # (`varchar 't' COLLATE "C"` is an error; `(varchar 't') COLLATE "C"` is not)
+            start = self._curr
+            out = super()._parse_type(*args, **kwargs)
+            if isinstance(out, exp.Cast) and isinstance(out.this, exp.Literal) and start is not None \
+                    and start.token_type in self.TYPE_TOKENS and self._prev.token_type == TokenType.STRING \
+                    and self._curr is not None and self._curr.token_type == TokenType.COLLATE:
+                self.raise_error("COLLATE after a typed string literal; parenthesize the literal")
+            return out
+
+        def _parse_using_identifiers(self):
+            # USING names columns, never `table.column`; sqlglot would drop the qualifier
+            def column_name():
+                this = self._parse_column()
+                if isinstance(this, exp.Column) and this.table:
+                    self.raise_error(f'USING names a column, not "{this.sql()}"')
+                return this.this if isinstance(this, exp.Column) else this
+
+            return self._parse_wrapped_csv(column_name, optional=True)
 
         def _parse_interval(self, *args, **kwargs):
             # sqlglot rewrites INTERVAL '<n> <unit> ...' to INTERVAL '<n>' <unit> when it finds

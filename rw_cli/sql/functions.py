@@ -198,6 +198,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Values):
         _values_decimals(node)
         return None
+    if isinstance(node, exp.Select):
+        _interval_keys(node)
+        return None
     if isinstance(node, exp.ByteString):  # E'...': escapes were resolved by the tokenizer
         return exp.Literal.string(node.this)
     if isinstance(node, exp.Interval):
@@ -300,6 +303,12 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
             return exp.Div(this=exp.Cast(this=micros, to=exp.DataType.build("DECIMAL(18, 6)")),
                            expression=exp.Literal.number(1000000))
+        if part in ("nanosecond", "nanoseconds"):
+            # seconds and their fraction in nanoseconds (DuckDB's own goes through TIMESTAMP_NS,
+            # whose range stops at years 1677..2262)
+            micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
+            return exp.Mul(this=exp.Cast(this=micros, to=exp.DataType.build("BIGINT")),
+                           expression=exp.Literal.number(1000))
         return None
     if isinstance(node, exp.Encode):
         return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
@@ -323,12 +332,81 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         if _is_text_literal(arg) or _type(arg) in (T.DOUBLE, T.FLOAT):
             return _fn("round_even", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE")), exp.Literal.number(0))
         return None
+    if isinstance(node, exp.StrToDate) and not isinstance(node.args.get("format"), exp.Literal):
+        # a template that is not a constant: DuckDB's strptime needs one, read row by row
+        return _fn("pg_to_date", node.this, node.args["format"])
     if isinstance(node, exp.StrToTime) and not isinstance(node.parent, exp.Cast):
         # to_timestamp(text, format) is timestamptz in PostgreSQL
-        return exp.Cast(this=node.copy(), to=exp.DataType.build("TIMESTAMPTZ"))
+        return exp.Cast(this=_exact_fractions(node.copy()), to=exp.DataType.build("TIMESTAMPTZ"))
     if isinstance(node, exp.Anonymous):
         return _anonymous(node)
     return None
+
+
+# to_timestamp's MS and US read exactly 3 and 6 digits in RisingWave (chrono's %.3f, %.6f);
+# DuckDB's %g and %f read fewer too
+_EXACT_FRACTIONS = {"%g": r"\d{3}", "%f": r"\d{6}"}
+_DIRECTIVE = re.compile(r"%-?[A-Za-z%]")
+
+
+def _exact_fractions(node: exp.StrToTime) -> exp.Expression:
+    """strptime(s, f) whose constant format reads milliseconds or microseconds: an error
+    unless s has exactly that many fraction digits (the format as a regular expression:
+    those fixed widths, any text for the other fields)."""
+    fmt = node.args.get("format")
+    if not isinstance(fmt, exp.Literal) or not any(d in fmt.this for d in _EXACT_FRACTIONS):
+        return node
+    pattern, last = [], 0
+    for m in _DIRECTIVE.finditer(fmt.this):
+        pattern.append(re.escape(fmt.this[last:m.start()]))
+        pattern.append(_EXACT_FRACTIONS.get(m.group(0), "%" if m.group(0) == "%%" else ".*?"))
+        last = m.end()
+    pattern.append(re.escape(fmt.this[last:]))
+    text = node.this
+    ok = _fn("regexp_full_match", text.copy(), exp.Literal.string("".join(pattern)))
+    bad = _fn("error", exp.Concat(expressions=[exp.Literal.string('invalid input for to_timestamp: "'),
+                                               text.copy(), exp.Literal.string('" (fraction of seconds)')]))
+    return exp.Case(ifs=[exp.If(this=exp.or_(ok, exp.Is(this=text.copy(), expression=exp.Null())),
+                                true=node)], default=exp.Cast(this=bad, to=exp.DataType.build("TIMESTAMP")))
+
+
+def _interval_keys(select: exp.Select) -> None:
+    """RisingWave groups by a key's hash form, and an interval's is its normalized value
+    (months of 30 days, days of 24 hours, one sign): DISTINCT and GROUP BY output interval
+    keys that way (`30 days` and `1 mon` are one group, shown `1 mon`), and expressions over
+    a GROUP BY key see it so. Equal intervals are one group in DuckDB too; only the value
+    shown changes."""
+    distinct = select.args.get("distinct")
+    group = select.args.get("group")
+    if distinct is not None and distinct.args.get("on") is not None:
+        return
+    keys = {g.sql() for g in group.expressions if _type(g) == T.INTERVAL} if group is not None else set()
+    if distinct is None and not keys:
+        return
+
+    def key(n: exp.Expression) -> exp.Expression:
+        # within the item (a copy): not an aggregate's argument, nor a subquery's column
+        if n.sql() in keys and _type(n) == T.INTERVAL and n.find_ancestor(exp.AggFunc, exp.Select) is None:
+            return _interval_key(n)
+        return n
+
+    for item in select.expressions:
+        inner = item.this if isinstance(item, exp.Alias) else item
+        out = inner.copy().transform(key) if keys else inner
+        if out.sql() == inner.sql():
+            if distinct is None or _type(inner) != T.INTERVAL:
+                continue
+            out = _interval_key(inner)
+        if isinstance(item, exp.Alias):
+            item.set("this", out)
+        else:
+            item.replace(exp.alias_(out, item.output_name or "_col"))
+
+
+def _interval_key(n: exp.Expression) -> exp.Expression:
+    out = _fn("pg_interval_key", n.copy())
+    out.type = exp.DataType.build("INTERVAL")
+    return out
 
 
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:

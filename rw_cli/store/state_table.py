@@ -435,3 +435,11 @@ class StateTable:
         for r in self.store.iter_runs(self._prefix, self._end, read_epoch):
             if len(r):
                 yield self.decode(r.values)
+
+    def iter_batches_with_epochs(self, epoch: int | None = None):
+        """`iter_batches` with the epoch that wrote each row (uint64 array per batch): when a
+        row was last written, which readers may show (RisingWave's `_rw_timestamp`)."""
+        read_epoch = MAX_EPOCH if epoch is None else epoch
+        for r in self.store.iter_runs(self._prefix, self._end, read_epoch):
+            if len(r):
+                yield self.decode(r.values), np.asarray(r.epochs, np.uint64)

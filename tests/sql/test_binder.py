@@ -259,8 +259,6 @@ def test_unknown_alias_message(catalog):
     assert e.value.message == 'missing FROM-clause entry for table "z"'
 
 
-@pytest.mark.xfail(strict=True, reason="the stream planner ignores a relation's schema: `FROM other.t` "
-                   "plans over public.t (batch queries refuse it)")
 def test_stream_unknown_schema(catalog):
     with pytest.raises(CatalogError):
         stream_plan(catalog, "select k from other.t")

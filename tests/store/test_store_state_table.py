@@ -241,3 +241,24 @@ def test_scan_prefix_with_and_without_the_dist_key():
         h.commit_epoch(t.table_id * 10 + 2)
         assert t.scan_prefix([1, "b"]).to_pylist() == sorted(
             (r for r in all_rows if r["g"] == 1 and r["name"] == "b"), key=lambda r: r["x"])
+
+
+def test_iter_batches_with_epochs_gives_each_rows_last_write():
+    """`_rw_timestamp` reads the epoch that last wrote each row."""
+    h = HummockStorage(MemoryObjectStore())
+    t = StateTable(h, 7, SCHEMA, [0])
+    t.insert(_rows([1, 2]))
+    t.commit(1 << 16)
+    h.commit_epoch(1 << 16, b"cat")
+    t.insert(_rows([2], names=["two"]))  # rewritten in the next epoch
+    t.commit(2 << 16)
+    h.commit_epoch(2 << 16, b"cat")
+    got = {}
+    for batch, epochs in t.iter_batches_with_epochs(epoch=2 << 16):
+        assert len(epochs) == batch.num_rows
+        got.update(zip(batch.column("id").to_pylist(), epochs.tolist()))
+    assert got == {1: 1 << 16, 2: 2 << 16}
+    old = {}
+    for batch, epochs in t.iter_batches_with_epochs(epoch=1 << 16):
+        old.update(zip(batch.column("id").to_pylist(), epochs.tolist()))
+    assert old == {1: 1 << 16, 2: 1 << 16}
