@@ -203,7 +203,7 @@ def format_numeric(d: Decimal, scale: int | None = None) -> str:
         return f"{d:f}"
     if d == 0:
         return "0"
-    return f"{d.normalize():f}"
+    return f"{d.normalize(context=_WIDE):f}"  # (the default context would round to 28 digits)
 
 
 def _shortest(v: float, single: bool) -> tuple[str, int]:

@@ -15,9 +15,13 @@ import re
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common import numeric_arith
+from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
+
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr"})
+RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
+                            "pg_numeric_div"})
 
 MACROS = [
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
@@ -51,6 +55,10 @@ MACROS = [
     "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
     "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
     "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
+    # numeric / numeric (or integer): exact to the stored scale (DuckDB's own is a double)
+    "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') "
+    "ELSE pg_numeric_quot(a, b) END)",
+    "CREATE OR REPLACE MACRO pg_numeric_div_or_null(a, b) AS (pg_numeric_quot(a, b))",
     "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a % b END)",
     # streaming's non-strict forms: NULL instead of the error (RisingWave's non-strict mode)
     "CREATE OR REPLACE MACRO pg_div_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a / b) END)",
@@ -283,8 +291,20 @@ def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
     return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
 
 
+def udf_numeric_mul(a: pa.Array, b: pa.Array) -> pa.Array:
+    return numeric_arith.multiply(a, b)
+
+
+def udf_numeric_quot(a: pa.Array, b: pa.Array) -> pa.Array:
+    return numeric_arith.divide(a, b)
+
+
+_NUMERIC = f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE})"
+
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {
+    "pg_numeric_mul": (udf_numeric_mul, [_NUMERIC, _NUMERIC], _NUMERIC),
+    "pg_numeric_quot": (udf_numeric_quot, [_NUMERIC, _NUMERIC], _NUMERIC),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
     "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),
@@ -305,9 +325,9 @@ UDFS = {
 
 
 def install(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the macros and UDFs on `con`."""
-    for macro in MACROS:
-        con.execute(macro)
+    """Create the UDFs and the macros (some macros call UDFs) on `con`."""
     for name, (fn, params, ret) in UDFS.items():
         con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
                             type="arrow", null_handling="special", side_effects=False)
+    for macro in MACROS:
+        con.execute(macro)

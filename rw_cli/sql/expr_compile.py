@@ -21,7 +21,8 @@ _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
 
 # PostgreSQL's raising division and modulo (macros that call DuckDB's error(), which DuckDB
 # counts as volatile, so no TRY may enclose them) -> their NULL-on-zero forms
-_NON_STRICT_FORMS = {"pg_div": "pg_div_or_null", "pg_mod": "pg_mod_or_null"}
+_NON_STRICT_FORMS = {"pg_div": "pg_div_or_null", "pg_mod": "pg_mod_or_null",
+                     "pg_numeric_div": "pg_numeric_div_or_null"}
 
 
 def non_strict(tree: exp.Expression) -> exp.Expression:

@@ -10,6 +10,7 @@ import re
 
 from sqlglot import exp
 
+from rw_cli.common.types import NUMERIC_SCALE
 from rw_cli.errors import BindError
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -155,6 +156,68 @@ def _values_decimals(node: exp.Values) -> None:
             e.replace(exp.Cast(this=e.copy(), to=typ.copy()))
 
 
+def _numeric_operands(node: exp.Expression) -> bool:
+    """numeric op numeric, or numeric op integer (PostgreSQL computes it in numeric)."""
+    types = {_type(node.this), _type(node.expression)}
+    return T.DECIMAL in types and types <= _INTS | {T.DECIMAL}
+
+
+_EXACT_NUMERIC_FNS = {"pg_numeric_mul", "pg_numeric_div", "pg_numeric_quot"}
+
+
+def _decimal_scale(node: exp.Expression) -> int:
+    """The scale DuckDB gives a numeric (or integer) expression: DuckDB adds the scales of a
+    product, so a product whose scale would pass the stored one is computed by
+    pg_numeric_mul instead (see rw_cli.common.numeric_arith)."""
+    while isinstance(node, (exp.Paren, exp.Neg)):
+        node = node.this
+    if isinstance(node, exp.Literal) and not node.is_string:
+        text = node.this
+        return NUMERIC_SCALE if "e" in text.lower() else len(text.split(".")[1]) if "." in text else 0
+    if _type(node) in _INTS:
+        return 0
+    if isinstance(node, exp.Mul):
+        return min(38, _decimal_scale(node.this) + _decimal_scale(node.expression))
+    if isinstance(node, (exp.Add, exp.Sub)):
+        return max(_decimal_scale(node.this), _decimal_scale(node.expression))
+    if isinstance(node, exp.Anonymous) and node.name.lower() in _EXACT_NUMERIC_FNS:
+        return NUMERIC_SCALE
+    t = node.to if isinstance(node, exp.Cast) else getattr(node, "type", None)
+    if t is not None and t.this == T.DECIMAL and len(t.expressions) == 2:
+        try:
+            return int(t.expressions[1].name)
+        except ValueError:
+            return NUMERIC_SCALE
+    return NUMERIC_SCALE
+
+
+def _exact_avg(node: exp.Expression) -> exp.Expression | None:
+    """avg of integers or numerics is numeric, exact (DuckDB's is a double): the sum divided
+    by the count, as the stream's avg computes it; `node` is the avg or the outermost
+    FILTER / OVER around it, which both the sum and the count keep."""
+    avg = node
+    while isinstance(avg, (exp.Window, exp.Filter)):
+        avg = avg.this
+    if not isinstance(avg, exp.Avg):
+        return None
+    arg = avg.this
+    value = arg.expressions[0] if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1 else arg
+    if _type(value) not in _INTS | {T.DECIMAL}:
+        return None
+
+    def around(agg: exp.Expression) -> exp.Expression:
+        if node is avg:
+            return agg
+        out = node.copy()
+        inner = out
+        while isinstance(inner.this, (exp.Window, exp.Filter)):
+            inner = inner.this
+        inner.set("this", agg)
+        return out
+
+    return _fn("pg_numeric_quot", around(exp.Sum(this=arg.copy())), around(exp.Count(this=arg.copy())))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Overlay) and node.args.get("from_") is not None and not node.meta.get("checked"):
         # PostgreSQL: substring(s, 1, from - 1) || new || substring(s, from + for): a start
@@ -248,6 +311,13 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             return _fn(name, node.this, exp.Cast(this=node.expression, to=exp.DataType.build("DOUBLE")))
         if rt == T.INTERVAL and lt in _NUMBERS and isinstance(node, exp.Mul):
             return _fn("pg_interval_mul", node.expression, exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
+    if isinstance(node, (exp.Avg, exp.Window, exp.Filter)) and not isinstance(node.parent, (exp.Window, exp.Filter)):
+        return _exact_avg(node)
+    if isinstance(node, (exp.Mul, exp.Div)) and _numeric_operands(node):
+        if isinstance(node, exp.Div):
+            return _fn("pg_numeric_div", node.this, node.expression)
+        if _decimal_scale(node.this) + _decimal_scale(node.expression) > NUMERIC_SCALE:
+            return _fn("pg_numeric_mul", node.this, node.expression)
     if isinstance(node, exp.Div):
         lt, rt = _type(node.this), _type(node.expression)
         if not (lt in _INTS and rt in _INTS):
