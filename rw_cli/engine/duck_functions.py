@@ -20,6 +20,26 @@ from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
+# DuckDB's type names (as typeof() writes them) -> PostgreSQL's, in this order (case
+# sensitive: a name already rewritten is lower case and never matches again)
+_PG_TYPE_NAMES = [
+    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"),
+    (r"\bTIMESTAMP WITH TIME ZONE\b", "timestamp with time zone"),
+    (r"\bTIMESTAMP\b", "timestamp without time zone"), (r"\bTIME\b", "time without time zone"),
+    (r"\b(?:SMALLINT|TINYINT)\b", "smallint"), (r"\bINTEGER\b", "integer"), (r"\bBIGINT\b", "bigint"),
+    (r"\bDOUBLE\b", "double precision"), (r"\bFLOAT\b", "real"), (r"\bVARCHAR\b", "character varying"),
+    (r"\bBOOLEAN\b", "boolean"), (r"\bDATE\b", "date"), (r"\bINTERVAL\b", "interval"),
+    (r"\bBLOB\b", "bytea"), (r"\bJSON\b", "jsonb"), (r"\bSTRUCT\(", "struct<"), (r"\)", ">"),
+]
+
+
+def _pg_type_names(text: str) -> str:
+    """SQL rewriting a DuckDB type name (the SQL `text`) into PostgreSQL's (pg_typeof)."""
+    for pattern, name in _PG_TYPE_NAMES:
+        text = f"regexp_replace({text}, '{pattern}', '{name}', 'g')"
+    return text
+
+
 RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div"})
 
@@ -101,6 +121,7 @@ MACROS = [
         (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
     + " ELSE '???' END)",
     "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
+    f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
 ]
 
 

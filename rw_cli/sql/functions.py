@@ -83,6 +83,7 @@ def _numeric_literal(node: exp.Literal) -> exp.Expression | None:
 
 
 _JSON_TYPES = {T.JSON, T.JSONB}
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
 _NUMBERS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT, T.DECIMAL, T.DOUBLE, T.FLOAT}
@@ -102,6 +103,8 @@ def _widen_real(node: exp.Expression) -> None:
     if (lt == T.FLOAT) != (rt == T.FLOAT) and None not in (lt, rt):
         side = node.this if lt == T.FLOAT else node.expression
         side.replace(exp.Cast(this=side.copy(), to=exp.DataType.build("DOUBLE")))
+        if not isinstance(node, _COMPARISONS):  # (sqlglot typed it real)
+            node.type = exp.DataType.build("DOUBLE")
 
 
 def _interval_literal(node: exp.Expression) -> exp.Expression | None:
@@ -294,6 +297,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         _unknown_literal_operand(node)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
         _widen_real(node)
+    if isinstance(node, _COMPARISONS) and {_type(node.this), _type(node.expression)} == {T.FLOAT, T.DECIMAL}:
+        _widen_real(node)  # real compared with numeric: both in double precision, as RisingWave does
     if isinstance(node, exp.Sum) and _type(node.this) == T.INTERVAL:
         return _fn("pg_sum_interval", node.this)
     if isinstance(node, (exp.Sum, exp.Min, exp.Max)) and _type(node.this) == T.FLOAT \
@@ -409,8 +414,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
-    if name in ("pg_typeof",):
-        return None
+    if name == "pg_typeof" and len(args) == 1:
+        return _fn("pg_typeof_name", args[0])
     return None
 
 
