@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from rw_cli.common import numeric_arith
-from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
+from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
@@ -40,6 +40,9 @@ def _pg_type_names(text: str) -> str:
     return text
 
 
+_NUMERIC = f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE})"
+_NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUMERIC_INF, NUMERIC_NEG_INF))
+
 RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div"})
 
@@ -53,9 +56,23 @@ MACROS = [
     "WHEN lower(trim(s)) IN ('f','fa','fal','fals','false','n','no','of','off','0') THEN FALSE "
     "ELSE error('invalid input syntax for type boolean: \"' || s || '\"') END)",
     "CREATE OR REPLACE MACRO pg_bool_out(b) AS (CASE WHEN b THEN 't' WHEN NOT b THEN 'f' END)",
-    # numeric text as RisingWave prints it: no trailing fraction zeros
-    "CREATE OR REPLACE MACRO pg_numeric_out(x) AS (CASE WHEN position('.' IN x::VARCHAR) > 0 "
+    # numeric text as RisingWave prints it: no trailing fraction zeros; NaN and the infinities
+    # (see rw_cli.common.types)
+    f"CREATE OR REPLACE MACRO pg_numeric_out(x) AS (CASE WHEN x = {_NAN} THEN 'NaN' "
+    f"WHEN x = {_INF} THEN 'Infinity' WHEN x = {_NEG_INF} THEN '-Infinity' "
+    "WHEN position('.' IN x::VARCHAR) > 0 "
     "THEN rtrim(rtrim(x::VARCHAR, '0'), '.') ELSE x::VARCHAR END)",
+    f"CREATE OR REPLACE MACRO pg_numeric_is_special(x) AS (x = {_NAN} OR x = {_INF} OR x = {_NEG_INF})",
+    "CREATE OR REPLACE MACRO pg_numeric_in(s) AS (CASE WHEN s IS NULL THEN NULL "
+    f"WHEN lower(trim(s)) = 'nan' THEN {_NAN} "
+    f"WHEN lower(trim(s)) IN ('inf', 'infinity', '+inf', '+infinity') THEN {_INF} "
+    f"WHEN lower(trim(s)) IN ('-inf', '-infinity') THEN {_NEG_INF} ELSE CAST(s AS {_NUMERIC}) END)",
+    f"CREATE OR REPLACE MACRO pg_float_to_numeric(x) AS (CASE WHEN isnan(x) THEN {_NAN} "
+    f"WHEN x = CAST('inf' AS DOUBLE) THEN {_INF} WHEN x = CAST('-inf' AS DOUBLE) THEN {_NEG_INF} "
+    f"ELSE CAST(x AS {_NUMERIC}) END)",
+    f"CREATE OR REPLACE MACRO pg_numeric_to_float8(x) AS (CASE WHEN x = {_NAN} THEN CAST('nan' AS DOUBLE) "
+    f"WHEN x = {_INF} THEN CAST('inf' AS DOUBLE) WHEN x = {_NEG_INF} THEN CAST('-inf' AS DOUBLE) "
+    "ELSE CAST(x AS DOUBLE) END)",
     "CREATE OR REPLACE MACRO pg_gamma(x) AS (CASE "
     "WHEN x IS NULL THEN NULL "
     "WHEN isnan(x) THEN x "
@@ -319,8 +336,6 @@ def udf_numeric_mul(a: pa.Array, b: pa.Array) -> pa.Array:
 def udf_numeric_quot(a: pa.Array, b: pa.Array) -> pa.Array:
     return numeric_arith.divide(a, b)
 
-
-_NUMERIC = f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE})"
 
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {

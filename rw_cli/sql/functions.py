@@ -10,7 +10,7 @@ import re
 
 from sqlglot import exp
 
-from rw_cli.common.types import NUMERIC_SCALE
+from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -157,6 +157,35 @@ def _values_decimals(node: exp.Values) -> None:
         typ = exp.DataType.build(f"DECIMAL({min(38, ints + scale)}, {scale})")
         for e, _ in lits:
             e.replace(exp.Cast(this=e.copy(), to=typ.copy()))
+        for r in rows:  # a quoted literal takes the column's type, as in PostgreSQL ('nan')
+            if _is_text_literal(r[j]):
+                special = r[j].this.strip().lower() in _NUMERIC_SPECIAL_TEXT
+                r[j].replace(_fn("pg_numeric_in", r[j].copy()) if special else
+                             exp.Cast(this=r[j].copy(), to=typ.copy()))
+
+
+_NUMERIC_SPECIAL_TEXT = {"nan", "inf", "infinity", "+inf", "+infinity", "-inf", "-infinity"}
+
+
+def _numeric_cast(node: exp.Cast) -> exp.Expression | None:
+    """Casts that make or read numeric's NaN and infinities (see rw_cli.common.types): from
+    text and floats into unconstrained numeric, and from it into floats."""
+    to, src = node.to, _type(node.this)
+    if to.this == T.DECIMAL and _decimal_scale(node) == NUMERIC_SCALE:
+        if _is_text_literal(node.this):
+            if node.this.this.strip().lower() in _NUMERIC_SPECIAL_TEXT:
+                return _fn("pg_numeric_in", node.this)
+            return None
+        if src in _TEXT:
+            return _fn("pg_numeric_in", node.this)
+        if src in (T.DOUBLE, T.FLOAT):
+            return _fn("pg_float_to_numeric", node.this)
+    if to.this in _TEXT and src == T.DECIMAL and _decimal_scale(node.this) == NUMERIC_SCALE:
+        return _fn("pg_numeric_out", node.this)  # (a known scale keeps DuckDB's text: 1.50)
+    if to.this in (T.DOUBLE, T.FLOAT) and src == T.DECIMAL and _decimal_scale(node.this) == NUMERIC_SCALE:
+        out = _fn("pg_numeric_to_float8", node.this)
+        return out if to.this == T.DOUBLE else exp.Cast(this=out, to=to.copy())
+    return None
 
 
 def _numeric_operands(node: exp.Expression) -> bool:
@@ -318,6 +347,18 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             return _fn("pg_interval_mul", node.expression, exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
     if isinstance(node, (exp.Avg, exp.Window, exp.Filter)) and not isinstance(node.parent, (exp.Window, exp.Filter)):
         return _exact_avg(node)
+    if isinstance(node, exp.Cast):
+        special = _numeric_cast(node)
+        if special is not None:
+            return special
+    if isinstance(node, (exp.Round, exp.Floor, exp.Ceil, exp.Trunc)) and _type(node.this) == T.DECIMAL \
+            and node.args.get("decimals") is None and _decimal_scale(node.this) == NUMERIC_SCALE \
+            and not node.meta.get("special"):
+        inner = node.copy()  # NaN and the infinities round to themselves
+        inner.meta["special"] = True
+        return exp.Case(ifs=[exp.If(this=_fn("pg_numeric_is_special", node.this.copy()), true=node.this.copy())],
+                        default=exp.Cast(this=inner, to=exp.DataType.build(
+                            f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")))
     if isinstance(node, (exp.Mul, exp.Div)) and _numeric_operands(node):
         if isinstance(node, exp.Div):
             return _fn("pg_numeric_div", node.this, node.expression)
