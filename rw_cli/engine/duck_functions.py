@@ -63,6 +63,10 @@ MACROS = [
     "WHEN position('.' IN x::VARCHAR) > 0 "
     "THEN rtrim(rtrim(x::VARCHAR, '0'), '.') ELSE x::VARCHAR END)",
     f"CREATE OR REPLACE MACRO pg_numeric_is_special(x) AS (x = {_NAN} OR x = {_INF} OR x = {_NEG_INF})",
+    # min_scale: the fraction digits the value needs (NULL for NaN and the infinities)
+    "CREATE OR REPLACE MACRO pg_min_scale(x) AS (CASE WHEN x IS NULL OR pg_numeric_is_special(x) THEN NULL "
+    "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
+    "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
     "CREATE OR REPLACE MACRO pg_numeric_in(s) AS (CASE WHEN s IS NULL THEN NULL "
     f"WHEN lower(trim(s)) = 'nan' THEN {_NAN} "
     f"WHEN lower(trim(s)) IN ('inf', 'infinity', '+inf', '+infinity') THEN {_INF} "
@@ -88,9 +92,6 @@ MACROS = [
     "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
     "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
     "ELSE lgamma(x) END)",
-    "CREATE OR REPLACE MACRO pg_scale(x) AS (CASE WHEN x IS NULL THEN NULL "
-    "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
-    "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
     "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
     # numeric / numeric (or integer): exact to the stored scale (DuckDB's own is a double)
     "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') "

@@ -442,8 +442,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("pg_gamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
     if name == "lgamma" and len(args) == 1:
         return _fn("pg_lgamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
-    if name == "scale" and len(args) == 1:
-        return _fn("pg_scale", args[0])
+    if name in ("scale", "min_scale", "trim_scale") and len(args) == 1:
+        return _scale_function(name, args[0])
     if name == "current_setting" and args and _is_text_literal(args[0]):
         from rw_cli.common.session_config import default
 
@@ -458,6 +458,21 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     if name == "pg_typeof" and len(args) == 1:
         return _fn("pg_typeof_name", args[0])
     return None
+
+
+def _scale_function(name: str, arg: exp.Expression) -> exp.Expression:
+    """scale, min_scale and trim_scale of a numeric. An unconstrained numeric keeps no
+    trailing zeros (rw_cli.common.types), so its scale is its min_scale; an expression of a
+    known scale (a literal, round(x, 2)) has that scale."""
+    if _type(arg) in _INTS:
+        arg = exp.Cast(this=arg, to=exp.DataType.build("DECIMAL(38, 0)"))
+    if name == "trim_scale":
+        return exp.Cast(this=arg, to=exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})"))
+    known = _decimal_scale(arg)
+    if name == "scale" and known != NUMERIC_SCALE:
+        return exp.Case(ifs=[exp.If(this=exp.Is(this=arg.copy(), expression=exp.Null()), true=exp.Null())],
+                        default=exp.Cast(this=exp.Literal.number(known), to=exp.DataType.build("INT")))
+    return exp.Cast(this=_fn("pg_min_scale", arg), to=exp.DataType.build("INT"))
 
 
 def _text_of(arg: exp.Expression) -> exp.Expression:
