@@ -96,7 +96,7 @@ MACROS = [
     # numeric / numeric (or integer): exact to the stored scale (DuckDB's own is a double)
     "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') "
     "ELSE pg_numeric_quot(a, b) END)",
-    "CREATE OR REPLACE MACRO pg_numeric_div_or_null(a, b) AS (pg_numeric_quot(a, b))",
+    "CREATE OR REPLACE MACRO pg_numeric_div_or_null(a, b) AS (TRY(pg_numeric_quot(a, b)))",
     "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a % b END)",
     # streaming's non-strict forms: NULL instead of the error (RisingWave's non-strict mode)
     "CREATE OR REPLACE MACRO pg_div_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a / b) END)",
