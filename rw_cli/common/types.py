@@ -17,9 +17,11 @@ import pyarrow as pa
 # - arithmetic is exact to the 10th fraction digit: a product or quotient rounds half away
 #   from zero to 10 digits (rw_cli.common.numeric_arith), a sum keeps its scale; a value
 #   beyond 10^28 (RisingWave: 7.9 * 10^28) is `Numeric out of range`;
-# - a column of unconstrained numeric prints each value without trailing zeros (1.50 prints
-#   `1.5`: a per-value scale is not kept), one of a known scale s with s digits (round(x, 2)
-#   prints `5727.60`, as RisingWave does);
+# - a column of unconstrained numeric prints each value without trailing zeros (1.50 stored
+#   in a table prints `1.5`: a per-value scale is not kept), one of a known scale s with s
+#   digits (round(x, 2) prints `5727.60`, '1.50'::numeric prints `1.50`, as RisingWave does:
+#   a constant keeps the scale it is written with, so a constant may exceed 10^28 until it
+#   is stored);
 # - NaN and the infinities are the three decimal128(38, 10) values at the top of its range
 #   (below), so they order as PostgreSQL orders them (-Infinity < x < Infinity < NaN) and
 #   compare equal to themselves; casts from text and floats make them, casts to floats,

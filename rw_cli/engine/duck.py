@@ -133,7 +133,7 @@ _PG_MESSAGES = [
      r'invalid input syntax for type integer: "\1"'),
     (re.compile(r"^Could not convert string '(.*)' to (?:DOUBLE|FLOAT).*", re.S),
      r'invalid input syntax for type double precision: "\1"'),
-    (re.compile(r"^Could not convert string '(.*)' to DECIMAL.*", re.S),
+    (re.compile(r"^Could not convert string ['\"](.*)['\"] to DECIMAL.*", re.S),
      r'invalid input syntax for type numeric: "\1"'),
     (re.compile(r"^Type INT32 with value (\S+) can't be cast.*", re.S), "Numeric out of range: integer out of range"),
     (re.compile(r"^Type INT64 with value (\S+) can't be cast.*", re.S), "Numeric out of range: bigint out of range"),

@@ -167,15 +167,32 @@ def _values_decimals(node: exp.Values) -> None:
 _NUMERIC_SPECIAL_TEXT = {"nan", "inf", "infinity", "+inf", "+infinity", "-inf", "-infinity"}
 
 
+_PLAIN_DECIMAL = re.compile(r"\s*[+-]?(\d*)(?:\.(\d*))?\s*")
+
+
+def _literal_scale(text: str) -> int | None:
+    """The scale a constant is written with (`1.50`: 2), None where it is not a plain
+    decimal that numeric holds."""
+    m = _PLAIN_DECIMAL.fullmatch(text)
+    if m is None or not (m.group(1) or m.group(2)):
+        return None
+    ints, frac = len(m.group(1).lstrip("0")), len(m.group(2) or "")
+    return frac if ints + frac <= NUMERIC_PRECISION else None
+
+
 def _numeric_cast(node: exp.Cast) -> exp.Expression | None:
     """Casts that make or read numeric's NaN and infinities (see rw_cli.common.types): from
     text and floats into unconstrained numeric, and from it into floats."""
     to, src = node.to, _type(node.this)
     if to.this == T.DECIMAL and _decimal_scale(node) == NUMERIC_SCALE:
-        if _is_text_literal(node.this):
-            if node.this.this.strip().lower() in _NUMERIC_SPECIAL_TEXT:
-                return _fn("pg_numeric_in", node.this)
-            return None
+        if _is_text_literal(node.this) and node.this.this.strip().lower() in _NUMERIC_SPECIAL_TEXT:
+            return _fn("pg_numeric_in", node.this)
+        if isinstance(node.this, exp.Literal):
+            scale = _literal_scale(node.this.this)
+            if scale is None or scale == NUMERIC_SCALE:
+                return None
+            # a constant keeps the scale it is written with ('1.50'::numeric prints 1.50)
+            return exp.Cast(this=node.this, to=exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {scale})"))
         if src in _TEXT:
             return _fn("pg_numeric_in", node.this)
         if src in (T.DOUBLE, T.FLOAT):
