@@ -205,6 +205,17 @@ def _numeric_cast(node: exp.Cast) -> exp.Expression | None:
     return None
 
 
+_PG_NUMBER_NAMES = {T.TINYINT: "smallint", T.SMALLINT: "smallint", T.INT: "integer", T.BIGINT: "bigint",
+                    T.DECIMAL: "numeric", T.FLOAT: "real", T.DOUBLE: "double precision"}
+
+
+def _no_float_modulo(node: exp.Mod) -> None:
+    """PostgreSQL and RisingWave have no modulo of floating point numbers."""
+    lt, rt = _type(node.this), _type(node.expression)
+    if {lt, rt} & {T.FLOAT, T.DOUBLE} and lt in _PG_NUMBER_NAMES and rt in _PG_NUMBER_NAMES:
+        raise BindError(f"operator does not exist: {_PG_NUMBER_NAMES[lt]} % {_PG_NUMBER_NAMES[rt]}")
+
+
 def _numeric_operands(node: exp.Expression) -> bool:
     """numeric op numeric, or numeric op integer (PostgreSQL computes it in numeric)."""
     types = {_type(node.this), _type(node.expression)}
@@ -387,6 +398,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             return _fn("pg_div", node.this, node.expression)
         return None
     if isinstance(node, exp.Mod):
+        _no_float_modulo(node)
         return _fn("pg_mod", node.this, node.expression)
     if isinstance(node, exp.Substring):
         if node.args.get("length") is not None:
