@@ -14,7 +14,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common.types import NUMERIC_SCALE, DataType
+from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_SCALE, DataType
 
 
 def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | None]:
@@ -177,6 +177,8 @@ def _format_numeric(col: pa.Array, scale: int | None) -> list[str | None]:
         # (a product of three has scale 30): not one a value was written with, so print
         # each value with its own digits, as RisingWave does, not 30 trailing zeros
         scale = None
+    if pa.types.is_decimal(col.type) and col.type.scale == NUMERIC_SCALE:
+        return _per_value(col, lambda d: format_numeric(_SPECIAL.get(d, d), scale))
     if not pa.types.is_decimal(col.type):  # e.g. an engine handed back float64
         vals = [None if v is None else Decimal(str(v)) for v in col.to_pylist()]
         return [None if v is None else format_numeric(v, scale) for v in vals]
@@ -185,6 +187,9 @@ def _format_numeric(col: pa.Array, scale: int | None) -> list[str | None]:
     return _per_value(col, lambda d: format_numeric(d, scale))
 
 
+# numeric's NaN and infinities as stored (rw_cli.common.types)
+_SPECIAL = {Decimal(NUMERIC_NAN): Decimal("NaN"), Decimal(NUMERIC_INF): Decimal("Infinity"),
+            Decimal(NUMERIC_NEG_INF): Decimal("-Infinity")}
 _WIDE = Context(prec=200_000, Emax=999_999, Emin=-999_999)
 
 
@@ -203,7 +208,7 @@ def format_numeric(d: Decimal, scale: int | None = None) -> str:
         return f"{d:f}"
     if d == 0:
         return "0"
-    return f"{d.normalize():f}"
+    return f"{d.normalize(context=_WIDE):f}"  # (the default context would round to 28 digits)
 
 
 def _shortest(v: float, single: bool) -> tuple[str, int]:

@@ -10,10 +10,27 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-# Numeric is arbitrary precision in PostgreSQL; RisingWave uses 28 significant digits.
-# We store it as decimal128(38, 10) unless a narrower scale is known.
+# Numeric is arbitrary precision in PostgreSQL; RisingWave's (rust_decimal) is a 96-bit
+# integer with its own scale per value (0..28), NaN, +Infinity and -Infinity. Ours is a fixed
+# point decimal128(38, 10) ("unconstrained numeric"), or decimal128(38, s) where an
+# expression's scale s is known (a literal, round(x, s), a product of such) — the rule:
+# - arithmetic is exact to the 10th fraction digit: a product or quotient rounds half away
+#   from zero to 10 digits (rw_cli.common.numeric_arith), a sum keeps its scale; a value
+#   beyond 10^28 (RisingWave: 7.9 * 10^28) is `Numeric out of range`;
+# - a column of unconstrained numeric prints each value without trailing zeros (1.50 stored
+#   in a table prints `1.5`: a per-value scale is not kept), one of a known scale s with s
+#   digits (round(x, 2) prints `5727.60`, '1.50'::numeric prints `1.50`, as RisingWave does:
+#   a constant keeps the scale it is written with, so a constant may exceed 10^28 until it
+#   is stored);
+# - NaN and the infinities are the three decimal128(38, 10) values at the top of its range
+#   (below), so they order as PostgreSQL orders them (-Infinity < x < Infinity < NaN) and
+#   compare equal to themselves; casts from text and floats make them, casts to floats,
+#   text output, round/floor/ceil/trunc keep them; other arithmetic on them is not defined.
 NUMERIC_PRECISION = 38
 NUMERIC_SCALE = 10
+NUMERIC_NAN = "9999999999999999999999999999.9999999999"
+NUMERIC_INF = "9999999999999999999999999999.9999999998"
+NUMERIC_NEG_INF = "-" + NUMERIC_INF
 
 
 @dataclass(frozen=True)

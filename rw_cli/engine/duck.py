@@ -159,7 +159,7 @@ _PG_MESSAGES = [
      r'invalid input syntax for type integer: "\1"'),
     (re.compile(r"^Could not convert string '(.*)' to (?:DOUBLE|FLOAT).*", re.S),
      r'invalid input syntax for type double precision: "\1"'),
-    (re.compile(r"^Could not convert string '(.*)' to DECIMAL.*", re.S),
+    (re.compile(r"^Could not convert string ['\"](.*)['\"] to DECIMAL.*", re.S),
      r'invalid input syntax for type numeric: "\1"'),
     # the type named last is the cast's target: what is out of range
     (re.compile(r"^Type \w+ with value \S+ can't be cast .*destination type INT16\b.*", re.S),

@@ -15,11 +15,37 @@ import re
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common import numeric_arith
 from rw_cli.common.pg_template import parse_date
+from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
+
+# DuckDB's type names (as typeof() writes them) -> PostgreSQL's, in this order (case
+# sensitive: a name already rewritten is lower case and never matches again)
+_PG_TYPE_NAMES = [
+    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"),
+    (r"\bTIMESTAMP WITH TIME ZONE\b", "timestamp with time zone"),
+    (r"\bTIMESTAMP\b", "timestamp without time zone"), (r"\bTIME\b", "time without time zone"),
+    (r"\b(?:SMALLINT|TINYINT)\b", "smallint"), (r"\bINTEGER\b", "integer"), (r"\bBIGINT\b", "bigint"),
+    (r"\bDOUBLE\b", "double precision"), (r"\bFLOAT\b", "real"), (r"\bVARCHAR\b", "character varying"),
+    (r"\bBOOLEAN\b", "boolean"), (r"\bDATE\b", "date"), (r"\bINTERVAL\b", "interval"),
+    (r"\bBLOB\b", "bytea"), (r"\bJSON\b", "jsonb"), (r"\bSTRUCT\(", "struct<"), (r"\)", ">"),
+]
+
+
+def _pg_type_names(text: str) -> str:
+    """SQL rewriting a DuckDB type name (the SQL `text`) into PostgreSQL's (pg_typeof)."""
+    for pattern, name in _PG_TYPE_NAMES:
+        text = f"regexp_replace({text}, '{pattern}', '{name}', 'g')"
+    return text
+
+
+_NUMERIC = f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE})"
+_NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUMERIC_INF, NUMERIC_NEG_INF))
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr"})
+RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
+                            "pg_numeric_div"})
 
 MACROS = [
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
@@ -31,9 +57,27 @@ MACROS = [
     "WHEN lower(trim(s)) IN ('f','fa','fal','fals','false','n','no','of','off','0') THEN FALSE "
     "ELSE error('invalid input syntax for type boolean: \"' || s || '\"') END)",
     "CREATE OR REPLACE MACRO pg_bool_out(b) AS (CASE WHEN b THEN 't' WHEN NOT b THEN 'f' END)",
-    # numeric text as RisingWave prints it: no trailing fraction zeros
-    "CREATE OR REPLACE MACRO pg_numeric_out(x) AS (CASE WHEN position('.' IN x::VARCHAR) > 0 "
+    # numeric text as RisingWave prints it: no trailing fraction zeros; NaN and the infinities
+    # (see rw_cli.common.types)
+    f"CREATE OR REPLACE MACRO pg_numeric_out(x) AS (CASE WHEN x = {_NAN} THEN 'NaN' "
+    f"WHEN x = {_INF} THEN 'Infinity' WHEN x = {_NEG_INF} THEN '-Infinity' "
+    "WHEN position('.' IN x::VARCHAR) > 0 "
     "THEN rtrim(rtrim(x::VARCHAR, '0'), '.') ELSE x::VARCHAR END)",
+    f"CREATE OR REPLACE MACRO pg_numeric_is_special(x) AS (x = {_NAN} OR x = {_INF} OR x = {_NEG_INF})",
+    # min_scale: the fraction digits the value needs (NULL for NaN and the infinities)
+    "CREATE OR REPLACE MACRO pg_min_scale(x) AS (CASE WHEN x IS NULL OR pg_numeric_is_special(x) THEN NULL "
+    "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
+    "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
+    "CREATE OR REPLACE MACRO pg_numeric_in(s) AS (CASE WHEN s IS NULL THEN NULL "
+    f"WHEN lower(trim(s)) = 'nan' THEN {_NAN} "
+    f"WHEN lower(trim(s)) IN ('inf', 'infinity', '+inf', '+infinity') THEN {_INF} "
+    f"WHEN lower(trim(s)) IN ('-inf', '-infinity') THEN {_NEG_INF} ELSE CAST(s AS {_NUMERIC}) END)",
+    f"CREATE OR REPLACE MACRO pg_float_to_numeric(x) AS (CASE WHEN isnan(x) THEN {_NAN} "
+    f"WHEN x = CAST('inf' AS DOUBLE) THEN {_INF} WHEN x = CAST('-inf' AS DOUBLE) THEN {_NEG_INF} "
+    f"ELSE CAST(x AS {_NUMERIC}) END)",
+    f"CREATE OR REPLACE MACRO pg_numeric_to_float8(x) AS (CASE WHEN x = {_NAN} THEN CAST('nan' AS DOUBLE) "
+    f"WHEN x = {_INF} THEN CAST('inf' AS DOUBLE) WHEN x = {_NEG_INF} THEN CAST('-inf' AS DOUBLE) "
+    "ELSE CAST(x AS DOUBLE) END)",
     "CREATE OR REPLACE MACRO pg_gamma(x) AS (CASE "
     "WHEN x IS NULL THEN NULL "
     "WHEN isnan(x) THEN x "
@@ -49,10 +93,11 @@ MACROS = [
     "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
     "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
     "ELSE lgamma(x) END)",
-    "CREATE OR REPLACE MACRO pg_scale(x) AS (CASE WHEN x IS NULL THEN NULL "
-    "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
-    "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
     "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
+    # numeric / numeric (or integer): exact to the stored scale (DuckDB's own is a double)
+    "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') "
+    "ELSE pg_numeric_quot(a, b) END)",
+    "CREATE OR REPLACE MACRO pg_numeric_div_or_null(a, b) AS (TRY(pg_numeric_quot(a, b)))",
     "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a % b END)",
     # streaming's non-strict forms: NULL instead of the error (RisingWave's non-strict mode)
     "CREATE OR REPLACE MACRO pg_div_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a / b) END)",
@@ -101,6 +146,7 @@ MACROS = [
         (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
     + " ELSE '???' END)",
     "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
+    f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
 ]
 
 
@@ -298,9 +344,19 @@ def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
     return pa.array(out, pa.int32()).cast(pa.date32())
 
 
+def udf_numeric_mul(a: pa.Array, b: pa.Array) -> pa.Array:
+    return numeric_arith.multiply(a, b)
+
+
+def udf_numeric_quot(a: pa.Array, b: pa.Array) -> pa.Array:
+    return numeric_arith.divide(a, b)
+
+
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {
     "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
+    "pg_numeric_mul": (udf_numeric_mul, [_NUMERIC, _NUMERIC], _NUMERIC),
+    "pg_numeric_quot": (udf_numeric_quot, [_NUMERIC, _NUMERIC], _NUMERIC),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
     "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),
@@ -321,9 +377,9 @@ UDFS = {
 
 
 def install(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the macros and UDFs on `con`."""
-    for macro in MACROS:
-        con.execute(macro)
+    """Create the UDFs and the macros (some macros call UDFs) on `con`."""
     for name, (fn, params, ret) in UDFS.items():
         con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
                             type="arrow", null_handling="special", side_effects=False)
+    for macro in MACROS:
+        con.execute(macro)

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common import numeric_arith
 from rw_cli.common.types import DataType
 from rw_cli.engine.agg_call import AggCall, state_types
 from rw_cli.engine import duck
@@ -229,7 +230,7 @@ class HashAggExecutor(Executor):
                 else:
                     cols.append(state.column(p + "val").cast(rt))
             outs.append(cols)
-        avgs = [(s, i) for s, i in avgs if not self._numpy_avg(outs, states, s, i)]
+        avgs = [(s, i) for s, i in avgs if not self._exact_avg(outs, states, s, i)]
         if avgs:
             arrays, names, exprs = [], [], []
             for j, (s, i) in enumerate(avgs):
@@ -242,35 +243,17 @@ class HashAggExecutor(Executor):
                 outs[s][nk + i] = vals.column(j).cast(self.schema.field(nk + i).type)
         return [pa.Table.from_arrays(cols, schema=self.schema) for cols in outs]
 
-    def _numpy_avg(self, outs: list, states: list[pa.Table], s: int, i: int) -> bool:
-        """avg into numeric by numpy, as DuckDB's `CAST(sum / nn AS DECIMAL(38,10))` does it
-        (a double division, the quotient times 10^10 rounded half away from zero) when every
-        sum is exact in a double and every quotient fits; False: leave it to DuckDB."""
+    def _exact_avg(self, outs: list, states: list[pa.Table], s: int, i: int) -> bool:
+        """avg into numeric: the exact quotient of the sum and the count, rounded to the
+        stored scale, as the batch avg computes it (rw_cli.common.numeric_arith); False for
+        the other avgs (of floats and intervals), left to DuckDB."""
         out_t = self.schema.field(len(self.group_keys) + i).type
         sums, nns = states[s].column(f"a{i}_sum"), states[s].column(f"a{i}_nn")
-        if out_t != pa.decimal128(38, 10) or not (pa.types.is_integer(sums.type) or pa.types.is_decimal(sums.type)):
+        if out_t != numeric_arith.NUMERIC_ARROW or not (pa.types.is_integer(sums.type) or pa.types.is_decimal(sums.type)):
             return False
-        try:  # (a sum with a fraction does not cast)
-            total = sums.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        except pa.ArrowInvalid:
-            return False
-        n = nns.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        if len(total) and (np.abs(total).max() >= 1 << 53 or n.max() >= 1 << 53):
-            return False
-        live = n > 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scaled = np.where(live, total.astype(np.float64) / np.where(live, n, 1).astype(np.float64), 0.0) * 1e10
-        if len(scaled) and np.abs(scaled).max() >= 2.0 ** 62:
-            return False
-        r = np.rint(scaled)
-        tie = np.abs(scaled - np.trunc(scaled)) == 0.5
-        r[tie] = np.trunc(scaled[tie]) + np.sign(scaled[tie])
-        words = np.empty((len(r), 2), dtype=np.int64)
-        words[:, 0] = r.astype(np.int64)
-        words[:, 1] = np.where(words[:, 0] < 0, -1, 0)
-        validity = None if live.all() else pa.array(live).buffers()[1]
-        outs[s][len(self.group_keys) + i] = pa.Array.from_buffers(
-            out_t, len(r), [validity, pa.py_buffer(words.tobytes())], null_count=int((~live).sum()))
+        live = pc.greater(nns.fill_null(0), 0)
+        quotient = numeric_arith.divide(sums, pc.if_else(live, nns, pa.scalar(None, nns.type)))
+        outs[s][len(self.group_keys) + i] = quotient
         return True
 
     def _apply_fused(self, data: pa.Table) -> list[StreamChunk]:
@@ -472,7 +455,9 @@ class HashAggExecutor(Executor):
             elif c.kind == "sum":
                 sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN CAST({q(p + 'sum')} AS {rt}) END")
             elif c.kind == "avg":
-                sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN CAST({q(p + 'sum')} / {q(p + 'nn')} AS {rt}) END")
+                quotient = f"pg_numeric_quot({q(p + 'sum')}, {q(p + 'nn')})" if c.return_type.name == "numeric" \
+                    else f"CAST({q(p + 'sum')} / {q(p + 'nn')} AS {rt})"
+                sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN {quotient} END")
             else:
                 sel.append(f"{q(p + 'val')}")
         return sel

@@ -37,9 +37,19 @@ class RowIdGenerator:
         return np.arange(start, start + n, dtype=np.int64)
 
 
+def _cast_sql(col: str, source: pa.DataType, target) -> str:
+    """DuckDB's cast, but text and floats into numeric may be NaN or an infinity."""
+    if target.name == "numeric" and target.scale is None:
+        if pa.types.is_string(source) or pa.types.is_large_string(source):
+            return f"pg_numeric_in({col})"
+        if pa.types.is_floating(source):
+            return f"pg_float_to_numeric({col})"
+    return f"CAST({col} AS {target.duckdb()})"
+
+
 def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa.Array]:
     """Cast each column to its target column's type with PostgreSQL's cast rules (DuckDB)."""
-    exprs = [f"CAST(_{i} AS {rel.columns[j].type.duckdb()})" for i, j in enumerate(indices)]
+    exprs = [_cast_sql(f"_{i}", data.schema.field(i).type, rel.columns[j].type) for i, j in enumerate(indices)]
     named = data.rename_columns([f"_{i}" for i in range(data.num_columns)])
     out = duck.eval_exprs(named, exprs)  # its error names the value and the type, as PostgreSQL's does
     return [out.column(i).cast(rel.columns[j].type.arrow()) for i, j in enumerate(indices)]

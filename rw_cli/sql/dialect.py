@@ -46,7 +46,24 @@ class Explain(exp.Expression):
 _EXPLAIN = re.compile(r"^(\s*explain\s+)", re.IGNORECASE)
 
 
+def _real_op_numeric(default):
+    """PostgreSQL computes real op numeric in double precision (sqlglot would say real)."""
+    def annotate(self, e: exp.Expression) -> exp.Expression:
+        e = default(self, e)
+        sides = {side.type.this if side is not None and side.type else None for side in (e.left, e.right)}
+        if sides == {exp.DataType.Type.FLOAT, exp.DataType.Type.DECIMAL}:
+            self._set_type(e, exp.DataType.Type.DOUBLE)
+        return e
+    return annotate
+
+
 class RwDialect(RisingWave):
+    EXPRESSION_METADATA = {
+        **RisingWave.EXPRESSION_METADATA,
+        **{op: {**RisingWave.EXPRESSION_METADATA[op],
+                "annotator": _real_op_numeric(RisingWave.EXPRESSION_METADATA[op]["annotator"])}
+           for op in (exp.Add, exp.Sub, exp.Mul, exp.Div)},
+    }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",
                     "Day": "%A", "AM": "%p", "PM": "%p", "HH": "%I", "TZH:TZM": "%z", "TZHTZM": "%z",

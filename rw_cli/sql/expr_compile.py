@@ -19,9 +19,14 @@ from rw_cli.sql.transpile import expr_to_duckdb_tree
 _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
 
 
+# our functions that may fail on a row's values (numeric overflow)
+_MAY_FAIL_FUNCTIONS = frozenset({"pg_numeric_mul"})
+
+
 # PostgreSQL's raising division and modulo (macros that call DuckDB's error(), which DuckDB
 # counts as volatile, so no TRY may enclose them) -> their NULL-on-zero forms
-_NON_STRICT_FORMS = {"pg_div": "pg_div_or_null", "pg_mod": "pg_mod_or_null"}
+_NON_STRICT_FORMS = {"pg_div": "pg_div_or_null", "pg_mod": "pg_mod_or_null",
+                     "pg_numeric_div": "pg_numeric_div_or_null"}
 
 
 def non_strict(tree: exp.Expression) -> exp.Expression:
@@ -36,7 +41,8 @@ def non_strict(tree: exp.Expression) -> exp.Expression:
             child.replace(new)
     if isinstance(tree, exp.Anonymous) and tree.name.lower() in _NON_STRICT_FORMS:
         return exp.Anonymous(this=_NON_STRICT_FORMS[tree.name.lower()], expressions=[a.copy() for a in tree.expressions])
-    if isinstance(tree, _MAY_FAIL) and not _raises(tree):
+    if (isinstance(tree, _MAY_FAIL) or isinstance(tree, exp.Anonymous) and tree.name.lower() in _MAY_FAIL_FUNCTIONS) \
+            and not _raises(tree):
         return exp.Try(this=tree.copy())
     return tree
 

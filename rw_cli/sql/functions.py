@@ -10,6 +10,7 @@ import re
 
 from sqlglot import exp
 
+from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -82,6 +83,7 @@ def _numeric_literal(node: exp.Literal) -> exp.Expression | None:
 
 
 _JSON_TYPES = {T.JSON, T.JSONB}
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
 _NUMBERS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT, T.DECIMAL, T.DOUBLE, T.FLOAT}
@@ -101,6 +103,8 @@ def _widen_real(node: exp.Expression) -> None:
     if (lt == T.FLOAT) != (rt == T.FLOAT) and None not in (lt, rt):
         side = node.this if lt == T.FLOAT else node.expression
         side.replace(exp.Cast(this=side.copy(), to=exp.DataType.build("DOUBLE")))
+        if not isinstance(node, _COMPARISONS):  # (sqlglot typed it real)
+            node.type = exp.DataType.build("DOUBLE")
 
 
 def _interval_literal(node: exp.Expression) -> exp.Expression | None:
@@ -153,6 +157,125 @@ def _values_decimals(node: exp.Values) -> None:
         typ = exp.DataType.build(f"DECIMAL({min(38, ints + scale)}, {scale})")
         for e, _ in lits:
             e.replace(exp.Cast(this=e.copy(), to=typ.copy()))
+        for r in rows:  # a quoted literal takes the column's type, as in PostgreSQL ('nan')
+            if _is_text_literal(r[j]):
+                special = r[j].this.strip().lower() in _NUMERIC_SPECIAL_TEXT
+                r[j].replace(_fn("pg_numeric_in", r[j].copy()) if special else
+                             exp.Cast(this=r[j].copy(), to=typ.copy()))
+
+
+_NUMERIC_SPECIAL_TEXT = {"nan", "inf", "infinity", "+inf", "+infinity", "-inf", "-infinity"}
+
+
+_PLAIN_DECIMAL = re.compile(r"\s*[+-]?(\d*)(?:\.(\d*))?\s*")
+
+
+def _literal_scale(text: str) -> int | None:
+    """The scale a constant is written with (`1.50`: 2), None where it is not a plain
+    decimal that numeric holds."""
+    m = _PLAIN_DECIMAL.fullmatch(text)
+    if m is None or not (m.group(1) or m.group(2)):
+        return None
+    ints, frac = len(m.group(1).lstrip("0")), len(m.group(2) or "")
+    return frac if ints + frac <= NUMERIC_PRECISION else None
+
+
+def _numeric_cast(node: exp.Cast) -> exp.Expression | None:
+    """Casts that make or read numeric's NaN and infinities (see rw_cli.common.types): from
+    text and floats into unconstrained numeric, and from it into floats."""
+    to, src = node.to, _type(node.this)
+    if to.this == T.DECIMAL and _decimal_scale(node) == NUMERIC_SCALE:
+        if _is_text_literal(node.this) and node.this.this.strip().lower() in _NUMERIC_SPECIAL_TEXT:
+            return _fn("pg_numeric_in", node.this)
+        if isinstance(node.this, exp.Literal):
+            scale = _literal_scale(node.this.this)
+            if scale is None or scale == NUMERIC_SCALE:
+                return None
+            # a constant keeps the scale it is written with ('1.50'::numeric prints 1.50)
+            return exp.Cast(this=node.this, to=exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {scale})"))
+        if src in _TEXT:
+            return _fn("pg_numeric_in", node.this)
+        if src in (T.DOUBLE, T.FLOAT):
+            return _fn("pg_float_to_numeric", node.this)
+    if to.this in _TEXT and src == T.DECIMAL and _decimal_scale(node.this) == NUMERIC_SCALE:
+        return _fn("pg_numeric_out", node.this)  # (a known scale keeps DuckDB's text: 1.50)
+    if to.this in (T.DOUBLE, T.FLOAT) and src == T.DECIMAL and _decimal_scale(node.this) == NUMERIC_SCALE:
+        out = _fn("pg_numeric_to_float8", node.this)
+        return out if to.this == T.DOUBLE else exp.Cast(this=out, to=to.copy())
+    return None
+
+
+_PG_NUMBER_NAMES = {T.TINYINT: "smallint", T.SMALLINT: "smallint", T.INT: "integer", T.BIGINT: "bigint",
+                    T.DECIMAL: "numeric", T.FLOAT: "real", T.DOUBLE: "double precision"}
+
+
+def _no_float_modulo(node: exp.Mod) -> None:
+    """PostgreSQL and RisingWave have no modulo of floating point numbers."""
+    lt, rt = _type(node.this), _type(node.expression)
+    if {lt, rt} & {T.FLOAT, T.DOUBLE} and lt in _PG_NUMBER_NAMES and rt in _PG_NUMBER_NAMES:
+        raise BindError(f"operator does not exist: {_PG_NUMBER_NAMES[lt]} % {_PG_NUMBER_NAMES[rt]}")
+
+
+def _numeric_operands(node: exp.Expression) -> bool:
+    """numeric op numeric, or numeric op integer (PostgreSQL computes it in numeric)."""
+    types = {_type(node.this), _type(node.expression)}
+    return T.DECIMAL in types and types <= _INTS | {T.DECIMAL}
+
+
+_EXACT_NUMERIC_FNS = {"pg_numeric_mul", "pg_numeric_div", "pg_numeric_quot"}
+
+
+def _decimal_scale(node: exp.Expression) -> int:
+    """The scale DuckDB gives a numeric (or integer) expression: DuckDB adds the scales of a
+    product, so a product whose scale would pass the stored one is computed by
+    pg_numeric_mul instead (see rw_cli.common.numeric_arith)."""
+    while isinstance(node, (exp.Paren, exp.Neg)):
+        node = node.this
+    if isinstance(node, exp.Literal) and not node.is_string:
+        text = node.this
+        return NUMERIC_SCALE if "e" in text.lower() else len(text.split(".")[1]) if "." in text else 0
+    if _type(node) in _INTS:
+        return 0
+    if isinstance(node, exp.Mul):
+        return min(38, _decimal_scale(node.this) + _decimal_scale(node.expression))
+    if isinstance(node, (exp.Add, exp.Sub)):
+        return max(_decimal_scale(node.this), _decimal_scale(node.expression))
+    if isinstance(node, exp.Anonymous) and node.name.lower() in _EXACT_NUMERIC_FNS:
+        return NUMERIC_SCALE
+    t = node.to if isinstance(node, exp.Cast) else getattr(node, "type", None)
+    if t is not None and t.this == T.DECIMAL and len(t.expressions) == 2:
+        try:
+            return int(t.expressions[1].name)
+        except ValueError:
+            return NUMERIC_SCALE
+    return NUMERIC_SCALE
+
+
+def _exact_avg(node: exp.Expression) -> exp.Expression | None:
+    """avg of integers or numerics is numeric, exact (DuckDB's is a double): the sum divided
+    by the count, as the stream's avg computes it; `node` is the avg or the outermost
+    FILTER / OVER around it, which both the sum and the count keep."""
+    avg = node
+    while isinstance(avg, (exp.Window, exp.Filter)):
+        avg = avg.this
+    if not isinstance(avg, exp.Avg):
+        return None
+    arg = avg.this
+    value = arg.expressions[0] if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1 else arg
+    if _type(value) not in _INTS | {T.DECIMAL}:
+        return None
+
+    def around(agg: exp.Expression) -> exp.Expression:
+        if node is avg:
+            return agg
+        out = node.copy()
+        inner = out
+        while isinstance(inner.this, (exp.Window, exp.Filter)):
+            inner = inner.this
+        inner.set("this", agg)
+        return out
+
+    return _fn("pg_numeric_quot", around(exp.Sum(this=arg.copy())), around(exp.Count(this=arg.copy())))
 
 
 # What the session functions answer: RisingWave's defaults (database `dev`, user `root`,
@@ -256,6 +379,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         _unknown_literal_operand(node)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
         _widen_real(node)
+    if isinstance(node, _COMPARISONS) and {_type(node.this), _type(node.expression)} == {T.FLOAT, T.DECIMAL}:
+        _widen_real(node)  # real compared with numeric: both in double precision, as RisingWave does
     if isinstance(node, exp.Sum) and _type(node.this) == T.INTERVAL:
         return _fn("pg_sum_interval", node.this)
     if isinstance(node, (exp.Sum, exp.Min, exp.Max)) and _type(node.this) == T.FLOAT \
@@ -273,12 +398,32 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             return _fn(name, node.this, exp.Cast(this=node.expression, to=exp.DataType.build("DOUBLE")))
         if rt == T.INTERVAL and lt in _NUMBERS and isinstance(node, exp.Mul):
             return _fn("pg_interval_mul", node.expression, exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
+    if isinstance(node, (exp.Avg, exp.Window, exp.Filter)) and not isinstance(node.parent, (exp.Window, exp.Filter)):
+        return _exact_avg(node)
+    if isinstance(node, exp.Cast):
+        special = _numeric_cast(node)
+        if special is not None:
+            return special
+    if isinstance(node, (exp.Round, exp.Floor, exp.Ceil, exp.Trunc)) and _type(node.this) == T.DECIMAL \
+            and node.args.get("decimals") is None and _decimal_scale(node.this) == NUMERIC_SCALE \
+            and not node.meta.get("special"):
+        inner = node.copy()  # NaN and the infinities round to themselves
+        inner.meta["special"] = True
+        return exp.Case(ifs=[exp.If(this=_fn("pg_numeric_is_special", node.this.copy()), true=node.this.copy())],
+                        default=exp.Cast(this=inner, to=exp.DataType.build(
+                            f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")))
+    if isinstance(node, (exp.Mul, exp.Div)) and _numeric_operands(node):
+        if isinstance(node, exp.Div):
+            return _fn("pg_numeric_div", node.this, node.expression)
+        if _decimal_scale(node.this) + _decimal_scale(node.expression) > NUMERIC_SCALE:
+            return _fn("pg_numeric_mul", node.this, node.expression)
     if isinstance(node, exp.Div):
         lt, rt = _type(node.this), _type(node.expression)
         if not (lt in _INTS and rt in _INTS):
             return _fn("pg_div", node.this, node.expression)
         return None
     if isinstance(node, exp.Mod):
+        _no_float_modulo(node)
         return _fn("pg_mod", node.this, node.expression)
     if isinstance(node, exp.Substring):
         if node.args.get("length") is not None:
@@ -426,8 +571,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("pg_gamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
     if name == "lgamma" and len(args) == 1:
         return _fn("pg_lgamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
-    if name == "scale" and len(args) == 1:
-        return _fn("pg_scale", args[0])
+    if name in ("scale", "min_scale", "trim_scale") and len(args) == 1:
+        return _scale_function(name, args[0])
     if name == "current_setting" and args and _is_text_literal(args[0]):
         from rw_cli.common.session_config import default
 
@@ -439,8 +584,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
-    if name in ("pg_typeof",):
-        return None
+    if name == "pg_typeof" and len(args) == 1:
+        return _fn("pg_typeof_name", args[0])
     _check_known(node)
     return None
 
@@ -471,6 +616,21 @@ def _check_known(node: exp.Anonymous) -> None:
     raise BindError(f"function {name}({types}) does not exist",
                     hint="No function matches the given name and argument types. "
                          "You might need to add explicit type casts.")
+
+
+def _scale_function(name: str, arg: exp.Expression) -> exp.Expression:
+    """scale, min_scale and trim_scale of a numeric. An unconstrained numeric keeps no
+    trailing zeros (rw_cli.common.types), so its scale is its min_scale; an expression of a
+    known scale (a literal, round(x, 2)) has that scale."""
+    if _type(arg) in _INTS:
+        arg = exp.Cast(this=arg, to=exp.DataType.build("DECIMAL(38, 0)"))
+    if name == "trim_scale":
+        return exp.Cast(this=arg, to=exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})"))
+    known = _decimal_scale(arg)
+    if name == "scale" and known != NUMERIC_SCALE:
+        return exp.Case(ifs=[exp.If(this=exp.Is(this=arg.copy(), expression=exp.Null()), true=exp.Null())],
+                        default=exp.Cast(this=exp.Literal.number(known), to=exp.DataType.build("INT")))
+    return exp.Cast(this=_fn("pg_min_scale", arg), to=exp.DataType.build("INT"))
 
 
 def _text_of(arg: exp.Expression) -> exp.Expression:

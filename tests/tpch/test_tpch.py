@@ -30,11 +30,7 @@ FRACTION = float(os.environ.get("RW_TPCH_FRACTION", "0.01"))
 LOAD_PARTS = 3
 
 # What rw gets wrong today (each a strict xfail, so its fix must remove the entry).
-KNOWN = {
-    "q1": "Numeric out of range: a product of numerics keeps the sum of the scales (10 + 10 + 10 = 30 "
-          "digits in decimal128(38)), so sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) overflows "
-          "past 10^8; the batch SELECT fails the same way",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _params() -> list:
