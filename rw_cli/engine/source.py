@@ -25,6 +25,10 @@ ROW_ID_BASE = 1 << 62  # above the ids RowIdGenerator gives DML rows
 ORDINAL_SHIFT = 40
 OFFSETS_SCHEMA = pa.schema([pa.field("split", pa.string()), pa.field("ordinal", pa.int64()),
                             pa.field("offset", pa.int64())])
+# the row of the offsets table that holds the source's counters (rows read in `offset`, bad
+# records skipped in `ordinal`), committed with the offsets so SHOW JOBS in a new process and
+# after a restart says what was read; no split has this name (it starts with a NUL)
+COUNTERS_ROW = "\x00counters"
 
 
 class SourceExecutor(Executor):
@@ -42,6 +46,7 @@ class SourceExecutor(Executor):
         self.dirty: set[str] = set()
         self.rows_read = 0
         self.bad_records = 0
+        self._counted = (0, 0)  # the counters as last written to the offsets table
         self.warnings: list[str] = []
         self._tokens = 0.0
         self._last = None
@@ -57,18 +62,25 @@ class SourceExecutor(Executor):
         rows = self.offsets_table.scan()
         for split, ordinal, offset in zip(rows.column(0).to_pylist(), rows.column(1).to_pylist(),
                                           rows.column(2).to_pylist()):
+            if split == COUNTERS_ROW:
+                self.rows_read, self.bad_records = self.rows_read + offset, self.bad_records + ordinal
+                self._counted = (offset, ordinal)
+                continue
             self.offsets[split] = offset
             self.ordinals[split] = ordinal
 
     def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
-        if self.dirty:
+        counters = (self.rows_read, self.bad_records)
+        if self.dirty or (self.offsets is not None and counters != self._counted):
             splits = sorted(self.dirty)
+            names = splits + [COUNTERS_ROW]
             batch = pa.RecordBatch.from_arrays([
-                pa.array(splits, pa.string()),
-                pa.array([self.ordinals[s] for s in splits], pa.int64()),
-                pa.array([self.offsets[s] for s in splits], pa.int64())], schema=OFFSETS_SCHEMA)
+                pa.array(names, pa.string()),
+                pa.array([self.ordinals[s] for s in splits] + [self.bad_records], pa.int64()),
+                pa.array([self.offsets[s] for s in splits] + [self.rows_read], pa.int64())], schema=OFFSETS_SCHEMA)
             self.offsets_table.insert(batch)
             self.dirty.clear()
+            self._counted = counters
         self.offsets_table.commit(epoch.prev)
         return []
 

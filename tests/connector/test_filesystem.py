@@ -88,3 +88,27 @@ def test_extra_fields_and_invalid_utf8_are_bad_records(session, tmp_path):
     assert _rows(session, "f") == [(1, "ok", None)]
     jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
     assert "2 bad records skipped" in jobs["e"] and "1 bad record" in jobs["f"], jobs
+
+
+def test_show_jobs_counts_survive_a_restart(tmp_path):
+    """Rows read and bad records skipped commit with the offsets: a new process (or a
+    restart) shows what was read, not 0 (issue 20, item 10)."""
+    import rw_cli
+
+    root = tmp_path / "j"
+    root.mkdir()
+    (root / "a.json").write_text("\n".join([json.dumps({"id": i, "name": "n", "score": 1.0}) for i in range(5)]
+                                           + ["{bad", "[1]"]) + "\n")
+    data = str(tmp_path / "data")
+    with rw_cli.connect(data) as s:
+        _source(s, "k", str(root), "JSON")
+        drain(s)
+        s.flush()
+        before = {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}["k"]
+    assert before.startswith("5 rows read") and "2 bad records skipped" in before, before
+    with rw_cli.connect(data) as s:
+        after = {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}["k"]
+        assert after.startswith("5 rows read") and "2 bad records skipped" in after, after
+        (root / "b.json").write_text(json.dumps({"id": 9, "name": "m", "score": 2.0}) + "\n")
+        drain(s)
+        assert {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}["k"].startswith("6 rows read")
