@@ -45,7 +45,38 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
 RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
-                            "pg_numeric_div"})
+                            "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
+                            "pg_acos", "pg_asin"})
+
+_LOG_ARG_CHECKS = ("WHEN {x} = 0 THEN error('cannot take logarithm of zero') "
+                   "WHEN {x} < 0 THEN error('cannot take logarithm of a negative number') ")
+_OVERFLOW = "error('value out of range: overflow')"
+_UNDERFLOW = "error('value out of range: underflow')"
+
+# PostgreSQL's math functions raise where DuckDB's return NaN or an infinity
+_MATH_MACROS = [
+    "CREATE OR REPLACE MACRO pg_sqrt(x) AS (CASE WHEN x < 0 "
+    "THEN error('cannot take square root of a negative number') ELSE sqrt(x) END)",
+    f"CREATE OR REPLACE MACRO pg_ln(x) AS (CASE {_LOG_ARG_CHECKS.format(x='x')}ELSE ln(x) END)",
+    f"CREATE OR REPLACE MACRO pg_log10(x) AS (CASE {_LOG_ARG_CHECKS.format(x='x')}ELSE log10(x) END)",
+    f"CREATE OR REPLACE MACRO pg_log(b, x) AS (CASE {_LOG_ARG_CHECKS.format(x='b')}"
+    f"{_LOG_ARG_CHECKS.format(x='x')}WHEN b = 1 THEN error('division by zero') ELSE log(b, x) END)",
+    "CREATE OR REPLACE MACRO pg_exp(x) AS (CASE "
+    f"WHEN isfinite(CAST(x AS DOUBLE)) AND isinf(exp(x)) THEN {_OVERFLOW} "
+    f"WHEN isfinite(CAST(x AS DOUBLE)) AND exp(x) = 0 THEN {_UNDERFLOW} ELSE exp(x) END)",
+    "CREATE OR REPLACE MACRO pg_pow(x, y) AS (CASE "
+    "WHEN x = 0 AND y < 0 THEN error('zero raised to a negative power is undefined') "
+    "WHEN x < 0 AND CAST(y AS DOUBLE) <> floor(CAST(y AS DOUBLE)) "
+    "THEN error('a negative number raised to a non-integer power yields a complex result') "
+    "WHEN isfinite(CAST(x AS DOUBLE)) AND isfinite(CAST(y AS DOUBLE)) AND isinf(power(x, y)) "
+    f"THEN {_OVERFLOW} "
+    "WHEN isfinite(CAST(x AS DOUBLE)) AND isfinite(CAST(y AS DOUBLE)) AND x <> 0 AND power(x, y) = 0 "
+    f"THEN {_UNDERFLOW} ELSE power(x, y) END)",
+    "CREATE OR REPLACE MACRO pg_acos(x) AS (CASE WHEN x < -1 OR x > 1 THEN error('input is out of range') "
+    "ELSE acos(x) END)",
+    "CREATE OR REPLACE MACRO pg_asin(x) AS (CASE WHEN x < -1 OR x > 1 THEN error('input is out of range') "
+    "ELSE asin(x) END)",
+]
 
 MACROS = [
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
@@ -147,7 +178,33 @@ MACROS = [
     + " ELSE '???' END)",
     "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
+    *_MATH_MACROS,
 ]
+
+# an error() call of a macro body (its message: literals and concatenations, no parentheses)
+_ERROR_CALL = re.compile(r"error\((?:'(?:[^']|'')*'|[^()'])*\)")
+
+
+def non_strict_name(name: str) -> str:
+    """The name of the NULL-returning form of the raising macro `name`."""
+    return f"{name}_or_null"
+
+
+def _non_strict_macros() -> list[str]:
+    """Each raising macro's non-strict form (streaming: NULL for the row instead of the
+    error): the same body with its error() calls replaced by NULL. A form written by hand
+    (division's TRY of the quotient) is kept."""
+    written = {m.split()[4].split("(")[0] for m in MACROS}
+    out = []
+    for macro in MACROS:
+        name = macro.split()[4].split("(")[0]
+        if name in RAISING_MACROS and non_strict_name(name) not in written:
+            body = macro.replace(f"MACRO {name}(", f"MACRO {non_strict_name(name)}(", 1)
+            out.append(_ERROR_CALL.sub("NULL", body))
+    return out
+
+
+MACROS += _non_strict_macros()
 
 
 # -- Python UDFs (vectorized over Arrow) ---------------------------------------------------------

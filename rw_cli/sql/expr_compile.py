@@ -23,10 +23,15 @@ _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
 _MAY_FAIL_FUNCTIONS = frozenset({"pg_numeric_mul"})
 
 
-# PostgreSQL's raising division and modulo (macros that call DuckDB's error(), which DuckDB
-# counts as volatile, so no TRY may enclose them) -> their NULL-on-zero forms
-_NON_STRICT_FORMS = {"pg_div": "pg_div_or_null", "pg_mod": "pg_mod_or_null",
-                     "pg_numeric_div": "pg_numeric_div_or_null"}
+def _non_strict_forms() -> dict[str, str]:
+    """Our macros raising PostgreSQL's errors (they call DuckDB's error(), which DuckDB counts
+    as volatile, so no TRY may enclose them) -> their NULL-returning forms."""
+    from rw_cli.engine.duck_functions import RAISING_MACROS, non_strict_name
+
+    return {name: non_strict_name(name) for name in RAISING_MACROS}
+
+
+_NON_STRICT_FORMS = _non_strict_forms()
 
 
 def non_strict(tree: exp.Expression) -> exp.Expression:

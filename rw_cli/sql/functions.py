@@ -483,9 +483,29 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.StrToTime) and not isinstance(node.parent, exp.Cast):
         # to_timestamp(text, format) is timestamptz in PostgreSQL
         return exp.Cast(this=_exact_fractions(node.copy()), to=exp.DataType.build("TIMESTAMPTZ"))
+    if isinstance(node, _MATH_NODES):
+        return _math_function(node)
     if isinstance(node, exp.Anonymous):
         return _anonymous(node)
     return None
+
+
+# PostgreSQL's math functions that raise on arguments outside their domain -> our macros
+# (rw_cli.engine.duck_functions) raising its errors
+_MATH_MACRO_OF = {exp.Sqrt: "pg_sqrt", exp.Ln: "pg_ln", exp.Exp: "pg_exp", exp.Acos: "pg_acos",
+                  exp.Asin: "pg_asin"}
+_MATH_NODES = (*_MATH_MACRO_OF, exp.Log, exp.Pow)
+
+
+def _math_function(node: exp.Expression) -> exp.Expression:
+    """sqrt, ln, log, exp, power, acos, asin: PostgreSQL's errors for a bad argument."""
+    if isinstance(node, exp.Pow):
+        return _fn("pg_pow", node.this, node.expression)
+    if isinstance(node, exp.Log):
+        if node.expression is None:  # log(x) is the base 10 logarithm
+            return _fn("pg_log10", node.this)
+        return _fn("pg_log", node.this, node.expression)
+    return _fn(_MATH_MACRO_OF[type(node)], node.this)
 
 
 # to_timestamp's MS and US read exactly 3 and 6 digits in RisingWave (chrono's %.3f, %.6f);
