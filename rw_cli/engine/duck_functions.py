@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from rw_cli.common import numeric_arith
+from rw_cli.common.pg_json import jsonb_in
 from rw_cli.common.pg_template import parse_date
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
 
@@ -54,6 +55,39 @@ _OVERFLOW = "error('value out of range: overflow')"
 _UNDERFLOW = "error('value out of range: underflow')"
 
 # PostgreSQL's math functions raise where DuckDB's return NaN or an infinity
+_JSON_OBJECT = "CAST({} AS MAP(VARCHAR, JSON))"
+_JSON_ARRAY = "(CASE WHEN json_type({0}) = 'ARRAY' THEN CAST({0} AS JSON[]) ELSE [{0}] END)"
+
+# jsonb's operators with no DuckDB counterpart (rw_cli.sql.jsonb maps them here)
+_JSONB_MACROS = [
+    # a || b: objects merged (b's keys win), otherwise arrays (a scalar as a one-element array)
+    "CREATE OR REPLACE MACRO pg_jsonb_concat(a, b) AS (CASE "
+    "WHEN json_type(a) = 'OBJECT' AND json_type(b) = 'OBJECT' "
+    f"THEN to_json(map_concat({_JSON_OBJECT.format('a')}, {_JSON_OBJECT.format('b')})) "
+    f"ELSE to_json(list_concat({_JSON_ARRAY.format('a')}, {_JSON_ARRAY.format('b')})) END)",
+    # j - 'key': the member removed from an object, the equal strings from an array
+    "CREATE OR REPLACE MACRO pg_jsonb_delete_key(j, k) AS (CASE json_type(j) "
+    "WHEN 'OBJECT' THEN coalesce(to_json(map_from_entries(list_filter(map_entries("
+    f"{_JSON_OBJECT.format('j')}), lambda e: e.key <> k))), '{{}}'::JSON) "
+    "WHEN 'ARRAY' THEN to_json(list_filter(CAST(j AS JSON[]), lambda e: e IS DISTINCT FROM to_json(k))) "
+    "ELSE error('cannot delete from scalar') END)",
+    # j - n: the n-th element (from the end if negative) removed from an array
+    "CREATE OR REPLACE MACRO pg_jsonb_delete_index(j, n) AS (CASE json_type(j) "
+    "WHEN 'ARRAY' THEN to_json(list_filter(CAST(j AS JSON[]), lambda e, i: i - 1 <> "
+    "(CASE WHEN n < 0 THEN json_array_length(j) + n ELSE n END))) "
+    "WHEN 'OBJECT' THEN error('cannot delete from object using integer index') "
+    "ELSE error('cannot delete from scalar') END)",
+    # j ? k: a key of an object, a string element of an array, or the string itself
+    "CREATE OR REPLACE MACRO pg_jsonb_exists(j, k) AS (CASE json_type(j) "
+    "WHEN 'OBJECT' THEN list_contains(json_keys(j), k) "
+    "WHEN 'ARRAY' THEN list_contains(CAST(j AS JSON[]), to_json(k)) "
+    "WHEN 'VARCHAR' THEN json_extract_string(j, '$') = k ELSE FALSE END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_exists_any(j, ks) AS "
+    "(coalesce(list_bool_or(list_transform(ks, lambda k: pg_jsonb_exists(j, k))), FALSE))",
+    "CREATE OR REPLACE MACRO pg_jsonb_exists_all(j, ks) AS "
+    "(coalesce(list_bool_and(list_transform(ks, lambda k: pg_jsonb_exists(j, k))), TRUE))",
+]
+
 _MATH_MACROS = [
     "CREATE OR REPLACE MACRO pg_sqrt(x) AS (CASE WHEN x < 0 "
     "THEN error('cannot take square root of a negative number') ELSE sqrt(x) END)",
@@ -179,6 +213,7 @@ MACROS = [
     "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
     *_MATH_MACROS,
+    *_JSONB_MACROS,
 ]
 
 # an error() call of a macro body (its message: literals and concatenations, no parentheses)
@@ -351,32 +386,6 @@ def _interval_scale_udf(divide: bool):
         return pa.array([None if v is None or x is None else _to_mdn(scale_interval(*_mdn(v), x, divide))
                          for v, x in zip(a.to_pylist(), f.to_pylist())], pa.month_day_nano_interval())
     return udf
-
-
-def _jsonb_text(v) -> str:
-    import json
-
-    if isinstance(v, dict):
-        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
-        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_jsonb_text(v[k])}" for k in keys) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_jsonb_text(x) for x in v) + "]"
-    if isinstance(v, bool) or v is None:
-        return json.dumps(v)
-    if isinstance(v, (int, float)) or hasattr(v, "as_tuple"):
-        return str(v)
-    return json.dumps(v, ensure_ascii=False)
-
-
-def jsonb_in(text: str) -> str:
-    """jsonb's text form: keys sorted (by length, then bytes), `, ` and `: ` separators."""
-    import json
-    from decimal import Decimal
-
-    try:
-        return _jsonb_text(json.loads(text, parse_float=Decimal))
-    except ValueError:
-        raise ValueError("invalid input syntax for type json") from None
 
 
 def udf_jsonb_in(a: pa.Array) -> pa.Array:

@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
+from rw_cli.sql.jsonb import rewrite_jsonb
 
 # -- rewrites -----------------------------------------------------------------------------------
 
@@ -333,9 +334,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES and \
             (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return exp.Cast(this=_fn("pg_jsonb_in", node.this), to=exp.DataType.build("JSON"))
-    if isinstance(node, exp.JSONExtract) and not isinstance(node.parent, exp.JSONExtract):
-        return exp.Cast(this=_fn("pg_jsonb_in", exp.Cast(this=node.copy(), to=exp.DataType.build("VARCHAR"))),
-                        to=exp.DataType.build("JSON"))
+    jsonb = rewrite_jsonb(node)
+    if jsonb is not None:
+        return jsonb
     if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
                                               and _type(node.this) in _JSON_TYPES):
         return _fn("json_contains", node.this, node.expression)

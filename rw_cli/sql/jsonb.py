@@ -1,0 +1,153 @@
+"""PostgreSQL's jsonb functions and operators on DuckDB's JSON (jsonb is stored as JSON text).
+
+- `rewrite_jsonb(node)`: a scalar function or operator of the type-annotated PostgreSQL tree
+  -> DuckDB's JSON functions (`rw_cli.sql.functions.rewrite_function` calls it).
+- `expand_jsonb_table_functions(tree)`: the set-returning ones (jsonb_each,
+  jsonb_array_elements, jsonb_object_keys, ...) -> `unnest` of a list, in the select list
+  and in FROM, before binding or planning (`rw_cli.sql.expand`), so that batch queries and
+  the stream planner's project-set see the same unnest.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+T = exp.DataType.Type
+_JSON = {T.JSON, T.JSONB}
+
+
+def _fn(name: str, *args: exp.Expression) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _type(node: exp.Expression):
+    t = getattr(node, "type", None)
+    return t.this if t is not None else None
+
+
+def _json(node: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=node, to=exp.DataType.build("JSON"))
+
+
+def _text(node: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=node, to=exp.DataType.build("VARCHAR"))
+
+
+def _pointer(path: exp.Expression) -> exp.Expression:
+    """A PostgreSQL path (text[]: keys, or indexes into arrays) as a JSON pointer
+    (`/a/0`): each element escaped (`~` -> `~0`, `/` -> `~1`). A pointer addresses an array
+    element by its index and an object member by its key, as PostgreSQL's path does."""
+    if isinstance(path, exp.Literal) and path.is_string:
+        text = path.this.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            from rw_cli.errors import BindError
+
+            raise BindError(f'malformed array literal: "{path.this}"')
+        items = [p.strip().strip('"') for p in text[1:-1].split(",")] if text[1:-1].strip() else []
+        return exp.Literal.string("".join("/" + p.replace("~", "~0").replace("/", "~1") for p in items))
+    if isinstance(path, exp.Array):
+        return _pointer_of_list(path)
+    return _pointer_of_list(exp.Cast(this=path, to=exp.DataType.build("VARCHAR[]")))
+
+
+def _pointer_of_list(lst: exp.Expression) -> exp.Expression:
+    escaped = _fn("list_transform", lst, exp.Lambda(
+        this=_fn("replace", _fn("replace", exp.column("__p"), exp.Literal.string("~"), exp.Literal.string("~0")),
+                 exp.Literal.string("/"), exp.Literal.string("~1")),
+        expressions=[exp.to_identifier("__p")]))
+    joined = _fn("array_to_string", escaped, exp.Literal.string("/"))
+    return exp.If(this=exp.EQ(this=_fn("len", lst.copy()), expression=exp.Literal.number(0)),
+                  true=exp.Literal.string(""), false=exp.DPipe(this=exp.Literal.string("/"), expression=joined))
+
+
+def _extract_path(j: exp.Expression, pointer: exp.Expression, as_text: bool) -> exp.Expression:
+    """j #> path (as_text: #>>); the empty path is the whole value."""
+    fn = _fn("json_extract_string" if as_text else "json_extract", _json(j), pointer)
+    if isinstance(pointer, exp.Literal) and pointer.this == "":
+        return _text(j) if as_text else _json(j)
+    return fn
+
+
+def _is_json(node: exp.Expression) -> bool:
+    return _type(node) in _JSON
+
+
+_SCALAR_FUNCTIONS = {"to_jsonb", "to_json", "jsonb_build_object", "json_build_object", "jsonb_build_array",
+                     "json_build_array", "jsonb_extract_path", "jsonb_extract_path_text", "json_extract_path",
+                     "json_extract_path_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
+                     "jsonb_concat", "jsonb_contains", "jsonb_contained"}
+
+
+_INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+
+
+def _member_path(key: exp.Expression) -> exp.Expression:
+    """The path of `j -> key`: a key of an object (text), or an index into an array
+    (integer; from the end if negative)."""
+    if isinstance(key, exp.JSONPath):
+        return exp.Literal.string(key.sql(dialect="duckdb").strip("'"))
+    if isinstance(key, exp.Neg) and isinstance(key.this, exp.Literal) and not key.this.is_string:
+        return exp.Literal.string(f"$[#-{key.this.this}]")
+    if _type(key) in _INTS:
+        index = _text(key)
+        return exp.If(this=exp.LT(this=key.copy(), expression=exp.Literal.number(0)),
+                      true=exp.DPipe(this=exp.Literal.string("$[#"), expression=exp.DPipe(
+                          this=index, expression=exp.Literal.string("]"))),
+                      false=exp.DPipe(this=exp.Literal.string("$["), expression=exp.DPipe(
+                          this=index.copy(), expression=exp.Literal.string("]"))))
+    return _pointer_of_list(exp.Array(expressions=[_text(key)]))
+
+
+def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)):
+        name = "json_extract_string" if isinstance(node, exp.JSONExtractScalar) else "json_extract"
+        return _fn(name, _json(node.this), _member_path(node.expression))
+    if isinstance(node, (exp.JSONBExtract, exp.JSONBExtractScalar)):
+        return _extract_path(node.this, _pointer(node.expression), isinstance(node, exp.JSONBExtractScalar))
+    if isinstance(node, exp.ArrayContainedBy) and (_is_json(node.this) or _is_json(node.expression)):
+        return _fn("json_contains", _json(node.expression), _json(node.this))
+    if isinstance(node, exp.DPipe) and _is_json(node.this) and _is_json(node.expression):
+        return _json(_fn("pg_jsonb_concat", _json(node.this), _json(node.expression)))
+    if isinstance(node, exp.Sub) and _is_json(node.this):
+        if _type(node.expression) in {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}:
+            return _json(_fn("pg_jsonb_delete_index", _json(node.this), node.expression))
+        return _json(_fn("pg_jsonb_delete_key", _json(node.this), _text(node.expression)))
+    if isinstance(node, exp.Anonymous) and node.name.lower() in _SCALAR_FUNCTIONS:
+        return _scalar(node.name.lower(), node.expressions)
+    return None
+
+
+def _value(arg: exp.Expression) -> exp.Expression:
+    """An argument embedded in a built object or array: a jsonb one as JSON (a column of
+    jsonb is text to DuckDB, which would embed it as a string)."""
+    return _json(arg) if _is_json(arg) else arg
+
+
+def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
+    if name in ("to_jsonb", "to_json") and len(args) == 1:
+        return _json(args[0]) if _is_json(args[0]) else _fn("to_json", args[0])
+    if name in ("jsonb_build_object", "json_build_object"):
+        if len(args) % 2:
+            from rw_cli.errors import BindError
+
+            raise BindError("argument list must have even number of elements",
+                            hint="The arguments of jsonb_build_object() must consist of alternating keys and values.")
+        pairs = [a for i in range(0, len(args), 2) for a in (_text(args[i]), _value(args[i + 1]))]
+        return _fn("json_object", *pairs)
+    if name in ("jsonb_build_array", "json_build_array"):
+        return _fn("json_array", *(_value(a) for a in args))
+    if name in ("jsonb_extract_path", "json_extract_path", "jsonb_extract_path_text", "json_extract_path_text") \
+            and args:
+        path = exp.Array(expressions=[_text(a) for a in args[1:]])
+        pointer = _pointer(path) if len(args) > 1 else exp.Literal.string("")
+        return _extract_path(args[0], pointer, name.endswith("_text"))
+    if name == "jsonb_exists" and len(args) == 2:
+        return _fn("pg_jsonb_exists", _json(args[0]), _text(args[1]))
+    if name in ("jsonb_exists_any", "jsonb_exists_all") and len(args) == 2:
+        return _fn(f"pg_{name}", _json(args[0]), exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR[]")))
+    if name == "jsonb_concat" and len(args) == 2:
+        return _json(_fn("pg_jsonb_concat", _json(args[0]), _json(args[1])))
+    if name == "jsonb_contains" and len(args) == 2:
+        return _fn("json_contains", _json(args[0]), _json(args[1]))
+    if name == "jsonb_contained" and len(args) == 2:
+        return _fn("json_contains", _json(args[1]), _json(args[0]))
+    return None
