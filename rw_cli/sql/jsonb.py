@@ -151,3 +151,61 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
     if name == "jsonb_contained" and len(args) == 2:
         return _fn("json_contains", _json(args[1]), _json(args[0]))
     return None
+
+
+# set-returning jsonb functions -> (the lists they unnest, by output column)
+def _elements(j: exp.Expression, as_text: bool) -> exp.Expression:
+    return _fn("json_extract_string" if as_text else "json_extract", _json(j), exp.Literal.string("$[*]"))
+
+
+def _srf_columns(name: str, j: exp.Expression) -> list[tuple[str, exp.Expression]] | None:
+    if name in ("jsonb_array_elements", "json_array_elements"):
+        return [("value", _elements(j, False))]
+    if name in ("jsonb_array_elements_text", "json_array_elements_text"):
+        return [("value", _elements(j, True))]
+    if name in ("jsonb_object_keys", "json_object_keys"):
+        return [(name, _fn("json_keys", _json(j)))]
+    if name in ("jsonb_each", "json_each", "jsonb_each_text", "json_each_text"):
+        values = _fn("json_extract_string" if name.endswith("_text") else "json_extract", _json(j),
+                     exp.Literal.string("$.*"))
+        return [("key", _fn("json_keys", _json(j.copy()))), ("value", values)]
+    return None
+
+
+def _srf(node: exp.Expression) -> list[tuple[str, exp.Expression]] | None:
+    if isinstance(node, exp.Anonymous) and len(node.expressions) == 1:
+        return _srf_columns(node.name.lower(), node.expressions[0])
+    return None
+
+
+def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
+    """jsonb_array_elements(j) and its kin as `unnest` of a list: in the select list (one
+    column), and in FROM as a subquery of one unnest per output column (`jsonb_each`: key
+    and value, unnested side by side)."""
+    for table in list(tree.find_all(exp.Table)):
+        columns = _srf(table.this)
+        if columns is not None:
+            table.replace(_from_item(table, columns))
+    for node in list(tree.find_all(exp.Anonymous)):
+        columns = _srf(node)
+        if columns is None or len(columns) != 1 or isinstance(node.parent, exp.Table):
+            continue
+        unnest = exp.Unnest(expressions=[columns[0][1]])
+        if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
+            node.replace(exp.Alias(this=unnest, alias=exp.to_identifier(node.name.lower())))
+        else:
+            node.replace(unnest)
+    return tree
+
+
+def _from_item(table: exp.Table, columns: list[tuple[str, exp.Expression]]) -> exp.Expression:
+    alias = table.args.get("alias")
+    name = alias.name if alias is not None and alias.name else table.this.name.lower()
+    names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+    names += [n for n, _ in columns[len(names):]]
+    if len(columns) == 1 and len(names) == 1 and not (alias is not None and alias.columns):
+        names = [columns[0][0] if columns[0][0] != table.this.name.lower() else name]
+    select = exp.select(*(exp.Alias(this=exp.Unnest(expressions=[lst]), alias=exp.to_identifier(n))
+                          for (_, lst), n in zip(columns, names)))
+    return exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(name),
+                                                        columns=[exp.to_identifier(n) for n in names]))
