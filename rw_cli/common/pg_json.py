@@ -28,3 +28,25 @@ def jsonb_in(text: str) -> str:
         return _text(json.loads(text, parse_float=Decimal))
     except ValueError:
         raise ValueError("invalid input syntax for type json") from None
+
+
+def _contains(a, b, top: bool) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and all(k in a and _contains(a[k], v, False) for k, v in b.items())
+    if isinstance(a, list):
+        if isinstance(b, list):
+            return all(any(_contains(x, y, False) for x in a) for y in b)
+        # a top-level array contains a scalar that is one of its elements
+        return top and not isinstance(b, dict) and any(not isinstance(x, (dict, list)) and _same(x, b) for x in a)
+    return not isinstance(b, (dict, list)) and _same(a, b)
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and a == b if isinstance(a, (bool, str)) or a is None or isinstance(b, bool) \
+        else not isinstance(b, (bool, str)) and b is not None and a == b
+
+
+def jsonb_contains(a: str, b: str) -> bool:
+    """PostgreSQL's jsonb `a @> b`: b's structure and values are found in a, at the top
+    level (objects by key, arrays by any element, recursively)."""
+    return _contains(json.loads(a, parse_float=Decimal), json.loads(b, parse_float=Decimal), True)

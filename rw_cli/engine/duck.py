@@ -12,6 +12,7 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common.types import JSONB_FIELD_METADATA
 from rw_cli.engine import duck_functions
 from rw_cli.errors import ExecutionError
 
@@ -86,10 +87,6 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
                 pass
 
 
-# field metadata marking a result column DuckDB typed JSON (Arrow has only its text): jsonb
-JSON_FIELD_METADATA = {b"rw_type": b"jsonb"}
-
-
 def _result(rel: duckdb.DuckDBPyRelation) -> pa.Table:
     """The query's rows as Arrow; its JSON columns (text in Arrow) are marked as such."""
     table = rel.to_arrow_table()
@@ -98,7 +95,7 @@ def _result(rel: duckdb.DuckDBPyRelation) -> pa.Table:
         return table
     schema = table.schema
     for i in json_columns:
-        schema = schema.set(i, schema.field(i).with_metadata(JSON_FIELD_METADATA))
+        schema = schema.set(i, schema.field(i).with_metadata(JSONB_FIELD_METADATA))
     return pa.Table.from_arrays(table.columns, schema=schema)
 
 

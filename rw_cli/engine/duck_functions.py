@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from rw_cli.common import numeric_arith
-from rw_cli.common.pg_json import jsonb_in
+from rw_cli.common.pg_json import jsonb_contains, jsonb_in
 from rw_cli.common.pg_template import parse_date
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
 
@@ -392,6 +392,11 @@ def udf_jsonb_in(a: pa.Array) -> pa.Array:
     return _map(a, jsonb_in, pa.string())
 
 
+def udf_jsonb_contains(a: pa.Array, b: pa.Array) -> pa.Array:
+    return pa.array([None if x is None or y is None else jsonb_contains(x, y)
+                     for x, y in zip(a.to_pylist(), b.to_pylist())], pa.bool_())
+
+
 def _regexp_match(s, p):
     m = re.search(p, s) if s is not None and p is not None else None
     if m is None:
@@ -436,6 +441,8 @@ UDFS = {
     "justify_days": (_interval_udf("justify_days"), ["INTERVAL"], "INTERVAL"),
     "justify_interval": (_interval_udf("justify_interval"), ["INTERVAL"], "INTERVAL"),
     "pg_jsonb_in": (udf_jsonb_in, ["VARCHAR"], "VARCHAR"),
+    # jsonb's containment (DuckDB's json_contains finds b anywhere inside a)
+    "pg_jsonb_contains": (udf_jsonb_contains, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
     "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),

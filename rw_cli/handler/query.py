@@ -15,7 +15,6 @@ from sqlglot import exp
 from rw_cli.common.epoch import epoch_unix_ms
 from rw_cli.common.types import JSONB, DataType
 from rw_cli.engine import duck
-from rw_cli.engine.duck import JSON_FIELD_METADATA
 from rw_cli.handler.snapshots import cache_for
 from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, RelationCatalog
 from rw_cli.result import Result
@@ -150,7 +149,7 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     sql = to_duckdb(bound.tree, bound.schema, owned=True)
     result = duck.query(sql, tables, settings=session_settings(session), pinned=pinned)
     result = result.rename_columns(_output_names(names, result))
-    types = [JSONB if f.metadata == JSON_FIELD_METADATA else DataType.from_arrow(f.type) for f in result.schema]
+    types = [DataType.from_field(f) for f in result.schema]
     return _in_session_zone(_normalize(result, types), session), types
 
 

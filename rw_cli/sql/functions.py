@@ -337,9 +337,6 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     jsonb = rewrite_jsonb(node)
     if jsonb is not None:
         return jsonb
-    if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
-                                              and _type(node.this) in _JSON_TYPES):
-        return _fn("json_contains", node.this, node.expression)
     if isinstance(node, exp.Collate):
         name = node.expression.name if isinstance(node.expression, (exp.Identifier, exp.Column, exp.Var)) \
             else str(node.expression.this) if isinstance(node.expression, exp.Literal) else node.expression.sql()

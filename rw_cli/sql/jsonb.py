@@ -97,14 +97,21 @@ def _member_path(key: exp.Expression) -> exp.Expression:
     return _pointer_of_list(exp.Array(expressions=[_text(key)]))
 
 
+def _contains(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return _fn("pg_jsonb_contains", _text(_json(a)), _text(_json(b)))
+
+
 def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)):
         name = "json_extract_string" if isinstance(node, exp.JSONExtractScalar) else "json_extract"
         return _fn(name, _json(node.this), _member_path(node.expression))
+    if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
+                                              and (_is_json(node.this) or _is_json(node.expression))):
+        return _contains(node.this, node.expression)
     if isinstance(node, (exp.JSONBExtract, exp.JSONBExtractScalar)):
         return _extract_path(node.this, _pointer(node.expression), isinstance(node, exp.JSONBExtractScalar))
     if isinstance(node, exp.ArrayContainedBy) and (_is_json(node.this) or _is_json(node.expression)):
-        return _fn("json_contains", _json(node.expression), _json(node.this))
+        return _contains(node.expression, node.this)
     if isinstance(node, exp.DPipe) and _is_json(node.this) and _is_json(node.expression):
         return _json(_fn("pg_jsonb_concat", _json(node.this), _json(node.expression)))
     if isinstance(node, exp.Sub) and _is_json(node.this):
@@ -147,9 +154,9 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
     if name == "jsonb_concat" and len(args) == 2:
         return _json(_fn("pg_jsonb_concat", _json(args[0]), _json(args[1])))
     if name == "jsonb_contains" and len(args) == 2:
-        return _fn("json_contains", _json(args[0]), _json(args[1]))
+        return _contains(args[0], args[1])
     if name == "jsonb_contained" and len(args) == 2:
-        return _fn("json_contains", _json(args[1]), _json(args[0]))
+        return _contains(args[1], args[0])
     return None
 
 

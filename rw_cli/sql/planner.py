@@ -944,7 +944,7 @@ class StreamPlanner:
             out = duck.query(f"SELECT {select} FROM t GROUP BY {keys}", {"t": empty})
         else:
             out = duck.eval_exprs(empty, sql)
-        return [DataType.from_arrow(f.type) for f in out.schema]
+        return [DataType.from_field(f) for f in out.schema]
 
     # -- name resolution ---------------------------------------------------------------------------
     def lookup(self, col: exp.Column, scope: list[tuple[str, str]]) -> int:
