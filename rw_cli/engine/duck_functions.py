@@ -77,6 +77,11 @@ _JSONB_MACROS = [
     "(CASE WHEN n < 0 THEN json_array_length(j) + n ELSE n END))) "
     "WHEN 'OBJECT' THEN error('cannot delete from object using integer index') "
     "ELSE error('cannot delete from scalar') END)",
+    # a jsonb value as text (->>, #>>, the _text table functions): a string unquoted, a
+    # container in jsonb's text form
+    "CREATE OR REPLACE MACRO pg_jsonb_text(e) AS (CASE WHEN json_type(e) IN ('OBJECT', 'ARRAY') "
+    "THEN pg_jsonb_in(CAST(e AS VARCHAR)) ELSE json_extract_string(e, '$') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_texts(l) AS (list_transform(l, lambda e: pg_jsonb_text(e)))",
     # j ? k: a key of an object, a string element of an array, or the string itself
     "CREATE OR REPLACE MACRO pg_jsonb_exists(j, k) AS (CASE json_type(j) "
     "WHEN 'OBJECT' THEN list_contains(json_keys(j), k) "

@@ -61,10 +61,10 @@ def _pointer_of_list(lst: exp.Expression) -> exp.Expression:
 
 def _extract_path(j: exp.Expression, pointer: exp.Expression, as_text: bool) -> exp.Expression:
     """j #> path (as_text: #>>); the empty path is the whole value."""
-    fn = _fn("json_extract_string" if as_text else "json_extract", _json(j), pointer)
     if isinstance(pointer, exp.Literal) and pointer.this == "":
-        return _text(j) if as_text else _json(j)
-    return fn
+        return _fn("pg_jsonb_text", _json(j)) if as_text else _json(j)
+    member = _fn("json_extract", _json(j), pointer)
+    return _fn("pg_jsonb_text", member) if as_text else member
 
 
 def _is_json(node: exp.Expression) -> bool:
@@ -103,8 +103,8 @@ def _contains(a: exp.Expression, b: exp.Expression) -> exp.Expression:
 
 def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)):
-        name = "json_extract_string" if isinstance(node, exp.JSONExtractScalar) else "json_extract"
-        return _fn(name, _json(node.this), _member_path(node.expression))
+        member = _fn("json_extract", _json(node.this), _member_path(node.expression))
+        return _fn("pg_jsonb_text", member) if isinstance(node, exp.JSONExtractScalar) else member
     if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
                                               and (_is_json(node.this) or _is_json(node.expression))):
         return _contains(node.this, node.expression)
@@ -162,7 +162,8 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
 
 # set-returning jsonb functions -> (the lists they unnest, by output column)
 def _elements(j: exp.Expression, as_text: bool) -> exp.Expression:
-    return _fn("json_extract_string" if as_text else "json_extract", _json(j), exp.Literal.string("$[*]"))
+    elements = _fn("json_extract", _json(j), exp.Literal.string("$[*]"))
+    return _fn("pg_jsonb_texts", elements) if as_text else elements
 
 
 def _srf_columns(name: str, j: exp.Expression) -> list[tuple[str, exp.Expression]] | None:
@@ -173,8 +174,9 @@ def _srf_columns(name: str, j: exp.Expression) -> list[tuple[str, exp.Expression
     if name in ("jsonb_object_keys", "json_object_keys"):
         return [(name, _fn("json_keys", _json(j)))]
     if name in ("jsonb_each", "json_each", "jsonb_each_text", "json_each_text"):
-        values = _fn("json_extract_string" if name.endswith("_text") else "json_extract", _json(j),
-                     exp.Literal.string("$.*"))
+        values = _fn("json_extract", _json(j), exp.Literal.string("$.*"))
+        if name.endswith("_text"):
+            values = _fn("pg_jsonb_texts", values)
         return [("key", _fn("json_keys", _json(j.copy()))), ("value", values)]
     return None
 
