@@ -1,5 +1,6 @@
-"""jsonb's text form as PostgreSQL prints it: object keys sorted as jsonb stores them (by
-length, then bytes), `, ` between items and `: ` after a key, numbers as written.
+"""jsonb's text form as RisingWave prints it: object keys sorted by their bytes (RisingWave's
+jsonb; PostgreSQL's puts shorter keys first), `, ` between items and `: ` after a key,
+numbers as written.
 
 DuckDB's JSON functions write compact JSON in their own key order; values are stored in
 either form and printed in this one (`rw_cli.common.pg_text`)."""
@@ -11,7 +12,7 @@ from decimal import Decimal
 
 def _text(v) -> str:
     if isinstance(v, dict):
-        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
+        keys = sorted(v, key=lambda k: k.encode())
         return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_text(v[k])}" for k in keys) + "}"
     if isinstance(v, list):
         return "[" + ", ".join(_text(x) for x in v) + "]"

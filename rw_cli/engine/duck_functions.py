@@ -47,7 +47,8 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 # no TRY may enclose a call of one)
 RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
-                            "pg_acos", "pg_asin"})
+                            "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
+                            "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})
 
 _LOG_ARG_CHECKS = ("WHEN {x} = 0 THEN error('cannot take logarithm of zero') "
                    "WHEN {x} < 0 THEN error('cannot take logarithm of a negative number') ")
@@ -77,6 +78,29 @@ _JSONB_MACROS = [
     "(CASE WHEN n < 0 THEN json_array_length(j) + n ELSE n END))) "
     "WHEN 'OBJECT' THEN error('cannot delete from object using integer index') "
     "ELSE error('cannot delete from scalar') END)",
+    # the lists the set-returning functions unnest: the elements of an array, the keys and
+    # the members of an object (their values in key order), or PostgreSQL's error
+    "CREATE OR REPLACE MACRO pg_jsonb_elements(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'ARRAY' THEN json_extract(j, '$[*]') "
+    "WHEN json_type(j) = 'OBJECT' THEN error('cannot extract elements from an object') "
+    "ELSE error('cannot extract elements from a scalar') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_keys(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'OBJECT' THEN list_sort(json_keys(j)) "
+    "WHEN json_type(j) = 'ARRAY' THEN error('cannot call jsonb_object_keys on an array') "
+    "ELSE error('cannot call jsonb_object_keys on a scalar') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_each_keys(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'OBJECT' THEN list_sort(json_keys(j)) "
+    "WHEN json_type(j) = 'ARRAY' THEN error('cannot deconstruct an array as an object') "
+    "ELSE error('cannot deconstruct a scalar') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_members(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'OBJECT' THEN list_transform(list_sort(json_keys(j)), "
+    "lambda k: json_extract(j, '/' || replace(replace(k, '~', '~0'), '/', '~1'))) "
+    "WHEN json_type(j) = 'ARRAY' THEN error('cannot deconstruct an array as an object') "
+    "ELSE error('cannot deconstruct a scalar') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_array_length(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'ARRAY' THEN json_array_length(j) "
+    "WHEN json_type(j) = 'OBJECT' THEN error('cannot get array length of a non-array') "
+    "ELSE error('cannot get array length of a scalar') END)",
     # a jsonb value as text (->>, #>>, the _text table functions): a string unquoted, a
     # container in jsonb's text form
     "CREATE OR REPLACE MACRO pg_jsonb_text(e) AS (CASE WHEN json_type(e) IN ('OBJECT', 'ARRAY') "
@@ -215,7 +239,6 @@ MACROS = [
         (1083, "time without time zone"), (1114, "timestamp without time zone"),
         (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
     + " ELSE '???' END)",
-    "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
     *_MATH_MACROS,
     *_JSONB_MACROS,

@@ -52,6 +52,14 @@ def non_strict(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+def _null_forms(tree: exp.Expression) -> exp.Expression:
+    """`tree` with each of our raising macros in its NULL-returning form."""
+    for n in list(tree.find_all(exp.Anonymous)):
+        if n.name.lower() in _NON_STRICT_FORMS:
+            n.set("this", _NON_STRICT_FORMS[n.name.lower()])
+    return tree
+
+
 def _raises(tree: exp.Expression) -> bool:
     """Whether a call of one of our macros that may raise (through error()) is in `tree`."""
     from rw_cli.engine.duck_functions import RAISING_MACROS
@@ -170,10 +178,11 @@ def _columns(tree: exp.Expression) -> tuple[int, ...]:
 
 def compile_series(tree: exp.Expression) -> tuple[Expr, bool]:
     """A set-returning function's list (its DuckDB tree), wrapped whole in TRY: a list that
-    fails to compute yields no rows. And whether it is a series of integer literals (a HOP
-    window's), the same list for every row."""
+    fails to compute yields no rows (our raising macros in it in their NULL-returning forms,
+    which TRY may enclose). And whether it is a series of integer literals (a HOP window's),
+    the same list for every row."""
     constant = _literal_series(_unparen(tree))
-    wrapped = exp.Try(this=tree.copy())
+    wrapped = exp.Try(this=_null_forms(tree.copy()))
     return Expr(wrapped.sql(dialect="duckdb"), _columns(wrapped)), constant
 
 

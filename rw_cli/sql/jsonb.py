@@ -71,7 +71,7 @@ def _is_json(node: exp.Expression) -> bool:
     return _type(node) in _JSON
 
 
-_SCALAR_FUNCTIONS = {"to_jsonb", "to_json", "jsonb_build_object", "json_build_object", "jsonb_build_array",
+_SCALAR_FUNCTIONS = {"jsonb_array_length", "to_jsonb", "to_json", "jsonb_build_object", "json_build_object", "jsonb_build_array",
                      "json_build_array", "jsonb_extract_path", "jsonb_extract_path_text", "json_extract_path",
                      "json_extract_path_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
                      "jsonb_concat", "jsonb_contains", "jsonb_contained"}
@@ -151,6 +151,8 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
         return _fn("pg_jsonb_exists", _json(args[0]), _text(args[1]))
     if name in ("jsonb_exists_any", "jsonb_exists_all") and len(args) == 2:
         return _fn(f"pg_{name}", _json(args[0]), exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR[]")))
+    if name == "jsonb_array_length" and len(args) == 1:
+        return _fn("pg_jsonb_array_length", _json(args[0]))
     if name == "jsonb_concat" and len(args) == 2:
         return _json(_fn("pg_jsonb_concat", _json(args[0]), _json(args[1])))
     if name == "jsonb_contains" and len(args) == 2:
@@ -162,7 +164,7 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
 
 # set-returning jsonb functions -> (the lists they unnest, by output column)
 def _elements(j: exp.Expression, as_text: bool) -> exp.Expression:
-    elements = _fn("json_extract", _json(j), exp.Literal.string("$[*]"))
+    elements = _fn("pg_jsonb_elements", _json(j))
     return _fn("pg_jsonb_texts", elements) if as_text else elements
 
 
@@ -172,12 +174,12 @@ def _srf_columns(name: str, j: exp.Expression) -> list[tuple[str, exp.Expression
     if name in ("jsonb_array_elements_text", "json_array_elements_text"):
         return [("value", _elements(j, True))]
     if name in ("jsonb_object_keys", "json_object_keys"):
-        return [(name, _fn("json_keys", _json(j)))]
+        return [(name, _fn("pg_jsonb_keys", _json(j)))]
     if name in ("jsonb_each", "json_each", "jsonb_each_text", "json_each_text"):
-        values = _fn("json_extract", _json(j), exp.Literal.string("$.*"))
+        values = _fn("pg_jsonb_members", _json(j))
         if name.endswith("_text"):
             values = _fn("pg_jsonb_texts", values)
-        return [("key", _fn("json_keys", _json(j.copy()))), ("value", values)]
+        return [("key", _fn("pg_jsonb_each_keys", _json(j.copy()))), ("value", values)]
     return None
 
 
