@@ -71,7 +71,7 @@ def _is_json(node: exp.Expression) -> bool:
     return _type(node) in _JSON
 
 
-_SCALAR_FUNCTIONS = {"jsonb_array_length", "to_jsonb", "to_json", "jsonb_build_object", "json_build_object", "jsonb_build_array",
+_SCALAR_FUNCTIONS = {"jsonb_strip_nulls", "jsonb_set", "jsonb_array_length", "to_jsonb", "to_json", "jsonb_build_object", "json_build_object", "jsonb_build_array",
                      "json_build_array", "jsonb_extract_path", "jsonb_extract_path_text", "json_extract_path",
                      "json_extract_path_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
                      "jsonb_concat", "jsonb_contains", "jsonb_contained"}
@@ -108,6 +108,13 @@ def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
                                               and (_is_json(node.this) or _is_json(node.expression))):
         return _contains(node.this, node.expression)
+    if isinstance(node, exp.JSONBContainsTopKey):
+        return _fn("pg_jsonb_exists", _json(node.this), _text(node.expression))
+    if isinstance(node, (exp.JSONBContainsAnyTopKeys, exp.JSONBContainsAllTopKeys)):
+        name = "pg_jsonb_exists_any" if isinstance(node, exp.JSONBContainsAnyTopKeys) else "pg_jsonb_exists_all"
+        return _fn(name, _json(node.this), exp.Cast(this=node.expression, to=exp.DataType.build("VARCHAR[]")))
+    if isinstance(node, exp.JSONBDeleteAtPath):
+        return _fn("json_remove", _json(node.this), _pointer(node.expression))
     if isinstance(node, (exp.JSONBExtract, exp.JSONBExtractScalar)):
         return _extract_path(node.this, _pointer(node.expression), isinstance(node, exp.JSONBExtractScalar))
     if isinstance(node, exp.ArrayContainedBy) and (_is_json(node.this) or _is_json(node.expression)):
@@ -151,6 +158,12 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
         return _fn("pg_jsonb_exists", _json(args[0]), _text(args[1]))
     if name in ("jsonb_exists_any", "jsonb_exists_all") and len(args) == 2:
         return _fn(f"pg_{name}", _json(args[0]), exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR[]")))
+    if name == "jsonb_strip_nulls" and len(args) == 1:
+        return _fn("json_strip_nulls", _json(args[0]))
+    if name == "jsonb_set" and len(args) in (3, 4):
+        create = args[3] if len(args) == 4 else exp.true()
+        fn = "json_replace" if isinstance(create, exp.Boolean) and not create.this else "json_set"
+        return _fn(fn, _json(args[0]), _pointer(args[1]), _json(args[2]))
     if name == "jsonb_array_length" and len(args) == 1:
         return _fn("pg_jsonb_array_length", _json(args[0]))
     if name == "jsonb_concat" and len(args) == 2:
