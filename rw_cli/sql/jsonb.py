@@ -78,6 +78,7 @@ _SCALAR_FUNCTIONS = {"jsonb_strip_nulls", "jsonb_set", "jsonb_array_length", "to
 
 
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+_BYTES = {T.VARBINARY, T.BINARY, T.BLOB}
 
 
 def _member_path(key: exp.Expression) -> exp.Expression:
@@ -131,20 +132,49 @@ def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
 
 
 def _value(arg: exp.Expression) -> exp.Expression:
-    """An argument embedded in a built object or array: a jsonb one as JSON (a column of
-    jsonb is text to DuckDB, which would embed it as a string)."""
-    return _json(arg) if _is_json(arg) else arg
+    """An argument embedded in a built object or array (or to_jsonb's) as RisingWave's
+    jsonb holds it: jsonb as JSON (a column of jsonb is text to DuckDB, which would embed it
+    as a string); numeric as a double (NaN and the infinities as strings), real widened to
+    double; timestamps in ISO 8601 (`T`), timestamptz in UTC with `+00:00`."""
+    if isinstance(arg, exp.Anonymous) and arg.name.lower() == "row":
+        # a row's fields are f1, f2, ... (RisingWave's names for an anonymous row)
+        return _fn("struct_pack", *(exp.PropertyEQ(this=exp.to_identifier(f"f{i + 1}"), expression=_value(a))
+                                    for i, a in enumerate(arg.expressions)))
+    t = _type(arg)
+    if t in _JSON:
+        return _json(arg)
+    if t in _BYTES:
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", arg)))
+    if t == T.DECIMAL:
+        return exp.Case(ifs=[exp.If(this=_fn("pg_numeric_is_special", arg.copy()),
+                                    true=_fn("to_json", _fn("pg_numeric_out", arg.copy())))],
+                        default=_fn("to_json", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE"))))
+    if t == T.FLOAT:
+        return exp.Cast(this=arg, to=exp.DataType.build("DOUBLE"))
+    if t == T.TIMESTAMP:
+        return _fn("replace", _text(arg), exp.Literal.string(" "), exp.Literal.string("T"))
+    if t == T.TIMESTAMPTZ:
+        utc = _text(_fn("timezone", exp.Literal.string("UTC"), arg))
+        return exp.DPipe(this=_fn("replace", utc, exp.Literal.string(" "), exp.Literal.string("T")),
+                         expression=exp.Literal.string("+00:00"))
+    return arg
 
 
 def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
     if name in ("to_jsonb", "to_json") and len(args) == 1:
-        return _json(args[0]) if _is_json(args[0]) else _fn("to_json", args[0])
+        return _json(args[0]) if _is_json(args[0]) else _fn("to_json", _value(args[0]))
     if name in ("jsonb_build_object", "json_build_object"):
         if len(args) % 2:
             from rw_cli.errors import BindError
 
             raise BindError("argument list must have even number of elements",
                             hint="The arguments of jsonb_build_object() must consist of alternating keys and values.")
+        for key in args[::2]:
+            if _type(key) in _JSON or _type(key) == T.ARRAY or _type(key) == T.STRUCT \
+                    or isinstance(key, exp.Array) or (isinstance(key, exp.Anonymous) and key.name.lower() == "row"):
+                from rw_cli.errors import BindError
+
+                raise BindError("key value must be scalar, not array, composite, or json")
         pairs = [a for i in range(0, len(args), 2) for a in (_text(args[i]), _value(args[i + 1]))]
         return _fn("json_object", *pairs)
     if name in ("jsonb_build_array", "json_build_array"):
