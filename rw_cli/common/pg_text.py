@@ -147,10 +147,12 @@ def _quote_array_item(v: str | None, t: DataType) -> str:
 
 
 def _quote_record_item(v: str | None) -> str:
+    """A record's field as PostgreSQL's record_out writes it: quoted when it must be, a
+    quote inside doubled and a backslash escaped."""
     if v is None:
         return ""
     if v == "" or any(c in v for c in '(),"\\ \t\n'):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + v.replace("\\", "\\\\").replace('"', '""') + '"'
     return v
 
 

@@ -97,6 +97,12 @@ _JSONB_MACROS = [
     "lambda k: json_extract(j, '/' || replace(replace(k, '~', '~0'), '/', '~1'))) "
     "WHEN json_type(j) = 'ARRAY' THEN error('cannot deconstruct an array as an object') "
     "ELSE error('cannot deconstruct a scalar') END)",
+    # jsonb_each[_text] in the select list: records (key, value)
+    "CREATE OR REPLACE MACRO pg_jsonb_each_records(j) AS (list_transform(pg_jsonb_each_keys(j), "
+    "lambda k: struct_pack(key := k, value := json_extract(j, '/' || replace(replace(k, '~', '~0'), '/', '~1')))))",
+    "CREATE OR REPLACE MACRO pg_jsonb_each_text_records(j) AS (list_transform(pg_jsonb_each_keys(j), "
+    "lambda k: struct_pack(key := k, value := pg_jsonb_text(json_extract(j, "
+    "'/' || replace(replace(k, '~', '~0'), '/', '~1'))))))",
     "CREATE OR REPLACE MACRO pg_jsonb_array_length(j) AS (CASE WHEN j IS NULL THEN NULL "
     "WHEN json_type(j) = 'ARRAY' THEN json_array_length(j) "
     "WHEN json_type(j) = 'OBJECT' THEN error('cannot get array length of a non-array') "

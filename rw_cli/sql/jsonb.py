@@ -234,7 +234,7 @@ def _srf(node: exp.Expression) -> list[tuple[str, exp.Expression]] | None:
 
 def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
     """jsonb_array_elements(j) and its kin as `unnest` of a list: in the select list (one
-    column), and in FROM as a subquery of one unnest per output column (`jsonb_each`: key
+    column; jsonb_each's a record of key and value), and in FROM as a subquery of one unnest per output column (`jsonb_each`: key
     and value, unnested side by side)."""
     for table in list(tree.find_all(exp.Table)):
         columns = _srf(table.this)
@@ -242,9 +242,11 @@ def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
             table.replace(_from_item(table, columns))
     for node in list(tree.find_all(exp.Anonymous)):
         columns = _srf(node)
-        if columns is None or len(columns) != 1 or isinstance(node.parent, exp.Table):
+        if columns is None or isinstance(node.parent, exp.Table):
             continue
-        unnest = exp.Unnest(expressions=[columns[0][1]])
+        records = "pg_jsonb_each_text_records" if node.name.lower().endswith("_text") else "pg_jsonb_each_records"
+        lst = columns[0][1] if len(columns) == 1 else _fn(records, _json(node.expressions[0]))
+        unnest = exp.Unnest(expressions=[lst])
         if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
             node.replace(exp.Alias(this=unnest, alias=exp.to_identifier(node.name.lower())))
         else:
