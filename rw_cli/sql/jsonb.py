@@ -102,7 +102,30 @@ def _contains(a: exp.Expression, b: exp.Expression) -> exp.Expression:
     return _fn("pg_jsonb_contains", _text(_json(a)), _text(_json(b)))
 
 
+_IS_JSON_KINDS = {"SCALAR": "NOT IN", "OBJECT": "OBJECT", "ARRAY": "ARRAY"}
+
+
+def _is_json_predicate(node: exp.Is) -> exp.Expression:
+    """`x IS JSON [VALUE | SCALAR | OBJECT | ARRAY]`: whether the text parses as JSON (of
+    that kind)."""
+    text = _text(node.this)
+    kind = str(node.expression.this or "VALUE").upper()
+    valid = _fn("json_valid", text)
+    if kind not in _IS_JSON_KINDS:
+        return valid
+    json_type = _fn("json_type", _json(text.copy()))
+    if kind == "SCALAR":
+        test = exp.Not(this=exp.In(this=json_type, expressions=[exp.Literal.string("OBJECT"),
+                                                               exp.Literal.string("ARRAY")]))
+    else:
+        test = exp.EQ(this=json_type, expression=exp.Literal.string(kind))
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=text.copy(), expression=exp.Null()), true=exp.Null()),
+                         exp.If(this=valid, true=test)], default=exp.false())
+
+
 def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):
+        return _is_json_predicate(node)
     if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)):
         member = _fn("json_extract", _json(node.this), _member_path(node.expression))
         return _fn("pg_jsonb_text", member) if isinstance(node, exp.JSONExtractScalar) else member
