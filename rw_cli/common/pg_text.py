@@ -14,6 +14,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.pg_json import jsonb_in
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_SCALE, DataType
 
 
@@ -34,7 +35,9 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
         return _per_value(col, format_float4)
     if name == "numeric":
         return _format_numeric(col, t.scale)
-    if name in ("character varying", "jsonb"):
+    if name == "jsonb":
+        return _per_value(col if pa.types.is_string(col.type) else pc.cast(col, pa.string()), jsonb_in)
+    if name == "character varying":
         return pc.cast(col, pa.string()).to_pylist() if not pa.types.is_string(col.type) else col.to_pylist()
     if name == "date":
         return _bc(pc.cast(col, pa.string()).to_pylist())
@@ -144,10 +147,12 @@ def _quote_array_item(v: str | None, t: DataType) -> str:
 
 
 def _quote_record_item(v: str | None) -> str:
+    """A record's field as PostgreSQL's record_out writes it: quoted when it must be, a
+    quote inside doubled and a backslash escaped."""
     if v is None:
         return ""
     if v == "" or any(c in v for c in '(),"\\ \t\n'):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + v.replace("\\", "\\\\").replace('"', '""') + '"'
     return v
 
 

@@ -82,6 +82,11 @@ class DataType:
         return self.name in ("smallint", "integer", "bigint")
 
     @staticmethod
+    def from_field(f: pa.Field) -> "DataType":
+        """The type of a result column: jsonb if marked so (Arrow holds jsonb as text)."""
+        return JSONB if f.metadata == JSONB_FIELD_METADATA else DataType.from_arrow(f.type)
+
+    @staticmethod
     def from_arrow(t: pa.DataType) -> "DataType":
         if pa.types.is_decimal(t):
             # Our default scale means "unconstrained numeric": printed without trailing zeros.
@@ -146,6 +151,8 @@ TIMESTAMP = DataType("timestamp without time zone")
 TIMESTAMPTZ = DataType("timestamp with time zone")
 INTERVAL = DataType("interval")
 JSONB = DataType("jsonb")
+# field metadata marking a text column of Arrow as jsonb (DuckDB's JSON in a query's result)
+JSONB_FIELD_METADATA = {b"rw_type": b"jsonb"}
 
 _TO_ARROW: dict[str, pa.DataType] = {
     "boolean": pa.bool_(),

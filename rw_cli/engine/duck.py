@@ -12,6 +12,7 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common.types import JSONB_FIELD_METADATA
 from rw_cli.engine import duck_functions
 from rw_cli.errors import ExecutionError
 
@@ -70,7 +71,7 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
                 kept.pop(name, None)
                 names.append(name)
         try:
-            return con.sql(sql).to_arrow_table() if _is_query(sql) else _run(con, sql)
+            return _result(con.sql(sql)) if _is_query(sql) else _run(con, sql)
         except duckdb.Error as e:
             raise ExecutionError(_clean_message(e)) from None
     except ExecutionError:
@@ -84,6 +85,18 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
                 con.unregister(name)
             except duckdb.Error:
                 pass
+
+
+def _result(rel: duckdb.DuckDBPyRelation) -> pa.Table:
+    """The query's rows as Arrow; its JSON columns (text in Arrow) are marked as such."""
+    table = rel.to_arrow_table()
+    json_columns = [i for i, t in enumerate(rel.types) if str(t) == "JSON"]
+    if not json_columns:
+        return table
+    schema = table.schema
+    for i in json_columns:
+        schema = schema.set(i, schema.field(i).with_metadata(JSONB_FIELD_METADATA))
+    return pa.Table.from_arrays(table.columns, schema=schema)
 
 
 def _discard_connection() -> None:

@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from rw_cli.common import numeric_arith
+from rw_cli.common.pg_json import jsonb_contains, jsonb_in
 from rw_cli.common.pg_template import parse_date
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
 
@@ -45,7 +46,106 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
 RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
-                            "pg_numeric_div"})
+                            "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
+                            "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
+                            "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})
+
+_LOG_ARG_CHECKS = ("WHEN {x} = 0 THEN error('cannot take logarithm of zero') "
+                   "WHEN {x} < 0 THEN error('cannot take logarithm of a negative number') ")
+_OVERFLOW = "error('value out of range: overflow')"
+_UNDERFLOW = "error('value out of range: underflow')"
+
+# PostgreSQL's math functions raise where DuckDB's return NaN or an infinity
+_JSON_OBJECT = "CAST({} AS MAP(VARCHAR, JSON))"
+_JSON_ARRAY = "(CASE WHEN json_type({0}) = 'ARRAY' THEN CAST({0} AS JSON[]) ELSE [{0}] END)"
+
+# jsonb's operators with no DuckDB counterpart (rw_cli.sql.jsonb maps them here)
+_JSONB_MACROS = [
+    # a || b: objects merged (b's keys win), otherwise arrays (a scalar as a one-element array)
+    "CREATE OR REPLACE MACRO pg_jsonb_concat(a, b) AS (CASE "
+    "WHEN json_type(a) = 'OBJECT' AND json_type(b) = 'OBJECT' "
+    f"THEN to_json(map_concat({_JSON_OBJECT.format('a')}, {_JSON_OBJECT.format('b')})) "
+    f"ELSE to_json(list_concat({_JSON_ARRAY.format('a')}, {_JSON_ARRAY.format('b')})) END)",
+    # j - 'key': the member removed from an object, the equal strings from an array
+    "CREATE OR REPLACE MACRO pg_jsonb_delete_key(j, k) AS (CASE json_type(j) "
+    "WHEN 'OBJECT' THEN coalesce(to_json(map_from_entries(list_filter(map_entries("
+    f"{_JSON_OBJECT.format('j')}), lambda e: e.key <> k))), '{{}}'::JSON) "
+    "WHEN 'ARRAY' THEN to_json(list_filter(CAST(j AS JSON[]), lambda e: e IS DISTINCT FROM to_json(k))) "
+    "ELSE error('cannot delete from scalar') END)",
+    # j - n: the n-th element (from the end if negative) removed from an array
+    "CREATE OR REPLACE MACRO pg_jsonb_delete_index(j, n) AS (CASE json_type(j) "
+    "WHEN 'ARRAY' THEN to_json(list_filter(CAST(j AS JSON[]), lambda e, i: i - 1 <> "
+    "(CASE WHEN n < 0 THEN json_array_length(j) + n ELSE n END))) "
+    "WHEN 'OBJECT' THEN error('cannot delete from object using integer index') "
+    "ELSE error('cannot delete from scalar') END)",
+    # the lists the set-returning functions unnest: the elements of an array, the keys and
+    # the members of an object (their values in key order), or PostgreSQL's error
+    "CREATE OR REPLACE MACRO pg_jsonb_elements(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'ARRAY' THEN json_extract(j, '$[*]') "
+    "WHEN json_type(j) = 'OBJECT' THEN error('cannot extract elements from an object') "
+    "ELSE error('cannot extract elements from a scalar') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_keys(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'OBJECT' THEN list_sort(json_keys(j)) "
+    "WHEN json_type(j) = 'ARRAY' THEN error('cannot call jsonb_object_keys on an array') "
+    "ELSE error('cannot call jsonb_object_keys on a scalar') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_each_keys(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'OBJECT' THEN list_sort(json_keys(j)) "
+    "WHEN json_type(j) = 'ARRAY' THEN error('cannot deconstruct an array as an object') "
+    "ELSE error('cannot deconstruct a scalar') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_members(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'OBJECT' THEN list_transform(list_sort(json_keys(j)), "
+    "lambda k: json_extract(j, '/' || replace(replace(k, '~', '~0'), '/', '~1'))) "
+    "WHEN json_type(j) = 'ARRAY' THEN error('cannot deconstruct an array as an object') "
+    "ELSE error('cannot deconstruct a scalar') END)",
+    # jsonb_each[_text] in the select list: records (key, value)
+    "CREATE OR REPLACE MACRO pg_jsonb_each_records(j) AS (list_transform(pg_jsonb_each_keys(j), "
+    "lambda k: struct_pack(key := k, value := json_extract(j, '/' || replace(replace(k, '~', '~0'), '/', '~1')))))",
+    "CREATE OR REPLACE MACRO pg_jsonb_each_text_records(j) AS (list_transform(pg_jsonb_each_keys(j), "
+    "lambda k: struct_pack(key := k, value := pg_jsonb_text(json_extract(j, "
+    "'/' || replace(replace(k, '~', '~0'), '/', '~1'))))))",
+    "CREATE OR REPLACE MACRO pg_jsonb_array_length(j) AS (CASE WHEN j IS NULL THEN NULL "
+    "WHEN json_type(j) = 'ARRAY' THEN json_array_length(j) "
+    "WHEN json_type(j) = 'OBJECT' THEN error('cannot get array length of a non-array') "
+    "ELSE error('cannot get array length of a scalar') END)",
+    # a jsonb value as text (->>, #>>, the _text table functions): a string unquoted, a
+    # container in jsonb's text form
+    "CREATE OR REPLACE MACRO pg_jsonb_text(e) AS (CASE WHEN json_type(e) IN ('OBJECT', 'ARRAY') "
+    "THEN pg_jsonb_in(CAST(e AS VARCHAR)) ELSE json_extract_string(e, '$') END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_texts(l) AS (list_transform(l, lambda e: pg_jsonb_text(e)))",
+    # j ? k: a key of an object, a string element of an array, or the string itself
+    "CREATE OR REPLACE MACRO pg_jsonb_exists(j, k) AS (CASE json_type(j) "
+    "WHEN 'OBJECT' THEN list_contains(json_keys(j), k) "
+    "WHEN 'ARRAY' THEN list_contains(CAST(j AS JSON[]), to_json(k)) "
+    "WHEN 'VARCHAR' THEN json_extract_string(j, '$') = k ELSE FALSE END)",
+    "CREATE OR REPLACE MACRO pg_jsonb_exists_any(j, ks) AS "
+    "(coalesce(list_bool_or(list_transform(ks, lambda k: pg_jsonb_exists(j, k))), FALSE))",
+    "CREATE OR REPLACE MACRO pg_jsonb_exists_all(j, ks) AS "
+    "(coalesce(list_bool_and(list_transform(ks, lambda k: pg_jsonb_exists(j, k))), TRUE))",
+]
+
+_MATH_MACROS = [
+    "CREATE OR REPLACE MACRO pg_sqrt(x) AS (CASE WHEN x < 0 "
+    "THEN error('cannot take square root of a negative number') ELSE sqrt(x) END)",
+    f"CREATE OR REPLACE MACRO pg_ln(x) AS (CASE {_LOG_ARG_CHECKS.format(x='x')}ELSE ln(x) END)",
+    f"CREATE OR REPLACE MACRO pg_log10(x) AS (CASE {_LOG_ARG_CHECKS.format(x='x')}ELSE log10(x) END)",
+    f"CREATE OR REPLACE MACRO pg_log(b, x) AS (CASE {_LOG_ARG_CHECKS.format(x='b')}"
+    f"{_LOG_ARG_CHECKS.format(x='x')}WHEN b = 1 THEN error('division by zero') ELSE log(b, x) END)",
+    "CREATE OR REPLACE MACRO pg_exp(x) AS (CASE "
+    f"WHEN isfinite(CAST(x AS DOUBLE)) AND isinf(exp(x)) THEN {_OVERFLOW} "
+    f"WHEN isfinite(CAST(x AS DOUBLE)) AND exp(x) = 0 THEN {_UNDERFLOW} ELSE exp(x) END)",
+    "CREATE OR REPLACE MACRO pg_pow(x, y) AS (CASE "
+    "WHEN x = 0 AND y < 0 THEN error('zero raised to a negative power is undefined') "
+    "WHEN x < 0 AND CAST(y AS DOUBLE) <> floor(CAST(y AS DOUBLE)) "
+    "THEN error('a negative number raised to a non-integer power yields a complex result') "
+    "WHEN isfinite(CAST(x AS DOUBLE)) AND isfinite(CAST(y AS DOUBLE)) AND isinf(power(x, y)) "
+    f"THEN {_OVERFLOW} "
+    "WHEN isfinite(CAST(x AS DOUBLE)) AND isfinite(CAST(y AS DOUBLE)) AND x <> 0 AND power(x, y) = 0 "
+    f"THEN {_UNDERFLOW} ELSE power(x, y) END)",
+    "CREATE OR REPLACE MACRO pg_acos(x) AS (CASE WHEN x < -1 OR x > 1 THEN error('input is out of range') "
+    "ELSE acos(x) END)",
+    "CREATE OR REPLACE MACRO pg_asin(x) AS (CASE WHEN x < -1 OR x > 1 THEN error('input is out of range') "
+    "ELSE asin(x) END)",
+]
 
 MACROS = [
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
@@ -145,9 +245,35 @@ MACROS = [
         (1083, "time without time zone"), (1114, "timestamp without time zone"),
         (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
     + " ELSE '???' END)",
-    "CREATE OR REPLACE MACRO jsonb_array_length(j) AS (json_array_length(j::JSON))",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
+    *_MATH_MACROS,
+    *_JSONB_MACROS,
 ]
+
+# an error() call of a macro body (its message: literals and concatenations, no parentheses)
+_ERROR_CALL = re.compile(r"error\((?:'(?:[^']|'')*'|[^()'])*\)")
+
+
+def non_strict_name(name: str) -> str:
+    """The name of the NULL-returning form of the raising macro `name`."""
+    return f"{name}_or_null"
+
+
+def _non_strict_macros() -> list[str]:
+    """Each raising macro's non-strict form (streaming: NULL for the row instead of the
+    error): the same body with its error() calls replaced by NULL. A form written by hand
+    (division's TRY of the quotient) is kept."""
+    written = {m.split()[4].split("(")[0] for m in MACROS}
+    out = []
+    for macro in MACROS:
+        name = macro.split()[4].split("(")[0]
+        if name in RAISING_MACROS and non_strict_name(name) not in written:
+            body = macro.replace(f"MACRO {name}(", f"MACRO {non_strict_name(name)}(", 1)
+            out.append(_ERROR_CALL.sub("NULL", body))
+    return out
+
+
+MACROS += _non_strict_macros()
 
 
 # -- Python UDFs (vectorized over Arrow) ---------------------------------------------------------
@@ -296,34 +422,13 @@ def _interval_scale_udf(divide: bool):
     return udf
 
 
-def _jsonb_text(v) -> str:
-    import json
-
-    if isinstance(v, dict):
-        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
-        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_jsonb_text(v[k])}" for k in keys) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_jsonb_text(x) for x in v) + "]"
-    if isinstance(v, bool) or v is None:
-        return json.dumps(v)
-    if isinstance(v, (int, float)) or hasattr(v, "as_tuple"):
-        return str(v)
-    return json.dumps(v, ensure_ascii=False)
-
-
-def jsonb_in(text: str) -> str:
-    """jsonb's text form: keys sorted (by length, then bytes), `, ` and `: ` separators."""
-    import json
-    from decimal import Decimal
-
-    try:
-        return _jsonb_text(json.loads(text, parse_float=Decimal))
-    except ValueError:
-        raise ValueError("invalid input syntax for type json") from None
-
-
 def udf_jsonb_in(a: pa.Array) -> pa.Array:
     return _map(a, jsonb_in, pa.string())
+
+
+def udf_jsonb_contains(a: pa.Array, b: pa.Array) -> pa.Array:
+    return pa.array([None if x is None or y is None else jsonb_contains(x, y)
+                     for x, y in zip(a.to_pylist(), b.to_pylist())], pa.bool_())
 
 
 def _regexp_match(s, p):
@@ -370,6 +475,8 @@ UDFS = {
     "justify_days": (_interval_udf("justify_days"), ["INTERVAL"], "INTERVAL"),
     "justify_interval": (_interval_udf("justify_interval"), ["INTERVAL"], "INTERVAL"),
     "pg_jsonb_in": (udf_jsonb_in, ["VARCHAR"], "VARCHAR"),
+    # jsonb's containment (DuckDB's json_contains finds b anywhere inside a)
+    "pg_jsonb_contains": (udf_jsonb_contains, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
     "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),

@@ -38,12 +38,15 @@ class RowIdGenerator:
 
 
 def _cast_sql(col: str, source: pa.DataType, target) -> str:
-    """DuckDB's cast, but text and floats into numeric may be NaN or an infinity."""
+    """DuckDB's cast, but text and floats into numeric may be NaN or an infinity, and text
+    into jsonb is parsed as jsonb input (keys sorted as jsonb stores them)."""
     if target.name == "numeric" and target.scale is None:
         if pa.types.is_string(source) or pa.types.is_large_string(source):
             return f"pg_numeric_in({col})"
         if pa.types.is_floating(source):
             return f"pg_float_to_numeric({col})"
+    if target.name == "jsonb" and (pa.types.is_string(source) or pa.types.is_large_string(source)):
+        return f"CAST(pg_jsonb_in({col}) AS JSON)"  # checked, keys in jsonb's order
     return f"CAST({col} AS {target.duckdb()})"
 
 

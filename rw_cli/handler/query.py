@@ -13,7 +13,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.common.epoch import epoch_unix_ms
-from rw_cli.common.types import DataType
+from rw_cli.common.types import JSONB, DataType
 from rw_cli.engine import duck
 from rw_cli.handler.snapshots import cache_for
 from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, RelationCatalog
@@ -149,7 +149,7 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     sql = to_duckdb(bound.tree, bound.schema, owned=True)
     result = duck.query(sql, tables, settings=session_settings(session), pinned=pinned)
     result = result.rename_columns(_output_names(names, result))
-    types = [DataType.from_arrow(f.type) for f in result.schema]
+    types = [DataType.from_field(f) for f in result.schema]
     return _in_session_zone(_normalize(result, types), session), types
 
 
@@ -163,7 +163,19 @@ def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool, r
         keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
     if rw_timestamp and RW_TIMESTAMP in data.column_names:
         keep.append(RW_TIMESTAMP)
-    return data.select(keep)
+    return _json_typed(data.select(keep), rel)
+
+
+def _json_typed(data: pa.Table, rel: RelationCatalog) -> pa.Table:
+    """jsonb columns (text in Arrow) as Arrow's JSON extension type, which DuckDB reads as
+    its JSON: its JSON functions and operators then apply to them as to any jsonb value."""
+    jsonb = {c.name for c in rel.columns if c.type == JSONB}
+    if not jsonb & set(data.column_names):
+        return data
+    columns = [pa.ExtensionArray.from_storage(pa.json_(), c.combine_chunks().cast(pa.string()))
+               if name in jsonb and not isinstance(c.type, pa.ExtensionType) else c
+               for name, c in zip(data.column_names, data.columns)]
+    return pa.table(columns, names=data.column_names)
 
 
 def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool, rw_timestamp: bool) -> tuple:

@@ -77,6 +77,8 @@ class RwDialect(RisingWave):
             **RisingWave.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
+        # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
+        LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
 
         def _parse_null(self):
             # `x IS [NOT] UNKNOWN` is `x IS [NOT] NULL` for a boolean x only: mark it

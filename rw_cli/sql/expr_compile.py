@@ -23,10 +23,15 @@ _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
 _MAY_FAIL_FUNCTIONS = frozenset({"pg_numeric_mul"})
 
 
-# PostgreSQL's raising division and modulo (macros that call DuckDB's error(), which DuckDB
-# counts as volatile, so no TRY may enclose them) -> their NULL-on-zero forms
-_NON_STRICT_FORMS = {"pg_div": "pg_div_or_null", "pg_mod": "pg_mod_or_null",
-                     "pg_numeric_div": "pg_numeric_div_or_null"}
+def _non_strict_forms() -> dict[str, str]:
+    """Our macros raising PostgreSQL's errors (they call DuckDB's error(), which DuckDB counts
+    as volatile, so no TRY may enclose them) -> their NULL-returning forms."""
+    from rw_cli.engine.duck_functions import RAISING_MACROS, non_strict_name
+
+    return {name: non_strict_name(name) for name in RAISING_MACROS}
+
+
+_NON_STRICT_FORMS = _non_strict_forms()
 
 
 def non_strict(tree: exp.Expression) -> exp.Expression:
@@ -44,6 +49,14 @@ def non_strict(tree: exp.Expression) -> exp.Expression:
     if (isinstance(tree, _MAY_FAIL) or isinstance(tree, exp.Anonymous) and tree.name.lower() in _MAY_FAIL_FUNCTIONS) \
             and not _raises(tree):
         return exp.Try(this=tree.copy())
+    return tree
+
+
+def _null_forms(tree: exp.Expression) -> exp.Expression:
+    """`tree` with each of our raising macros in its NULL-returning form."""
+    for n in list(tree.find_all(exp.Anonymous)):
+        if n.name.lower() in _NON_STRICT_FORMS:
+            n.set("this", _NON_STRICT_FORMS[n.name.lower()])
     return tree
 
 
@@ -165,10 +178,11 @@ def _columns(tree: exp.Expression) -> tuple[int, ...]:
 
 def compile_series(tree: exp.Expression) -> tuple[Expr, bool]:
     """A set-returning function's list (its DuckDB tree), wrapped whole in TRY: a list that
-    fails to compute yields no rows. And whether it is a series of integer literals (a HOP
-    window's), the same list for every row."""
+    fails to compute yields no rows (our raising macros in it in their NULL-returning forms,
+    which TRY may enclose). And whether it is a series of integer literals (a HOP window's),
+    the same list for every row."""
     constant = _literal_series(_unparen(tree))
-    wrapped = exp.Try(this=tree.copy())
+    wrapped = exp.Try(this=_null_forms(tree.copy()))
     return Expr(wrapped.sql(dialect="duckdb"), _columns(wrapped)), constant
 
 

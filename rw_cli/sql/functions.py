@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
+from rw_cli.sql.jsonb import rewrite_jsonb
 
 # -- rewrites -----------------------------------------------------------------------------------
 
@@ -333,12 +334,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES and \
             (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return exp.Cast(this=_fn("pg_jsonb_in", node.this), to=exp.DataType.build("JSON"))
-    if isinstance(node, exp.JSONExtract) and not isinstance(node.parent, exp.JSONExtract):
-        return exp.Cast(this=_fn("pg_jsonb_in", exp.Cast(this=node.copy(), to=exp.DataType.build("VARCHAR"))),
-                        to=exp.DataType.build("JSON"))
-    if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
-                                              and _type(node.this) in _JSON_TYPES):
-        return _fn("json_contains", node.this, node.expression)
+    jsonb = rewrite_jsonb(node)
+    if jsonb is not None:
+        return jsonb
     if isinstance(node, exp.Collate):
         name = node.expression.name if isinstance(node.expression, (exp.Identifier, exp.Column, exp.Var)) \
             else str(node.expression.this) if isinstance(node.expression, exp.Literal) else node.expression.sql()
@@ -483,9 +481,29 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.StrToTime) and not isinstance(node.parent, exp.Cast):
         # to_timestamp(text, format) is timestamptz in PostgreSQL
         return exp.Cast(this=_exact_fractions(node.copy()), to=exp.DataType.build("TIMESTAMPTZ"))
+    if isinstance(node, _MATH_NODES):
+        return _math_function(node)
     if isinstance(node, exp.Anonymous):
         return _anonymous(node)
     return None
+
+
+# PostgreSQL's math functions that raise on arguments outside their domain -> our macros
+# (rw_cli.engine.duck_functions) raising its errors
+_MATH_MACRO_OF = {exp.Sqrt: "pg_sqrt", exp.Ln: "pg_ln", exp.Exp: "pg_exp", exp.Acos: "pg_acos",
+                  exp.Asin: "pg_asin"}
+_MATH_NODES = (*_MATH_MACRO_OF, exp.Log, exp.Pow)
+
+
+def _math_function(node: exp.Expression) -> exp.Expression:
+    """sqrt, ln, log, exp, power, acos, asin: PostgreSQL's errors for a bad argument."""
+    if isinstance(node, exp.Pow):
+        return _fn("pg_pow", node.this, node.expression)
+    if isinstance(node, exp.Log):
+        if node.expression is None:  # log(x) is the base 10 logarithm
+            return _fn("pg_log10", node.this)
+        return _fn("pg_log", node.this, node.expression)
+    return _fn(_MATH_MACRO_OF[type(node)], node.this)
 
 
 # to_timestamp's MS and US read exactly 3 and 6 digits in RisingWave (chrono's %.3f, %.6f);

@@ -271,6 +271,15 @@ def prune_select(s: exp.Select, used: set[str] | None) -> bool:
     return True
 
 
+def _kept_type(e: exp.Expression, types: list[DataType]) -> DataType | None:
+    """An input column passed through keeps its type (Arrow's alone may lose it: jsonb is
+    text to Arrow)."""
+    if isinstance(e, exp.Column) and not e.table and e.name.startswith("_") and e.name[1:].isdigit():
+        i = int(e.name[1:])
+        return types[i] if i < len(types) and types[i].name == "jsonb" else None
+    return None
+
+
 def join_kind(join: exp.Join) -> str:
     side = (join.side or "").lower()
     kind = (join.kind or "").lower()
@@ -944,7 +953,7 @@ class StreamPlanner:
             out = duck.query(f"SELECT {select} FROM t GROUP BY {keys}", {"t": empty})
         else:
             out = duck.eval_exprs(empty, sql)
-        return [DataType.from_arrow(f.type) for f in out.schema]
+        return [_kept_type(e, node.types) or DataType.from_field(f) for e, f in zip(exprs, out.schema)]
 
     # -- name resolution ---------------------------------------------------------------------------
     def lookup(self, col: exp.Column, scope: list[tuple[str, str]]) -> int:

@@ -31,12 +31,14 @@ def batch_sql(catalog, sql: str) -> str:
 
 
 def batch_types(catalog, sql: str) -> list[str]:
-    """The result types of a batch query, run by DuckDB on empty relations."""
+    """The result types of a batch query, run by DuckDB on empty relations (jsonb columns
+    as Arrow's JSON type, as rw_cli.handler.query registers them)."""
     bound = bind(catalog, sql)
-    tables = {reg: pa.schema([pa.field(c.name, c.type.arrow()) for c in rel.visible_columns]).empty_table()
+    tables = {reg: pa.schema([pa.field(c.name, pa.json_() if c.type.name == "jsonb" else c.type.arrow())
+                              for c in rel.visible_columns]).empty_table()
               for reg, rel in bound.relations.items()}
     schema = duck.query(f"SELECT * FROM ({to_duckdb(bound.tree, bound.schema)}) LIMIT 0", tables).schema
-    return [DataType.from_arrow(f.type).name for f in schema]
+    return [DataType.from_field(f).name for f in schema]
 
 
 def stream_plan(catalog, sql: str):
@@ -347,6 +349,9 @@ TYPES = [
     ("7.0 / 2", "numeric"), ("num / 2", "numeric"), ("num * num * num", "numeric"),
     # arrays
     ("arr[1]", "integer"), ("array[i4, i4]", "integer[]"),
+    # jsonb: DuckDB's JSON, text in Arrow (marked as jsonb in results; kept when passed through)
+    ("j", "jsonb"), ("j -> 'a'", "jsonb"), ("j ->> 'a'", "character varying"), ("to_jsonb(i4)", "jsonb"),
+    ("jsonb_build_object('a', i4)", "jsonb"),
 ]
 
 TYPE_BUGS = {
@@ -355,7 +360,6 @@ TYPE_BUGS = {
     "extract(year from ts)": "numeric",  # DuckDB: bigint
     "ntile(2) over (order by i4)": "integer",  # DuckDB: bigint
     "stddev_samp(i4)": "numeric",  # PostgreSQL: numeric for integer input; DuckDB: double
-    "j": "jsonb",  # a jsonb column comes back as character varying
 }
 
 

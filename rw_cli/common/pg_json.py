@@ -1,0 +1,53 @@
+"""jsonb's text form as RisingWave prints it: object keys sorted by their bytes (RisingWave's
+jsonb; PostgreSQL's puts shorter keys first), `, ` between items and `: ` after a key,
+numbers as written.
+
+DuckDB's JSON functions write compact JSON in their own key order; values are stored in
+either form and printed in this one (`rw_cli.common.pg_text`)."""
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+
+def _text(v) -> str:
+    if isinstance(v, dict):
+        keys = sorted(v, key=lambda k: k.encode())
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_text(v[k])}" for k in keys) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_text(x) for x in v) + "]"
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, (int, Decimal)):
+        return str(v)
+    return json.dumps(v, ensure_ascii=False)
+
+
+def jsonb_in(text: str) -> str:
+    """jsonb input: the text parsed (numbers exact) and written in jsonb's text form."""
+    try:
+        return _text(json.loads(text, parse_float=Decimal))
+    except ValueError:
+        raise ValueError("invalid input syntax for type json") from None
+
+
+def _contains(a, b, top: bool) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and all(k in a and _contains(a[k], v, False) for k, v in b.items())
+    if isinstance(a, list):
+        if isinstance(b, list):
+            return all(any(_contains(x, y, False) for x in a) for y in b)
+        # a top-level array contains a scalar that is one of its elements
+        return top and not isinstance(b, dict) and any(not isinstance(x, (dict, list)) and _same(x, b) for x in a)
+    return not isinstance(b, (dict, list)) and _same(a, b)
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and a == b if isinstance(a, (bool, str)) or a is None or isinstance(b, bool) \
+        else not isinstance(b, (bool, str)) and b is not None and a == b
+
+
+def jsonb_contains(a: str, b: str) -> bool:
+    """PostgreSQL's jsonb `a @> b`: b's structure and values are found in a, at the top
+    level (objects by key, arrays by any element, recursively)."""
+    return _contains(json.loads(a, parse_float=Decimal), json.loads(b, parse_float=Decimal), True)
