@@ -324,6 +324,26 @@ def _links_both(cond: exp.Expression | None, left_width: int) -> bool:
     return len(sides) == 2
 
 
+def order_inner_joins(q: exp.Expression) -> exp.Expression:
+    """Inner joins in an order where each has a condition on what came before: TPC-H's comma
+    joins list tables with no condition between neighbours (part, supplier, partsupp), which
+    in FROM order would start with a cross product the query does not have. sqlglot's
+    optimize_joins reorders a SELECT whose joins are all inner; here also the inner joins
+    before a SELECT's first outer, semi or anti join (decorrelation appends those)."""
+    from sqlglot.optimizer.optimize_joins import optimize_joins
+
+    q = optimize_joins(q)
+    for select in list(q.find_all(exp.Select)):
+        joins = select.args.get("joins") or []
+        k = next((i for i, j in enumerate(joins) if j.side or j.kind in ("SEMI", "ANTI")), len(joins))
+        if 2 <= k < len(joins):
+            rest = joins[k:]
+            select.set("joins", joins[:k])
+            optimize_joins(select)
+            select.set("joins", list(select.args.get("joins") or []) + rest)
+    return q
+
+
 def output_name(e: exp.Expression) -> str:
     """PostgreSQL's name for a select item: its alias, column name, function name, the type
     it is cast to, or `?column?`."""
@@ -373,14 +393,10 @@ class StreamPlanner:
         self.used: dict[str, set[str]] = {}
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
-        from sqlglot.optimizer.optimize_joins import optimize_joins
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
 
         q, rels = qualify_query(query, self.catalog)
-        # inner joins in an order where each one has a condition on what came before (TPC-H's
-        # comma joins list tables with no condition between neighbours): no cross product
-        # where the query has none
-        q = optimize_joins(pushdown_predicates(decorrelate(q)))
+        q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
             if isinstance(sub.this, exp.Select) and prune_select(sub.this, self.used.get(sub.alias_or_name)):
