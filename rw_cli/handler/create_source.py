@@ -82,7 +82,8 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
     open_reader(spec, [c for c in cols if c[0] not in generated])  # validates the options
     columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
-                          definition=sql, append_only=True, connector=spec, watermark=watermark)
+                          definition=sql, append_only=True, connector=spec, watermark=watermark,
+                          parallelism_config=session.settings.job_parallelism(SOURCE))
     from rw_cli.sql.stored_exprs import generated_exprs
     from rw_cli.stream.source_job import source_job
 

@@ -139,6 +139,7 @@ def add_table(session, rel: RelationCatalog) -> None:
     from rw_cli.sql.stored_exprs import watermark_expr
     from rw_cli.stream.builder import table_job
 
+    rel.parallelism_config = session.settings.job_parallelism(rel.kind)
     session.catalog.add(rel)
     session.runtime.add_job(table_job(session.store, rel, watermark_expr(rel)))
     session.barrier()
