@@ -17,17 +17,9 @@ from rw_cli.result import Result
 
 def column_type(kind: exp.DataType):
     """A column's type; STRUCT<...> (as the Nexmark event stream declares) included."""
-    from rw_cli.common.types import DataType
-    from rw_cli.handler.create_table import column_type as scalar_type
+    from rw_cli.handler.create_table import column_type as table_column_type
 
-    if kind.this == exp.DataType.Type.STRUCT:
-        names, inner = [], []
-        for f in kind.expressions:
-            names.append(f.name)
-            inner.append(column_type(f.args["kind"]))
-        name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
-        return DataType(name, inner=tuple(inner), field_names=tuple(names))
-    return scalar_type(kind)
+    return table_column_type(kind)
 
 
 def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str], list | None]:
