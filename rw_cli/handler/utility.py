@@ -30,9 +30,10 @@ def handle_set(session, tree: exp.Set) -> Result:
 
 
 def _show_create(session, kind: str, name: str) -> Result:
-    from rw_cli.meta.catalog import VIEW
+    from rw_cli.meta.catalog import INDEX, SINK, SOURCE, VIEW
 
-    want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW}[kind]
+    want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
+            "SINK": SINK, "SOURCE": SOURCE}[kind]
     rel = session.catalog.get(name)
     if rel is None or rel.kind != want:
         raise BindError(f'{want} "{name}" does not exist')
@@ -58,7 +59,7 @@ def handle_show(session, tree) -> Result:
         return text_result(f"SHOW {len(names)}", ["Name"], [[n] for n in names])
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
-    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW) (\S+)", what)
+    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)
     if m:
         return _show_create(session, m.group(1), m.group(2).lower().strip('"').split(".")[-1])
     if what == "ALL":

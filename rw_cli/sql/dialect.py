@@ -44,14 +44,15 @@ class Explain(exp.Expression):
 
 
 class RenameRelation(exp.Expression):
-    """ALTER TABLE | MATERIALIZED VIEW | VIEW | INDEX | SINK | SOURCE name RENAME TO new:
-    `kind` the statement's word, `this` the relation (a Table), `to` the new name (a Table)."""
+    """ALTER TABLE | MATERIALIZED VIEW | VIEW | INDEX | SINK | SOURCE name RENAME TO new
+    (or SWAP WITH other, `swap`): `kind` the statement's word, `this` the relation (a
+    Table), `to` the new name or the other relation (a Table)."""
 
-    arg_types = {"kind": True, "this": True, "to": True, "exists": False}
+    arg_types = {"kind": True, "this": True, "to": True, "exists": False, "swap": False}
 
 
 _RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
-                     r"(\S+)\s+rename\s+to\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+                     r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
 def _relation_name(text: str) -> exp.Table:
@@ -219,7 +220,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     m = _RENAME.match(sql)
     if m:
         return RenameRelation(kind=" ".join(m.group(1).upper().split()), this=_relation_name(m.group(3)),
-                              to=_relation_name(m.group(4)), exists=bool(m.group(2)))
+                              to=_relation_name(m.group(5)), exists=bool(m.group(2)),
+                              swap=m.group(4).lower().startswith("swap"))
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))

@@ -30,10 +30,10 @@ def _span(node: exp.Expression) -> tuple[int, int] | None:
     return meta["start"], meta["end"] + 1
 
 
-def rename_references(definition: str, old: str, new_bare: str, resolve: Callable[[exp.Table], str | None]) -> str:
-    """`definition` with every reference to relation `old` (catalog name) renamed to
-    `new_bare` (its new name within the same schema); `resolve` gives the catalog name a
-    table reference means (None for a CTE or an unknown schema). Unchanged when none."""
+def rename_references(definition: str, renames: dict[str, str], resolve: Callable[[exp.Table], str | None]) -> str:
+    """`definition` with every reference to a relation of `renames` (catalog name -> its
+    new name within the same schema) renamed, all at once (a swap is two renames); `resolve`
+    gives the catalog name a table reference means (None for a CTE or an unknown schema)."""
     from rw_cli.sql.dialect import parse_statement
 
     tree = parse_statement(definition)
@@ -45,10 +45,9 @@ def rename_references(definition: str, old: str, new_bare: str, resolve: Callabl
     for table in tree.find_all(exp.Table):
         if table is created or (not table.text("db") and table.name in ctes):
             continue
-        if resolve(table) != old:
-            continue
+        new_bare = renames.get(resolve(table) or "")
         span = _span(table)
-        if span is None:
+        if new_bare is None or span is None:
             continue
         text = quote_name(new_bare)
         if table.args.get("alias") is None and isinstance(table.parent, (exp.From, exp.Join)) \
