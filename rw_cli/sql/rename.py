@@ -14,6 +14,8 @@ from collections.abc import Callable
 from sqlglot import exp
 
 _PLAIN = re.compile(r"[a-z_][a-z0-9_$]*")
+# CREATE SINK name FROM relation: parsed as SELECT * FROM relation, but takes no alias
+_SINK_FROM = re.compile(r"^\s*create\s+sink\s+(?:if\s+not\s+exists\s+)?\S+\s+from\s", re.IGNORECASE)
 
 
 def quote_name(name: str) -> str:
@@ -41,6 +43,10 @@ def rename_references(definition: str, renames: dict[str, str], resolve: Callabl
     if isinstance(created, exp.Schema):
         created = created.this
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    bare_from = None
+    if _SINK_FROM.match(definition) and isinstance(tree.expression, exp.Select):
+        from_ = tree.expression.args.get("from_") or tree.expression.args.get("from")
+        bare_from = from_.this if from_ is not None else None
     edits: list[tuple[int, int, str]] = []
     for table in tree.find_all(exp.Table):
         if table is created or (not table.text("db") and table.name in ctes):
@@ -51,7 +57,7 @@ def rename_references(definition: str, renames: dict[str, str], resolve: Callabl
             continue
         text = quote_name(new_bare)
         if table.args.get("alias") is None and isinstance(table.parent, (exp.From, exp.Join)) \
-                and isinstance(table.parent.parent, exp.Select):
+                and isinstance(table.parent.parent, exp.Select) and table is not bare_from:
             text += " AS " + quote_name(table.name)
         edits.append((*span, text))
     return _apply(definition, edits)
