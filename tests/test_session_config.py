@@ -73,3 +73,16 @@ def test_a_session_sets_shows_and_forgets_on_reopen(tmp_path):
         assert ("streaming_parallelism", "2") in [(r[0], r[1]) for r in s.execute("SHOW ALL").fetchall()]
     with rw_cli.connect(str(tmp_path)) as s:
         assert s.execute("SHOW streaming_parallelism").fetchall() == [("default",)]
+
+
+def test_job_parallelism_per_kind_over_global():
+    c = SessionConfig()
+    assert c.job_parallelism("table") == "bounded(4)" and c.job_parallelism("index") == "bounded(64)"
+    c.set("streaming_parallelism", "8")
+    assert c.job_parallelism("materialized view") == "8"
+    c.set("streaming_parallelism_for_materialized_view", "'RATIO(0.5)'")
+    assert c.job_parallelism("materialized view") == "ratio(0.5)" and c.job_parallelism("sink") == "8"
+    c.set("streaming_parallelism", "bounded(32)")
+    assert c.streaming_parallelism() is None and c.job_parallelism("table") == "bounded(32)"
+    with pytest.raises(BindError, match="invalid value"):
+        c.set("streaming_parallelism_for_sink", "ratio(2)")

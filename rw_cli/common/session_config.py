@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rw_cli.common import parallelism
 from rw_cli.errors import BindError
 
 
@@ -132,6 +133,8 @@ class SessionConfig:
         param = PARAMS.get(name)
         if param is None and name not in OTHER_PARAMETERS:
             raise BindError(f'unrecognized configuration parameter "{name}"')
+        if name in parallelism.FOR_KIND.values():
+            text = parallelism.check(name, text)
         self._values[name] = param.check(name, text) if param is not None else text
 
     def get(self, name: str, fallback: str | None = None) -> str | None:
@@ -173,14 +176,19 @@ class SessionConfig:
         except ValueError:
             return DEFAULT_BARRIER_INTERVAL_MS
 
+    def job_parallelism(self, kind: str) -> str:
+        """The parallelism a new streaming job of catalog `kind` is configured with
+        (`adaptive`, `bounded(N)`, `ratio(x)` or a fixed `N`), as the catalog records it."""
+        return parallelism.resolve(kind, self._values.get)
+
     def streaming_parallelism(self) -> int | None:
         """`SET STREAMING_PARALLELISM = N`; None for the runtime's default (0, default,
         adaptive, or unset without RW_STREAMING_PARALLELISM in the environment)."""
         name = "streaming_parallelism"
         value = self._values.get(name, os.environ.get("RW_STREAMING_PARALLELISM", "0"))
         value = str(value).strip("'\"").lower()
-        if value in ("", "0", "default", "adaptive"):
-            return None
+        if value in ("", "0", "default", "adaptive") or value.startswith(("bounded(", "ratio(")):
+            return None  # adaptive: the runtime's default
         try:
             n = int(value)
         except ValueError:

@@ -5,7 +5,7 @@ from sqlglot import exp
 
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
-from rw_cli.sql.dialect import Explain, Flush, Show
+from rw_cli.sql.dialect import Explain, Flush, RenameRelation, Show
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
@@ -39,6 +39,11 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
+    if isinstance(tree, RenameRelation):
+        from rw_cli.handler import rename
+
+        utility.check_not_in_transaction(session, f"ALTER {tree.args['kind']}")
+        return rename.handle(session, tree)
     if isinstance(tree, exp.Create):
         kind = (tree.args.get("kind") or "").upper()
         if kind in ("SOURCE", "SINK") or (kind == "TABLE" and _has_connector(tree)):

@@ -61,6 +61,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         session.barrier()
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, INDEX, columns, pk, definition=sql,
-                          dependencies=[u.id for u in upstreams], parallelism=streaming_parallelism(session))
+                          dependencies=[u.id for u in upstreams], parallelism=streaming_parallelism(session, INDEX),
+                          parallelism_config=session.settings.job_parallelism(INDEX))
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_INDEX")

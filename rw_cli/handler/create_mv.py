@@ -102,15 +102,19 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams],
-                          parallelism=streaming_parallelism(session))
+                          parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
+                          parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW))
     from rw_cli.stream.job import build_job, start_job
 
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_MATERIALIZED_VIEW")
 
 
-def streaming_parallelism(session) -> int:
-    """`SET STREAMING_PARALLELISM = N` (0 or unset: 1 in the embedded runtime, Spark's
-    default parallelism on Spark)."""
-    n = session.settings.streaming_parallelism()
+def streaming_parallelism(session, kind: str) -> int:
+    """The actors of a new job of catalog `kind`: a fixed `streaming_parallelism_for_<kind>`,
+    else `SET STREAMING_PARALLELISM = N` (0, adaptive or unset: 1 in the embedded runtime,
+    Spark's default parallelism on Spark)."""
+    from rw_cli.common.parallelism import fixed_actors
+
+    n = fixed_actors(session.settings.job_parallelism(kind)) or session.settings.streaming_parallelism()
     return session.runtime.default_parallelism() if n is None else n

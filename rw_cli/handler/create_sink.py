@@ -72,6 +72,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SINK, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams],
-                          parallelism=streaming_parallelism(session), connector=spec)
+                          parallelism=streaming_parallelism(session, SINK), connector=spec,
+                          parallelism_config=session.settings.job_parallelism(SINK))
     start_job(session, rel, build_sink_job(session, root, rel))
     return Result("CREATE_SINK")

@@ -17,17 +17,9 @@ from rw_cli.result import Result
 
 def column_type(kind: exp.DataType):
     """A column's type; STRUCT<...> (as the Nexmark event stream declares) included."""
-    from rw_cli.common.types import DataType
-    from rw_cli.handler.create_table import column_type as scalar_type
+    from rw_cli.handler.create_table import column_type as table_column_type
 
-    if kind.this == exp.DataType.Type.STRUCT:
-        names, inner = [], []
-        for f in kind.expressions:
-            names.append(f.name)
-            inner.append(column_type(f.args["kind"]))
-        name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
-        return DataType(name, inner=tuple(inner), field_names=tuple(names))
-    return scalar_type(kind)
+    return table_column_type(kind)
 
 
 def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str], list | None]:
@@ -82,7 +74,8 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
     open_reader(spec, [c for c in cols if c[0] not in generated])  # validates the options
     columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
-                          definition=sql, append_only=True, connector=spec, watermark=watermark)
+                          definition=sql, append_only=True, connector=spec, watermark=watermark,
+                          parallelism_config=session.settings.job_parallelism(SOURCE))
     from rw_cli.sql.stored_exprs import generated_exprs
     from rw_cli.stream.source_job import source_job
 

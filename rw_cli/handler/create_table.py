@@ -10,6 +10,16 @@ from rw_cli.result import Result
 
 
 def column_type(kind: exp.DataType) -> DataType:
+    """A column's type: a scalar, STRUCT<name type, ...> (nested to any depth) or an array
+    of any of them."""
+    if kind.this == exp.DataType.Type.STRUCT and kind.expressions:
+        names = tuple(f.name for f in kind.expressions)
+        inner = tuple(column_type(f.args["kind"]) for f in kind.expressions)
+        name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
+        return DataType(name, inner=inner, field_names=names)
+    if kind.this == exp.DataType.Type.ARRAY and kind.expressions:
+        element = column_type(kind.expressions[0])
+        return DataType(f"{element.name}[]", inner=(element,))
     text = kind.sql(dialect="postgres")
     try:
         return DataType.from_sql(text)
@@ -139,6 +149,7 @@ def add_table(session, rel: RelationCatalog) -> None:
     from rw_cli.sql.stored_exprs import watermark_expr
     from rw_cli.stream.builder import table_job
 
+    rel.parallelism_config = session.settings.job_parallelism(rel.kind)
     session.catalog.add(rel)
     session.runtime.add_job(table_job(session.store, rel, watermark_expr(rel)))
     session.barrier()

@@ -30,19 +30,51 @@ def handle_set(session, tree: exp.Set) -> Result:
 
 
 def _show_create(session, kind: str, name: str) -> Result:
-    from rw_cli.meta.catalog import VIEW
+    from rw_cli.meta.catalog import INDEX, SINK, SOURCE, VIEW
 
-    want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW}[kind]
+    want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
+            "SINK": SINK, "SOURCE": SOURCE}[kind]
     rel = session.catalog.get(name)
     if rel is None or rel.kind != want:
         raise BindError(f'{want} "{name}" does not exist')
     sql = rel.definition.strip().rstrip(";") if rel.definition else ""
     if not sql and want == TABLE:
-        cols = ", ".join(f"{c.name} {c.type.name.upper()}" for c in rel.columns if not c.hidden)
-        if rel.user_pk:
-            cols += ", PRIMARY KEY (" + ", ".join(rel.columns[k].name for k in rel.pk) + ")"
-        sql = f"CREATE TABLE {rel.name} ({cols})"
+        sql = table_sql(rel)
     return text_result("SHOW", ["Name", "Create Sql"], [[f"public.{rel.name}", sql]])
+
+
+# RisingWave's spelling of a type in the CREATE TABLE it shows (its purified definition)
+_TYPE_WORDS = {"integer": "INT", "double precision": "DOUBLE", "time without time zone": "TIME",
+               "timestamp without time zone": "TIMESTAMP"}
+
+
+def type_sql(t) -> str:
+    """A column type as RisingWave's SHOW CREATE TABLE spells it: INT, CHARACTER VARYING,
+    TIMESTAMP WITH TIME ZONE, STRUCT<a INT, b BIGINT>, INT[]."""
+    from rw_cli.sql.rename import quote_name
+
+    if t.is_list:
+        return type_sql(t.inner[0]) + "[]"
+    if t.is_struct:
+        return "STRUCT<" + ", ".join(f"{quote_name(n)} {type_sql(f)}" for n, f in zip(t.field_names, t.inner)) + ">"
+    return _TYPE_WORDS.get(t.name, t.name.upper())
+
+
+def table_sql(rel) -> str:
+    """The CREATE TABLE of a table that keeps no definition text, from its catalog: columns,
+    the primary key (inline when it is one column), the watermark, APPEND ONLY."""
+    from rw_cli.sql.rename import quote_name
+
+    visible = [c for c in rel.columns if not c.hidden]
+    single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 else None
+    items = [f"{quote_name(c.name)} {type_sql(c.type)}" + (" PRIMARY KEY" if c.name == single_pk else "")
+             for c in visible]
+    if rel.user_pk and single_pk is None:
+        items.append("PRIMARY KEY (" + ", ".join(quote_name(rel.columns[k].name) for k in rel.pk) + ")")
+    if rel.watermark:
+        items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {rel.watermark[1]}")
+    sql = f"CREATE TABLE {quote_name(rel.name.rpartition('.')[2])} ({', '.join(items)})"
+    return sql + (" APPEND ONLY" if rel.append_only else "")
 
 
 def handle_show(session, tree) -> Result:
@@ -58,7 +90,7 @@ def handle_show(session, tree) -> Result:
         return text_result(f"SHOW {len(names)}", ["Name"], [[n] for n in names])
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
-    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW) (\S+)", what)
+    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)
     if m:
         return _show_create(session, m.group(1), m.group(2).lower().strip('"').split(".")[-1])
     if what == "ALL":

@@ -56,6 +56,9 @@ class RelationCatalog:
     append_only: bool = False
     user_pk: bool = False  # True when the pk was declared by the user (tables only)
     parallelism: int = 1  # actors per partitioned fragment of this job
+    # the configured parallelism it was created under (rw_cli.common.parallelism): `adaptive`,
+    # `bounded(N)`, `ratio(x)` or a fixed `N`; "" for streaming jobs created before it was recorded
+    parallelism_config: str = ""
     on_conflict: str = "overwrite"  # tables with a pk: overwrite | do nothing | do update [full|if not null]
     watermark: list | None = None  # [column, expression]: WATERMARK FOR column AS expression
     # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}

@@ -43,6 +43,29 @@ class Explain(exp.Expression):
     arg_types = {"this": True}
 
 
+class RenameRelation(exp.Expression):
+    """ALTER TABLE | MATERIALIZED VIEW | VIEW | INDEX | SINK | SOURCE name RENAME TO new
+    (or SWAP WITH other, `swap`): `kind` the statement's word, `this` the relation (a
+    Table), `to` the new name or the other relation (a Table)."""
+
+    arg_types = {"kind": True, "this": True, "to": True, "exists": False, "swap": False}
+
+
+_RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
+                     r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def _relation_name(text: str) -> exp.Table:
+    """`name`, `schema.name` or a quoted name as a Table, folded as PostgreSQL folds it."""
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    try:
+        table = exp.to_table(text, dialect=RwDialect)
+    except (ParseError, TokenError):
+        raise SqlSyntaxError(f'syntax error at or near "{text}"') from None
+    return normalize_identifiers(table, dialect=RwDialect)
+
+
 _EXPLAIN = re.compile(r"^(\s*explain\s+)", re.IGNORECASE)
 
 
@@ -196,6 +219,11 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     m = _SET_TIME_ZONE.match(sql)
     if m:  # SET TIME ZONE x  ==  SET timezone = x
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
+    m = _RENAME.match(sql)
+    if m:
+        return RenameRelation(kind=" ".join(m.group(1).upper().split()), this=_relation_name(m.group(3)),
+                              to=_relation_name(m.group(5)), exists=bool(m.group(2)),
+                              swap=m.group(4).lower().startswith("swap"))
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE, VIEW, Catalog
+from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, Catalog
 
 PUBLIC_OID = 2200
 PG_CATALOG_OID = 11
@@ -51,8 +51,9 @@ def _table(cols: dict[str, tuple[pa.DataType, list]]) -> pa.Table:
 
 def system_table(schema: str | None, name: str, catalog: Catalog, session=None) -> pa.Table | None:
     fn = _BUILDERS.get((schema or "pg_catalog", name))
-    if fn is None and schema is None:
-        fn = _BUILDERS.get(("information_schema", name))
+    for fallback in ("information_schema", "rw_catalog"):
+        if fn is None and schema is None:
+            fn = _BUILDERS.get((fallback, name))
     return fn(catalog, session) if fn is not None else None
 
 
@@ -252,6 +253,67 @@ def pg_settings(catalog: Catalog, session=None) -> pa.Table:
     return _table({"name": (pa.string(), [k for k, _ in items]), "setting": (pa.string(), [v for _, v in items])})
 
 
+# -- rw_catalog ---------------------------------------------------------------------------------
+
+DEFAULT_MAX_PARALLELISM = 256  # RisingWave's vnode count: the most actors a job may have
+# the streaming jobs rw_streaming_parallelism lists (RisingWave's view leaves sources out)
+_STREAMING_JOBS = (TABLE, MATERIALIZED_VIEW, SINK, INDEX)
+
+
+def _schema_and_name(rel) -> tuple[str, str]:
+    """A catalog name `schema.name` (or `name`, of public) as its two parts."""
+    schema, _, name = rel.name.rpartition(".")
+    return schema or DEFAULT_SCHEMA, name
+
+
+def _schema_oid(catalog: Catalog, schema: str) -> int:
+    if schema == DEFAULT_SCHEMA:
+        return PUBLIC_OID
+    return RW_CATALOG_OID + 1 + catalog.schemas.index(schema) if schema in catalog.schemas else PUBLIC_OID
+
+
+def rw_streaming_parallelism(catalog: Catalog, session=None) -> pa.Table:
+    """Each streaming job's configured parallelism, as it was created (a job recorded before
+    rw kept the configuration shows its actor count)."""
+    rels = [r for r in _rels(catalog) if r.kind in _STREAMING_JOBS]
+    return _table({
+        "id": (pa.int32(), [r.id for r in rels]),
+        "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
+        "relation_type": (pa.string(), [r.kind for r in rels]),
+        "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
+        "max_parallelism": (pa.int32(), [DEFAULT_MAX_PARALLELISM] * len(rels)),
+    })
+
+
+def rw_relations_of(kind: str):
+    """rw_tables, rw_materialized_views, ...: one kind of relation with its definition."""
+    def build(catalog: Catalog, session=None) -> pa.Table:
+        rels = [r for r in _rels(catalog) if r.kind == kind]
+        parts = [_schema_and_name(r) for r in rels]
+        return _table({
+            "id": (pa.int32(), [r.id for r in rels]),
+            "name": (pa.string(), [p[1] for p in parts]),
+            "schema_id": (pa.int32(), [_schema_oid(catalog, p[0]) for p in parts]),
+            "owner": (pa.int32(), [OWNER_OID] * len(rels)),
+            "definition": (pa.string(), [r.definition for r in rels]),
+        })
+    return build
+
+
+def rw_schemas(catalog: Catalog, session=None) -> pa.Table:
+    names = ["pg_catalog", DEFAULT_SCHEMA, "information_schema", "rw_catalog", *catalog.schemas]
+    oids = [PG_CATALOG_OID, PUBLIC_OID, INFORMATION_SCHEMA_OID, RW_CATALOG_OID,
+            *(_schema_oid(catalog, s) for s in catalog.schemas)]
+    return _table({"id": (pa.int32(), oids), "name": (pa.string(), names),
+                   "owner": (pa.int32(), [OWNER_OID] * len(names))})
+
+
+def is_rw_catalog_name(name: str) -> bool:
+    """Whether an unqualified name is one of rw_catalog's relations (found without the schema,
+    as RisingWave's search path finds them)."""
+    return ("rw_catalog", name) in _BUILDERS
+
+
 def pg_empty(*cols: str):
     def build(catalog: Catalog, session=None) -> pa.Table:
         return _table({c: (pa.int32() if c.endswith("oid") or c.endswith("relid") else pa.string(), []) for c in cols})
@@ -277,4 +339,12 @@ _BUILDERS = {
     ("pg_catalog", "pg_constraint"): pg_empty("oid", "conname", "connamespace", "contype", "conrelid"),
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
     ("pg_catalog", "pg_tablespace"): pg_empty("oid", "spcname"),
+    ("rw_catalog", "rw_streaming_parallelism"): rw_streaming_parallelism,
+    ("rw_catalog", "rw_tables"): rw_relations_of(TABLE),
+    ("rw_catalog", "rw_materialized_views"): rw_relations_of(MATERIALIZED_VIEW),
+    ("rw_catalog", "rw_views"): rw_relations_of(VIEW),
+    ("rw_catalog", "rw_indexes"): rw_relations_of(INDEX),
+    ("rw_catalog", "rw_sinks"): rw_relations_of(SINK),
+    ("rw_catalog", "rw_sources"): rw_relations_of(SOURCE),
+    ("rw_catalog", "rw_schemas"): rw_schemas,
 }

@@ -1,0 +1,77 @@
+"""ALTER TABLE | MATERIALIZED VIEW | VIEW | INDEX | SINK | SOURCE name RENAME TO new, and
+ALTER ... a SWAP WITH b (two relations of one kind trade names).
+
+A relation keeps its id, its state and its running job; only names change. Every stored
+definition that names a renamed relation is edited to the new name (rw_cli.sql.rename), so
+that views expand, SHOW CREATE shows and recovery replans what the catalog now holds. A
+relation stays in its schema."""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rw_cli.errors import CatalogError
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, RelationCatalog
+from rw_cli.result import Result
+from rw_cli.sql.dialect import RenameRelation
+
+_KINDS = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
+          "SINK": SINK, "SOURCE": SOURCE}
+
+
+def handle(session, tree: RenameRelation) -> Result:
+    catalog = session.catalog
+    word = tree.args["kind"]
+    want = _KINDS[word]
+    target: exp.Table = tree.this
+    old = catalog.qualified(target.name, target.text("db"))
+    rel = catalog.get(old)
+    if rel is None or rel.kind != want:
+        if tree.args.get("exists"):
+            return Result(_tag(word))
+        raise CatalogError(f'{want} "{old}" does not exist' if not tree.args.get("swap") else
+                           f'{want} "{old}" not found')
+    to: exp.Table = tree.args["to"]
+    if tree.args.get("swap"):
+        other = catalog.get(catalog.qualified(to.name, to.text("db")))
+        if other is None or other.kind != want:
+            raise CatalogError(f'{want} "{to.sql()}" not found' if other is None else
+                               f'"{other.name}" is a {other.kind}, not a {want}: only relations of one kind swap names')
+        _rename(session, {rel.id: other.name, other.id: rel.name})
+        return Result(_tag(word))
+    schema = old.rpartition(".")[0]
+    if to.text("db") and to.text("db") != (schema or "public"):
+        raise CatalogError("a relation keeps its schema when renamed", hint="use ALTER ... SET SCHEMA to move it")
+    new = catalog.qualified(to.name, schema)
+    if catalog.get(new) is not None:
+        raise CatalogError(f'relation "{new}" already exists')
+    _rename(session, {rel.id: new})
+    return Result(_tag(word))
+
+
+def _rename(session, new_names: dict[int, str]) -> None:
+    """Give each relation (by id) its new catalog name, with every definition edited."""
+    from rw_cli.sql.rename import rename_created, rename_references
+
+    catalog = session.catalog
+    renamed: list[RelationCatalog] = [catalog.relations[i] for i in new_names]
+    bare = {r.name: new_names[r.id].rpartition(".")[2] for r in renamed}
+
+    def resolve(table: exp.Table) -> str | None:
+        try:
+            return catalog.qualified(table.name, table.text("db"))
+        except CatalogError:
+            return None
+
+    for other in catalog.relations.values():
+        if other.definition and any(old.rpartition(".")[2] in other.definition for old in bare):
+            other.definition = rename_references(other.definition, bare, resolve)
+    for rel in renamed:
+        if rel.definition:
+            rel.definition = rename_created(rel.definition, bare[rel.name])
+    for rel in renamed:
+        rel.name = new_names[rel.id]
+    session.barrier()  # the catalog is durable when the statement returns
+
+
+def _tag(word: str) -> str:
+    return "ALTER_" + word.replace(" ", "_")
