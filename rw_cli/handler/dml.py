@@ -37,15 +37,11 @@ class RowIdGenerator:
         return np.arange(start, start + n, dtype=np.int64)
 
 
-<<<<<<< HEAD
-def _cast_sql(col: str, source: pa.DataType, target) -> str:
-    """DuckDB's cast, but text and floats into numeric may be NaN or an infinity, and text
-    into jsonb is parsed as jsonb input (keys sorted as jsonb stores them)."""
-=======
 def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
-    """DuckDB's cast, but text and floats into numeric may be NaN or an infinity, and a row
-    goes into a struct column by position (PostgreSQL's record to composite type), at any
-    depth and inside arrays."""
+    """DuckDB's cast, but text and floats into numeric may be NaN or an infinity, text into
+    jsonb is parsed as jsonb input (keys sorted as jsonb stores them), and a row goes into a
+    struct column by position (PostgreSQL's record to composite type), at any depth and
+    inside arrays."""
     if target.is_struct and pa.types.is_struct(source) and source.num_fields == len(target.inner):
         fields = ", ".join(
             f'"{name}" := ' + _cast_sql(f"struct_extract_at({col}, {i + 1})", source.field(i).type, t, depth + 1)
@@ -56,7 +52,6 @@ def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
         element = f"__e{depth}"
         return f"list_transform({col}, lambda {element}: " \
                f"{_cast_sql(element, source.value_type, target.inner[0], depth + 1)})"
->>>>>>> tier3
     if target.name == "numeric" and target.scale is None:
         if pa.types.is_string(source) or pa.types.is_large_string(source):
             return f"pg_numeric_in({col})"
