@@ -9,8 +9,8 @@ output is the same whether or not stdout is a terminal.
   carriage return and backslash are escaped).
 - json: one array, one object per line: a script (`-c`, `-f`, a pipe) writes one JSON
   document whatever its number of statements (their rows in order); jsonl: one object per line.
-  Numbers and booleans are JSON numbers and booleans, jsonb is embedded as JSON, every
-  other type is its PostgreSQL text form as a string.
+  Numbers and booleans are JSON numbers and booleans, jsonb is embedded as JSON, arrays are
+  JSON arrays, every other type is its PostgreSQL text form as a string.
 - markdown: a GitHub table, numbers right-aligned, NULL empty.
 """
 from __future__ import annotations
@@ -62,7 +62,53 @@ def _json_value(text: str | None, type_name: str) -> str:
         return text
     if type_name == "jsonb":
         return text
+    if type_name.endswith("[]"):
+        return json.dumps(_pg_array(text, type_name.rstrip("[]")), ensure_ascii=False)
     return json.dumps(text, ensure_ascii=False)
+
+
+def _pg_array(text: str, element: str):
+    """A PostgreSQL array's text (`{1,NULL,"a b",{2,3}}`) as JSON values: an array of the
+    elements, NULL as null, numbers and booleans as JSON's."""
+    pos = 0
+
+    def value(raw: str, quoted: bool):
+        if not quoted and raw == "NULL":
+            return None
+        return json.loads(_json_value(raw, element))
+
+    def parse():
+        nonlocal pos
+        pos += 1  # {
+        items = []
+        while pos < len(text) and text[pos] != "}":
+            if text[pos] == "{":
+                items.append(parse())
+            elif text[pos] == '"':
+                pos += 1
+                chars = []
+                while text[pos] != '"':
+                    if text[pos] == "\\":
+                        pos += 1
+                    chars.append(text[pos])
+                    pos += 1
+                pos += 1
+                items.append(value("".join(chars), True))
+            else:
+                end = pos
+                while text[end] not in ",}":
+                    end += 1
+                items.append(value(text[pos:end], False))
+                pos = end
+            if pos < len(text) and text[pos] == ",":
+                pos += 1
+        pos += 1  # }
+        return items
+
+    try:
+        return parse() if text.startswith("{") else text
+    except (IndexError, ValueError):  # not the array text we know: keep it as a string
+        return text
 
 
 def json_objects(columns: Sequence[str], rows: Rows, types: Sequence) -> list[str]:

@@ -31,3 +31,13 @@ def test_one_document_from_c_f_and_a_pipe(tmp_path):
     assert json.loads(proc.stdout) == [{"c": 3}, {"d": 4}]
     proc = _rw(tmp_path, "-c", "select 1 as a where false")
     assert json.loads(proc.stdout) == []
+
+
+def test_arrays_and_jsonb_are_json(tmp_path):
+    """Arrays come out as JSON arrays (nested, NULL as null, numbers and booleans typed) and
+    jsonb as JSON, not as their PostgreSQL text (issue 20, item 10)."""
+    proc = _rw(tmp_path, "-c", "select array[1, null] as a, array['x', 'y \"z'] as b, array[[1, 2], [3, 4]] as c, "
+                               "array[true, false] as d, '{\"k\": [1, 2]}'::jsonb as j, array['NULL', null] as n")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [{"a": [1, None], "b": ["x", 'y "z'], "c": [[1, 2], [3, 4]], "d": [True, False],
+                                        "j": {"k": [1, 2]}, "n": ["NULL", None]}]
