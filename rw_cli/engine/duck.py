@@ -162,28 +162,12 @@ def eval_exprs(data: pa.Table, exprs: list[str]) -> pa.Table:
 # DuckDB's wording -> PostgreSQL's, for the errors users meet most
 _PG_MESSAGES = [
     (re.compile(r"^Division by zero\b.*", re.S), "division by zero"),
-    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT16.*", re.S),
-     "Numeric out of range: smallint out of range"),
-    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT32.*", re.S),
-     "Numeric out of range: integer out of range"),
-    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of INT64.*", re.S),
-     "Numeric out of range: bigint out of range"),
     (re.compile(r"^Could not convert string '(.*)' to INT(?:16|32|64).*", re.S),
      r'invalid input syntax for type integer: "\1"'),
     (re.compile(r"^Could not convert string '(.*)' to (?:DOUBLE|FLOAT).*", re.S),
      r'invalid input syntax for type double precision: "\1"'),
     (re.compile(r"^Could not convert string ['\"](.*)['\"] to DECIMAL.*", re.S),
      r'invalid input syntax for type numeric: "\1"'),
-    # the type named last is the cast's target: what is out of range
-    (re.compile(r"^Type \w+ with value \S+ can't be cast .*destination type INT16\b.*", re.S),
-     "Numeric out of range: smallint out of range"),
-    (re.compile(r"^Type \w+ with value \S+ can't be cast .*destination type INT32\b.*", re.S),
-     "Numeric out of range: integer out of range"),
-    (re.compile(r"^Type \w+ with value \S+ can't be cast .*destination type INT64\b.*", re.S),
-     "Numeric out of range: bigint out of range"),
-    (re.compile(r"^Failed to cast decimal value \S+ to type INT16\b.*", re.S), "Numeric out of range: smallint out of range"),
-    (re.compile(r"^Failed to cast decimal value \S+ to type INT32\b.*", re.S), "Numeric out of range: integer out of range"),
-    (re.compile(r"^Failed to cast decimal value \S+ to type INT64\b.*", re.S), "Numeric out of range: bigint out of range"),
     (re.compile(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
     (re.compile(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
     (re.compile(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
@@ -192,6 +176,21 @@ _PG_MESSAGES = [
     (re.compile(r"^More than one row returned by a subquery.*", re.S),
      "Scalar subquery produced more than one row"),
 ]
+
+
+def _integer_out_of_range() -> list:
+    """An integer out of its type's range: arithmetic overflow, or a cast whose target (the
+    type DuckDB names last) cannot hold the value."""
+    out = []
+    for duck_name, pg_name in (("INT16", "smallint"), ("INT32", "integer"), ("INT64", "bigint")):
+        for pattern in (rf"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of {duck_name}\b.*",
+                        rf"^Type \w+ with value \S+ can't be cast .*destination type {duck_name}\b.*",
+                        rf"^Failed to cast decimal value \S+ to type {duck_name}\b.*"):
+            out.append((re.compile(pattern, re.S), f"Numeric out of range: {pg_name} out of range"))
+    return out
+
+
+_PG_MESSAGES += _integer_out_of_range()
 _PG_TYPE_NAMES = {"INTEGER": "integer", "BIGINT": "bigint", "SMALLINT": "smallint", "DATE": "date",
                   "TIME": "time without time zone", "TIMESTAMP": "timestamp without time zone",
                   "VARCHAR": "character varying", "BOOLEAN": "boolean", "DOUBLE": "double precision",
