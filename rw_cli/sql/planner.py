@@ -292,6 +292,38 @@ def join_kind(join: exp.Join) -> str:
     raise NotSupported(f"{kind.upper()} JOIN in a materialized view")
 
 
+def check_streaming_join(left: PlanNode, right: PlanNode, keys: list[int],
+                         cond: exp.Expression | None) -> None:
+    """RisingWave streams a join by hash on equal columns and refuses a cross product (a
+    CROSS JOIN, a comma join whose WHERE links nothing of both sides): that needs a
+    nested-loop join over the whole of both inputs. A side that holds at most one row (a
+    global aggregate: empty stream key) or constant rows is a broadcast, not a cross product;
+    a join on an inequality between both sides rw maintains by recomputing the touched
+    partitions."""
+    if keys or _broadcast(left) or _broadcast(right) or _links_both(cond, len(left.types)):
+        return
+    raise NotSupported(
+        "streaming nested-loop join",
+        hint="The non-equal join in the query requires a nested-loop join executor, which could be "
+             "very expensive to run. Consider rewriting the query to use dynamic filter as a "
+             "substitute if possible.")
+
+
+def _broadcast(node: PlanNode) -> bool:
+    """Whether a join input is at most one row or constant rows (VALUES, SELECT without FROM)."""
+    while isinstance(node, (StreamProject, StreamFilter)):
+        node = node.inputs[0]
+    return not node.stream_key or isinstance(node, StreamValues)
+
+
+def _links_both(cond: exp.Expression | None, left_width: int) -> bool:
+    """Whether a join condition (over `_i` input columns) reads a column of each side."""
+    if cond is None:
+        return False
+    sides = {int(c.name[1:]) < left_width for c in cond.find_all(exp.Column) if c.name[1:].isdigit()}
+    return len(sides) == 2
+
+
 def order_inner_joins(q: exp.Expression) -> exp.Expression:
     """Inner joins in an order where each has a condition on what came before: TPC-H's comma
     joins list tables with no condition between neighbours (part, supplier, partsupp), which
@@ -470,7 +502,10 @@ class StreamPlanner:
             right, rscope = self.plan_source(join.this)
             if join.args.get("using"):
                 raise NotSupported("JOIN ... USING in a materialized view")
-            node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join))
+            # a temporal join (FOR SYSTEM_TIME AS OF) looks each row up: no cross product
+            temporal = isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
+            node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join),
+                                    cross_ok=temporal)
         return node, scope
 
     def prune(self, scan: PlanNode, scope: list[tuple[str, str]], alias: str):
@@ -568,7 +603,7 @@ class StreamPlanner:
         node = StreamValues(types, [width], [], sql=sql)
         return node, [(name, n) for n in names] + [(name, "__values_row")]
 
-    def join(self, left, lscope, right, rscope, on, kind: str = "inner"):
+    def join(self, left, lscope, right, rscope, on, kind: str = "inner", cross_ok: bool = False):
         nl = len(left.types)
         scope = lscope + rscope
         lkeys, rkeys, null_safe, rest = [], [], [], []
@@ -587,6 +622,8 @@ class StreamPlanner:
         cond = None
         for r in rest:
             cond = r if cond is None else exp.and_(cond, r)
+        if not cross_ok:
+            check_streaming_join(left, right, lkeys, cond)
         if kind in ("semi", "anti"):
             types, sk, scope = list(left.types), list(left.stream_key), lscope
         else:
