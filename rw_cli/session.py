@@ -52,9 +52,7 @@ class Session:
         self.cache_size = cache_size
         try:
             self.store = self._open_store(read_only)
-            self.catalog = Catalog.from_bytes(self.store.extra)
-            committed = self.store.committed_epoch
-            self.epoch = EpochPair(next_epoch(committed), committed)
+            self._load_committed()
             self._runtime = None
             self.settings = SessionConfig()
             self.dirty = False
@@ -230,9 +228,7 @@ class Session:
                                     "rw goes on from the last committed epoch by itself") from None
         self.store.close()
         self.store = store
-        self.catalog = Catalog.from_bytes(store.extra)
-        committed = store.committed_epoch
-        self.epoch = EpochPair(next_epoch(committed), committed)
+        self._load_committed()
         self.dirty = False
 
     def settle(self) -> None:
@@ -251,19 +247,26 @@ class Session:
         try:
             return dispatch(self, tree, text)
         except StorageError:
-            if not self.store.refresh():
+            if not self.refresh():
                 raise
-            self.catalog = Catalog.from_bytes(self.store.extra)
             from rw_cli.sql.dialect import parse_statement
 
             return dispatch(self, parse_statement(text), text)  # binding changed the first tree
 
-    def refresh(self) -> None:
-        """Read-only: read the newest version the writer committed, and its catalog."""
-        if self.store.refresh():
-            self.catalog = Catalog.from_bytes(self.store.extra)
-            committed = self.store.committed_epoch
-            self.epoch = EpochPair(next_epoch(committed), committed)
+    def refresh(self) -> bool:
+        """Read-only: read the newest version the writer committed, and its catalog. True
+        when there was a newer one."""
+        if not self.store.refresh():
+            return False
+        self._load_committed()
+        return True
+
+    def _load_committed(self) -> None:
+        """The catalog and epochs of the store's last committed version (at open, after a
+        read-only refresh, after the store was opened again)."""
+        self.catalog = Catalog.from_bytes(self.store.extra)
+        committed = self.store.committed_epoch
+        self.epoch = EpochPair(next_epoch(committed), committed)
 
     def flush(self) -> None:
         """FLUSH: a barrier whose epoch is durable (and delivered to sinks) on return."""

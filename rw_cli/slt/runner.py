@@ -300,27 +300,26 @@ class FileRunner:
             raise _Stop()
 
 
-def counted_records(records: list[Record], engine: str | frozenset[str]) -> int:
-    """The statements and queries among records that apply to the engine, up to a `halt`."""
-    n = 0
+def _applicable(records: list[Record], engine: str | frozenset[str]):
+    """The records that apply to the engine, up to a `halt`."""
     for rec in records:
         if not rec.applies(engine):
             continue
         if rec.kind == "halt":
-            break
-        n += rec.counted
-    return n
+            return
+        yield rec
+
+
+def counted_records(records: list[Record], engine: str | frozenset[str]) -> int:
+    """The statements and queries among records that apply to the engine, up to a `halt`."""
+    return sum(rec.counted for rec in _applicable(records, engine))
 
 
 def _last_statement_line(records: list[Record], engine: str | frozenset[str]) -> float:
     """The line of a file's last statement (infinite when an include may hold more): views
     made after it can no longer change."""
     last = 0.0
-    for rec in records:
-        if not rec.applies(engine):
-            continue
-        if rec.kind == "halt":
-            break
+    for rec in _applicable(records, engine):
         if rec.kind in ("include", "restart"):
             return float("inf")
         if rec.kind == "statement":
