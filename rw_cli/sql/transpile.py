@@ -213,6 +213,11 @@ def _fix(node: exp.Expression) -> exp.Expression:
     new = rewrite_function(node)
     if new is not None:
         return new
+    if isinstance(node, exp.In) and not node.expressions \
+            and not any(node.args.get(k) for k in ("query", "unnest", "field")):
+        # `x IN ()` (SQLite's empty list, accepted here): membership in an empty set is false
+        # even for NULL, as `x = ANY('{}')` is in PostgreSQL; DuckDB would answer NULL.
+        return exp.false()
     if isinstance(node, exp.Div) and _is_int(node.this) and _is_int(node.expression):
         return exp.IntDiv(this=node.this, expression=node.expression)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and not node.expressions:
