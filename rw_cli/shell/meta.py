@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rw_cli.shell.render import render_table
+from rw_cli.shell.terminal import no_control_echo
 
 SECTIONS = ("General", "Query Buffer", "Input/Output", "Informational", "Formatting")
 
@@ -173,16 +174,17 @@ def _watch(shell, args, plus):
         raise MetaError("cannot be used with an empty query")
     shell.last_query = query
     done = 0
-    try:
-        while count is None or done < count:
-            shell.out.write(f"{time.strftime('%c')} (every {interval:g}s)\n\n")
-            if not shell.run_sql(query):
-                return
-            done += 1
-            if count is None or done < count:
-                time.sleep(interval)
-    except KeyboardInterrupt:
-        shell.out.flush()
+    with no_control_echo():
+        try:
+            while count is None or done < count:
+                shell.out.write(f"{time.strftime('%c')} (every {interval:g}s)\n\n")
+                if not shell.run_sql(query):
+                    return
+                done += 1
+                if count is None or done < count:
+                    time.sleep(interval)
+        except KeyboardInterrupt:
+            shell.out.flush()
 
 
 # -- Query buffer --------------------------------------------------------------------------------

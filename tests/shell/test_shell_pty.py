@@ -296,3 +296,19 @@ def test_ctrl_c_stops_insert_select_and_leaves_no_trace(rw, tmp_path):
     t.type("flush; select n from bm;\r")
     t.wait_for("(1 row)", timeout=60)
     assert re.search(r"^\s+0$", t.text(), re.MULTILINE), t.text()
+
+
+def test_ctrl_c_ends_watch_without_leaving_caret_c(rw):
+    """Issue 20, item 10: Ctrl-C in `\\watch` ends it and the next prompt starts a clean line
+    (the terminal does not echo `^C` in front of it)."""
+    t = rw()
+    t.type("select 7 as seven \\watch 0.2\r")
+    t.wait_for("(every 0.2s)")
+    t.wait_for(" 7")
+    time.sleep(0.5)
+    t.send("\x03")
+    screen = t.wait_prompt()
+    assert "^C" not in t.raw
+    t.type("select 8 as eight;\r")
+    t.wait_for(" 8")
+    assert "^C" not in screen
