@@ -11,7 +11,6 @@ leaving pages at their normal size removes most of it (1.1 s -> 0.45 s of system
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
@@ -22,6 +21,16 @@ MMAP_BYTES = 32 << 20  # larger blocks are mapped on their own (glibc's maximum 
 _tuned = False
 
 
+def _libc() -> ctypes.CDLL:
+    """glibc by its soname; `find_library` (which runs `ldconfig -p`, a process of its own on
+    every start) only where that name is not there."""
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        from ctypes.util import find_library
+        return ctypes.CDLL(find_library("c"))
+
+
 def tune_allocator() -> None:
     """Once per process; a no-op where glibc or numpy's switch is not there."""
     global _tuned
@@ -29,7 +38,7 @@ def tune_allocator() -> None:
         return
     _tuned = True
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = _libc()
         libc.mallopt(_M_TRIM_THRESHOLD, TRIM_BYTES)
         libc.mallopt(_M_MMAP_THRESHOLD, MMAP_BYTES)
     except (OSError, AttributeError):

@@ -139,15 +139,13 @@ class HummockStorage:
                                        remote=background and compactor != "thread" and available(object_store),
                                        vacuum=self._vacuum_objects)
             # a checkpoint's SSTs built by the upload process ("process", or "auto" when one
-            # can open the object store), or by the uploader thread
+            # can open the object store), or by the uploader thread; the process starts at the
+            # first checkpoint that has writes (a read-only run never starts it)
             remote_upload = self.writer and uploader != "thread" and available(object_store)
             self.uploader = Uploader(self.buffer, self.sstables, self.version_manager, self._lock,
                                      remote=remote_upload, committed=self.compactor.on_commit)
             if self._lease_error is not None:
                 self.uploader.fail(self._lease_error)
-            if remote_upload:
-                from rw_cli.store import upload_process
-                upload_process.start()
             if self.writer:
                 self._vacuum_objects()
                 self.compactor.kick()
