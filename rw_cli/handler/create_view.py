@@ -38,11 +38,9 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         if len(aliases) > len(names):
             raise BindError("CREATE VIEW specifies more column names than columns")
         names = aliases + names[len(aliases):]
-    seen = set()
-    for n in names:
-        if n in seen:
-            raise BindError(f'column "{n}" specified more than once')
-        seen.add(n)
+    # Output names may repeat (`SELECT * FROM a JOIN b` over columns of the same names), as
+    # RisingWave allows in a view: `SELECT *` from it returns every column; naming a repeated
+    # one is ambiguous where it is used.
     deps = [r.id for r in referenced_relations(query, session.catalog)]
     if existing is not None:
         session.catalog.remove(existing.id)
