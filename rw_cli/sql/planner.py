@@ -324,6 +324,80 @@ def _links_both(cond: exp.Expression | None, left_width: int) -> bool:
     return len(sides) == 2
 
 
+# the join kinds whose ON conditions over one input's columns only may filter that input
+# before the join: a condition on the row-preserving side of an outer join keeps the row (with
+# NULLs) when false, and an anti join keeps the left row when the condition fails
+_PUSH_LEFT = frozenset({"inner", "semi", "right"})
+_PUSH_RIGHT = frozenset({"inner", "semi", "anti", "left"})
+
+
+def _push_side_conditions(left: PlanNode, right: PlanNode, rest: list[exp.Expression],
+                          kind: str) -> tuple[PlanNode, PlanNode, list[exp.Expression]]:
+    """A join's non-key conditions that read one input only, applied as a filter on that input
+    (predicate pushdown, as RisingWave's optimizer does): a comma join's per-table WHERE terms
+    end up in its ON, and checked after the join they would let the join hold and emit the
+    product of the unfiltered inputs (eight small tables filtered per table: a product of
+    10^12 rows instead of 10^4)."""
+    nl = len(left.types)
+    keep, on_left, on_right = [], [], []
+    for c in rest:
+        cols = [int(n.name[1:]) for n in c.find_all(exp.Column) if n.name[1:].isdigit()]
+        volatile = _reads_now(c) or c.find(exp.Rand) is not None
+        if cols and not volatile and all(i < nl for i in cols) and kind in _PUSH_LEFT:
+            on_left.append(c)
+        elif cols and not volatile and all(i >= nl for i in cols) and kind in _PUSH_RIGHT:
+            on_right.append(_shift_columns(c, -nl))
+        else:
+            keep.append(c)
+    return _filtered(left, on_left), _filtered(right, on_right), keep
+
+
+def _push_where(node: PlanNode, preds: list[exp.Expression]) -> PlanNode:
+    """`node` filtered by `preds`, each as far down a tree of joins as it may go: a WHERE term
+    over one input of an inner join filters that input, and so does one over the preserved
+    side of an outer join (its values are never the join's NULLs); the rest filter `node`."""
+    if not preds or not isinstance(node, StreamHashJoin):
+        return _filtered(node, preds)
+    nl = len(node.inputs[0].types)
+    keep, on_left, on_right = [], [], []
+    for c in preds:
+        cols = [int(n.name[1:]) for n in c.find_all(exp.Column) if n.name[1:].isdigit()]
+        volatile = _reads_now(c) or c.find(exp.Rand) is not None
+        if cols and not volatile and all(i < nl for i in cols) and node.kind in _WHERE_LEFT:
+            on_left.append(c)
+        elif cols and not volatile and all(i >= nl for i in cols) and node.kind in _WHERE_RIGHT:
+            on_right.append(_shift_columns(c, -nl))
+        else:
+            keep.append(c)
+    node.inputs[0] = _push_where(node.inputs[0], on_left)
+    node.inputs[1] = _push_where(node.inputs[1], on_right)
+    return _filtered(node, keep)
+
+
+# the joins a WHERE term over one input's columns may go below (semi and anti joins output
+# their left input's columns only)
+_WHERE_LEFT = frozenset({"inner", "left", "semi", "anti"})
+_WHERE_RIGHT = frozenset({"inner", "right"})
+
+
+def _shift_columns(e: exp.Expression, by: int) -> exp.Expression:
+    """`e` over input columns `_i` renumbered to `_{i + by}`."""
+    def shift(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and n.name[1:].isdigit() and not n.table:
+            return exp.column(f"_{int(n.name[1:]) + by}")
+        return n
+    return e.copy().transform(shift)
+
+
+def _filtered(node: PlanNode, preds: list[exp.Expression]) -> PlanNode:
+    if not preds:
+        return node
+    pred = preds[0]
+    for p in preds[1:]:
+        pred = exp.and_(pred, p)
+    return StreamFilter(node.types, node.stream_key, [node], predicate=pred)
+
+
 def order_inner_joins(q: exp.Expression) -> exp.Expression:
     """Inner joins in an order where each has a condition on what came before: TPC-H's comma
     joins list tables with no condition between neighbours (part, supplier, partsupp), which
@@ -444,7 +518,7 @@ class StreamPlanner:
                     pred = exp.and_(pred, c)
                 pred = self.rewrite(pred, scope)
                 top_n(node, pred)
-                node = StreamFilter(node.types, node.stream_key, [node], predicate=pred)
+                node = _push_where(node, conjuncts(pred))
             if temporal:
                 node = self.temporal_filter(node, [self.rewrite(c, scope) for c in temporal])
         items = list(s.expressions)
@@ -619,6 +693,7 @@ class StreamPlanner:
             if isinstance(c, exp.Boolean) and c.this:
                 continue
             rest.append(self.rewrite(c, scope))
+        left, right, rest = _push_side_conditions(left, right, rest, kind)
         cond = None
         for r in rest:
             cond = r if cond is None else exp.and_(cond, r)
