@@ -32,6 +32,13 @@ class SourceReader:
     def exhausted(self, split: str, offset: int) -> bool:
         return False
 
+    def start_offset(self, split: str) -> int:
+        """The offset a split seen for the first time starts at (Kafka: by scan.startup.mode)."""
+        return 0
+
+    def check(self) -> None:
+        """What CREATE checks beyond the options (that a broker answers, say); nothing here."""
+
     # errors seen while reading (bad records skipped); the executor reports and counts them
     def take_errors(self) -> list[str]:
         errs = getattr(self, "_errors", [])

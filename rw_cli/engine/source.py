@@ -111,7 +111,7 @@ class SourceExecutor(Executor):
             return out
         for split in self.reader.list_splits():
             if split not in self.offsets:
-                self.offsets[split] = 0
+                self.offsets[split] = self.reader.start_offset(split)
                 self.ordinals[split] = len(self.ordinals)
                 self.dirty.add(split)
             offset = self.offsets[split]

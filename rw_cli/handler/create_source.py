@@ -47,11 +47,19 @@ def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str]
 
 
 def _spec(tree: exp.Create) -> dict:
-    from rw_cli.connector import connector_spec
+    """The connector's spec; the columns INCLUDE names are added to the statement's column list."""
+    from rw_cli.connector import connector_spec, include_types
 
     spec = connector_spec(tree)
     if not spec:
         raise BindError("a source needs WITH (connector = '...')")
+    extra = include_types(spec)
+    if extra:
+        schema = tree.this if isinstance(tree.this, exp.Schema) else exp.Schema(this=tree.this, expressions=[])
+        for name, t in extra:
+            schema.append("expressions", exp.ColumnDef(this=exp.to_identifier(name, quoted=True),
+                                                       kind=exp.DataType.build(t.name, dialect="postgres")))
+        tree.set("this", schema)
     return spec
 
 
@@ -71,7 +79,7 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
         raise BindError("a source needs a column list")
     if generated:
         spec["generated"] = generated
-    open_reader(spec, [c for c in cols if c[0] not in generated])  # validates the options
+    open_reader(spec, [c for c in cols if c[0] not in generated]).check()  # validates the options
     columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
                           definition=sql, append_only=True, connector=spec, watermark=watermark,
@@ -96,7 +104,7 @@ def handle_table(session, tree: exp.Create) -> Result:
     cols, generated, _ = _columns(tree)
     if generated:
         raise NotSupported("generated columns in a table with a connector", hint="use CREATE SOURCE")
-    open_reader(spec, cols)  # validate before anything is created
+    open_reader(spec, cols).check()  # validate before anything is created
     result = create_table.handle(session, tree)
     name = tree.this.this.name
     rel = session.catalog.get(name)
