@@ -38,3 +38,60 @@ def test_json_source_aggregate_include_and_bad_messages(session, kafka_broker):
     assert "3 bad records skipped" in jobs["s"], jobs["s"]
     produce(kafka_broker, topic, [json.dumps({"id": 5000, "grp": "g9", "v": 1})])
     assert drain_until(session, "SELECT n FROM m WHERE grp = 'g9'", [(1,)]) == [(1,)]
+
+
+def test_csv_table_and_latest_start(session, kafka_broker):
+    topic = new_topic(kafka_broker, 2)
+    produce(kafka_broker, topic, ["1,a,1.5", "2,b", "3,\"c, c\",3", "4,d,x"])
+    session.execute(f"CREATE TABLE c (id INT, name VARCHAR, score DOUBLE) {_with(kafka_broker, topic)} "
+                    "FORMAT PLAIN ENCODE CSV")
+    latest = _with(kafka_broker, topic, ", scan.startup.mode = 'latest'")
+    session.execute(f"CREATE TABLE late (id INT, name VARCHAR, score DOUBLE) {latest} FORMAT PLAIN ENCODE CSV")
+    drain(session)
+    assert session.execute("SELECT * FROM c ORDER BY id").fetchall() == [(1, "a", 1.5), (3, "c, c", 3.0)]
+    assert session.execute("SELECT count(*) FROM late").fetchall() == [(0,)]
+    produce(kafka_broker, topic, ["5,e,5"])
+    assert drain_until(session, "SELECT * FROM late", [(5, "e", 5.0)]) == [(5, "e", 5.0)]
+    assert session.execute("SELECT count(*) FROM c").fetchall() == [(3,)]
+
+
+def test_bad_options_fail_the_create(session, kafka_broker):
+    from rw_cli.errors import BindError, NotSupported
+
+    with pytest.raises(BindError, match="does not exist"):
+        session.execute(f"CREATE SOURCE x (a INT) {_with(kafka_broker, 'no_such_topic')} FORMAT PLAIN ENCODE JSON")
+    topic = new_topic(kafka_broker)
+    with pytest.raises(BindError, match="scan.startup.mode"):
+        middle = _with(kafka_broker, topic, ", scan.startup.mode = 'middle'")
+        session.execute(f"CREATE SOURCE x (a INT) {middle} FORMAT PLAIN ENCODE JSON")
+    with pytest.raises(BindError, match="bootstrap"):
+        session.execute(f"CREATE SOURCE x (a INT) WITH (connector = 'kafka', topic = '{topic}') FORMAT PLAIN ENCODE JSON")
+    with pytest.raises(NotSupported):
+        session.execute(f"CREATE SOURCE x (a INT) {_with(kafka_broker, topic)} FORMAT PLAIN ENCODE PARQUET")
+    with pytest.raises(NotSupported, match="INCLUDE"):
+        session.execute("CREATE SOURCE x (a INT) INCLUDE key WITH (connector = 'datagen')")
+    assert session.execute("SHOW SOURCES").fetchall() == []
+
+
+def test_restart_resumes_after_the_committed_offsets(tmp_path, kafka_broker):
+    topic = new_topic(kafka_broker, 3)
+    data = str(tmp_path / "data")
+    produce(kafka_broker, topic, [json.dumps({"id": i}) for i in range(1000)])
+    s = rw_cli.connect(data)
+    s.execute(f"CREATE SOURCE src (id INT) INCLUDE partition AS p INCLUDE offset AS o {_with(kafka_broker, topic)} "
+              "FORMAT PLAIN ENCODE JSON")
+    s.execute("CREATE MATERIALIZED VIEW m AS SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS t FROM src")
+    s.execute(f"CREATE TABLE tb (id INT) {_with(kafka_broker, topic)} FORMAT PLAIN ENCODE JSON")
+    drain(s)
+    assert s.execute("SELECT n, d FROM m").fetchall() == [(1000, 1000)]
+    s.close()
+    produce(kafka_broker, topic, [json.dumps({"id": i}) for i in range(1000, 1500)])
+    s = rw_cli.connect(data)
+    try:
+        want = [(1500, 1500, sum(range(1500)))]
+        assert drain_until(s, "SELECT n, d, t FROM m", want) == want
+        assert drain_until(s, "SELECT count(*), count(DISTINCT id) FROM tb", [(1500, 1500)]) == [(1500, 1500)]
+        jobs = {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}
+        assert "1500 rows read" in jobs["src"], jobs["src"]
+    finally:
+        s.close()
