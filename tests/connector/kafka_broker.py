@@ -139,23 +139,27 @@ def produce(bootstrap: str, topic: str, values: list, keys: list | None = None,
 
 
 def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list:
-    """Every message of the topic now (all partitions, from their first offsets)."""
-    from confluent_kafka import Consumer, TopicPartition
+    """Every message of the topic now (all partitions, from their first offsets): read until
+    each partition is at the end its fetch responses report (Tansu's ListOffsets is not exact)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "rw-test-reader", "enable.auto.commit": False})
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "rw-test-reader", "enable.auto.commit": False,
+                  "fetch.wait.max.ms": 50})
     try:
-        meta = c.list_topics(topic, timeout=10).topics[topic]
-        parts = sorted(meta.partitions)
-        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in parts}
-        c.assign([TopicPartition(topic, p, ends[p][0]) for p in parts])
-        want = sum(hi - lo for lo, hi in ends.values())
-        out = []
+        parts = sorted(c.list_topics(topic, timeout=10).topics[topic].partitions)
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+        out, next_offset = [], {p: 0 for p in parts}
         deadline = time.monotonic() + timeout
-        while len(out) < want and time.monotonic() < deadline:
-            for m in c.consume(1000, 0.2):
-                if m.error() is None:
-                    out.append(m)
-        assert len(out) == want, f"read {len(out)} of {want} messages"
-        return out
+        while time.monotonic() < deadline:
+            batch = [m for m in c.consume(1000, 0.2) if m.error() is None]
+            for m in batch:
+                out.append(m)
+                next_offset[m.partition()] = m.offset() + 1
+            if batch:
+                continue
+            ends = [c.get_watermark_offsets(TopicPartition(topic, p), cached=True)[1] for p in parts]
+            if all(e is not None and 0 <= e <= next_offset[p] for p, e in zip(parts, ends)):
+                return out
+        raise AssertionError(f"topic {topic} not read to its end in {timeout} s ({len(out)} messages)")
     finally:
         c.close()

@@ -6,6 +6,7 @@ import json
 import pytest
 
 import rw_cli
+from rw_cli.errors import BindError
 
 from .conftest import drain, drain_until
 from .kafka_broker import kafka_broker, new_topic, produce  # noqa: F401 - the fixture
@@ -95,3 +96,44 @@ def test_restart_resumes_after_the_committed_offsets(tmp_path, kafka_broker):
         assert "1500 rows read" in jobs["src"], jobs["src"]
     finally:
         s.close()
+
+
+def _messages(bootstrap, topic):
+    from .kafka_broker import consume_all
+
+    return consume_all(bootstrap, topic)
+
+
+def test_sink_round_trip_plain_and_upsert(session, kafka_broker):
+    session.execute("CREATE TABLE t (k INT PRIMARY KEY, v VARCHAR, x DOUBLE)")
+    session.execute("CREATE TABLE a (k INT, v VARCHAR, x DOUBLE) APPEND ONLY")
+    session.execute("INSERT INTO t SELECT g, 'v' || g, g / 4.0 FROM generate_series(1, 500) g; FLUSH")
+    session.execute("INSERT INTO a SELECT * FROM t; FLUSH")
+    session.execute("CREATE MATERIALIZED VIEW m AS SELECT k % 7 AS g, count(*) AS n, sum(x) AS sx FROM t GROUP BY k % 7")
+    plain, upsert = new_topic(kafka_broker, 2), new_topic(kafka_broker, 3)
+    session.execute(f"CREATE SINK p FROM a {_with(kafka_broker, plain)} FORMAT PLAIN ENCODE JSON")
+    keyed = _with(kafka_broker, upsert, ", primary_key = 'g'")
+    session.execute(f"CREATE SINK u FROM m {keyed} FORMAT UPSERT ENCODE JSON")
+    session.execute("UPDATE t SET x = x + 1 WHERE k <= 100; DELETE FROM t WHERE k % 7 = 3; FLUSH")
+    msgs = _messages(kafka_broker, plain)
+    assert len(msgs) == 500 and all(m.key() is None for m in msgs)
+    assert all(dict(m.headers())["rw_epoch"].isdigit() for m in msgs)
+    assert sorted(json.loads(m.value())["k"] for m in msgs) == list(range(1, 501))
+    # read back: the plain topic through a source, the upsert topic folded by key
+    session.execute(f"CREATE TABLE back (k INT, v VARCHAR, x DOUBLE) {_with(kafka_broker, plain)} "
+                    "FORMAT PLAIN ENCODE JSON")
+    want = session.execute("SELECT count(*), sum(k), sum(x), count(DISTINCT v) FROM a").fetchall()
+    assert drain_until(session, "SELECT count(*), sum(k), sum(x), count(DISTINCT v) FROM back", want) == want
+    assert session.execute("SELECT count(*) FROM (SELECT * FROM a EXCEPT SELECT * FROM back) d").fetchall() == [(0,)]
+    latest = {}
+    for m in _messages(kafka_broker, upsert):
+        latest[json.loads(m.key())["g"]] = None if m.value() is None else json.loads(m.value())
+    now = {r[0]: (r[1], r[2]) for r in session.execute("SELECT g, n, sx FROM m").fetchall()}
+    assert {g: (r["n"], r["sx"]) for g, r in latest.items() if r is not None} == now
+    assert latest[3] is None  # the group emptied by the DELETE is a tombstone
+    with pytest.raises(BindError, match="force_append_only"):
+        session.execute(f"CREATE SINK bad FROM t {_with(kafka_broker, plain)} FORMAT PLAIN ENCODE JSON")
+    with pytest.raises(BindError, match="primary_key"):
+        session.execute(f"CREATE SINK bad AS SELECT v FROM t {_with(kafka_broker, upsert)} FORMAT UPSERT ENCODE JSON")
+    with pytest.raises(BindError, match="does not exist"):
+        session.execute(f"CREATE SINK bad FROM a {_with(kafka_broker, 'nope')} FORMAT PLAIN ENCODE JSON")
