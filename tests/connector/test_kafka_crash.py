@@ -25,14 +25,14 @@ def _count(data, sql):
 
 
 def _dedup(messages):
-    """A consumer's deduplication by the sink's headers: per partition, keep a message only if
-    its (rw_epoch, rw_seq) is above the last kept."""
-    last, kept = {}, []
+    """A consumer's deduplication by the sink's headers: a (rw_epoch, rw_seq) pair seen before
+    is a repeat."""
+    seen, kept = set(), []
     for m in messages:
         h = dict(m.headers())
-        pos = (int(h["rw_epoch"]), int(h["rw_seq"]))
-        if pos > last.get(m.partition(), (-1, -1)):
-            last[m.partition()] = pos
+        pair = (int(h["rw_epoch"]), int(h["rw_seq"]))
+        if pair not in seen:
+            seen.add(pair)
             kept.append(m)
     return kept
 
