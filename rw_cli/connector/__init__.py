@@ -111,7 +111,7 @@ def open_reader(spec: dict, columns: list[tuple[str, DataType]]):
         from rw_cli.connector.kafka import KafkaReader
 
         return KafkaReader(options, columns, spec.get("encode"), spec.get("encode_options") or {},
-                           spec.get("include"), spec.get("format"))
+                           spec.get("include"), spec.get("format"), spec.get("key_columns"))
     if name in ("posix_fs", "s3"):
         from rw_cli.connector.filesystem import FileReader
 

@@ -15,6 +15,11 @@ from rw_cli.common.types import DataType
 from rw_cli.errors import BindError
 
 
+# a column a reader may add to what it reads: each row's op (an upsert source's deletes), the
+# rows being inserts without it
+OP_COLUMN = "__op"
+
+
 class SourceReader:
     columns: list[tuple[str, DataType]]
     bounded: bool = False

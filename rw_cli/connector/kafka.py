@@ -84,11 +84,15 @@ class KafkaReader(SourceReader):
 
     def __init__(self, options: dict[str, str], columns: list[tuple[str, DataType]], encode: str | None,
                  encode_options: dict[str, str], include: list[tuple[str, str]] | None = None,
-                 fmt: str | None = None):
+                 fmt: str | None = None, key_columns: list[str] | None = None):
         self.columns = columns
         self.format = (fmt or "plain").lower()
-        if self.format != "plain":
-            raise NotSupported(f"FORMAT {self.format.upper()} in a kafka source", hint="use FORMAT PLAIN")
+        if self.format not in ("plain", "upsert"):
+            raise NotSupported(f"FORMAT {self.format.upper()} in a kafka source", hint="use FORMAT PLAIN | UPSERT")
+        self.key_columns = list(key_columns or [])
+        if self.format == "upsert" and ((encode or "json").lower() != "json" or not self.key_columns):
+            raise BindError("FORMAT UPSERT ENCODE JSON needs CREATE TABLE with a PRIMARY KEY",
+                            hint="the message key holds the primary key; a message without a value deletes")
         self.conf = client_config(options)
         self.topic = options["topic"]
         self.encode = (encode or "json").lower()
@@ -240,31 +244,62 @@ class KafkaReader(SourceReader):
 
     def _decode(self, partition: int, batch: list) -> tuple[pa.Table, np.ndarray]:
         """The batch's good messages as rows (the Kafka offset as each row's key); bad ones
-        reported as errors."""
-        from rw_cli.connector.filesystem import parse_csv_records, parse_json_records
-
+        reported as errors. UPSERT: a message without a value deletes its key's row."""
         offsets = np.fromiter((m.offset() for m in batch), dtype=np.int64, count=len(batch))
         values = [m.value() for m in batch]
-        if self.encode == "json" and (table := fast_json(values, self.payload)) is not None:
-            for name, kind in self.include.items():
-                table = table.append_column(name, _include_column(kind, batch, partition))
-            return table, offsets
+        if self.format == "upsert":
+            table, index, errors = self._upserts(values, [m.key() for m in batch])
+        else:
+            table, index, errors = self._records(values, self.payload)
+        for i in sorted(errors):
+            self.error(f"{self.topic} partition {partition} offset {offsets[i]}: {errors[i]}")
+        good = batch if len(index) == len(batch) else [batch[i] for i in index]
+        for name, kind in self.include.items():
+            table = table.append_column(name, _include_column(kind, good, partition))
+        return table, offsets[index]
+
+    def _records(self, values: list, columns) -> tuple[pa.Table, np.ndarray, dict[int, str]]:
+        """(rows of the good messages, their positions in `values`, position -> error)."""
+        from rw_cli.connector.filesystem import parse_csv_records, parse_json_records
+
+        if self.encode == "json" and (table := fast_json(values, columns)) is not None:
+            return table, np.arange(len(values)), {}
         texts = ["" if v is None else v.decode("utf-8", errors="surrogateescape") for v in values]
         if self.encode == "json":  # JSON's line breaks are whitespace: one message, one line
-            parsed = parse_json_records([t.replace("\r", " ").replace("\n", " ") for t in texts], self.payload)
+            parsed = parse_json_records([t.replace("\r", " ").replace("\n", " ") for t in texts], columns)
         else:
             import csv
 
             rows = [next(csv.reader([t.rstrip("\r\n")], delimiter=self.delimiter), []) for t in texts]
-            parsed = parse_csv_records(rows, self.payload, with_header=False)
-        for i in sorted(parsed.errors):
-            reason = "empty message" if values[i] is None else parsed.errors[i]
-            self.error(f"{self.topic} partition {partition} offset {offsets[i]}: {reason}")
-        table = parsed.table
-        good = [batch[i] for i in parsed.index]
-        for name, kind in self.include.items():
-            table = table.append_column(name, _include_column(kind, good, partition))
-        return table, offsets[parsed.index]
+            parsed = parse_csv_records(rows, columns, with_header=False)
+        errors = {i: "empty message" if values[i] is None else e for i, e in parsed.errors.items()}
+        return parsed.table, parsed.index, errors
+
+    def _upserts(self, values: list, keys: list) -> tuple[pa.Table, np.ndarray, dict[int, str]]:
+        """Rows of values (inserts, or updates of their key) and of tombstones (deletes: the
+        key's columns from the message key, a JSON object), with an op column, in order."""
+        from rw_cli.connector.base import OP_COLUMN, conform
+        from rw_cli.common.op import DELETE, INSERT
+
+        dead = np.array([v is None for v in values], dtype=bool)
+        live_at, dead_at = np.flatnonzero(~dead), np.flatnonzero(dead)
+        live, live_index, errors = self._records([values[i] for i in live_at], self.payload)
+        out = {int(live_at[i]): e for i, e in errors.items()}
+        key_cols = [(n, t) for n, t in self.payload if n in self.key_columns]
+        gone, gone_index, key_errors = self._records([keys[i] or b"" for i in dead_at], key_cols)
+        out.update({int(dead_at[i]): f"a tombstone's key: {e}" for i, e in key_errors.items()})
+        named = np.ones(gone.num_rows, dtype=bool)  # a key with a NULL column names no row
+        for col in gone.columns:
+            named &= ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        for i in np.asarray(gone_index)[~named]:
+            out[int(dead_at[i])] = "a tombstone's key lacks a primary key column"
+        gone, gone_index = gone.filter(pa.array(named)), np.asarray(gone_index)[named]
+        positions = np.concatenate([live_at[live_index], dead_at[gone_index]]).astype(np.int64)
+        table = pa.concat_tables([conform(live, self.payload), conform(gone, self.payload)])
+        ops = np.concatenate([np.full(live.num_rows, INSERT), np.full(gone.num_rows, DELETE)]).astype(np.int8)
+        order = np.argsort(positions, kind="stable")
+        table = table.take(pa.array(order)).append_column(OP_COLUMN, pa.array(ops[order]))
+        return table, positions[order], out
 
 
 def fast_json(values: list, columns: list[tuple[str, DataType]]) -> pa.Table | None:

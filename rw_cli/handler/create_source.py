@@ -22,8 +22,9 @@ def column_type(kind: exp.DataType):
     return table_column_type(kind)
 
 
-def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str], list | None]:
-    """(columns, generated column -> expression SQL, watermark)."""
+def _columns(tree: exp.Create, table: bool = False) -> tuple[list[tuple[str, object]], dict[str, str], list | None]:
+    """(columns, generated column -> expression SQL, watermark); `table`: a connector table's,
+    whose PRIMARY KEY clause CREATE TABLE reads."""
     schema = tree.this
     cols, generated, watermark = [], {}, None
     if isinstance(schema, exp.Schema):
@@ -40,6 +41,8 @@ def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str]
             elif isinstance(item, exp.WatermarkColumnConstraint):
                 watermark = [item.this.name, item.expression.sql(dialect="postgres")]
             elif isinstance(item, exp.PrimaryKey):
+                if table:
+                    continue
                 raise NotSupported("PRIMARY KEY on a source", hint="use CREATE TABLE ... WITH (connector = ...)")
             else:
                 raise NotSupported(f"{type(item).__name__} in CREATE SOURCE")
@@ -95,13 +98,30 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
     return Result("CREATE_SOURCE")
 
 
+def _primary_key(tree: exp.Create) -> list[str]:
+    """The PRIMARY KEY's columns as the CREATE TABLE declares them (inline or as a clause)."""
+    names = []
+    schema = tree.this if isinstance(tree.this, exp.Schema) else None
+    for item in schema.expressions if schema is not None else []:
+        if isinstance(item, exp.ColumnDef) and any(isinstance(c.kind, exp.PrimaryKeyColumnConstraint)
+                                                   for c in item.args.get("constraints") or []):
+            names.append(item.name)
+        elif isinstance(item, exp.PrimaryKey):
+            names += [e.name for e in item.expressions]
+    return names
+
+
 def handle_table(session, tree: exp.Create) -> Result:
     """CREATE TABLE ... WITH (connector = ...): a table, then its connector in front of it."""
     from rw_cli.connector import open_reader
     from rw_cli.handler import create_table
 
     spec = _spec(tree)
-    cols, generated, _ = _columns(tree)
+    if (spec.get("format") or "").lower() == "upsert":
+        if tree.args.get("append_only"):
+            raise BindError("a table with FORMAT UPSERT cannot be APPEND ONLY: its rows are updated and deleted")
+        spec["key_columns"] = _primary_key(tree)
+    cols, generated, _ = _columns(tree, table=True)
     if generated:
         raise NotSupported("generated columns in a table with a connector", hint="use CREATE SOURCE")
     open_reader(spec, cols).check()  # validate before anything is created

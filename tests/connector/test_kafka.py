@@ -205,3 +205,29 @@ def test_sink_at_least_once_across_crashes(tmp_path, kafka_broker, crash):
     values = sorted(json.loads(m.value())["v"] for m in _dedup(msgs))
     assert values == list(range(1, 1001))  # every row, once after deduplication
     assert (len(msgs) > 1000) == (crash == "after_produce")  # the one case sent twice
+
+
+def test_upsert_table_updates_and_deletes_by_key(session, kafka_broker):
+    topic = new_topic(kafka_broker, 2)
+    session.execute(f"CREATE TABLE u (id INT, name VARCHAR, n BIGINT, PRIMARY KEY (id)) {_with(kafka_broker, topic)} "
+                    "FORMAT UPSERT ENCODE JSON")
+    session.execute("CREATE MATERIALIZED VIEW tot AS SELECT count(*) AS c, sum(n) AS s FROM u")
+    msgs = [(1, {"id": 1, "name": "a", "n": 10}), (2, {"id": 2, "name": "b", "n": 20}),
+            (3, {"id": 3, "name": "c", "n": 30}), (1, {"id": 1, "name": "a2", "n": 11}),
+            (2, None), (4, {"id": 4, "name": "d", "n": 40}), (4, None), (4, {"id": 4, "name": "d2", "n": 41}),
+            (9, None)]  # a delete of a key never seen: nothing happens
+    keys = [json.dumps({"id": k}) for k, _ in msgs]
+    produce(kafka_broker, topic, [None if v is None else json.dumps(v) for _, v in msgs], keys=keys, partition=0)
+    produce(kafka_broker, topic, [None, "{bad"], keys=["not json", "{}"], partition=1)
+    want = [(1, "a2", 11), (3, "c", 30), (4, "d2", 41)]
+    assert drain_until(session, "SELECT * FROM u ORDER BY id", want) == want
+    assert session.execute("SELECT * FROM tot").fetchall() == [(3, 82)]  # the MV saw the retractions
+    produce(kafka_broker, topic, [None], keys=[json.dumps({"id": 3})], partition=1)
+    assert drain_until(session, "SELECT * FROM tot", [(2, 52)]) == [(2, 52)]
+    jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
+    assert "2 bad records skipped" in jobs["u"], jobs["u"]
+    with pytest.raises(BindError, match="PRIMARY KEY"):
+        session.execute(f"CREATE SOURCE x (id INT) {_with(kafka_broker, topic)} FORMAT UPSERT ENCODE JSON")
+    with pytest.raises(BindError, match="PRIMARY KEY"):
+        session.execute(f"CREATE TABLE x (id INT) {_with(kafka_broker, topic)} FORMAT UPSERT ENCODE JSON")
+    assert session.catalog.get("x") is None
