@@ -41,6 +41,9 @@ class SourceReader:
         """The offset a split seen for the first time starts at (Kafka: by scan.startup.mode)."""
         return 0
 
+    def close(self) -> None:
+        """Let go of clients and their threads (the source's job is dropped, or the session ends)."""
+
     def check(self) -> None:
         """What CREATE checks beyond the options (that a broker answers, say); nothing here."""
 

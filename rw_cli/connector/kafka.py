@@ -81,6 +81,7 @@ def check_topic(conf: dict, topic: str, timeout: float = 10.0) -> int:
 class KafkaReader(SourceReader):
     bounded = False
     discovers_splits = True  # partitions may be added; idle means every partition read to its end
+    lag_per_split = True     # SHOW JOBS shows each partition's lag
 
     def __init__(self, options: dict[str, str], columns: list[tuple[str, DataType]], encode: str | None,
                  encode_options: dict[str, str], include: list[tuple[str, str]] | None = None,
@@ -114,6 +115,15 @@ class KafkaReader(SourceReader):
         self._partitions: list[str] = []
         self._at_end: dict[int, tuple[float, float]] = {}  # partition -> (at its end since, last seen so)
         self._listed = 0.0
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+            self._assigned.clear()
+            self._paused.clear()
+            self._buffers.clear()
+            self._next.clear()
 
     def check(self) -> None:
         """CREATE's check that the broker answers and the topic exists."""
@@ -222,10 +232,10 @@ class KafkaReader(SourceReader):
         self._at_end[p] = (since, now)
         return now - since >= _SETTLE
 
-    def split_size(self, split: str) -> int:
-        """The partition's end (offsets below it exist); lag is this minus the read offset."""
-        hi = self._high(int(split))
-        return 0 if hi is None else hi
+    def split_size(self, split: str) -> int | None:
+        """The partition's end (offsets below it exist; None before its first fetch); lag is
+        this minus the read offset."""
+        return self._high(int(split))
 
     # -- reading ---------------------------------------------------------------------------
     def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):

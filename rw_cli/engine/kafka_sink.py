@@ -109,6 +109,11 @@ class KafkaWriter(SinkWriter):
             self._produce(int(stem), msgs)  # committed, perhaps not (wholly) delivered
             self.staging.delete(path)
 
+    def close(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(10)  # what was produced before, acknowledged
+            self._producer = None
+
     def _produce(self, epoch: int, msgs: pa.Table) -> None:
         """Send the epoch's messages and wait until the broker has acknowledged every one."""
         errors: list = []

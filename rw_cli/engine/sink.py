@@ -67,6 +67,9 @@ class SinkExecutor(Executor):
         if self.writer.commit(epoch):
             self.epochs_out += 1
 
+    def close(self) -> None:
+        self.writer.close()
+
 
 class SinkWriter:
     discards = False
@@ -78,6 +81,9 @@ class SinkWriter:
         return False
 
     def recover(self, committed_epoch: int) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 

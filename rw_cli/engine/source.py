@@ -156,6 +156,9 @@ class SourceExecutor(Executor):
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         return [chunk] if len(chunk) else []
 
+    def close(self) -> None:
+        self.reader.close()
+
     # -- progress ------------------------------------------------------------------------
     @property
     def exhausted(self) -> bool:
@@ -184,9 +187,27 @@ class SourceExecutor(Executor):
             t = total()
             return None if t is None or t < 0 else max(0, t - sum(self.offsets.values()))
         if getattr(self.reader, "discovers_splits", False):
-            return sum(max(0, self.reader.split_size(s) - self.offsets.get(s, 0))
-                       for s in self.reader.list_splits())
+            lags = self._lags()
+            return None if lags is None else sum(lags.values())
         return None
+
+    def _lags(self) -> dict[str, int] | None:
+        """Units not read yet per split; None while a split's size is not known (a Kafka
+        partition's end before its first fetch)."""
+        out = {}
+        for s in self.reader.list_splits():
+            size = self.reader.split_size(s)
+            if size is None:
+                return None
+            out[s] = max(0, size - self.offsets.get(s, 0))
+        return out
+
+    def split_lags(self) -> dict[str, int] | None:
+        """Per split, for readers whose splits are few and lag matters (Kafka's partitions)."""
+        if not getattr(self.reader, "lag_per_split", False):
+            return None
+        self.load_offsets()
+        return self._lags()
 
     def take_warnings(self) -> list[str]:
         w, self.warnings = self.warnings, []
