@@ -232,3 +232,20 @@ def test_upsert_table_updates_and_deletes_by_key(session, kafka_broker):
     with pytest.raises(BindError, match="PRIMARY KEY"):
         session.execute(f"CREATE TABLE x (id INT) {_with(kafka_broker, topic)} FORMAT UPSERT ENCODE JSON")
     assert session.catalog.get("x") is None
+
+
+def test_startup_timestamp(session, kafka_broker):
+    """scan.startup.timestamp.millis: each partition from its first message at or after it.
+    (Partitions added later are not tested: Tansu has no CreatePartitions.)"""
+    import time
+
+    topic = new_topic(kafka_broker, 1)
+    produce(kafka_broker, topic, [json.dumps({"id": i}) for i in range(3)])
+    time.sleep(0.05)
+    since = int(time.time() * 1000)
+    time.sleep(0.05)
+    produce(kafka_broker, topic, [json.dumps({"id": i}) for i in range(3, 6)])
+    session.execute(f"CREATE TABLE t (id INT) {_with(kafka_broker, topic, f', scan.startup.timestamp.millis = {since}')} "
+                    "FORMAT PLAIN ENCODE JSON")
+    want = [(3, 3, 5)]
+    assert drain_until(session, "SELECT count(*), min(id), max(id) FROM t", want) == want
