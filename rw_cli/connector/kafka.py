@@ -315,25 +315,33 @@ class KafkaReader(SourceReader):
 def fast_json(values: list, columns: list[tuple[str, DataType]]) -> pa.Table | None:
     """A batch of JSON messages decoded at once by Arrow's JSON reader, when every message is
     one object whose fields have the columns' types exactly (Arrow's reader is as strict as the
-    per-record decoder for numbers, strings and booleans); None otherwise, and the per-record
-    decoder then finds the bad messages."""
+    per-record decoder for numbers, strings and booleans; timestamps are read as strings and
+    cast as that decoder casts them); None otherwise, and the per-record decoder then finds
+    the bad messages."""
     import io
 
     import pyarrow.json as pajson
 
-    schema = pa.schema([pa.field(n, t.arrow()) for n, t in columns])
-    if not all(pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_string(f.type)
-               or pa.types.is_boolean(f.type) for f in schema) or any(v is None for v in values):
+    def read_as(t: pa.DataType) -> pa.DataType | None:
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_boolean(t):
+            return t
+        return pa.string() if pa.types.is_timestamp(t) and t.tz is None else None
+
+    types = [t.arrow() for _, t in columns]
+    read = [read_as(t) for t in types]
+    if any(r is None for r in read) or any(v is None for v in values):
         return None
+    schema = pa.schema([pa.field(n, r) for (n, _), r in zip(columns, read)])
     try:
         table = pajson.read_json(io.BytesIO(b"\n".join(values)), read_options=pajson.ReadOptions(use_threads=False),
                                  parse_options=pajson.ParseOptions(explicit_schema=schema, newlines_in_values=True,
                                                                    unexpected_field_behavior="ignore"))
+        if table.num_rows != len(values):  # an empty message, or one holding two objects
+            return None
+        return pa.Table.from_arrays([table.column(n).cast(t) for (n, _), t in zip(columns, types)],
+                                    names=[n for n, _ in columns])
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None
-    if table.num_rows != len(values):  # an empty message, or one holding two objects
-        return None
-    return table.select([n for n, _ in columns])
 
 
 def _include_column(kind: str, messages: list, partition: int) -> pa.Array:
