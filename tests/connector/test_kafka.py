@@ -38,8 +38,26 @@ def test_json_source_aggregate_include_and_bad_messages(session, kafka_broker):
     assert "3003 rows read" not in jobs["s"] and "3000 rows read" in jobs["s"], jobs["s"]
     assert "3 bad records skipped" in jobs["s"], jobs["s"]
     assert jobs["s"].endswith("backlog 0, lag p0:0 p1:0 p2:0"), jobs["s"]
-    produce(kafka_broker, topic, [json.dumps({"id": 5000, "grp": "g9", "v": 1})])
-    assert drain_until(session, "SELECT n FROM m WHERE grp = 'g9'", [(1,)]) == [(1,)]
+    produce(kafka_broker, topic, [json.dumps({"id": 5000 + i, "grp": "g9", "v": 1}) for i in range(2000)], partition=1)
+    lagging = _lag_seen(session, "s", "1")  # read one message per partition per tick: a lag shows
+    assert lagging is not None and 0 < lagging <= 2000, lagging
+    assert drain_until(session, "SELECT n FROM m WHERE grp = 'g9'", [(2000,)]) == [(2000,)]
+
+
+def _lag_seen(session, source, partition, seconds=20.0):
+    """Tick one row at a time until SHOW JOBS shows a lag on `partition`; that lag (None: never)."""
+    import re
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        session.tick(1)
+        session.barrier()
+        jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
+        m = re.search(rf"\bp{partition}:([\d,]+)", jobs[source])
+        if m and int(m.group(1).replace(",", "")) > 0:
+            return int(m.group(1).replace(",", ""))
+    return None
 
 
 def test_csv_table_and_latest_start(session, kafka_broker):

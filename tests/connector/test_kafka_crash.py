@@ -10,7 +10,7 @@ import time
 from .kafka_broker import consume_all, kafka_broker, new_topic, produce  # noqa: F401 - the fixture
 
 RW = [sys.executable, "-m", "rw_cli.cli"]
-MESSAGES = 150_000
+MESSAGES = 80_000
 
 
 def _rw(data, *args, timeout=300):
