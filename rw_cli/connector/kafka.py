@@ -88,12 +88,13 @@ class KafkaReader(SourceReader):
                  fmt: str | None = None, key_columns: list[str] | None = None):
         self.columns = columns
         self.format = (fmt or "plain").lower()
-        if self.format not in ("plain", "upsert"):
-            raise NotSupported(f"FORMAT {self.format.upper()} in a kafka source", hint="use FORMAT PLAIN | UPSERT")
+        if self.format not in ("plain", "upsert", "debezium"):
+            raise NotSupported(f"FORMAT {self.format.upper()} in a kafka source",
+                               hint="use FORMAT PLAIN | UPSERT | DEBEZIUM")
         self.key_columns = list(key_columns or [])
-        if self.format == "upsert" and ((encode or "json").lower() != "json" or not self.key_columns):
-            raise BindError("FORMAT UPSERT ENCODE JSON needs CREATE TABLE with a PRIMARY KEY",
-                            hint="the message key holds the primary key; a message without a value deletes")
+        if self.format != "plain" and ((encode or "json").lower() != "json" or not self.key_columns):
+            raise BindError(f"FORMAT {self.format.upper()} ENCODE JSON needs CREATE TABLE with a PRIMARY KEY",
+                            hint="its messages update and delete rows by their primary key")
         self.conf = client_config(options)
         self.topic = options["topic"]
         self.encode = (encode or "json").lower()
@@ -259,6 +260,8 @@ class KafkaReader(SourceReader):
         values = [m.value() for m in batch]
         if self.format == "upsert":
             table, index, errors = self._upserts(values, [m.key() for m in batch])
+        elif self.format == "debezium":
+            table, index, errors = self._changes(values)
         else:
             table, index, errors = self._records(values, self.payload)
         for i in sorted(errors):
@@ -285,6 +288,48 @@ class KafkaReader(SourceReader):
         errors = {i: "empty message" if values[i] is None else e for i, e in parsed.errors.items()}
         return parsed.table, parsed.index, errors
 
+    def _changes(self, values: list) -> tuple[pa.Table, np.ndarray, dict[int, str]]:
+        """Debezium change events as deletes (of `before`) and inserts (of `after`), in order:
+        create/read insert, update deletes the old row and inserts the new, delete deletes.
+        A null value (the tombstone that follows a delete, for compaction) is skipped."""
+        from rw_cli.connector.base import OP_COLUMN
+        from rw_cli.common.op import DELETE, INSERT
+
+        at = np.array([i for i, v in enumerate(values) if v is not None], dtype=np.int64)
+        events = [values[i] for i in at]
+        errors: dict[int, str] = {}
+        try:
+            parts = [read_envelopes(events, self.payload)] if events else []
+            where = [at]
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError):
+            parts, where = [], []
+            for i, v in zip(at, events):  # find the bad events (rare: a batch that holds one)
+                try:
+                    parts.append(read_envelopes([v], self.payload))
+                    where.append(np.array([i]))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError) as e:
+                    errors[int(i)] = f"not a Debezium change event of the table's columns: {e}"
+        tables, positions, ops = [], [], []
+        for (op, (before, has_before), (after, has_after)), pos in zip(parts, where):
+            op = np.asarray(op.to_numpy(zero_copy_only=False), dtype=object)
+            has_before = np.asarray(has_before.to_numpy(zero_copy_only=False), dtype=bool)
+            has_after = np.asarray(has_after.to_numpy(zero_copy_only=False), dtype=bool)
+            inserts = np.isin(op, ("c", "r", "u")) & has_after
+            deletes = np.isin(op, ("u", "d")) & has_before
+            for i in np.flatnonzero(~inserts & ~deletes):
+                errors[int(pos[i])] = f"a change event with op {op[i]!r} and no row to apply"
+            for rows, mask, kind, rank in ((before, deletes, DELETE, 0), (after, inserts, INSERT, 1)):
+                tables.append(rows.filter(pa.array(mask)))
+                positions.append(pos[mask] * 2 + rank)  # an update's delete before its insert
+                ops.append(np.full(int(mask.sum()), kind, dtype=np.int8))
+        if not tables:
+            empty = pa.schema([pa.field(n, t.arrow()) for n, t in self.payload]).empty_table()
+            return empty.append_column(OP_COLUMN, pa.array([], pa.int8())), np.zeros(0, np.int64), errors
+        order = np.argsort(np.concatenate(positions), kind="stable")
+        table = pa.concat_tables(tables).take(pa.array(order))
+        table = table.append_column(OP_COLUMN, pa.array(np.concatenate(ops)[order]))
+        return table, np.concatenate(positions)[order] // 2, errors
+
     def _upserts(self, values: list, keys: list) -> tuple[pa.Table, np.ndarray, dict[int, str]]:
         """Rows of values (inserts, or updates of their key) and of tombstones (deletes: the
         key's columns from the message key, a JSON object), with an op column, in order."""
@@ -310,6 +355,43 @@ class KafkaReader(SourceReader):
         order = np.argsort(positions, kind="stable")
         table = table.take(pa.array(order)).append_column(OP_COLUMN, pa.array(ops[order]))
         return table, positions[order], out
+
+
+def read_envelopes(values: list, columns: list[tuple[str, DataType]]) -> tuple[pa.Array, pa.Table, pa.Table]:
+    """Debezium change events (`{"before": row, "after": row, "op": ...}`, bare or inside the
+    JSON converter's `{"schema": ..., "payload": ...}`) read at once by Arrow's JSON reader:
+    (op, before rows, after rows), the rows typed as `columns`. Raises Arrow's error if any
+    message is not such an event."""
+    import io
+
+    import pyarrow.compute as pc
+    import pyarrow.json as pajson
+
+    def read_as(t: pa.DataType) -> pa.DataType:
+        plain = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_boolean(t)
+        return t if plain else pa.string()  # timestamps, decimals, ...: cast from their text
+
+    row = pa.struct([pa.field(n, read_as(t.arrow())) for n, t in columns])
+    env = [pa.field("before", row), pa.field("after", row), pa.field("op", pa.string())]
+    table = pajson.read_json(io.BytesIO(b"\n".join(values)), read_options=pajson.ReadOptions(use_threads=False),
+                             parse_options=pajson.ParseOptions(explicit_schema=pa.schema(env + [pa.field("payload", pa.struct(env))]),
+                                                               newlines_in_values=True, unexpected_field_behavior="ignore"))
+    if table.num_rows != len(values):
+        raise pa.ArrowInvalid("not one JSON object per message")
+    payload = table.column("payload").combine_chunks()
+    wrapped = payload.is_valid()
+
+    def field(name: str):
+        return pc.if_else(wrapped, pc.struct_field(payload, name), table.column(name).combine_chunks())
+
+    def rows(name: str) -> pa.Table:
+        arr = field(name)
+        return pa.Table.from_arrays([pc.struct_field(arr, n).cast(t.arrow()) for n, t in columns],
+                                    names=[n for n, _ in columns]), arr.is_valid()
+
+    before, has_before = rows("before")
+    after, has_after = rows("after")
+    return field("op"), (before, has_before), (after, has_after)
 
 
 def fast_json(values: list, columns: list[tuple[str, DataType]]) -> pa.Table | None:

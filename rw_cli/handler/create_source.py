@@ -117,9 +117,10 @@ def handle_table(session, tree: exp.Create) -> Result:
     from rw_cli.handler import create_table
 
     spec = _spec(tree)
-    if (spec.get("format") or "").lower() == "upsert":
+    if (spec.get("format") or "").lower() in ("upsert", "debezium"):
         if tree.args.get("append_only"):
-            raise BindError("a table with FORMAT UPSERT cannot be APPEND ONLY: its rows are updated and deleted")
+            raise BindError(f"a table with FORMAT {spec['format'].upper()} cannot be APPEND ONLY: "
+                            "its rows are updated and deleted")
         spec["key_columns"] = _primary_key(tree)
     cols, generated, _ = _columns(tree, table=True)
     if generated:

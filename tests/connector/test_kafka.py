@@ -267,3 +267,31 @@ def test_startup_timestamp(session, kafka_broker):
                     "FORMAT PLAIN ENCODE JSON")
     want = [(3, 3, 5)]
     assert drain_until(session, "SELECT count(*), min(id), max(id) FROM t", want) == want
+
+
+def test_debezium_table_follows_another_database(session, kafka_broker):
+    topic = new_topic(kafka_broker, 1)
+    session.execute(f"CREATE TABLE d (id INT PRIMARY KEY, name VARCHAR, at TIMESTAMP) {_with(kafka_broker, topic)} "
+                    "FORMAT DEBEZIUM ENCODE JSON")
+    session.execute("CREATE MATERIALIZED VIEW dn AS SELECT count(*) AS c, string_agg(name, ',' ORDER BY id) AS names FROM d")
+
+    def row(i, name):
+        return {"id": i, "name": name, "at": f"2024-01-0{i} 10:00:00"}
+
+    events = [{"before": None, "after": row(1, "a"), "op": "r"},
+              {"schema": {"type": "struct"}, "payload": {"before": None, "after": row(2, "b"), "op": "c"}},
+              {"before": None, "after": row(3, "c"), "op": "c"},
+              {"before": row(1, "a"), "after": row(1, "a2"), "op": "u"},
+              {"before": row(2, "b"), "after": row(5, "b"), "op": "u"},   # the key changed
+              {"before": row(3, "c"), "after": None, "op": "d"}, None,     # a delete and its tombstone
+              {"before": None, "after": row(4, "x"), "op": "q"}, "[1]"]    # bad events
+    produce(kafka_broker, topic, [e if e is None or isinstance(e, str) else json.dumps(e) for e in events])
+    want = [(1, "a2"), (5, "b")]
+    assert drain_until(session, "SELECT id, name FROM d ORDER BY id", want) == want
+    assert session.execute("SELECT at FROM d WHERE id = 5").fetchall()[0][0].hour == 10
+    assert session.execute("SELECT * FROM dn").fetchall() == [(2, "a2,b")]
+    jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
+    assert "2 bad records skipped" in jobs["d"], jobs["d"]
+    more = [{"before": row(5, "b"), "after": row(5, "bb"), "op": "u"}, {"before": None, "after": row(6, "f"), "op": "c"}]
+    produce(kafka_broker, topic, [json.dumps(e) for e in more])  # a batch of good events, read at once
+    assert drain_until(session, "SELECT * FROM dn", [(3, "a2,bb,f")]) == [(3, "a2,bb,f")]
