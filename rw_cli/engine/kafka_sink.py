@@ -13,6 +13,7 @@ message whose (rw_epoch, rw_seq) is not above the last it kept from the partitio
 FORMAT PLAIN ENCODE JSON: the row as a JSON object (key: the `primary_key` columns, if
 given). FORMAT UPSERT ENCODE JSON: key = the primary key's columns as a JSON object, value =
 the new row, or null (a tombstone) when the row is deleted; an update's old row is dropped.
+FORMAT DEBEZIUM ENCODE JSON: key as UPSERT's, value a Debezium change event.
 """
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ class KafkaWriter(SinkWriter):
     # -- encoding --------------------------------------------------------------------------
     def messages(self, rows: pa.Table) -> pa.Table:
         """(key, value) of each message of an epoch's rows, in order."""
+        if self.format == "debezium":
+            return self._change_events(rows)
         if "__op" in rows.column_names:
             ops = rows.column("__op")
             rows = rows.drop_columns(["__op"])
@@ -72,6 +75,34 @@ class KafkaWriter(SinkWriter):
         else:
             key = pa.nulls(rows.num_rows, pa.binary())
         return pa.Table.from_arrays([key, value], schema=_STAGED_SCHEMA)
+
+    def _change_events(self, rows: pa.Table) -> pa.Table:
+        """Debezium's change events: `{"before": row, "after": row, "op": "c" | "u" | "d"}`,
+        keyed by the primary key; a retraction followed by a new row of the same key is one
+        update event (a key that changes is a delete and a create)."""
+        types = {n: t for n, t in zip(self.names, self.types)}
+        if "__op" in rows.column_names:
+            ops = rows.column("__op").to_pylist()
+            rows = rows.drop_columns(["__op"])
+        else:
+            ops = ["insert"] * rows.num_rows
+        text = json_rows(rows, [types[n] for n in rows.column_names])
+        keys = json_rows(rows.select(self.key_columns), [types[n] for n in self.key_columns])
+        out_keys, out_values = [], []
+        gone = ("delete", "update_delete")
+        i = 0
+        while i < len(ops):
+            if ops[i] in gone and i + 1 < len(ops) and ops[i + 1] not in gone and keys[i] == keys[i + 1]:
+                # a row retracted and its key's new row: an update
+                before, after, op, key, i = text[i], text[i + 1], "u", keys[i], i + 2
+            elif ops[i] in gone:
+                before, after, op, key, i = text[i], "null", "d", keys[i], i + 1
+            else:
+                before, after, op, key, i = "null", text[i], "c", keys[i], i + 1
+            out_keys.append(key.encode())
+            out_values.append(f'{{"before":{before},"after":{after},"op":"{op}"}}'.encode())
+        return pa.Table.from_arrays([pa.array(out_keys, pa.binary()), pa.array(out_values, pa.binary())],
+                                    schema=_STAGED_SCHEMA)
 
     # -- the epoch's life ------------------------------------------------------------------
     def _path(self, epoch: int) -> str:

@@ -41,8 +41,8 @@ def sink_type(spec: dict, root) -> dict:
     opts = dict(spec["options"])
     given = opts.get("type", "").lower()
     fmt = (spec.get("format") or "").lower()
-    if opts["connector"] == "kafka":  # the format says it: PLAIN appends, UPSERT upserts
-        want = "upsert" if fmt == "upsert" else "append-only"
+    if opts["connector"] == "kafka":  # the format says it: PLAIN appends, UPSERT and DEBEZIUM change
+        want = "upsert" if fmt in ("upsert", "debezium") else "append-only"
         if given and given != want:
             raise BindError(f"sink type '{given}' does not match FORMAT {(fmt or 'plain').upper()}",
                             hint="FORMAT PLAIN is append-only; use FORMAT UPSERT for updates and deletes")

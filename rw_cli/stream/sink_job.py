@@ -36,8 +36,8 @@ def sink_writer(rel: RelationCatalog, types, staging=None):
 
 
 def kafka_key_columns(rel: RelationCatalog, fmt: str) -> list[str]:
-    """The message key's columns: `primary_key = 'a, b'`, else (FORMAT UPSERT) the sink's
-    stream key where the query shows it; PLAIN messages have no key unless one is named."""
+    """The message key's columns: `primary_key = 'a, b'`, else (FORMAT UPSERT | DEBEZIUM) the
+    sink's stream key where the query shows it; PLAIN messages have no key unless one is named."""
     visible = [c.name for c in rel.columns if not c.hidden]
     given = rel.connector["options"].get("primary_key")
     if given:
@@ -46,11 +46,11 @@ def kafka_key_columns(rel: RelationCatalog, fmt: str) -> list[str]:
             if n not in visible:
                 raise BindError(f'primary_key column "{n}" is not a column of the sink')
         return names
-    if fmt != "upsert":
+    if fmt == "plain":
         return []
     names = [rel.columns[i].name for i in rel.pk]
     if not names or any(n not in visible for n in names):
-        raise BindError("a kafka sink with FORMAT UPSERT needs primary_key = '<columns>'")
+        raise BindError(f"a kafka sink with FORMAT {fmt.upper()} needs primary_key = '<columns>'")
     return names
 
 
@@ -61,9 +61,9 @@ def kafka_writer(rel: RelationCatalog, types, staging):
     opts = rel.connector["options"]
     fmt = (rel.connector.get("format") or "plain").lower()
     encode = (rel.connector.get("encode") or "json").lower()
-    if fmt not in ("plain", "upsert") or encode != "json":
+    if fmt not in ("plain", "upsert", "debezium") or encode != "json":
         raise NotSupported(f"FORMAT {fmt.upper()} ENCODE {encode.upper()} in a kafka sink",
-                           hint="use FORMAT PLAIN | UPSERT ENCODE JSON")
+                           hint="use FORMAT PLAIN | UPSERT | DEBEZIUM ENCODE JSON")
     conf = client_config(opts)
     visible = [(c.name, t) for c, t in zip(rel.columns, types) if not c.hidden]
     return KafkaWriter(conf, opts["topic"], fmt, [n for n, _ in visible], [t for _, t in visible],
