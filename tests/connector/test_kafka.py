@@ -38,10 +38,23 @@ def test_json_source_aggregate_include_and_bad_messages(session, kafka_broker):
     assert "3003 rows read" not in jobs["s"] and "3000 rows read" in jobs["s"], jobs["s"]
     assert "3 bad records skipped" in jobs["s"], jobs["s"]
     assert jobs["s"].endswith("backlog 0, lag p0:0 p1:0 p2:0"), jobs["s"]
+    assert "lag p0:0 p1:0 p2:0" in _shell_jobs(session)
     produce(kafka_broker, topic, [json.dumps({"id": 5000 + i, "grp": "g9", "v": 1}) for i in range(2000)], partition=1)
     lagging = _lag_seen(session, "s", "1")  # read one message per partition per tick: a lag shows
     assert lagging is not None and 0 < lagging <= 2000, lagging
     assert drain_until(session, "SELECT n FROM m WHERE grp = 'g9'", [(2000,)]) == [(2000,)]
+
+
+def _shell_jobs(session) -> str:
+    """What the shell's \\jobs prints."""
+    import io
+
+    from rw_cli.config import Config
+    from rw_cli.shell.repl import Shell
+
+    out = io.StringIO()
+    Shell(session, Config(pager=""), out, io.StringIO()).handle("\\jobs")
+    return out.getvalue()
 
 
 def _lag_seen(session, source, partition, seconds=20.0):
