@@ -112,6 +112,7 @@ class KafkaReader(SourceReader):
         self._assigned: set[int] = set()
         self._paused: set[int] = set()
         self._next: dict[int, int] = {}      # partition -> offset of the next message its buffer takes
+        self._position: dict[int, int] = {}  # partition -> the offset its next read starts at
         self._buffers: dict[int, list] = {}  # partition -> messages fetched, not yet read
         self._partitions: list[str] = []
         self._at_end: dict[int, tuple[float, float]] = {}  # partition -> (at its end since, last seen so)
@@ -125,6 +126,7 @@ class KafkaReader(SourceReader):
             self._paused.clear()
             self._buffers.clear()
             self._next.clear()
+            self._position.clear()
 
     def check(self) -> None:
         """CREATE's check that the broker answers and the topic exists."""
@@ -153,6 +155,7 @@ class KafkaReader(SourceReader):
         self._paused.discard(partition)
         self._buffers[partition] = []
         self._next[partition] = offset
+        self._position[partition] = offset
 
     def _pump(self, timeout: float = 0.0) -> None:
         """Move what librdkafka has fetched into the partitions' buffers."""
@@ -241,17 +244,17 @@ class KafkaReader(SourceReader):
     # -- reading ---------------------------------------------------------------------------
     def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         p = int(split)
-        buf = self._buffers.get(p)
-        expected = buf[0].offset() if buf else self._next.get(p)
-        if p not in self._assigned or expected != offset:
-            self._seek(p, offset)
+        if p not in self._assigned or self._position.get(p) != offset:
+            self._seek(p, offset)  # the first read, or the executor starts over elsewhere
         self._pump()
         buf = self._buffers[p]
         if not buf:
             return None, None, offset
         batch, self._buffers[p] = buf[:max_rows], buf[max_rows:]
         table, keys = self._decode(p, batch)
-        return table, keys, batch[-1].offset() + 1
+        # the next offset follows the last message read (offsets may skip: compacted topics)
+        self._position[p] = batch[-1].offset() + 1
+        return table, keys, self._position[p]
 
     def _decode(self, partition: int, batch: list) -> tuple[pa.Table, np.ndarray]:
         """The batch's good messages as rows (the Kafka offset as each row's key); bad ones
