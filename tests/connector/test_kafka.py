@@ -169,6 +169,16 @@ def test_sink_round_trip_plain_and_upsert(session, kafka_broker):
         session.execute(f"CREATE SINK bad AS SELECT v FROM t {_with(kafka_broker, upsert)} FORMAT UPSERT ENCODE JSON")
     with pytest.raises(BindError, match="does not exist"):
         session.execute(f"CREATE SINK bad FROM a {_with(kafka_broker, 'nope')} FORMAT PLAIN ENCODE JSON")
+    with pytest.raises(BindError, match="not a column"):
+        unknown = _with(kafka_broker, upsert, ", primary_key = 'zz'")
+        session.execute(f"CREATE SINK bad FROM m {unknown} FORMAT UPSERT ENCODE JSON")
+    forced = new_topic(kafka_broker, 1)  # retractions dropped, an update's new row kept
+    force = _with(kafka_broker, forced, ", force_append_only = 'true'")
+    session.execute(f"CREATE SINK f FROM t {force} FORMAT PLAIN ENCODE JSON")
+    session.execute("UPDATE t SET v = 'new' WHERE k = 1; DELETE FROM t WHERE k = 2; FLUSH")
+    rows = [json.loads(m.value()) for m in _messages(kafka_broker, forced)]
+    assert len(rows) == session.execute("SELECT count(*) FROM t").fetchall()[0][0] + 2  # + k=1 anew, k=2 kept
+    assert [r["v"] for r in rows if r["k"] == 1] == ["v1", "new"]
 
 
 def _dies_mid_flush(data, crash):
