@@ -216,7 +216,10 @@ class KafkaReader(SourceReader):
         deadline = time.monotonic() + timeout
         while (hi := self._high(partition)) is None:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"no fetch response for {self.topic} partition {partition}")
+                from rw_cli.errors import ExecutionError
+
+                raise ExecutionError(f"kafka: no fetch response for topic {self.topic} partition {partition} in "
+                                     f"{timeout:g} s", hint="is the broker up?")
             self._pump(0.05)
         return hi
 
