@@ -311,6 +311,8 @@ class Session:
                         self.store.sync()  # every epoch handed to the uploader is durable
                         self._deliver_committed()
             finally:
+                if self._runtime is not None:  # connectors let go of their clients
+                    self._runtime.close()
                 self.store.close()
         finally:
             self.closed = True

@@ -11,7 +11,7 @@ from sqlglot import exp
 from rw_cli.common.types import DataType
 from rw_cli.errors import BindError, NotSupported
 
-SOURCE_CONNECTORS = ("datagen", "nexmark", "posix_fs", "s3")
+SOURCE_CONNECTORS = ("datagen", "kafka", "nexmark", "posix_fs", "s3")
 SINK_CONNECTORS = ("blackhole", "file", "fs")
 
 
@@ -58,7 +58,33 @@ def connector_spec(tree: exp.Create) -> dict:
     if "connector" not in spec["options"]:
         return {}
     spec["options"]["connector"] = spec["options"]["connector"].lower()
+    if tree.args.get("include"):
+        spec["include"] = include_columns(spec, tree.args["include"])
     return spec
+
+
+def include_columns(spec: dict, clauses: list[list[str]]) -> list[list[str]]:
+    """INCLUDE clauses as [[kind, column name], ...] (RisingWave's default names), for the
+    connectors whose messages carry such metadata."""
+    if spec["options"]["connector"] != "kafka":
+        raise NotSupported(f"INCLUDE with the {spec['options']['connector']} connector", hint="only kafka has it")
+    from rw_cli.connector.kafka import INCLUDE_COLUMNS
+
+    out = []
+    for kind, alias in clauses:
+        name = alias or INCLUDE_COLUMNS[kind][0]
+        if any(k == kind or n == name for k, n in out):
+            raise BindError(f"INCLUDE {kind} specified more than once" if any(k == kind for k, _ in out)
+                            else f'column "{name}" specified more than once')
+        out.append([kind, name])
+    return out
+
+
+def include_types(spec: dict) -> list[tuple[str, DataType]]:
+    """The columns INCLUDE adds, with their types."""
+    from rw_cli.connector.kafka import INCLUDE_COLUMNS
+
+    return [(name, DataType.from_sql(INCLUDE_COLUMNS[kind][1])) for kind, name in spec.get("include") or []]
 
 
 def default_columns(spec: dict) -> list[tuple[str, DataType]] | None:
@@ -81,6 +107,11 @@ def open_reader(spec: dict, columns: list[tuple[str, DataType]]):
         from rw_cli.connector.datagen import DatagenReader
 
         return DatagenReader(options, columns)
+    if name == "kafka":
+        from rw_cli.connector.kafka import KafkaReader
+
+        return KafkaReader(options, columns, spec.get("encode"), spec.get("encode_options") or {},
+                           spec.get("include"), spec.get("format"), spec.get("key_columns"))
     if name in ("posix_fs", "s3"):
         from rw_cli.connector.filesystem import FileReader
 

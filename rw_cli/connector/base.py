@@ -15,6 +15,11 @@ from rw_cli.common.types import DataType
 from rw_cli.errors import BindError
 
 
+# a column a reader may add to what it reads: each row's op (an upsert source's deletes), the
+# rows being inserts without it
+OP_COLUMN = "__op"
+
+
 class SourceReader:
     columns: list[tuple[str, DataType]]
     bounded: bool = False
@@ -31,6 +36,16 @@ class SourceReader:
 
     def exhausted(self, split: str, offset: int) -> bool:
         return False
+
+    def start_offset(self, split: str) -> int:
+        """The offset a split seen for the first time starts at (Kafka: by scan.startup.mode)."""
+        return 0
+
+    def close(self) -> None:
+        """Let go of clients and their threads (the source's job is dropped, or the session ends)."""
+
+    def check(self) -> None:
+        """What CREATE checks beyond the options (that a broker answers, say); nothing here."""
 
     # errors seen while reading (bad records skipped); the executor reports and counts them
     def take_errors(self) -> list[str]:

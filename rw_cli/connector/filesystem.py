@@ -26,7 +26,7 @@ from rw_cli.errors import BindError
 ENCODES = ("json", "csv", "parquet")
 
 
-class _Parsed:
+class Parsed:
     def __init__(self, table: pa.Table, index: np.ndarray, total: int, errors: dict[int, str]):
         self.table = table      # good records
         self.index = index      # record number of each good record
@@ -59,7 +59,7 @@ class FileReader(SourceReader):
                 raise BindError("the s3 connector needs s3.bucket_name")
             self._open = lambda: s3_store(options)
         self._store = None
-        self._cache: dict[str, _Parsed] = {}
+        self._cache: dict[str, Parsed] = {}
 
     @property
     def store(self):
@@ -97,69 +97,80 @@ class FileReader(SourceReader):
         return p.table.slice(lo, hi - lo), p.index[lo:hi], end
 
     # -- parsing ---------------------------------------------------------------------------
-    def _parse(self, split: str) -> _Parsed:
+    def _parse(self, split: str) -> Parsed:
         p = self._cache.get(split)
         if p is None:
             data = self.store.get(split)
             p = self._cache[split] = getattr(self, f"_parse_{self.encode}")(data)
         return p
 
-    def _parse_parquet(self, data: bytes) -> _Parsed:
+    def _parse_parquet(self, data: bytes) -> Parsed:
         import pyarrow.parquet as pq
 
         try:
             t = pq.read_table(io.BytesIO(data))
             t = conform(t, self.columns)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
-            return _Parsed(_empty(self.columns), np.zeros(0, np.int64), 1, {0: f"unreadable parquet file: {e}"})
-        return _Parsed(t, np.arange(t.num_rows, dtype=np.int64), t.num_rows, {})
+            return Parsed(_empty(self.columns), np.zeros(0, np.int64), 1, {0: f"unreadable parquet file: {e}"})
+        return Parsed(t, np.arange(t.num_rows, dtype=np.int64), t.num_rows, {})
 
-    def _parse_json(self, data: bytes) -> _Parsed:
-        lines = data.decode("utf-8", errors="surrogateescape").splitlines()
-        records, index, errors = [], [], {}
-        for i, line in enumerate(lines):
-            if not line.strip():
-                errors[i] = "empty line"
-                continue
-            if _BAD_UTF8.search(line):
-                errors[i] = _bad_utf8_message(line)
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as e:
-                errors[i] = f"invalid JSON: {e}"
-                continue
-            if not isinstance(obj, dict):
-                errors[i] = "a JSON record must be an object"
-                continue
-            records.append([obj.get(n) for n, _ in self.columns])
-            index.append(i)
-        return _typed(records, np.array(index, dtype=np.int64), len(lines), errors, self.columns, text=False)
+    def _parse_json(self, data: bytes) -> Parsed:
+        return parse_json_records(data.decode("utf-8", errors="surrogateescape").splitlines(), self.columns)
 
-    def _parse_csv(self, data: bytes) -> _Parsed:
+    def _parse_csv(self, data: bytes) -> Parsed:
         text = data.decode("utf-8", errors="surrogateescape")
-        rows = list(csv.reader(io.StringIO(text), delimiter=self.delimiter))
-        first = 0
-        order = list(range(len(self.columns)))
-        width = len(self.columns)  # the fields every record has: the columns, or the header's
-        if self.with_header and rows:
-            header = [h.strip() for h in rows[0]]
-            order = [header.index(n) if n in header else -1 for n, _ in self.columns]
-            width = len(header)
-            first = 1
-        records, index, errors = [], [], {}
-        for i in range(first, len(rows)):
-            r = rows[i]
-            if len(r) != width:  # a missing or an extra field: the record is not what it seems
-                errors[i - first] = f"expected {width} fields, got {len(r)}"
-                continue
-            bad = next((f for f in r if _BAD_UTF8.search(f)), None)
-            if bad is not None:
-                errors[i - first] = _bad_utf8_message(bad)
-                continue
-            records.append([(r[j] if r[j] != "" else None) if j >= 0 else None for j in order])
-            index.append(i - first)
-        return _typed(records, np.array(index, dtype=np.int64), len(rows) - first, errors, self.columns, text=True)
+        return parse_csv_records(list(csv.reader(io.StringIO(text), delimiter=self.delimiter)), self.columns,
+                                 self.with_header)
+
+
+def parse_json_records(lines: list[str], columns: list[tuple[str, DataType]]) -> Parsed:
+    """One JSON object per line (a file's lines, a Kafka batch's messages) as typed columns;
+    a line that is not an object of the columns' types is an error, never the batch's end."""
+    records, index, errors = [], [], {}
+    for i, line in enumerate(lines):
+        if not line.strip():
+            errors[i] = "empty line"
+            continue
+        if _BAD_UTF8.search(line):
+            errors[i] = _bad_utf8_message(line)
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            errors[i] = f"invalid JSON: {e}"
+            continue
+        if not isinstance(obj, dict):
+            errors[i] = "a JSON record must be an object"
+            continue
+        records.append([obj.get(n) for n, _ in columns])
+        index.append(i)
+    return _typed(records, np.array(index, dtype=np.int64), len(lines), errors, columns, text=False)
+
+
+def parse_csv_records(rows: list[list[str]], columns: list[tuple[str, DataType]], with_header: bool) -> Parsed:
+    """CSV records (split into fields) as typed columns, matched to the columns by a header
+    row's names if `with_header`, else by position; a record of the wrong width is an error."""
+    first = 0
+    order = list(range(len(columns)))
+    width = len(columns)  # the fields every record has: the columns, or the header's
+    if with_header and rows:
+        header = [h.strip() for h in rows[0]]
+        order = [header.index(n) if n in header else -1 for n, _ in columns]
+        width = len(header)
+        first = 1
+    records, index, errors = [], [], {}
+    for i in range(first, len(rows)):
+        r = rows[i]
+        if len(r) != width:  # a missing or an extra field: the record is not what it seems
+            errors[i - first] = f"expected {width} fields, got {len(r)}"
+            continue
+        bad = next((f for f in r if _BAD_UTF8.search(f)), None)
+        if bad is not None:
+            errors[i - first] = _bad_utf8_message(bad)
+            continue
+        records.append([(r[j] if r[j] != "" else None) if j >= 0 else None for j in order])
+        index.append(i - first)
+    return _typed(records, np.array(index, dtype=np.int64), len(rows) - first, errors, columns, text=True)
 
 
 # bytes that are not UTF-8, as decoding with surrogateescape leaves them
@@ -219,4 +230,4 @@ def _typed(records: list[list], index: np.ndarray, total: int, errors: dict[int,
         keep = [r for r, g in zip(records, good) if g]
         return _typed(keep, index[good], total, errors, columns, text)
     table = pa.Table.from_arrays(arrays, names=[n for n, _ in columns]) if records else _empty(columns)
-    return _Parsed(table, index, total, errors)
+    return Parsed(table, index, total, errors)

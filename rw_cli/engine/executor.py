@@ -26,6 +26,10 @@ class Executor:
     def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
         return []
 
+    def close(self) -> None:
+        """Release what the executor holds outside the process's memory (a connector's client
+        and its threads) when its job is dropped or the session closes."""
+
     def conform(self, chunk: StreamChunk) -> StreamChunk:
         """Cast a chunk to this executor's output schema (DuckDB may widen types)."""
         if chunk.data.schema.equals(self.schema):

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
-from rw_cli.engine.chunk import INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, to_schema
+from rw_cli.engine.chunk import DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, to_schema
 from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
 
@@ -31,6 +31,8 @@ class MaterializeExecutor(Executor):
         chunk = self.conform(chunk)
         if self.conflict and chunk.is_insert().all():
             chunk = self._resolve_conflicts(chunk)
+        elif self.conflict and np.isin(chunk.ops, (INSERT, DELETE)).all():
+            chunk = self._resolve_upserts(chunk)
         if len(chunk):
             self.table.write_chunk(to_schema(chunk.data, self.table.schema), chunk.ops)
         return [chunk] if len(chunk) else []
@@ -39,13 +41,36 @@ class MaterializeExecutor(Executor):
         self.table.commit(epoch.prev)
         return []
 
-    def _resolve_conflicts(self, chunk: StreamChunk) -> StreamChunk:
-        """Keep the last insert per key; turn inserts over existing keys into update pairs."""
-        data = chunk.data
+    def _last_per_key(self, data: pa.Table) -> np.ndarray:
+        """The position of each key's last row in `data`, in order."""
         keys = ", ".join(f"_{k}" for k in self.stream_key)
         pos = data.append_column("__pos", pa.array(np.arange(data.num_rows)))
         last = duck.query(f"SELECT max(__pos) AS p FROM t GROUP BY {keys} ORDER BY p", {"t": pos})
-        data = data.take(last.column("p"))
+        return last.column("p").to_numpy()
+
+    def _resolve_upserts(self, chunk: StreamChunk) -> StreamChunk:
+        """Inserts and deletes by key (an upsert stream, whose deletes may carry only the key):
+        each key's last change wins; a delete retracts the stored row, if there is one."""
+        last = self._last_per_key(chunk.data)
+        data, ops = chunk.data.take(pa.array(last)), chunk.ops[last]
+        dels = ops == DELETE
+        out = []
+        if dels.any():
+            gone = data.filter(pa.array(dels))
+            old, found = self.table.get_rows([gone.column(k) for k in self.stream_key])
+            old = pa.Table.from_batches([old]) if isinstance(old, pa.RecordBatch) else old
+            old = old.rename_columns(data.column_names).cast(data.schema).filter(pa.array(found))
+            out.append(StreamChunk(old, np.full(old.num_rows, DELETE, dtype=np.int8)))
+        if not dels.all():
+            kept = data.filter(pa.array(~dels))
+            out.append(self._resolve_conflicts(StreamChunk(kept, np.full(kept.num_rows, INSERT, dtype=np.int8))))
+        if len(out) == 1:
+            return out[0]
+        return StreamChunk(pa.concat_tables([c.data for c in out]), np.concatenate([c.ops for c in out]))
+
+    def _resolve_conflicts(self, chunk: StreamChunk) -> StreamChunk:
+        """Keep the last insert per key; turn inserts over existing keys into update pairs."""
+        data = chunk.data.take(pa.array(self._last_per_key(chunk.data)))
         old, found = self.table.get_rows([data.column(k) for k in self.stream_key])
         if not found.any():
             return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))

@@ -77,11 +77,19 @@ class EmbeddedRuntime:
 
     def drop_job(self, relation_id: int) -> None:
         job = self.jobs.pop(relation_id)
+        for node in job.nodes:
+            node.executor.close()
         for upstream, node in job.scans:
             subs = self.subscribers.get(upstream, [])
             if node in subs:
                 subs.remove(node)
         self.subscribers.pop(relation_id, None)
+
+    def close(self) -> None:
+        """The session closes: every executor lets go of its clients (the jobs stay defined)."""
+        for job in self.jobs.values():
+            for node in job.nodes:
+                node.executor.close()
 
     def push(self, relation_id: int, chunk: StreamChunk) -> None:
         """A table's DML: the chunk enters the table's job at its first node."""

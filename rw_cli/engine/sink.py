@@ -67,6 +67,9 @@ class SinkExecutor(Executor):
         if self.writer.commit(epoch):
             self.epochs_out += 1
 
+    def close(self) -> None:
+        self.writer.close()
+
 
 class SinkWriter:
     discards = False
@@ -78,6 +81,9 @@ class SinkWriter:
         return False
 
     def recover(self, committed_epoch: int) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 
@@ -139,9 +145,14 @@ class FileWriter(SinkWriter):
             buf = io.BytesIO()
             pacsv.write_csv(_as_text(rows, self.types), buf)
             return buf.getvalue()
-        text = _as_text(rows, self.types, keep_numbers=True)
-        lines = [json.dumps(r, separators=(",", ":"), default=str) for r in text.to_pylist()]
-        return ("\n".join(lines) + "\n").encode()
+        return ("\n".join(json_rows(rows, self.types)) + "\n").encode()
+
+
+def json_rows(rows: pa.Table, types: list[DataType]) -> list[str]:
+    """Each row as a JSON object (numbers and booleans as JSON's, the rest as PostgreSQL
+    prints it), as the JSON file sink writes lines and the Kafka sink messages."""
+    text = _as_text(rows, types, keep_numbers=True)
+    return [json.dumps(r, separators=(",", ":"), default=str) for r in text.to_pylist()]
 
 
 def _as_text(rows: pa.Table, types: list[DataType], keep_numbers: bool = False) -> pa.Table:

@@ -4,8 +4,8 @@ It reads its connector's splits when the session ticks it (`poll`), and on every
 writes the offsets of the splits it advanced to its state table, so offsets commit in the
 same version as every executor's state: after a crash the source resumes exactly at the
 committed offsets — nothing lost, nothing read twice. Chunks of a table's DML pass through.
-A source's stream is insert-only; each row gets a hidden `_row_id` made of the split's
-ordinal and the row's key within the split.
+A source's stream is insert-only (an upsert connector table's also deletes by key); each
+row gets a hidden `_row_id` made of the split's ordinal and the row's key within the split.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from rw_cli.common.types import DataType
-from rw_cli.connector.base import SourceReader, conform
+from rw_cli.connector.base import OP_COLUMN, SourceReader, conform
 from rw_cli.engine.chunk import StreamChunk, positional
 from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
@@ -111,7 +111,7 @@ class SourceExecutor(Executor):
             return out
         for split in self.reader.list_splits():
             if split not in self.offsets:
-                self.offsets[split] = 0
+                self.offsets[split] = self.reader.start_offset(split)
                 self.ordinals[split] = len(self.ordinals)
                 self.dirty.add(split)
             offset = self.offsets[split]
@@ -139,6 +139,10 @@ class SourceExecutor(Executor):
         return i + 1 if self.row_id_index is not None and self.row_id_index <= i else i
 
     def _chunk(self, table: pa.Table, keys: np.ndarray, ordinal: int) -> StreamChunk:
+        if OP_COLUMN in table.column_names:  # an upsert source: inserts and deletes by key
+            ops = table.column(OP_COLUMN).to_numpy().astype(np.int8)
+        else:
+            ops = np.zeros(table.num_rows, dtype=np.int8)
         data = conform(table, self.reader.columns)
         if self.generated:
             values = evaluate([e for _, e in self.generated], positional(data))
@@ -147,10 +151,13 @@ class SourceExecutor(Executor):
         if self.row_id_index is not None:
             ids = ROW_ID_BASE | (ordinal << ORDINAL_SHIFT) | np.asarray(keys, dtype=np.int64)
             data = data.add_column(self.row_id_index, "_row_id", pa.array(ids, pa.int64()))
-        return StreamChunk(positional(data), np.zeros(data.num_rows, dtype=np.int8))
+        return StreamChunk(positional(data), ops)
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         return [chunk] if len(chunk) else []
+
+    def close(self) -> None:
+        self.reader.close()
 
     # -- progress ------------------------------------------------------------------------
     @property
@@ -180,9 +187,27 @@ class SourceExecutor(Executor):
             t = total()
             return None if t is None or t < 0 else max(0, t - sum(self.offsets.values()))
         if getattr(self.reader, "discovers_splits", False):
-            return sum(max(0, self.reader.split_size(s) - self.offsets.get(s, 0))
-                       for s in self.reader.list_splits())
+            lags = self._lags()
+            return None if lags is None else sum(lags.values())
         return None
+
+    def _lags(self) -> dict[str, int] | None:
+        """Units not read yet per split; None while a split's size is not known (a Kafka
+        partition's end before its first fetch)."""
+        out = {}
+        for s in self.reader.list_splits():
+            size = self.reader.split_size(s)
+            if size is None:
+                return None
+            out[s] = max(0, size - self.offsets.get(s, 0))
+        return out
+
+    def split_lags(self) -> dict[str, int] | None:
+        """Per split, for readers whose splits are few and lag matters (Kafka's partitions)."""
+        if not getattr(self.reader, "lag_per_split", False):
+            return None
+        self.load_offsets()
+        return self._lags()
 
     def take_warnings(self) -> list[str]:
         w, self.warnings = self.warnings, []

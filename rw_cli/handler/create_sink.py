@@ -40,6 +40,14 @@ def sink_type(spec: dict, root) -> dict:
 
     opts = dict(spec["options"])
     given = opts.get("type", "").lower()
+    fmt = (spec.get("format") or "").lower()
+    if opts["connector"] == "kafka":  # the format says it: PLAIN appends, UPSERT and DEBEZIUM change
+        want = "upsert" if fmt in ("upsert", "debezium") else "append-only"
+        if given and given != want:
+            raise BindError(f"sink type '{given}' does not match FORMAT {(fmt or 'plain').upper()}",
+                            hint="FORMAT PLAIN is append-only; use FORMAT UPSERT for updates and deletes")
+        given = want
+        opts["type"] = want
     if given not in ("", "append-only", "upsert"):
         raise BindError(f"sink type must be 'append-only' or 'upsert', not '{opts['type']}'")
     inserts_only = append_only(root.inputs[0])
@@ -67,6 +75,10 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         raise BindError("a sink needs WITH (connector = '...')")
     root, upstreams = plan(session, tree)
     spec = sink_type(spec, root)
+    if spec["options"]["connector"] == "kafka":
+        from rw_cli.connector.kafka import check_topic, client_config
+
+        check_topic(client_config(spec["options"]), spec["options"]["topic"])
     if session.dirty:
         session.barrier()
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]

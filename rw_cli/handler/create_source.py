@@ -22,8 +22,9 @@ def column_type(kind: exp.DataType):
     return table_column_type(kind)
 
 
-def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str], list | None]:
-    """(columns, generated column -> expression SQL, watermark)."""
+def _columns(tree: exp.Create, table: bool = False) -> tuple[list[tuple[str, object]], dict[str, str], list | None]:
+    """(columns, generated column -> expression SQL, watermark); `table`: a connector table's,
+    whose PRIMARY KEY clause CREATE TABLE reads."""
     schema = tree.this
     cols, generated, watermark = [], {}, None
     if isinstance(schema, exp.Schema):
@@ -40,6 +41,8 @@ def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str]
             elif isinstance(item, exp.WatermarkColumnConstraint):
                 watermark = [item.this.name, item.expression.sql(dialect="postgres")]
             elif isinstance(item, exp.PrimaryKey):
+                if table:
+                    continue
                 raise NotSupported("PRIMARY KEY on a source", hint="use CREATE TABLE ... WITH (connector = ...)")
             else:
                 raise NotSupported(f"{type(item).__name__} in CREATE SOURCE")
@@ -47,11 +50,19 @@ def _columns(tree: exp.Create) -> tuple[list[tuple[str, object]], dict[str, str]
 
 
 def _spec(tree: exp.Create) -> dict:
-    from rw_cli.connector import connector_spec
+    """The connector's spec; the columns INCLUDE names are added to the statement's column list."""
+    from rw_cli.connector import connector_spec, include_types
 
     spec = connector_spec(tree)
     if not spec:
         raise BindError("a source needs WITH (connector = '...')")
+    extra = include_types(spec)
+    if extra:
+        schema = tree.this if isinstance(tree.this, exp.Schema) else exp.Schema(this=tree.this, expressions=[])
+        for name, t in extra:
+            schema.append("expressions", exp.ColumnDef(this=exp.to_identifier(name, quoted=True),
+                                                       kind=exp.DataType.build(t.name, dialect="postgres")))
+        tree.set("this", schema)
     return spec
 
 
@@ -71,7 +82,7 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
         raise BindError("a source needs a column list")
     if generated:
         spec["generated"] = generated
-    open_reader(spec, [c for c in cols if c[0] not in generated])  # validates the options
+    open_reader(spec, [c for c in cols if c[0] not in generated]).check()  # validates the options
     columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
                           definition=sql, append_only=True, connector=spec, watermark=watermark,
@@ -87,16 +98,34 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
     return Result("CREATE_SOURCE")
 
 
+def _primary_key(tree: exp.Create) -> list[str]:
+    """The PRIMARY KEY's columns as the CREATE TABLE declares them (inline or as a clause)."""
+    names = []
+    schema = tree.this if isinstance(tree.this, exp.Schema) else None
+    for item in schema.expressions if schema is not None else []:
+        if isinstance(item, exp.ColumnDef) and any(isinstance(c.kind, exp.PrimaryKeyColumnConstraint)
+                                                   for c in item.args.get("constraints") or []):
+            names.append(item.name)
+        elif isinstance(item, exp.PrimaryKey):
+            names += [e.name for e in item.expressions]
+    return names
+
+
 def handle_table(session, tree: exp.Create) -> Result:
     """CREATE TABLE ... WITH (connector = ...): a table, then its connector in front of it."""
     from rw_cli.connector import open_reader
     from rw_cli.handler import create_table
 
     spec = _spec(tree)
-    cols, generated, _ = _columns(tree)
+    if (spec.get("format") or "").lower() in ("upsert", "debezium"):
+        if tree.args.get("append_only"):
+            raise BindError(f"a table with FORMAT {spec['format'].upper()} cannot be APPEND ONLY: "
+                            "its rows are updated and deleted")
+        spec["key_columns"] = _primary_key(tree)
+    cols, generated, _ = _columns(tree, table=True)
     if generated:
         raise NotSupported("generated columns in a table with a connector", hint="use CREATE SOURCE")
-    open_reader(spec, cols)  # validate before anything is created
+    open_reader(spec, cols).check()  # validate before anything is created
     result = create_table.handle(session, tree)
     name = tree.this.this.name
     rel = session.catalog.get(name)

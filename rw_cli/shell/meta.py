@@ -144,10 +144,23 @@ def _timing(shell, args, plus):
 _JOB_KINDS = ("materialized view", "index", "sink", "source")
 
 
+def _job_status(shell) -> dict[str, str]:
+    """Each job's progress as SHOW JOBS reports it (rows read, backlog, a Kafka source's lag
+    per partition, rows delivered); empty where it cannot say (a read-only session)."""
+    from rw_cli.errors import RwError
+
+    try:
+        return {str(r[0]): r[3] for r in shell.session.execute("SHOW JOBS").fetchall()}
+    except RwError:
+        return {}
+
+
 @meta_command("\\jobs", help="list the streaming jobs (materialized views, indexes, sinks, sources)")
 def _jobs(shell, args, plus):
     jobs = [r for r in shell.relations() if r.kind in _JOB_KINDS]
-    rows = [[str(r.id), r.name, r.kind, "running", " ".join(r.definition.split())] for r in jobs]
+    status = _job_status(shell)
+    rows = [[str(r.id), r.name, r.kind, status.get(str(r.id), "running"), " ".join(r.definition.split())]
+            for r in jobs]
     shell.print(render_table(["Id", "Name", "Kind", "Status", "Definition"], rows, title="Stream jobs"))
 
 

@@ -167,6 +167,23 @@ _SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 
 
+_INCLUDE = re.compile(r'\binclude\s+(key|partition|offset|timestamp)\b(?:\s+as\s+("[^"]+"|[a-z_][a-z0-9_$]*))?',
+                      re.IGNORECASE)
+
+
+def _include_clauses(text: str) -> tuple[str, list[list[str]]]:
+    """RisingWave's `INCLUDE key | partition | offset | timestamp [AS name]` clauses of a
+    connector's CREATE TABLE / SOURCE, blanked out of the text: [[kind, name or None], ...]
+    (an unquoted name folds to lower case, a quoted one is kept as written)."""
+    out = []
+    for m in _INCLUDE.finditer(text):
+        alias = m.group(2)
+        if alias is not None:
+            alias = alias[1:-1] if alias.startswith('"') else alias.lower()
+        out.append([m.group(1).lower(), alias])
+    return _INCLUDE.sub(lambda m: " " * (m.end() - m.start()), text), out
+
+
 def _table_clauses(text: str) -> tuple[str, dict]:
     """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
     (the text keeps its length where it can, so error positions stay right)."""
@@ -182,7 +199,11 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         if m:
             flags["append_only"] = True
             text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
-    elif head.startswith("create materialized view"):
+    if head.startswith(("create table", "create source")):
+        text, includes = _include_clauses(text)
+        if includes:
+            flags["include"] = includes
+    if head.startswith("create materialized view"):
         m = _EOWC.search(text)
         if m:
             flags["emit_on_window_close"] = True

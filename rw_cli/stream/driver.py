@@ -52,7 +52,7 @@ class Status:
         self.last_time = time.monotonic()
 
     def render(self, session) -> str:
-        from rw_cli.stream.progress import job_progress
+        from rw_cli.stream.progress import format_lags, job_progress
 
         now = time.monotonic()
         dt = max(now - self.last_time, 1e-6)
@@ -64,6 +64,8 @@ class Status:
                 state = "done" if j.get("exhausted") else f"{rate:,.0f} rows/s"
                 if not j.get("exhausted") and j.get("backlog") is not None:
                     state += f", backlog {j['backlog']:,}"
+                if j.get("lags"):
+                    state += ", lag " + format_lags(j["lags"])
                 parts.append(f"{j['name']}: {j['rows']:,} rows ({state})")
         self.last_time = now
         return " | ".join(parts)

@@ -29,9 +29,17 @@ def job_progress(ctx) -> list[dict]:
                 parts.append("exhausted")
             elif backlog is not None:
                 parts.append(f"backlog {backlog}")
+            lags = first.split_lags()
+            if lags:
+                parts.append("lag " + format_lags(lags))
             entry.update(progress=", ".join(parts), rows=first.rows_read, exhausted=first.exhausted,
-                         bounded=first.reader.bounded, backlog=backlog)
+                         bounded=first.reader.bounded, backlog=backlog, lags=lags)
         elif isinstance(last, SinkExecutor):
             entry.update(progress=f"{last.rows_out} rows delivered, {last.epochs_out} epochs", rows=last.rows_out)
         out.append(entry)
     return out
+
+
+def format_lags(lags: dict[str, int]) -> str:
+    """`p0:12 p1:0`: each split's (partition's) lag, in split order."""
+    return " ".join(f"p{s}:{n:,}" for s, n in sorted(lags.items(), key=lambda kv: (len(kv[0]), kv[0])))

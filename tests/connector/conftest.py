@@ -37,3 +37,18 @@ def _store_fixtures():
 _store = _store_fixtures()
 seaweedfs = _store.seaweedfs
 S3_BUCKET = _store.BUCKET
+
+
+def drain_until(session, query: str, expected, seconds: float = 30.0, rows: int = 10_000):
+    """Tick and barrier until `query` returns `expected` (a live source such as Kafka has no
+    end to drain to); the last result is returned so the caller's assert shows it."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        session.tick(rows)
+        session.barrier()
+        got = session.execute(query).fetchall()
+        if got == expected or time.monotonic() > deadline:
+            return got
+        time.sleep(0.01)

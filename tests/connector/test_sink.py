@@ -32,7 +32,7 @@ def test_blackhole_and_errors(session):
     with pytest.raises(BindError):
         session.execute("CREATE SINK x AS SELECT v FROM s")
     with pytest.raises(NotSupported):
-        session.execute("CREATE SINK x AS SELECT v FROM s WITH (connector = 'kafka')")
+        session.execute("CREATE SINK x AS SELECT v FROM s WITH (connector = 'pulsar')")
     session.execute("DROP SINK b")
     session.execute("DROP SOURCE s")
     assert session.execute("SHOW JOBS").fetchall() == []

