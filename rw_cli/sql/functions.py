@@ -297,11 +297,32 @@ def _server_version() -> str:
     return f"PostgreSQL {default('server_version')}-RisingWave-rw_cli-{ours}"
 
 
+_CONSTANT_NODES = (exp.Literal, exp.Null, exp.Paren, exp.Cast, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.Div)
+
+
+def _null_fraction(node: exp.WithinGroup) -> exp.Expression | None:
+    """percentile_cont / percentile_disc of a NULL fraction (`NULL`, `0.3 + NULL`): NULL, as
+    in PostgreSQL (DuckDB refuses a NULL quantile when it binds the call); still an aggregate,
+    so the query keeps its one row per group."""
+    call = node.this
+    if not isinstance(call, (exp.PercentileCont, exp.PercentileDisc)) or call.this is None:
+        return None
+    fraction = call.this
+    if fraction.find(exp.Null) is None or not all(isinstance(n, _CONSTANT_NODES) for n in fraction.walk()):
+        return None
+    order = node.expression.expressions[0].this if isinstance(node.expression, exp.Order) else None
+    if isinstance(call, exp.PercentileCont) or order is None or getattr(order, "type", None) is None:
+        return exp.Max(this=exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")))
+    return exp.Max(this=exp.Cast(this=exp.Null(), to=order.type.copy()))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
     if isinstance(node, exp.CurrentVersion):
         return exp.Literal.string(_server_version())
+    if isinstance(node, exp.WithinGroup):
+        return _null_fraction(node)
     if isinstance(node, exp.Overlay) and node.args.get("from_") is not None and not node.meta.get("checked"):
         # PostgreSQL: substring(s, 1, from - 1) || new || substring(s, from + for): a start
         # before 1 (or a negative count) is a negative substring length

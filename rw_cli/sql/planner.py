@@ -162,7 +162,8 @@ def _aggs(e: exp.Expression) -> list[exp.Expression]:
             call = call.this  # `f(x) FILTER (...)`, `f(x IGNORE NULLS)`: the window function is f
         if w is not None and call is a:
             continue  # the window function itself; aggregates in its arguments are group aggregates
-        out.append(a.parent if isinstance(a.parent, exp.Filter) else a)
+        call = a.parent if isinstance(a.parent, exp.WithinGroup) else a  # `f(p) WITHIN GROUP (ORDER BY x)`
+        out.append(call.parent if isinstance(call.parent, exp.Filter) else call)
     return out
 
 
@@ -702,7 +703,7 @@ class StreamPlanner:
         def post(e: exp.Expression) -> exp.Expression:
             def repl(n: exp.Expression):
                 sql = n.sql()
-                if sql in agg_sql and (isinstance(n, (exp.AggFunc, exp.Filter))):
+                if sql in agg_sql and (isinstance(n, (exp.AggFunc, exp.Filter, exp.WithinGroup))):
                     return exp.column(f"_{ng + agg_sql.index(sql)}")
                 if sql in group_sql and not isinstance(n, exp.Literal):
                     i = group_sql.index(sql)
