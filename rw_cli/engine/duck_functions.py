@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from rw_cli.common import numeric_arith
-from rw_cli.common.pg_json import jsonb_contains, jsonb_in
+from rw_cli.common.pg_json import jsonb_contains, jsonb_in, jsonb_object_of
 from rw_cli.common.pg_template import parse_date
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
 
@@ -438,6 +438,12 @@ def _regexp_match(s, p):
     return list(m.groups()) if m.groups() else [m.group(0)]
 
 
+def udf_jsonb_object_agg(keys: pa.Array, values: pa.Array) -> pa.Array:
+    """jsonb_object_agg's object, built once per group from the group's keys and values."""
+    return pa.array([None if k is None else jsonb_object_of(k, v)
+                     for k, v in zip(keys.to_pylist(), values.to_pylist())], pa.string())
+
+
 def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
     return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
 
@@ -480,6 +486,7 @@ UDFS = {
     "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),
+    "pg_jsonb_object_agg": (udf_jsonb_object_agg, ["VARCHAR[]", "VARCHAR[]"], "VARCHAR"),
 }
 
 

@@ -80,6 +80,17 @@ def _real_op_numeric(default):
     return annotate
 
 
+class JSONBAgg(exp.Expression, exp.AggFunc):
+    """jsonb_agg(x [ORDER BY ...]) (json_agg alike): an aggregate node, so the planners see an
+    aggregate where sqlglot would read an anonymous function."""
+    arg_types = {"this": True}
+    _sql_names = ["JSONB_AGG"]
+
+
+def _jsonb_agg(args: list) -> exp.Expression:
+    return JSONBAgg(this=args[0]) if len(args) == 1 else exp.Anonymous(this="jsonb_agg", expressions=args)
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -100,6 +111,7 @@ class RwDialect(RisingWave):
             **RisingWave.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
+        FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
 
