@@ -148,6 +148,11 @@ _MATH_MACROS = [
 ]
 
 MACROS = [
+    # string_agg with a per-row delimiter (rw_cli.sql.functions): the first value, then each
+    # later value with its delimiter in front, NULL values left out
+    "CREATE OR REPLACE MACRO pg_string_agg(xs, pieces) AS (CASE WHEN len(list_filter(xs, lambda e: e IS NOT NULL)) = 0 "
+    "THEN NULL ELSE list_filter(xs, lambda e: e IS NOT NULL)[1] || "
+    "array_to_string(list_filter(pieces, lambda e: e IS NOT NULL)[2:], '') END)",
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
     "CREATE OR REPLACE MACRO boolne(a, b) AS (a::BOOLEAN <> b::BOOLEAN)",
     # bool input: PostgreSQL trims whitespace and accepts unique prefixes of true/false/yes/no/on/off.

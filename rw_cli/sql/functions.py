@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
+from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.jsonb import rewrite_jsonb
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -316,6 +317,28 @@ def _null_fraction(node: exp.WithinGroup) -> exp.Expression | None:
     return exp.Max(this=exp.Cast(this=exp.Null(), to=order.type.copy()))
 
 
+def _string_agg_lists(node: exp.GroupConcat) -> exp.Expression | None:
+    """string_agg(x, d) with a delimiter that is not a constant (DuckDB's listagg takes only a
+    constant one): each value after the first is preceded by its own row's delimiter, NULL
+    values skipped with theirs, as in PostgreSQL; built from two lists in the same order."""
+    sep = node.args.get("separator")
+    if sep is None or sep.find(exp.Column) is None:
+        return None
+    value, order = node.this, None
+    if isinstance(value, exp.Order):
+        value, order = value.this, value.expressions
+    if isinstance(value, exp.Distinct):
+        return None
+
+    def ordered(e: exp.Expression) -> exp.Expression:
+        return exp.Order(this=e, expressions=[o.copy() for o in order]) if order else e
+
+    text = exp.Cast(this=value, to=exp.DataType.build("VARCHAR"))
+    piece = exp.DPipe(this=_fn("coalesce", exp.Cast(this=sep, to=exp.DataType.build("VARCHAR")),
+                               exp.Literal.string("")), expression=text.copy(), safe=True)
+    return aggregate_result(_fn("pg_string_agg", exp.ArrayAgg(this=ordered(text)), exp.ArrayAgg(this=ordered(piece))))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -323,6 +346,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return exp.Literal.string(_server_version())
     if isinstance(node, exp.WithinGroup):
         return _null_fraction(node)
+    if isinstance(node, exp.Filter):
+        return filter_into(node)
+    if isinstance(node, exp.GroupConcat):
+        return _string_agg_lists(node)
     if isinstance(node, exp.Overlay) and node.args.get("from_") is not None and not node.meta.get("checked"):
         # PostgreSQL: substring(s, 1, from - 1) || new || substring(s, from + for): a start
         # before 1 (or a negative count) is a negative substring length

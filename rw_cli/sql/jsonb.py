@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from rw_cli.sql.agg_wrappers import aggregate_result
+
 T = exp.DataType.Type
 _JSON = {T.JSON, T.JSONB}
 
@@ -132,30 +134,13 @@ def _ordered_value(arg: exp.Expression) -> exp.Expression:
     return _value(arg)
 
 
-def _aggregate_result(wrapper: exp.Expression) -> exp.Expression:
-    """A scalar function of aggregates standing for one aggregate: a FILTER over it moves onto
-    the aggregates inside (see `_filter_into`)."""
-    wrapper.meta["aggregate_wrapper"] = True
-    return wrapper
-
-
-def _filter_into(node: exp.Filter) -> exp.Expression | None:
-    """`wrapper(agg1, agg2) FILTER (WHERE p)` -> `wrapper(agg1 FILTER (WHERE p), agg2 FILTER (...))`."""
-    wrapper = node.this
-    if not wrapper.meta.get("aggregate_wrapper"):
-        return None
-    for agg in list(wrapper.find_all(exp.ArrayAgg)):
-        agg.replace(exp.Filter(this=agg.copy(), expression=node.expression.copy()))
-    return wrapper
-
-
 def _jsonb_aggregate(node: exp.Expression) -> exp.Expression | None:
     """jsonb_agg: the list of values as a JSON array (NULL inputs are JSON nulls);
     jsonb_object_agg: the object of the keys' and values' lists, built by a UDF."""
     from rw_cli.sql.dialect import JSONBAgg
 
     if isinstance(node, JSONBAgg):
-        return _aggregate_result(_json(_fn("to_json", exp.ArrayAgg(this=_ordered_value(node.this)))))
+        return aggregate_result(_json(_fn("to_json", exp.ArrayAgg(this=_ordered_value(node.this)))))
     if isinstance(node, exp.JSONBObjectAgg):
         value, order = node.expression, None
         if isinstance(value, exp.Order):  # `jsonb_object_agg(k, v ORDER BY x)`: both lists in that order
@@ -166,9 +151,7 @@ def _jsonb_aggregate(node: exp.Expression) -> exp.Expression | None:
 
         keys = exp.ArrayAgg(this=ordered(_text(node.this)))
         values = exp.ArrayAgg(this=ordered(_text(_fn("to_json", _value(value)))))
-        return _aggregate_result(_json(_fn("pg_jsonb_object_agg", keys, values)))
-    if isinstance(node, exp.Filter):
-        return _filter_into(node)
+        return aggregate_result(_json(_fn("pg_jsonb_object_agg", keys, values)))
     return None
 
 
