@@ -153,6 +153,12 @@ MACROS = [
     "CREATE OR REPLACE MACRO pg_string_agg(xs, pieces) AS (CASE WHEN len(list_filter(xs, lambda e: e IS NOT NULL)) = 0 "
     "THEN NULL ELSE list_filter(xs, lambda e: e IS NOT NULL)[1] || "
     "array_to_string(list_filter(pieces, lambda e: e IS NOT NULL)[2:], '') END)",
+    # timestamptz input: PostgreSQL reads a UTC offset after a space (`07:30:00 -07:00`),
+    # which DuckDB would take for a time zone name
+    "CREATE OR REPLACE MACRO pg_timestamptz_in(s) AS "
+    "(CAST(regexp_replace(s, '(\\d)\\s+([+-]\\d{1,2}(?::?\\d{2})?)\\s*$', '\\1\\2') AS TIMESTAMPTZ))",
+    # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
+    "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
     "CREATE OR REPLACE MACRO boolne(a, b) AS (a::BOOLEAN <> b::BOOLEAN)",
     # bool input: PostgreSQL trims whitespace and accepts unique prefixes of true/false/yes/no/on/off.

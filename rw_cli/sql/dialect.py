@@ -80,6 +80,12 @@ def _real_op_numeric(default):
     return annotate
 
 
+# to_char fields strftime has no code for, left in the translated format for
+# rw_cli.sql.functions to compute: TZH:TZM (`+00:00`; DuckDB's %z drops `:00`) and am/pm
+TZH_TZM_MARK = "\x01z"
+LOWER_MERIDIEM_MARK = "\x01p"
+
+
 class JSONBAgg(exp.Expression, exp.AggFunc):
     """jsonb_agg(x [ORDER BY ...]) (json_agg alike): an aggregate node, so the planners see an
     aggregate where sqlglot would read an anonymous function."""
@@ -100,8 +106,12 @@ class RwDialect(RisingWave):
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",
-                    "Day": "%A", "AM": "%p", "PM": "%p", "HH": "%I", "TZH:TZM": "%z", "TZHTZM": "%z",
-                    "TZH": "%z"}
+                    "Day": "%A", "AM": "%p", "PM": "%p", "HH": "%I", "TZH:TZM": TZH_TZM_MARK, "TZHTZM": "%z",
+                    "TZH": "%z",
+                    # PostgreSQL reads these patterns in either case
+                    "hh24": "%H", "hh12": "%I", "hh": "%I", "ms": "%g", "us": "%f",
+                    # lower case meridiem (DuckDB's %p is upper case only)
+                    "am": LOWER_MERIDIEM_MARK, "pm": LOWER_MERIDIEM_MARK, "a.m.": LOWER_MERIDIEM_MARK}
 
     class Tokenizer(RisingWave.Tokenizer):
         COMMANDS = RisingWave.Tokenizer.COMMANDS - {TokenType.SHOW}

@@ -166,6 +166,21 @@ def _values_decimals(node: exp.Values) -> None:
                              exp.Cast(this=r[j].copy(), to=typ.copy()))
 
 
+def _values_timestamptz(node: exp.Values) -> None:
+    """A VALUES column with a timestamptz cell reads its quoted literals as timestamptz (DuckDB's
+    implicit cast): each written with its UTC offset after a space is cast as PostgreSQL reads it."""
+    rows = [r.expressions for r in node.expressions if isinstance(r, exp.Tuple)]
+    if not rows or len({len(r) for r in rows}) != 1:
+        return
+    for j in range(len(rows[0])):
+        # to_timestamp(seconds) is timestamptz (sqlglot types it timestamp)
+        if any(_type(r[j]) == T.TIMESTAMPTZ or isinstance(r[j], exp.UnixToTime) for r in rows):
+            for r in rows:
+                if _is_text_literal(r[j]):
+                    r[j].replace(_timestamptz_text(exp.Cast(this=r[j].copy(), to=exp.DataType.build("TIMESTAMPTZ")))
+                                 or r[j].copy())
+
+
 _NUMERIC_SPECIAL_TEXT = {"nan", "inf", "infinity", "+inf", "+infinity", "-inf", "-infinity"}
 
 
@@ -339,6 +354,49 @@ def _string_agg_lists(node: exp.GroupConcat) -> exp.Expression | None:
     return aggregate_result(_fn("pg_string_agg", exp.ArrayAgg(this=ordered(text)), exp.ArrayAgg(this=ordered(piece))))
 
 
+# `07:30:00 -07:00`: PostgreSQL reads a UTC offset after a space; DuckDB takes it for a zone name
+_SPACED_OFFSET = r"(\d)\s+([+-]\d{1,2}(?::?\d{2})?)\s*$"
+
+
+def _timestamptz_text(node: exp.Cast) -> exp.Expression | None:
+    """Text cast to timestamptz with its UTC offset written after a space: the space removed."""
+    arg = node.this
+    if _is_text_literal(arg):
+        fixed = re.sub(_SPACED_OFFSET, r"\1\2", arg.this)
+        return None if fixed == arg.this else exp.Cast(this=exp.Literal.string(fixed), to=node.to.copy())
+    if _type(arg) in _TEXT:
+        return _fn("pg_timestamptz_in", arg)
+    return None
+
+
+def _to_char_marks(node: exp.TimeToStr) -> exp.Expression | None:
+    """to_char with fields strftime lacks (marked by the dialect's time mapping): the format
+    split at each mark, the pieces' strftime joined with the fields computed apart."""
+    from rw_cli.sql.dialect import LOWER_MERIDIEM_MARK, TZH_TZM_MARK
+
+    fmt = node.args.get("format")
+    if not (isinstance(fmt, exp.Literal) and "\x01" in fmt.this):
+        return None
+    field = {TZH_TZM_MARK: _fn("pg_tzh_tzm", _fn("strftime", node.this.copy(), exp.Literal.string("%z"))),
+             LOWER_MERIDIEM_MARK: _fn("lower", _fn("strftime", node.this.copy(), exp.Literal.string("%p")))}
+    out: exp.Expression | None = None
+    for piece in re.split("(\x01.)", fmt.this):
+        if not piece:
+            continue
+        part = field.get(piece) or _fn("strftime", node.this.copy(), exp.Literal.string(piece))
+        out = part if out is None else exp.DPipe(this=out, expression=part, safe=True)
+    return out
+
+
+def _parse_marks(node: exp.Expression) -> None:
+    """to_timestamp / to_date read the marked fields with strptime's own codes (in place)."""
+    from rw_cli.sql.dialect import LOWER_MERIDIEM_MARK, TZH_TZM_MARK
+
+    fmt = node.args.get("format")
+    if isinstance(fmt, exp.Literal) and "\x01" in fmt.this:
+        fmt.set("this", fmt.this.replace(TZH_TZM_MARK, "%z").replace(LOWER_MERIDIEM_MARK, "%p"))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -348,6 +406,14 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _null_fraction(node)
     if isinstance(node, exp.Filter):
         return filter_into(node)
+    if isinstance(node, exp.TimeToStr):
+        return _to_char_marks(node)
+    if isinstance(node, (exp.StrToTime, exp.StrToDate)):
+        _parse_marks(node)
+    if isinstance(node, exp.Cast) and node.to.this == T.TIMESTAMPTZ:
+        fixed = _timestamptz_text(node)
+        if fixed is not None:
+            return fixed
     if isinstance(node, exp.GroupConcat):
         return _string_agg_lists(node)
     if isinstance(node, exp.Overlay) and node.args.get("from_") is not None and not node.meta.get("checked"):
@@ -369,6 +435,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _numeric_literal(node)
     if isinstance(node, exp.Values):
         _values_decimals(node)
+        _values_timestamptz(node)
         return None
     if isinstance(node, exp.Select):
         _interval_keys(node)
