@@ -157,6 +157,10 @@ MACROS = [
     # which DuckDB would take for a time zone name
     "CREATE OR REPLACE MACRO pg_timestamptz_in(s) AS "
     "(CAST(regexp_replace(s, '(\\d)\\s+([+-]\\d{1,2}(?::?\\d{2})?)\\s*$', '\\1\\2') AS TIMESTAMPTZ))",
+    # array input syntax for DuckDB's text-to-list cast (rw_cli.common.pg_array, for a
+    # constant): braces as brackets
+    "CREATE OR REPLACE MACRO pg_array_brackets(s) AS (CASE WHEN ltrim(s) LIKE '{%' "
+    "THEN translate(s, '{}', '[]') ELSE s END)",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",

@@ -70,12 +70,16 @@ _EXPLAIN = re.compile(r"^(\s*explain\s+)", re.IGNORECASE)
 
 
 def _real_op_numeric(default):
-    """PostgreSQL computes real op numeric in double precision (sqlglot would say real)."""
+    """PostgreSQL computes real op (numeric | integer) in double precision (sqlglot would say
+    real), as rw_cli.sql.functions widens the real side."""
+    T = exp.DataType.Type
+    widened = {T.DECIMAL, T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+
     def annotate(self, e: exp.Expression) -> exp.Expression:
         e = default(self, e)
         sides = {side.type.this if side is not None and side.type else None for side in (e.left, e.right)}
-        if sides == {exp.DataType.Type.FLOAT, exp.DataType.Type.DECIMAL}:
-            self._set_type(e, exp.DataType.Type.DOUBLE)
+        if len(sides) == 2 and T.FLOAT in sides and (sides - {T.FLOAT}) <= widened:
+            self._set_type(e, T.DOUBLE)
         return e
     return annotate
 

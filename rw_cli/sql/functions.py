@@ -10,6 +10,7 @@ import re
 
 from sqlglot import exp
 
+from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
@@ -397,6 +398,20 @@ def _parse_marks(node: exp.Expression) -> None:
         fmt.set("this", fmt.this.replace(TZH_TZM_MARK, "%z").replace(LOWER_MERIDIEM_MARK, "%p"))
 
 
+def _array_text(node: exp.Cast) -> exp.Expression | None:
+    """Text cast to an array type in PostgreSQL's array syntax (`'{1, 2}'`, `'{{1}, {2}}'`):
+    DuckDB reads the same list with brackets (quotes, NULL and blanks alike)."""
+    arg = node.this
+    if _is_text_literal(arg):
+        text = arg.this.strip()
+        if not text.startswith("{"):
+            return None
+        return exp.Cast(this=exp.Literal.string(pg_array_brackets(text)), to=node.to.copy())
+    if _type(arg) in _TEXT:
+        return exp.Cast(this=_fn("pg_array_brackets", arg), to=node.to.copy())
+    return None
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -408,6 +423,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return filter_into(node)
     if isinstance(node, exp.TimeToStr):
         return _to_char_marks(node)
+    if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
+        fixed = _array_text(node)
+        if fixed is not None:
+            fixed.meta["array_text"] = True
+            return fixed
     if isinstance(node, (exp.StrToTime, exp.StrToDate)):
         _parse_marks(node)
     if isinstance(node, exp.Cast) and node.to.this == T.TIMESTAMPTZ:
