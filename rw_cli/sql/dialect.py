@@ -191,6 +191,8 @@ _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothin
                           r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
 _SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
+# `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
+_EOWC_BEFORE_AS = re.compile(r"\s+emit\s+on\s+window\s+close(?=\s+as\b)", re.IGNORECASE)
 
 
 def _table_clauses(text: str) -> tuple[str, dict]:
@@ -213,6 +215,10 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         if m:
             flags["emit_on_window_close"] = True
             text = text[: m.start()]
+        m = _EOWC_BEFORE_AS.search(text)
+        if m:
+            flags["emit_on_window_close"] = True
+            text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end():]
     return text, flags
 
 
