@@ -161,6 +161,11 @@ MACROS = [
     # constant): braces as brackets
     "CREATE OR REPLACE MACRO pg_array_brackets(s) AS (CASE WHEN ltrim(s) LIKE '{%' "
     "THEN translate(s, '{}', '[]') ELSE s END)",
+    # a SIMILAR TO pattern that is not a constant as a regular expression (a constant one is
+    # translated by rw_cli.sql.functions): % and _ are wildcards, `.` is literal, `\%` and `\_`
+    # stand for themselves
+    "CREATE OR REPLACE MACRO pg_similar_regex(p) AS (replace(replace(replace(replace(replace(replace(replace("
+    "p, '\\%', chr(1)), '\\_', chr(2)), '.', '\\.'), '%', '.*'), '_', '.'), chr(1), '%'), chr(2), '_'))",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",

@@ -412,6 +412,16 @@ def _array_text(node: exp.Cast) -> exp.Expression | None:
     return None
 
 
+def _default_like_escape(node: exp.Expression) -> exp.Expression | None:
+    """LIKE without ESCAPE escapes with a backslash in PostgreSQL (DuckDB: no escape at all)."""
+    pattern = node.expression
+    if _is_text_literal(pattern) and "\\" not in pattern.this:
+        return None
+    if not (_is_text_literal(pattern) or _type(pattern) in _TEXT):
+        return None
+    return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -423,6 +433,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return filter_into(node)
     if isinstance(node, exp.TimeToStr):
         return _to_char_marks(node)
+    if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
+        return _default_like_escape(node)
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
         fixed = _array_text(node)
         if fixed is not None:
@@ -564,6 +576,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _fn("pg_substr1", node.this, node.args.get("start") or exp.Literal.number(1))
     if isinstance(node, exp.SimilarTo) and _is_text_literal(node.expression):
         return _fn("regexp_full_match", node.this, exp.Literal.string(_similar_to_regex(node.expression.this)))
+    if isinstance(node, exp.SimilarTo) and _type(node.expression) in _TEXT:
+        return _fn("regexp_full_match", node.this, _fn("pg_similar_regex", node.expression))
     if isinstance(node, exp.Hex) or (isinstance(node, exp.Anonymous) and node.name.lower() == "to_hex"):
         arg = node.this if isinstance(node, exp.Hex) else node.expressions[0]
         at = _type(arg)
