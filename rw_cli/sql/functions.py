@@ -422,6 +422,45 @@ def _default_like_escape(node: exp.Expression) -> exp.Expression | None:
     return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
 
 
+_FORMAT_SPEC = re.compile(r"%(?:(\d+)\$)?([sIL%])")
+
+
+def _format(node: exp.Format) -> exp.Expression | None:
+    """format(template, args...) with a constant template: `%s` (NULL as empty), `%I` (an
+    identifier, quoted when needed), `%L` (a literal, NULL unquoted) and `%%`, positional
+    `%n$s` too, as a concatenation."""
+    fmt, args = node.this, list(node.expressions)
+    if not _is_text_literal(fmt):
+        return None
+    pieces: list[exp.Expression] = []
+    pos, nxt = 0, 0
+    for m in _FORMAT_SPEC.finditer(fmt.this):
+        if m.start() > pos:
+            pieces.append(exp.Literal.string(fmt.this[pos:m.start()]))
+        pos = m.end()
+        if m.group(2) == "%":
+            pieces.append(exp.Literal.string("%"))
+            continue
+        i = int(m.group(1)) - 1 if m.group(1) else nxt
+        nxt = i + 1
+        if not 0 <= i < len(args):
+            raise BindError("too few arguments for format()")
+        text = exp.Cast(this=_text_of(args[i].copy()), to=exp.DataType.build("VARCHAR"))
+        if m.group(2) == "s":
+            pieces.append(_fn("coalesce", text, exp.Literal.string("")))
+        elif m.group(2) == "I":
+            pieces.append(_fn("quote_ident", text))
+        else:
+            pieces.append(_fn("coalesce", _fn("quote_literal", text), exp.Literal.string("NULL")))
+    if "%" in fmt.this[pos:]:
+        raise BindError("unterminated format() type specifier")
+    pieces.append(exp.Literal.string(fmt.this[pos:]))
+    out = pieces[0]
+    for p in pieces[1:]:
+        out = exp.DPipe(this=out, expression=p, safe=True)
+    return exp.paren(out)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -433,6 +472,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return filter_into(node)
     if isinstance(node, exp.TimeToStr):
         return _to_char_marks(node)
+    if isinstance(node, exp.Format):
+        return _format(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
         return _default_like_escape(node)
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
