@@ -461,6 +461,18 @@ def _format(node: exp.Format) -> exp.Expression | None:
     return exp.paren(out)
 
 
+def _row_field(node: exp.Dot) -> exp.Expression | None:
+    """`(ROW(a, b)).f2`: an anonymous row's fields are f1, f2, ... (RisingWave's names)."""
+    row = node.this.this if isinstance(node.this, exp.Paren) else node.this
+    if not (isinstance(row, exp.Anonymous) and row.name.lower() == "row" and isinstance(node.expression, exp.Identifier)):
+        return None
+    field = node.expression.name.lower()
+    m = re.fullmatch(r"f(\d+)", field)
+    if m is None or not 1 <= int(m.group(1)) <= len(row.expressions):
+        raise BindError(f'field "{node.expression.name}" not found in struct type')
+    return row.expressions[int(m.group(1)) - 1].copy()
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -474,6 +486,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _to_char_marks(node)
     if isinstance(node, exp.Format):
         return _format(node)
+    if isinstance(node, exp.Dot):
+        return _row_field(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
         return _default_like_escape(node)
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
