@@ -451,11 +451,43 @@ def udf_jsonb_contains(a: pa.Array, b: pa.Array) -> pa.Array:
                      for x, y in zip(a.to_pylist(), b.to_pylist())], pa.bool_())
 
 
-def _regexp_match(s, p):
-    m = re.search(p, s) if s is not None and p is not None else None
-    if m is None:
-        return None
+def _regexp_flags(flags: str, allow_global: bool) -> tuple[int, bool]:
+    """PostgreSQL's regexp flags: `i` / `c` turn case-insensitivity on / off (the last wins),
+    `g` finds every match (regexp_matches only)."""
+    case, glob = 0, False
+    for f in flags:
+        if f == "i":
+            case = re.IGNORECASE
+        elif f == "c":
+            case = 0
+        elif f == "g" and allow_global:
+            glob = True
+        elif f == "g":
+            raise ValueError('regexp_match() does not support the "global" option')
+        else:
+            raise ValueError(f"invalid regular expression option: \"{f}\"")
+    return case, glob
+
+
+def _groups(m: re.Match) -> list:
     return list(m.groups()) if m.groups() else [m.group(0)]
+
+
+def _regexp_match(s, p, flags=""):
+    if s is None or p is None or flags is None:
+        return None
+    case, _ = _regexp_flags(flags, False)
+    m = re.search(p, s, case)
+    return None if m is None else _groups(m)
+
+
+def _regexp_matches(s, p, flags=""):
+    """regexp_matches' rows: every match's groups (RisingWave finds every match with or
+    without `g`; PostgreSQL without it stops at the first)."""
+    if s is None or p is None or flags is None:
+        return []
+    case, _ = _regexp_flags(flags, True)
+    return [_groups(m) for m in re.finditer(p, s, case)]
 
 
 def udf_jsonb_object_agg(keys: pa.Array, values: pa.Array) -> pa.Array:
@@ -464,8 +496,14 @@ def udf_jsonb_object_agg(keys: pa.Array, values: pa.Array) -> pa.Array:
                      for k, v in zip(keys.to_pylist(), values.to_pylist())], pa.string())
 
 
-def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
-    return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
+def udf_regexp_match(s: pa.Array, p: pa.Array, f: pa.Array) -> pa.Array:
+    return pa.array([_regexp_match(a, b, c) for a, b, c in zip(s.to_pylist(), p.to_pylist(), f.to_pylist())],
+                    pa.list_(pa.string()))
+
+
+def udf_regexp_matches(s: pa.Array, p: pa.Array, f: pa.Array) -> pa.Array:
+    return pa.array([_regexp_matches(a, b, c) for a, b, c in zip(s.to_pylist(), p.to_pylist(), f.to_pylist())],
+                    pa.list_(pa.list_(pa.string())))
 
 
 def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
@@ -505,7 +543,8 @@ UDFS = {
     "pg_jsonb_contains": (udf_jsonb_contains, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
     "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
-    "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),
+    "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[]"),
+    "pg_regexp_matches": (udf_regexp_matches, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[][]"),
     "pg_jsonb_object_agg": (udf_jsonb_object_agg, ["VARCHAR[]", "VARCHAR[]"], "VARCHAR"),
 }
 

@@ -101,6 +101,16 @@ def _jsonb_agg(args: list) -> exp.Expression:
     return JSONBAgg(this=args[0]) if len(args) == 1 else exp.Anonymous(this="jsonb_agg", expressions=args)
 
 
+def _regexp_matches(args: list) -> exp.Expression:
+    """regexp_matches(s, p [, flags]) returns a set of text[] (DuckDB's regexp_matches is a
+    boolean test): the unnested list of matches the UDF finds, so every planner sees a
+    set-returning function."""
+    if len(args) not in (2, 3):
+        return exp.Anonymous(this="regexp_matches", expressions=args)
+    flags = args[2] if len(args) == 3 else exp.Literal.string("")
+    return exp.Explode(this=exp.Anonymous(this="pg_regexp_matches", expressions=[*args[:2], flags]))
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -125,7 +135,8 @@ class RwDialect(RisingWave):
             **RisingWave.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
-        FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg}
+        FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
+                     "REGEXP_MATCHES": _regexp_matches}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
 

@@ -783,8 +783,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.LogicalAnd(this=args[0])
     if name == "octet_length" and len(args) == 1 and _type(args[0]) not in (T.VARBINARY, T.BINARY, T.BLOB):
         return _fn("strlen", args[0])
-    if name == "regexp_match" and len(args) == 2:
-        return _fn("pg_regexp_match", *args)
+    if name == "regexp_match" and len(args) in (2, 3):
+        return _fn("pg_regexp_match", *args, *([] if len(args) == 3 else [exp.Literal.string("")]))
     if name == "convert_from" and len(args) == 2:
         return _fn("decode", _bytea(args[0]))
     if name == "convert_to" and len(args) == 2:
