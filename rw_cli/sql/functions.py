@@ -473,6 +473,18 @@ def _row_field(node: exp.Dot) -> exp.Expression | None:
     return row.expressions[int(m.group(1)) - 1].copy()
 
 
+def _first_last_aggregate(node: exp.Expression) -> exp.Expression | None:
+    """first_value / last_value without OVER: RisingWave's aggregates (the value of the first
+    / last row in the ORDER BY order), DuckDB's first / last."""
+    up = node.parent
+    while isinstance(up, (exp.IgnoreNulls, exp.RespectNulls)):
+        up = up.parent
+    if isinstance(up, exp.Window):
+        return None
+    name = "first" if isinstance(node, exp.FirstValue) else "last"
+    return _fn(name, node.this)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -488,6 +500,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _format(node)
     if isinstance(node, exp.Dot):
         return _row_field(node)
+    if isinstance(node, (exp.FirstValue, exp.LastValue)):
+        return _first_last_aggregate(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
         return _default_like_escape(node)
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
