@@ -226,10 +226,15 @@ MACROS = [
     "ELSE '\"' || replace(s, '\"', '\"\"') || '\"' END)",
     "CREATE OR REPLACE MACRO quote_literal(s) AS (chr(39) || replace(s::VARCHAR, chr(39), chr(39) || chr(39)) "
     "|| chr(39))",
-    "CREATE OR REPLACE MACRO pg_substr(s, st, ln) AS (CASE WHEN ln < 0 THEN "
-    "error('negative substring length not allowed') "
-    "ELSE substring(s, greatest(st, 1), greatest(ln + least(st, 1) - 1, 0)) END)",
-    "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (substring(s, greatest(st, 1)))",
+    # substr's count (RisingWave's error for a negative one), in 64 bits: start + count
+    # may pass 2^31
+    # (DuckDB's greatest / least skip a NULL argument: a NULL start or count is a NULL result)
+    "CREATE OR REPLACE MACRO pg_substr(s, st, ln) AS (CASE WHEN st IS NULL OR ln IS NULL THEN NULL WHEN ln < 0 THEN "
+    "error('length in substr should be non-negative') "
+    "ELSE substring(s, greatest(CAST(st AS BIGINT), 1), "
+    "greatest(CAST(ln AS BIGINT) + least(CAST(st AS BIGINT), 1) - 1, 0)) END)",
+    "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (CASE WHEN st IS NULL THEN NULL "
+    "ELSE substring(s, greatest(st, 1)) END)",
     "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE json_type(j::JSON) WHEN 'OBJECT' THEN 'object' "
     "WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean' "
     "WHEN 'NULL' THEN 'null' ELSE 'number' END)",
