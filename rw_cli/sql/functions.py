@@ -500,6 +500,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _format(node)
     if isinstance(node, exp.Dot):
         return _row_field(node)
+    if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _type(node.this) == T.TIME:
+        return _time_interval(node.this)  # time -> interval: the time since midnight
     if isinstance(node, (exp.FirstValue, exp.LastValue)):
         return _first_last_aggregate(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
