@@ -485,6 +485,38 @@ def _first_last_aggregate(node: exp.Expression) -> exp.Expression | None:
     return _fn(name, node.this)
 
 
+def _array_depth(node: exp.Expression) -> int:
+    t = getattr(node, "type", None)
+    depth = 0
+    while t is not None and t.this == T.ARRAY:
+        depth += 1
+        t = t.expressions[0] if t.expressions else None
+    return depth
+
+
+def _array_concat(left: exp.Expression, right: exp.Expression) -> exp.Expression | None:
+    """`a || b` / array_cat(a, b) whose operands differ in depth by one, as PostgreSQL: the
+    shallower one is an element appended or prepended (`{{1}} || {2}`, `{1} || 2`,
+    `2 || {1}`); a NULL array operand leaves the other one as is. Equal depths: None (DuckDB's
+    list concatenation already agrees)."""
+    dl, dr = _array_depth(left), _array_depth(right)
+    if max(dl, dr) == 0 or abs(dl - dr) != 1:
+        return None
+    if dl > dr:
+        arr, elem, fn = left, right, "list_append"
+        call = _fn(fn, arr.copy(), elem.copy())
+    else:
+        arr, elem, fn = right, left, "list_prepend"
+        call = _fn(fn, elem.copy(), arr.copy())
+    if _array_depth(elem) == 0:
+        return call  # an element, NULL included, is added
+    null = exp.Null()
+    return exp.Case(ifs=[exp.If(this=exp.and_(exp.Is(this=arr.copy(), expression=null.copy()),
+                                              exp.Is(this=elem.copy(), expression=null.copy())), true=exp.Null()),
+                         exp.If(this=exp.Is(this=elem.copy(), expression=null.copy()), true=arr.copy())],
+                    default=call)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
@@ -500,6 +532,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _format(node)
     if isinstance(node, exp.Dot):
         return _row_field(node)
+    if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
+        return _array_concat(node.this, node.expression)
+    if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
+        return _array_concat(node.this, node.expressions[0])
     if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _type(node.this) == T.TIME:
         return _time_interval(node.this)  # time -> interval: the time since midnight
     if isinstance(node, (exp.FirstValue, exp.LastValue)):
