@@ -412,6 +412,33 @@ def _array_text(node: exp.Cast) -> exp.Expression | None:
     return None
 
 
+def _like_quantified(node: exp.Expression) -> exp.Expression | None:
+    """`x [NOT] LIKE ANY|ALL (array)`: the LIKE of each element, combined as PostgreSQL's
+    quantifiers do (ANY: true if one is, else NULL if one is NULL; ALL: false if one is, else
+    NULL if one is NULL; an empty array: false for ANY, true for ALL)."""
+    quant = node.expression
+    if not isinstance(quant, (exp.Any, exp.All)):
+        return None
+    arr = quant.this.this if isinstance(quant.this, exp.Paren) else quant.this
+    cls = type(node)
+    test = exp.Escape(this=cls(this=node.this.copy(), expression=exp.column("__e")),
+                      expression=exp.Literal.string("\\"))
+    if node.args.get("negate"):
+        test = exp.Not(this=test)
+    tests = _fn("list_transform", arr.copy(), exp.Lambda(this=test, expressions=[exp.to_identifier("__e")]))
+    has_null = exp.GT(this=_fn("len", _fn("list_filter", tests.copy(), exp.Lambda(
+        this=exp.Is(this=exp.column("__v"), expression=exp.Null()), expressions=[exp.to_identifier("__v")]))),
+        expression=exp.Literal.number(0))
+    if isinstance(quant, exp.Any):
+        decided = exp.If(this=_fn("list_bool_or", tests), true=exp.true())
+        default = exp.false()
+    else:
+        decided = exp.If(this=exp.Not(this=_fn("coalesce", _fn("list_bool_and", tests), exp.true())), true=exp.false())
+        default = exp.true()
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=arr.copy(), expression=exp.Null()), true=exp.Null()), decided,
+                         exp.If(this=has_null, true=exp.Null())], default=default)
+
+
 def _default_like_escape(node: exp.Expression) -> exp.Expression | None:
     """LIKE without ESCAPE escapes with a backslash in PostgreSQL (DuckDB: no escape at all)."""
     pattern = node.expression
@@ -540,6 +567,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _time_interval(node.this)  # time -> interval: the time since midnight
     if isinstance(node, (exp.FirstValue, exp.LastValue)):
         return _first_last_aggregate(node)
+    if isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
+        return _like_quantified(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
         return _default_like_escape(node)
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
