@@ -140,6 +140,18 @@ class RwDialect(RisingWave):
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
 
+        def _parse_trim(self):
+            # `trim([BOTH | LEADING | TRAILING] FROM string [, characters])` (PostgreSQL's
+            # FROM-first form, which sqlglot does not read)
+            index = self._index
+            position = self._prev.text.upper() if self._match_texts(self.TRIM_TYPES) else None
+            if self._match(TokenType.FROM):
+                this = self._parse_bitwise()
+                chars = self._parse_bitwise() if self._match(TokenType.COMMA) else None
+                return self.expression(exp.Trim(this=this, position=position, expression=chars))
+            self._retreat(index)
+            return super()._parse_trim()
+
         def _parse_null(self):
             # `x IS [NOT] UNKNOWN` is `x IS [NOT] NULL` for a boolean x only: mark it
             unknown = self._curr is not None and self._curr.token_type == TokenType.UNKNOWN
