@@ -888,6 +888,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
     if name == "pg_typeof" and len(args) == 1:
+        if _is_text_literal(args[0]):
+            return exp.Literal.string("unknown")  # a quoted literal has no type yet
         return _fn("pg_typeof_name", args[0])
     _check_known(node)
     return None
