@@ -501,6 +501,14 @@ def udf_jsonb_object_agg(keys: pa.Array, values: pa.Array) -> pa.Array:
                      for k, v in zip(keys.to_pylist(), values.to_pylist())], pa.string())
 
 
+def udf_to_char_interval(a: pa.Array, fmt: pa.Array) -> pa.Array:
+    """to_char(interval, template) (rw_cli.common.pg_interval_char)."""
+    from rw_cli.common.pg_interval_char import to_char_interval
+
+    return pa.array([None if v is None or f is None else to_char_interval(*_mdn(v), f)
+                     for v, f in zip(a.to_pylist(), fmt.to_pylist())], pa.string())
+
+
 def udf_regexp_match(s: pa.Array, p: pa.Array, f: pa.Array) -> pa.Array:
     return pa.array([_regexp_match(a, b, c) for a, b, c in zip(s.to_pylist(), p.to_pylist(), f.to_pylist())],
                     pa.list_(pa.string()))
@@ -548,6 +556,7 @@ UDFS = {
     "pg_jsonb_contains": (udf_jsonb_contains, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
     "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
+    "pg_to_char_interval": (udf_to_char_interval, ["INTERVAL", "VARCHAR"], "VARCHAR"),
     "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[]"),
     "pg_regexp_matches": (udf_regexp_matches, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[][]"),
     "pg_jsonb_object_agg": (udf_jsonb_object_agg, ["VARCHAR[]", "VARCHAR[]"], "VARCHAR"),

@@ -553,6 +553,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _null_fraction(node)
     if isinstance(node, exp.Filter):
         return filter_into(node)
+    if isinstance(node, exp.TimeToStr) and _type(node.this) == T.INTERVAL:
+        return _fn("pg_to_char_interval", node.this, node.args["format"])
     if isinstance(node, exp.TimeToStr):
         return _to_char_marks(node)
     if isinstance(node, exp.Format):
