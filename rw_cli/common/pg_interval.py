@@ -62,6 +62,8 @@ def parse_interval(text: str) -> tuple[int, int, int]:
         low = low[1:].strip()
     if low.endswith(" ago"):
         ago, low = True, low[:-4].strip()
+    # a unit written against its number ('1year 2days') is read as two tokens, as in PostgreSQL
+    low = re.sub(r"(\d)([a-z])", r"\1 \2", low)
     tokens = low.replace(",", " ").split()
     # join a lone sign with the number after it: '- 1 year'
     joined: list[str] = []

@@ -31,6 +31,18 @@ def jsonb_in(text: str) -> str:
         raise ValueError("invalid input syntax for type json") from None
 
 
+def jsonb_object_of(keys: list, values: list) -> str:
+    """jsonb_object_agg's result from its keys and its values (each jsonb text, or None for
+    SQL NULL, which becomes JSON null): a later duplicate key replaces an earlier one, as in
+    jsonb. A NULL key is an error, as in PostgreSQL."""
+    obj = {}
+    for k, v in zip(keys, values):
+        if k is None:
+            raise ValueError("field name must not be null")
+        obj[k] = None if v is None else json.loads(v, parse_float=Decimal)
+    return _text(obj)
+
+
 def _contains(a, b, top: bool) -> bool:
     if isinstance(a, dict):
         return isinstance(b, dict) and all(k in a and _contains(a[k], v, False) for k, v in b.items())

@@ -173,6 +173,8 @@ _PG_MESSAGES = [
     (re.compile(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
      "timestamp out of range"),
     (re.compile(r"^Date out of range.*", re.S), "date out of range"),
+    (re.compile(r"^Like pattern must not end with escape character.*", re.S),
+     "LIKE pattern must not end with escape character"),
     (re.compile(r"^More than one row returned by a subquery.*", re.S),
      "Scalar subquery produced more than one row"),
 ]

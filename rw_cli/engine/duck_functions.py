@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from rw_cli.common import numeric_arith
-from rw_cli.common.pg_json import jsonb_contains, jsonb_in
+from rw_cli.common.pg_json import jsonb_contains, jsonb_in, jsonb_object_of
 from rw_cli.common.pg_template import parse_date
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
 
@@ -148,6 +148,26 @@ _MATH_MACROS = [
 ]
 
 MACROS = [
+    # string_agg with a per-row delimiter (rw_cli.sql.functions): the first value, then each
+    # later value with its delimiter in front, NULL values left out
+    "CREATE OR REPLACE MACRO pg_string_agg(xs, pieces) AS (CASE WHEN len(list_filter(xs, lambda e: e IS NOT NULL)) = 0 "
+    "THEN NULL ELSE list_filter(xs, lambda e: e IS NOT NULL)[1] || "
+    "array_to_string(list_filter(pieces, lambda e: e IS NOT NULL)[2:], '') END)",
+    # timestamptz input: PostgreSQL reads a UTC offset after a space (`07:30:00 -07:00`),
+    # which DuckDB would take for a time zone name
+    "CREATE OR REPLACE MACRO pg_timestamptz_in(s) AS "
+    "(CAST(regexp_replace(s, '(\\d)\\s+([+-]\\d{1,2}(?::?\\d{2})?)\\s*$', '\\1\\2') AS TIMESTAMPTZ))",
+    # array input syntax for DuckDB's text-to-list cast (rw_cli.common.pg_array, for a
+    # constant): braces as brackets
+    "CREATE OR REPLACE MACRO pg_array_brackets(s) AS (CASE WHEN ltrim(s) LIKE '{%' "
+    "THEN translate(s, '{}', '[]') ELSE s END)",
+    # a SIMILAR TO pattern that is not a constant as a regular expression (a constant one is
+    # translated by rw_cli.sql.functions): % and _ are wildcards, `.` is literal, `\%` and `\_`
+    # stand for themselves
+    "CREATE OR REPLACE MACRO pg_similar_regex(p) AS (replace(replace(replace(replace(replace(replace(replace("
+    "p, '\\%', chr(1)), '\\_', chr(2)), '.', '\\.'), '%', '.*'), '_', '.'), chr(1), '%'), chr(2), '_'))",
+    # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
+    "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
     "CREATE OR REPLACE MACRO boolne(a, b) AS (a::BOOLEAN <> b::BOOLEAN)",
     # bool input: PostgreSQL trims whitespace and accepts unique prefixes of true/false/yes/no/on/off.
@@ -206,10 +226,15 @@ MACROS = [
     "ELSE '\"' || replace(s, '\"', '\"\"') || '\"' END)",
     "CREATE OR REPLACE MACRO quote_literal(s) AS (chr(39) || replace(s::VARCHAR, chr(39), chr(39) || chr(39)) "
     "|| chr(39))",
-    "CREATE OR REPLACE MACRO pg_substr(s, st, ln) AS (CASE WHEN ln < 0 THEN "
-    "error('negative substring length not allowed') "
-    "ELSE substring(s, greatest(st, 1), greatest(ln + least(st, 1) - 1, 0)) END)",
-    "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (substring(s, greatest(st, 1)))",
+    # substr's count (RisingWave's error for a negative one), in 64 bits: start + count
+    # may pass 2^31
+    # (DuckDB's greatest / least skip a NULL argument: a NULL start or count is a NULL result)
+    "CREATE OR REPLACE MACRO pg_substr(s, st, ln) AS (CASE WHEN st IS NULL OR ln IS NULL THEN NULL WHEN ln < 0 THEN "
+    "error('length in substr should be non-negative') "
+    "ELSE substring(s, greatest(CAST(st AS BIGINT), 1), "
+    "greatest(CAST(ln AS BIGINT) + least(CAST(st AS BIGINT), 1) - 1, 0)) END)",
+    "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (CASE WHEN st IS NULL THEN NULL "
+    "ELSE substring(s, greatest(st, 1)) END)",
     "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE json_type(j::JSON) WHEN 'OBJECT' THEN 'object' "
     "WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean' "
     "WHEN 'NULL' THEN 'null' ELSE 'number' END)",
@@ -431,15 +456,67 @@ def udf_jsonb_contains(a: pa.Array, b: pa.Array) -> pa.Array:
                      for x, y in zip(a.to_pylist(), b.to_pylist())], pa.bool_())
 
 
-def _regexp_match(s, p):
-    m = re.search(p, s) if s is not None and p is not None else None
-    if m is None:
-        return None
+def _regexp_flags(flags: str, allow_global: bool) -> tuple[int, bool]:
+    """PostgreSQL's regexp flags: `i` / `c` turn case-insensitivity on / off (the last wins),
+    `g` finds every match (regexp_matches only)."""
+    case, glob = 0, False
+    for f in flags:
+        if f == "i":
+            case = re.IGNORECASE
+        elif f == "c":
+            case = 0
+        elif f == "g" and allow_global:
+            glob = True
+        elif f == "g":
+            raise ValueError('regexp_match() does not support the "global" option')
+        else:
+            raise ValueError(f"invalid regular expression option: \"{f}\"")
+    return case, glob
+
+
+def _groups(m: re.Match) -> list:
     return list(m.groups()) if m.groups() else [m.group(0)]
 
 
-def udf_regexp_match(s: pa.Array, p: pa.Array) -> pa.Array:
-    return pa.array([_regexp_match(a, b) for a, b in zip(s.to_pylist(), p.to_pylist())], pa.list_(pa.string()))
+def _regexp_match(s, p, flags=""):
+    if s is None or p is None or flags is None:
+        return None
+    case, _ = _regexp_flags(flags, False)
+    m = re.search(p, s, case)
+    return None if m is None else _groups(m)
+
+
+def _regexp_matches(s, p, flags=""):
+    """regexp_matches' rows: every match's groups (RisingWave finds every match with or
+    without `g`; PostgreSQL without it stops at the first)."""
+    if s is None or p is None or flags is None:
+        return []
+    case, _ = _regexp_flags(flags, True)
+    return [_groups(m) for m in re.finditer(p, s, case)]
+
+
+def udf_jsonb_object_agg(keys: pa.Array, values: pa.Array) -> pa.Array:
+    """jsonb_object_agg's object, built once per group from the group's keys and values."""
+    return pa.array([None if k is None else jsonb_object_of(k, v)
+                     for k, v in zip(keys.to_pylist(), values.to_pylist())], pa.string())
+
+
+def udf_to_char_interval(a: pa.Array, fmt: pa.Array) -> pa.Array:
+    """to_char(interval, template) (rw_cli.common.pg_interval_char)."""
+    from rw_cli.common.pg_interval_char import to_char_interval
+
+    return pa.array([None if v is None or f is None else to_char_interval(*_mdn(v), f)
+                     for v, f in zip(a.to_pylist(), fmt.to_pylist())], pa.string())
+
+
+def udf_regexp_match(s: pa.Array, p: pa.Array, f: pa.Array) -> pa.Array:
+    return pa.array([_regexp_match(a, b, c) for a, b, c in zip(s.to_pylist(), p.to_pylist(), f.to_pylist())],
+                    pa.list_(pa.string()))
+
+
+def udf_regexp_matches(s: pa.Array, p: pa.Array, f: pa.Array) -> pa.Array:
+    return pa.array([_regexp_matches(a, b, c) for a, b, c in zip(s.to_pylist(), p.to_pylist(), f.to_pylist())],
+                    pa.list_(pa.list_(pa.string())))
 
 
 def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
@@ -479,7 +556,10 @@ UDFS = {
     "pg_jsonb_contains": (udf_jsonb_contains, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
     "pg_interval_mul": (_interval_scale_udf(False), ["INTERVAL", "DOUBLE"], "INTERVAL"),
     "pg_interval_div": (_interval_scale_udf(True), ["INTERVAL", "DOUBLE"], "INTERVAL"),
-    "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR"], "VARCHAR[]"),
+    "pg_to_char_interval": (udf_to_char_interval, ["INTERVAL", "VARCHAR"], "VARCHAR"),
+    "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[]"),
+    "pg_regexp_matches": (udf_regexp_matches, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[][]"),
+    "pg_jsonb_object_agg": (udf_jsonb_object_agg, ["VARCHAR[]", "VARCHAR[]"], "VARCHAR"),
 }
 
 

@@ -44,7 +44,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
     window = next((t.this for t in query.find_all(exp.Table)
                    if isinstance(t.this, exp.Anonymous) and t.this.name.lower() in ("tumble", "hop")), None)
     if window is None:
-        raise NotSupported("EMIT ON WINDOW CLOSE without a TUMBLE or HOP window")
+        return _emit_rows_on_close(session, query, root)
     args = window.expressions
     table = session.catalog.must_get(args[0].name)
     if not table.watermark or table.watermark[0] != args[1].name:
@@ -61,6 +61,34 @@ def emit_on_window_close(session, query: exp.Expression, root):
     eowc = StreamPartitionRecompute(list(child.types), list(child.stream_key), [child], name="StreamEowcSort",
                                     partition_keys=[], sql=f"SELECT * FROM in0 WHERE {cond}",
                                     detail=f"watermark: {table.name}.{args[1].name}", temporal=True,
+                                    watermark_of=table.id)
+    root.inputs = [eowc]
+    return root
+
+
+def _emit_rows_on_close(session, query: exp.Expression, root):
+    """EMIT ON WINDOW CLOSE of a query without TUMBLE or HOP: a row is emitted once the
+    watermark of its table has reached the row's watermark column, which the output carries
+    (a plain selection, or a GROUP BY on that column). Window functions, whose frames close
+    later than their rows, are refused."""
+    from rw_cli.stream.plan import StreamPartitionRecompute
+
+    if query.find(exp.Window) is not None:
+        raise NotSupported("EMIT ON WINDOW CLOSE with window functions")
+    tables = [session.catalog.get(t.name) for t in query.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+    marked = [t for t in tables if t is not None and getattr(t, "watermark", None)]
+    if len(marked) != 1:
+        raise NotSupported("EMIT ON WINDOW CLOSE without a TUMBLE or HOP window, over other than one table "
+                           "with a watermark")
+    table = marked[0]
+    column = table.watermark[0]
+    visible = [n for n, h in zip(root.names, root.hidden) if not h]
+    if column not in visible:
+        raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
+    child = root.inputs[0]
+    eowc = StreamPartitionRecompute(list(child.types), list(child.stream_key), [child], name="StreamEowcSort",
+                                    partition_keys=[], sql=f"SELECT * FROM in0 WHERE _{root.names.index(column)} <= {{now}}",
+                                    detail=f"watermark: {table.name}.{column}", temporal=True,
                                     watermark_of=table.id)
     root.inputs = [eowc]
     return root

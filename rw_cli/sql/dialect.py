@@ -70,14 +70,45 @@ _EXPLAIN = re.compile(r"^(\s*explain\s+)", re.IGNORECASE)
 
 
 def _real_op_numeric(default):
-    """PostgreSQL computes real op numeric in double precision (sqlglot would say real)."""
+    """PostgreSQL computes real op (numeric | integer) in double precision (sqlglot would say
+    real), as rw_cli.sql.functions widens the real side."""
+    T = exp.DataType.Type
+    widened = {T.DECIMAL, T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+
     def annotate(self, e: exp.Expression) -> exp.Expression:
         e = default(self, e)
         sides = {side.type.this if side is not None and side.type else None for side in (e.left, e.right)}
-        if sides == {exp.DataType.Type.FLOAT, exp.DataType.Type.DECIMAL}:
-            self._set_type(e, exp.DataType.Type.DOUBLE)
+        if len(sides) == 2 and T.FLOAT in sides and (sides - {T.FLOAT}) <= widened:
+            self._set_type(e, T.DOUBLE)
         return e
     return annotate
+
+
+# to_char fields strftime has no code for, left in the translated format for
+# rw_cli.sql.functions to compute: TZH:TZM (`+00:00`; DuckDB's %z drops `:00`) and am/pm
+TZH_TZM_MARK = "\x01z"
+LOWER_MERIDIEM_MARK = "\x01p"
+
+
+class JSONBAgg(exp.Expression, exp.AggFunc):
+    """jsonb_agg(x [ORDER BY ...]) (json_agg alike): an aggregate node, so the planners see an
+    aggregate where sqlglot would read an anonymous function."""
+    arg_types = {"this": True}
+    _sql_names = ["JSONB_AGG"]
+
+
+def _jsonb_agg(args: list) -> exp.Expression:
+    return JSONBAgg(this=args[0]) if len(args) == 1 else exp.Anonymous(this="jsonb_agg", expressions=args)
+
+
+def _regexp_matches(args: list) -> exp.Expression:
+    """regexp_matches(s, p [, flags]) returns a set of text[] (DuckDB's regexp_matches is a
+    boolean test): the unnested list of matches the UDF finds, so every planner sees a
+    set-returning function."""
+    if len(args) not in (2, 3):
+        return exp.Anonymous(this="regexp_matches", expressions=args)
+    flags = args[2] if len(args) == 3 else exp.Literal.string("")
+    return exp.Explode(this=exp.Anonymous(this="pg_regexp_matches", expressions=[*args[:2], flags]))
 
 
 class RwDialect(RisingWave):
@@ -89,8 +120,12 @@ class RwDialect(RisingWave):
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",
-                    "Day": "%A", "AM": "%p", "PM": "%p", "HH": "%I", "TZH:TZM": "%z", "TZHTZM": "%z",
-                    "TZH": "%z"}
+                    "Day": "%A", "AM": "%p", "PM": "%p", "HH": "%I", "TZH:TZM": TZH_TZM_MARK, "TZHTZM": "%z",
+                    "TZH": "%z",
+                    # PostgreSQL reads these patterns in either case
+                    "hh24": "%H", "hh12": "%I", "hh": "%I", "ms": "%g", "us": "%f",
+                    # lower case meridiem (DuckDB's %p is upper case only)
+                    "am": LOWER_MERIDIEM_MARK, "pm": LOWER_MERIDIEM_MARK, "a.m.": LOWER_MERIDIEM_MARK}
 
     class Tokenizer(RisingWave.Tokenizer):
         COMMANDS = RisingWave.Tokenizer.COMMANDS - {TokenType.SHOW}
@@ -100,8 +135,22 @@ class RwDialect(RisingWave):
             **RisingWave.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
+        FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
+                     "REGEXP_MATCHES": _regexp_matches}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
+
+        def _parse_trim(self):
+            # `trim([BOTH | LEADING | TRAILING] FROM string [, characters])` (PostgreSQL's
+            # FROM-first form, which sqlglot does not read)
+            index = self._index
+            position = self._prev.text.upper() if self._match_texts(self.TRIM_TYPES) else None
+            if self._match(TokenType.FROM):
+                this = self._parse_bitwise()
+                chars = self._parse_bitwise() if self._match(TokenType.COMMA) else None
+                return self.expression(exp.Trim(this=this, position=position, expression=chars))
+            self._retreat(index)
+            return super()._parse_trim()
 
         def _parse_null(self):
             # `x IS [NOT] UNKNOWN` is `x IS [NOT] NULL` for a boolean x only: mark it
@@ -165,6 +214,8 @@ _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothin
                           r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
 _SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
+# `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
+_EOWC_BEFORE_AS = re.compile(r"\s+emit\s+on\s+window\s+close(?=\s+as\b)", re.IGNORECASE)
 
 
 _INCLUDE = re.compile(r'\binclude\s+(key|partition|offset|timestamp)\b(?:\s+as\s+("[^"]+"|[a-z_][a-z0-9_$]*))?',
@@ -208,6 +259,10 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         if m:
             flags["emit_on_window_close"] = True
             text = text[: m.start()]
+        m = _EOWC_BEFORE_AS.search(text)
+        if m:
+            flags["emit_on_window_close"] = True
+            text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end():]
     return text, flags
 
 

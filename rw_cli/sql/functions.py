@@ -10,8 +10,10 @@ import re
 
 from sqlglot import exp
 
+from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
+from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.jsonb import rewrite_jsonb
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -165,6 +167,21 @@ def _values_decimals(node: exp.Values) -> None:
                              exp.Cast(this=r[j].copy(), to=typ.copy()))
 
 
+def _values_timestamptz(node: exp.Values) -> None:
+    """A VALUES column with a timestamptz cell reads its quoted literals as timestamptz (DuckDB's
+    implicit cast): each written with its UTC offset after a space is cast as PostgreSQL reads it."""
+    rows = [r.expressions for r in node.expressions if isinstance(r, exp.Tuple)]
+    if not rows or len({len(r) for r in rows}) != 1:
+        return
+    for j in range(len(rows[0])):
+        # to_timestamp(seconds) is timestamptz (sqlglot types it timestamp)
+        if any(_type(r[j]) == T.TIMESTAMPTZ or isinstance(r[j], exp.UnixToTime) for r in rows):
+            for r in rows:
+                if _is_text_literal(r[j]):
+                    r[j].replace(_timestamptz_text(exp.Cast(this=r[j].copy(), to=exp.DataType.build("TIMESTAMPTZ")))
+                                 or r[j].copy())
+
+
 _NUMERIC_SPECIAL_TEXT = {"nan", "inf", "infinity", "+inf", "+infinity", "-inf", "-infinity"}
 
 
@@ -297,11 +314,278 @@ def _server_version() -> str:
     return f"PostgreSQL {default('server_version')}-RisingWave-rw_cli-{ours}"
 
 
+_CONSTANT_NODES = (exp.Literal, exp.Null, exp.Paren, exp.Cast, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.Div)
+
+
+def _null_fraction(node: exp.WithinGroup) -> exp.Expression | None:
+    """percentile_cont / percentile_disc of a NULL fraction (`NULL`, `0.3 + NULL`): NULL, as
+    in PostgreSQL (DuckDB refuses a NULL quantile when it binds the call); still an aggregate,
+    so the query keeps its one row per group."""
+    call = node.this
+    if not isinstance(call, (exp.PercentileCont, exp.PercentileDisc)) or call.this is None:
+        return None
+    fraction = call.this
+    if fraction.find(exp.Null) is None or not all(isinstance(n, _CONSTANT_NODES) for n in fraction.walk()):
+        return None
+    order = node.expression.expressions[0].this if isinstance(node.expression, exp.Order) else None
+    if isinstance(call, exp.PercentileCont) or order is None or getattr(order, "type", None) is None:
+        return exp.Max(this=exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")))
+    return exp.Max(this=exp.Cast(this=exp.Null(), to=order.type.copy()))
+
+
+def _string_agg_lists(node: exp.GroupConcat) -> exp.Expression | None:
+    """string_agg(x, d) with a delimiter that is not a constant (DuckDB's listagg takes only a
+    constant one): each value after the first is preceded by its own row's delimiter, NULL
+    values skipped with theirs, as in PostgreSQL; built from two lists in the same order."""
+    sep = node.args.get("separator")
+    if sep is None or sep.find(exp.Column) is None:
+        return None
+    value, order = node.this, None
+    if isinstance(value, exp.Order):
+        value, order = value.this, value.expressions
+    if isinstance(value, exp.Distinct):
+        return None
+
+    def ordered(e: exp.Expression) -> exp.Expression:
+        return exp.Order(this=e, expressions=[o.copy() for o in order]) if order else e
+
+    text = exp.Cast(this=value, to=exp.DataType.build("VARCHAR"))
+    piece = exp.DPipe(this=_fn("coalesce", exp.Cast(this=sep, to=exp.DataType.build("VARCHAR")),
+                               exp.Literal.string("")), expression=text.copy(), safe=True)
+    return aggregate_result(_fn("pg_string_agg", exp.ArrayAgg(this=ordered(text)), exp.ArrayAgg(this=ordered(piece))))
+
+
+# `07:30:00 -07:00`: PostgreSQL reads a UTC offset after a space; DuckDB takes it for a zone name
+_SPACED_OFFSET = r"(\d)\s+([+-]\d{1,2}(?::?\d{2})?)\s*$"
+
+
+def _timestamptz_text(node: exp.Cast) -> exp.Expression | None:
+    """Text cast to timestamptz with its UTC offset written after a space: the space removed."""
+    arg = node.this
+    if _is_text_literal(arg):
+        fixed = re.sub(_SPACED_OFFSET, r"\1\2", arg.this)
+        return None if fixed == arg.this else exp.Cast(this=exp.Literal.string(fixed), to=node.to.copy())
+    if _type(arg) in _TEXT:
+        return _fn("pg_timestamptz_in", arg)
+    return None
+
+
+def _to_char_marks(node: exp.TimeToStr) -> exp.Expression | None:
+    """to_char with fields strftime lacks (marked by the dialect's time mapping): the format
+    split at each mark, the pieces' strftime joined with the fields computed apart."""
+    from rw_cli.sql.dialect import LOWER_MERIDIEM_MARK, TZH_TZM_MARK
+
+    fmt = node.args.get("format")
+    if not (isinstance(fmt, exp.Literal) and "\x01" in fmt.this):
+        return None
+    field = {TZH_TZM_MARK: _fn("pg_tzh_tzm", _fn("strftime", node.this.copy(), exp.Literal.string("%z"))),
+             LOWER_MERIDIEM_MARK: _fn("lower", _fn("strftime", node.this.copy(), exp.Literal.string("%p")))}
+    out: exp.Expression | None = None
+    for piece in re.split("(\x01.)", fmt.this):
+        if not piece:
+            continue
+        part = field.get(piece) or _fn("strftime", node.this.copy(), exp.Literal.string(piece))
+        out = part if out is None else exp.DPipe(this=out, expression=part, safe=True)
+    return out
+
+
+def _parse_marks(node: exp.Expression) -> None:
+    """to_timestamp / to_date read the marked fields with strptime's own codes (in place)."""
+    from rw_cli.sql.dialect import LOWER_MERIDIEM_MARK, TZH_TZM_MARK
+
+    fmt = node.args.get("format")
+    if isinstance(fmt, exp.Literal) and "\x01" in fmt.this:
+        fmt.set("this", fmt.this.replace(TZH_TZM_MARK, "%z").replace(LOWER_MERIDIEM_MARK, "%p"))
+
+
+def _array_text(node: exp.Cast) -> exp.Expression | None:
+    """Text cast to an array type in PostgreSQL's array syntax (`'{1, 2}'`, `'{{1}, {2}}'`):
+    DuckDB reads the same list with brackets (quotes, NULL and blanks alike)."""
+    arg = node.this
+    if _is_text_literal(arg):
+        text = arg.this.strip()
+        if not text.startswith("{"):
+            return None
+        return exp.Cast(this=exp.Literal.string(pg_array_brackets(text)), to=node.to.copy())
+    if _type(arg) in _TEXT:
+        return exp.Cast(this=_fn("pg_array_brackets", arg), to=node.to.copy())
+    return None
+
+
+def _like_quantified(node: exp.Expression) -> exp.Expression | None:
+    """`x [NOT] LIKE ANY|ALL (array)`: the LIKE of each element, combined as PostgreSQL's
+    quantifiers do (ANY: true if one is, else NULL if one is NULL; ALL: false if one is, else
+    NULL if one is NULL; an empty array: false for ANY, true for ALL)."""
+    quant = node.expression
+    if not isinstance(quant, (exp.Any, exp.All)):
+        return None
+    arr = quant.this.this if isinstance(quant.this, exp.Paren) else quant.this
+    cls = type(node)
+    test = exp.Escape(this=cls(this=node.this.copy(), expression=exp.column("__e")),
+                      expression=exp.Literal.string("\\"))
+    if node.args.get("negate"):
+        test = exp.Not(this=test)
+    tests = _fn("list_transform", arr.copy(), exp.Lambda(this=test, expressions=[exp.to_identifier("__e")]))
+    has_null = exp.GT(this=_fn("len", _fn("list_filter", tests.copy(), exp.Lambda(
+        this=exp.Is(this=exp.column("__v"), expression=exp.Null()), expressions=[exp.to_identifier("__v")]))),
+        expression=exp.Literal.number(0))
+    if isinstance(quant, exp.Any):
+        decided = exp.If(this=_fn("list_bool_or", tests), true=exp.true())
+        default = exp.false()
+    else:
+        decided = exp.If(this=exp.Not(this=_fn("coalesce", _fn("list_bool_and", tests), exp.true())), true=exp.false())
+        default = exp.true()
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=arr.copy(), expression=exp.Null()), true=exp.Null()), decided,
+                         exp.If(this=has_null, true=exp.Null())], default=default)
+
+
+def _default_like_escape(node: exp.Expression) -> exp.Expression | None:
+    """LIKE without ESCAPE escapes with a backslash in PostgreSQL (DuckDB: no escape at all)."""
+    pattern = node.expression
+    if _is_text_literal(pattern) and "\\" not in pattern.this:
+        return None
+    if not (_is_text_literal(pattern) or _type(pattern) in _TEXT):
+        return None
+    return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
+
+
+_FORMAT_SPEC = re.compile(r"%(?:(\d+)\$)?([sIL%])")
+
+
+def _format(node: exp.Format) -> exp.Expression | None:
+    """format(template, args...) with a constant template: `%s` (NULL as empty), `%I` (an
+    identifier, quoted when needed), `%L` (a literal, NULL unquoted) and `%%`, positional
+    `%n$s` too, as a concatenation."""
+    fmt, args = node.this, list(node.expressions)
+    if not _is_text_literal(fmt):
+        return None
+    pieces: list[exp.Expression] = []
+    pos, nxt = 0, 0
+    for m in _FORMAT_SPEC.finditer(fmt.this):
+        if m.start() > pos:
+            pieces.append(exp.Literal.string(fmt.this[pos:m.start()]))
+        pos = m.end()
+        if m.group(2) == "%":
+            pieces.append(exp.Literal.string("%"))
+            continue
+        i = int(m.group(1)) - 1 if m.group(1) else nxt
+        nxt = i + 1
+        if not 0 <= i < len(args):
+            raise BindError("too few arguments for format()")
+        text = exp.Cast(this=_text_of(args[i].copy()), to=exp.DataType.build("VARCHAR"))
+        if m.group(2) == "s":
+            pieces.append(_fn("coalesce", text, exp.Literal.string("")))
+        elif m.group(2) == "I":
+            pieces.append(_fn("quote_ident", text))
+        else:
+            pieces.append(_fn("coalesce", _fn("quote_literal", text), exp.Literal.string("NULL")))
+    if "%" in fmt.this[pos:]:
+        raise BindError("unterminated format() type specifier")
+    pieces.append(exp.Literal.string(fmt.this[pos:]))
+    out = pieces[0]
+    for p in pieces[1:]:
+        out = exp.DPipe(this=out, expression=p, safe=True)
+    return exp.paren(out)
+
+
+def _row_field(node: exp.Dot) -> exp.Expression | None:
+    """`(ROW(a, b)).f2`: an anonymous row's fields are f1, f2, ... (RisingWave's names)."""
+    row = node.this.this if isinstance(node.this, exp.Paren) else node.this
+    if not (isinstance(row, exp.Anonymous) and row.name.lower() == "row" and isinstance(node.expression, exp.Identifier)):
+        return None
+    field = node.expression.name.lower()
+    m = re.fullmatch(r"f(\d+)", field)
+    if m is None or not 1 <= int(m.group(1)) <= len(row.expressions):
+        raise BindError(f'field "{node.expression.name}" not found in struct type')
+    return row.expressions[int(m.group(1)) - 1].copy()
+
+
+def _first_last_aggregate(node: exp.Expression) -> exp.Expression | None:
+    """first_value / last_value without OVER: RisingWave's aggregates (the value of the first
+    / last row in the ORDER BY order), DuckDB's first / last."""
+    up = node.parent
+    while isinstance(up, (exp.IgnoreNulls, exp.RespectNulls)):
+        up = up.parent
+    if isinstance(up, exp.Window):
+        return None
+    name = "first" if isinstance(node, exp.FirstValue) else "last"
+    return _fn(name, node.this)
+
+
+def _array_depth(node: exp.Expression) -> int:
+    t = getattr(node, "type", None)
+    depth = 0
+    while t is not None and t.this == T.ARRAY:
+        depth += 1
+        t = t.expressions[0] if t.expressions else None
+    return depth
+
+
+def _array_concat(left: exp.Expression, right: exp.Expression) -> exp.Expression | None:
+    """`a || b` / array_cat(a, b) whose operands differ in depth by one, as PostgreSQL: the
+    shallower one is an element appended or prepended (`{{1}} || {2}`, `{1} || 2`,
+    `2 || {1}`); a NULL array operand leaves the other one as is. Equal depths: None (DuckDB's
+    list concatenation already agrees)."""
+    dl, dr = _array_depth(left), _array_depth(right)
+    if max(dl, dr) == 0 or abs(dl - dr) != 1:
+        return None
+    if dl > dr:
+        arr, elem, fn = left, right, "list_append"
+        call = _fn(fn, arr.copy(), elem.copy())
+    else:
+        arr, elem, fn = right, left, "list_prepend"
+        call = _fn(fn, elem.copy(), arr.copy())
+    if _array_depth(elem) == 0:
+        return call  # an element, NULL included, is added
+    null = exp.Null()
+    return exp.Case(ifs=[exp.If(this=exp.and_(exp.Is(this=arr.copy(), expression=null.copy()),
+                                              exp.Is(this=elem.copy(), expression=null.copy())), true=exp.Null()),
+                         exp.If(this=exp.Is(this=elem.copy(), expression=null.copy()), true=arr.copy())],
+                    default=call)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
     if isinstance(node, exp.CurrentVersion):
         return exp.Literal.string(_server_version())
+    if isinstance(node, exp.WithinGroup):
+        return _null_fraction(node)
+    if isinstance(node, exp.Filter):
+        return filter_into(node)
+    if isinstance(node, exp.TimeToStr) and _type(node.this) == T.INTERVAL:
+        return _fn("pg_to_char_interval", node.this, node.args["format"])
+    if isinstance(node, exp.TimeToStr):
+        return _to_char_marks(node)
+    if isinstance(node, exp.Format):
+        return _format(node)
+    if isinstance(node, exp.Dot):
+        return _row_field(node)
+    if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
+        return _array_concat(node.this, node.expression)
+    if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
+        return _array_concat(node.this, node.expressions[0])
+    if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _type(node.this) == T.TIME:
+        return _time_interval(node.this)  # time -> interval: the time since midnight
+    if isinstance(node, (exp.FirstValue, exp.LastValue)):
+        return _first_last_aggregate(node)
+    if isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
+        return _like_quantified(node)
+    if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
+        return _default_like_escape(node)
+    if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
+        fixed = _array_text(node)
+        if fixed is not None:
+            fixed.meta["array_text"] = True
+            return fixed
+    if isinstance(node, (exp.StrToTime, exp.StrToDate)):
+        _parse_marks(node)
+    if isinstance(node, exp.Cast) and node.to.this == T.TIMESTAMPTZ:
+        fixed = _timestamptz_text(node)
+        if fixed is not None:
+            return fixed
+    if isinstance(node, exp.GroupConcat):
+        return _string_agg_lists(node)
     if isinstance(node, exp.Overlay) and node.args.get("from_") is not None and not node.meta.get("checked"):
         # PostgreSQL: substring(s, 1, from - 1) || new || substring(s, from + for): a start
         # before 1 (or a negative count) is a negative substring length
@@ -321,6 +605,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _numeric_literal(node)
     if isinstance(node, exp.Values):
         _values_decimals(node)
+        _values_timestamptz(node)
         return None
     if isinstance(node, exp.Select):
         _interval_keys(node)
@@ -429,6 +714,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _fn("pg_substr1", node.this, node.args.get("start") or exp.Literal.number(1))
     if isinstance(node, exp.SimilarTo) and _is_text_literal(node.expression):
         return _fn("regexp_full_match", node.this, exp.Literal.string(_similar_to_regex(node.expression.this)))
+    if isinstance(node, exp.SimilarTo) and _type(node.expression) in _TEXT:
+        return _fn("regexp_full_match", node.this, _fn("pg_similar_regex", node.expression))
     if isinstance(node, exp.Hex) or (isinstance(node, exp.Anonymous) and node.name.lower() == "to_hex"):
         arg = node.this if isinstance(node, exp.Hex) else node.expressions[0]
         at = _type(arg)
@@ -579,8 +866,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.LogicalAnd(this=args[0])
     if name == "octet_length" and len(args) == 1 and _type(args[0]) not in (T.VARBINARY, T.BINARY, T.BLOB):
         return _fn("strlen", args[0])
-    if name == "regexp_match" and len(args) == 2:
-        return _fn("pg_regexp_match", *args)
+    if name == "regexp_match" and len(args) in (2, 3):
+        return _fn("pg_regexp_match", *args, *([] if len(args) == 3 else [exp.Literal.string("")]))
     if name == "convert_from" and len(args) == 2:
         return _fn("decode", _bytea(args[0]))
     if name == "convert_to" and len(args) == 2:
@@ -603,6 +890,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
     if name == "pg_typeof" and len(args) == 1:
+        if _is_text_literal(args[0]):
+            return exp.Literal.string("unknown")  # a quoted literal has no type yet
         return _fn("pg_typeof_name", args[0])
     _check_known(node)
     return None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from rw_cli.sql.agg_wrappers import aggregate_result
+
 T = exp.DataType.Type
 _JSON = {T.JSON, T.JSONB}
 
@@ -123,7 +125,40 @@ def _is_json_predicate(node: exp.Is) -> exp.Expression:
                          exp.If(this=valid, true=test)], default=exp.false())
 
 
+def _ordered_value(arg: exp.Expression) -> exp.Expression:
+    """An aggregate's argument as jsonb embeds it, its ORDER BY kept."""
+    if isinstance(arg, exp.Order):
+        out = arg.copy()
+        out.set("this", _value(arg.this))
+        return out
+    return _value(arg)
+
+
+def _jsonb_aggregate(node: exp.Expression) -> exp.Expression | None:
+    """jsonb_agg: the list of values as a JSON array (NULL inputs are JSON nulls);
+    jsonb_object_agg: the object of the keys' and values' lists, built by a UDF."""
+    from rw_cli.sql.dialect import JSONBAgg
+
+    if isinstance(node, JSONBAgg):
+        return aggregate_result(_json(_fn("to_json", exp.ArrayAgg(this=_ordered_value(node.this)))))
+    if isinstance(node, exp.JSONBObjectAgg):
+        value, order = node.expression, None
+        if isinstance(value, exp.Order):  # `jsonb_object_agg(k, v ORDER BY x)`: both lists in that order
+            value, order = value.this, value.expressions
+
+        def ordered(e: exp.Expression) -> exp.Expression:
+            return exp.Order(this=e, expressions=[o.copy() for o in order]) if order else e
+
+        keys = exp.ArrayAgg(this=ordered(_text(node.this)))
+        values = exp.ArrayAgg(this=ordered(_text(_fn("to_json", _value(value)))))
+        return aggregate_result(_json(_fn("pg_jsonb_object_agg", keys, values)))
+    return None
+
+
 def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
+    agg = _jsonb_aggregate(node)
+    if agg is not None:
+        return agg
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):
         return _is_json_predicate(node)
     if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)):

@@ -162,8 +162,22 @@ def _aggs(e: exp.Expression) -> list[exp.Expression]:
             call = call.this  # `f(x) FILTER (...)`, `f(x IGNORE NULLS)`: the window function is f
         if w is not None and call is a:
             continue  # the window function itself; aggregates in its arguments are group aggregates
-        out.append(a.parent if isinstance(a.parent, exp.Filter) else a)
+        call = a.parent if isinstance(a.parent, exp.WithinGroup) else a  # `f(p) WITHIN GROUP (ORDER BY x)`
+        out.append(call.parent if isinstance(call.parent, exp.Filter) else call)
     return out
+
+
+def _distinct_on_match(items: list[exp.Expression], on: exp.Expression) -> int | None:
+    """The select item a DISTINCT ON key names (the same expression, or an output name)."""
+    name = on.name if isinstance(on, exp.Column) else None
+    return next((i for i, e in enumerate(items) if e.sql() == on.sql() or (name and e.alias_or_name == name)), None)
+
+
+def _hidden_distinct_on(items: list[exp.Expression], distinct: exp.Expression) -> list[exp.Expression]:
+    """DISTINCT ON keys that no select item computes, in their order."""
+    ons = distinct.args["on"]
+    ons = ons.expressions if isinstance(ons, exp.Tuple) else [ons]
+    return [o.copy() for o in ons if _distinct_on_match(items, o) is None]
 
 
 def _filtered_agg(a: exp.Expression):
@@ -532,6 +546,9 @@ class StreamPlanner:
         aliases = {e.alias: e.this for e in items if isinstance(e, exp.Alias)}
         order_exprs = [aliases[o.this.name].copy() if isinstance(o.this, exp.Column) and not o.this.table
                        and o.this.name in aliases else o.this for o in order]
+        n_order = len(order_exprs)
+        if distinct_on:  # DISTINCT ON keys outside the select list: planned with ORDER BY's
+            order_exprs = order_exprs + _hidden_distinct_on(items, s.args["distinct"])
         having = s.args.get("having")
         group = s.args.get("group")
         has_agg = any(_aggs(e) for e in exprs + order_exprs) or (having is not None)
@@ -548,11 +565,12 @@ class StreamPlanner:
             exprs, order_exprs = rewritten[: len(exprs)], rewritten[len(exprs):]
         if any(e.find(exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest) for e in exprs):
             node, exprs = self.project_set_srf(node, exprs)
+        order_exprs, on_exprs = order_exprs[:n_order], order_exprs[n_order:]
         distinct = s.args.get("distinct")
         if limit is not None or s.args.get("offset") is not None:
             return self.top_n(node, exprs, names, [e.alias_or_name for e in items], order, order_exprs, s)
         if distinct is not None and distinct.args.get("on") is not None:
-            return self.distinct_on(node, exprs, names, items, distinct, order, order_exprs)
+            return self.distinct_on(node, exprs, names, items, distinct, order, order_exprs, on_exprs)
         planned = self.project(node, exprs, names, [e.alias_or_name for e in items])
         if distinct is not None:
             planned = self.distinct(planned)
@@ -777,7 +795,7 @@ class StreamPlanner:
         def post(e: exp.Expression) -> exp.Expression:
             def repl(n: exp.Expression):
                 sql = n.sql()
-                if sql in agg_sql and (isinstance(n, (exp.AggFunc, exp.Filter))):
+                if sql in agg_sql and (isinstance(n, (exp.AggFunc, exp.Filter, exp.WithinGroup))):
                     return exp.column(f"_{ng + agg_sql.index(sql)}")
                 if sql in group_sql and not isinstance(n, exp.Literal):
                     i = group_sql.index(sql)
@@ -924,21 +942,25 @@ class StreamPlanner:
             keys.append(f"_{first + i} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}")
         return keys
 
-    def distinct_on(self, node, exprs, names, items, distinct, order, order_exprs) -> Planned:
-        """DISTINCT ON (keys): the first row per key in ORDER BY order (a group top-1)."""
+    def distinct_on(self, node, exprs, names, items, distinct, order, order_exprs, on_exprs) -> Planned:
+        """DISTINCT ON (keys): the first row per key in ORDER BY order (a group top-1). A key
+        that is not in the select list is computed as a hidden column (`on_exprs`, planned, in
+        the order `_hidden_distinct_on` lists them)."""
         ons = distinct.args["on"]
         ons = ons.expressions if isinstance(ons, exp.Tuple) else [ons]
         aliases = [e.alias_or_name for e in items]
-        keys = []
-        for o in ons:
-            name = o.name if isinstance(o, exp.Column) else None
-            match = [i for i, e in enumerate(items) if e.sql() == o.sql() or (name and aliases[i] == name)]
-            if not match:
-                raise NotSupported("DISTINCT ON an expression that is not in the select list")
-            keys.append(match[0])
         n_out = len(exprs)
-        extra = [f"__order_{i}" for i in range(len(order_exprs))]
-        p = self.project(node, list(exprs) + list(order_exprs), names + extra, aliases + extra)
+        hidden_at = n_out + len(order_exprs)
+        keys, hidden_ons = [], []
+        for o in ons:
+            match = _distinct_on_match(items, o)
+            if match is not None:
+                keys.append(match)
+            else:
+                keys.append(hidden_at + len(hidden_ons))
+                hidden_ons.append(on_exprs[len(hidden_ons)])
+        extra = [f"__order_{i}" for i in range(len(order_exprs))] + [f"__on_{i}" for i in range(len(hidden_ons))]
+        p = self.project(node, list(exprs) + list(order_exprs) + hidden_ons, names + extra, aliases + extra)
         width = len(p.node.types)
         order_sql = self._order_keys(order, n_out) + [f"_{k}" for k in p.node.stream_key]
         sql = (f"SELECT {', '.join(f'_{i}' for i in range(width))} FROM (SELECT *, row_number() OVER "

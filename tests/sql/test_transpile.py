@@ -100,7 +100,6 @@ RUN_ERRORS = {  # title -> the error PostgreSQL gives too
     "text to boolean of a literal that is not a boolean": 'invalid input syntax for type boolean: "maybe"',
 }
 RUN_BUGS = {  # title -> why DuckDB refuses what PostgreSQL accepts
-    "array casts": "PostgreSQL's array text form '{1,2}' is cast as is; DuckDB reads only '[1, 2]'",
     "date_trunc with an unknown unit": "an unknown unit given as a string becomes a column reference "
                                        "(DuckDB: column \"FORTNIGHT\" not found); PostgreSQL: "
                                        "unit \"fortnight\" not recognized",
