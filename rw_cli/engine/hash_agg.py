@@ -366,7 +366,8 @@ class HashAggExecutor(Executor):
                 fn = "LEAST" if c.kind == "min" else "GREATEST"
                 sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {fn}(o_{p}val, d{i}_val) END AS {p}val")
                 sel.append(f"COALESCE(o_{p}nn, 0) + d{i}_nn AS {p}nn")
-                sel.append(f"d{i}_del > 0 AS {p}recompute")
+                # only a group that lost a value and still has some needs its extreme again
+                sel.append(f"d{i}_del > 0 AND COALESCE(o_{p}nn, 0) + d{i}_nn > 0 AS {p}recompute")
         sel += [f"o_{name} AS {q('old_' + name)}" for name in old_names]
         return f"SELECT {', '.join(sel)} FROM {source}"
 
