@@ -52,7 +52,7 @@ BASE_TIME_US = 1_700_000_000_000_000
 
 # -- the generator ---------------------------------------------------------------------------------
 def _bids(rng, ids, n_auctions: int):
-    import numpy as np
+    """Bids with the given ids: auctions Zipf-skewed (a few hot ones), prices uniform."""
     import pyarrow as pa
 
     n = len(ids)
@@ -64,7 +64,7 @@ def _bids(rng, ids, n_auctions: int):
         "price": pa.array(rng.integers(1, 100_000, n), pa.int64()),
         "channel": channels.take(pa.array(rng.integers(0, 4, n))),
         "date_time": pa.array(BASE_TIME_US + ids * 1000, pa.timestamp("us")),
-    }), np.asarray(ids)
+    })
 
 
 def generate(out_dir: str, rows: int, epoch_rows: int, workload: str, seed: int = 21) -> dict:
@@ -93,7 +93,7 @@ def generate(out_dir: str, rows: int, epoch_rows: int, workload: str, seed: int 
         n_del = int(size * DELETE_SHARE) if deletes and epochs else 0
         n_del = min(n_del, int(alive.sum()))
         ids = np.arange(next_id, next_id + size - n_del, dtype=np.int64)
-        table, _ = _bids(rng, ids, n_auctions)
+        table = _bids(rng, ids, n_auctions)
         path = os.path.join(out_dir, f"bid_{len(epochs)}.parquet")
         pq.write_table(table, path)
         gone: list[int] = []
