@@ -23,6 +23,11 @@ from rw_cli.engine.chunk import (DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, S
 from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
 
+# reading one group's key range of a min/max's materialized input costs about as much as
+# scanning this many rows: below that many rows per group to recompute, ranges beat a scan
+PREFIX_SCAN_ROWS = 4000
+
+
 def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -361,7 +366,8 @@ class HashAggExecutor(Executor):
                 fn = "LEAST" if c.kind == "min" else "GREATEST"
                 sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {fn}(o_{p}val, d{i}_val) END AS {p}val")
                 sel.append(f"COALESCE(o_{p}nn, 0) + d{i}_nn AS {p}nn")
-                sel.append(f"d{i}_del > 0 AS {p}recompute")
+                # only a group that lost a value and still has some needs its extreme again
+                sel.append(f"d{i}_del > 0 AND COALESCE(o_{p}nn, 0) + d{i}_nn > 0 AS {p}recompute")
         sel += [f"o_{name} AS {q('old_' + name)}" for name in old_names]
         return f"SELECT {', '.join(sel)} FROM {source}"
 
@@ -403,7 +409,8 @@ class HashAggExecutor(Executor):
         # each group (a key range of the table), or the whole table when many groups need it.
         groups = merged.select([f"_{j}" for j in range(nk)]).append_column("_pos", pa.array(np.arange(merged.num_rows)))
         groups = groups.filter(pa.array(recompute))
-        if nk and groups.num_rows <= 64:
+        if nk and (groups.num_rows <= 64 or groups.num_rows * PREFIX_SCAN_ROWS <= table.estimated_rows()):
+            # one key range per group: the cost follows the groups, not the table
             parts = [table.scan_prefix([groups.column(j)[r].as_py() for j in range(nk)])
                      for r in range(groups.num_rows)]
             all_rows = pa.concat_tables(parts) if parts else table.schema.empty_table()
@@ -415,11 +422,13 @@ class HashAggExecutor(Executor):
         res = duck.query(
             f"SELECT g._pos AS pos, {fn}(s.v) AS v FROM g LEFT JOIN s ON {on} AND s.c > 0 GROUP BY g._pos",
             {"g": groups, "s": all_rows})
-        vals = merged.column(f"a{i}_val").combine_chunks().to_pylist()
-        for pos, v in zip(res.column("pos").to_pylist(), res.column("v").to_pylist()):
-            vals[pos] = v
         idx = merged.column_names.index(f"a{i}_val")
-        return merged.set_column(idx, f"a{i}_val", pa.array(vals, merged.schema.field(idx).type))
+        where = np.full(merged.num_rows, -1, dtype=np.int64)
+        where[res.column("pos").to_numpy()] = np.arange(res.num_rows)
+        recomputed = res.column("v").combine_chunks().cast(merged.schema.field(idx).type)
+        recomputed = recomputed.take(pa.array(where, pa.int64(), mask=where < 0))
+        vals = pc.if_else(pa.array(where >= 0), recomputed, merged.column(idx).combine_chunks())
+        return merged.set_column(idx, f"a{i}_val", vals)
 
     def _write_state(self, state: pa.Table, alive: np.ndarray, simple: bool, keys: pa.Array | None = None) -> None:
         if state.num_rows:

@@ -17,6 +17,9 @@ from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
 
 
+CONFLICT_CACHE_BYTES = 16 << 20  # recent rows; the key filter stays past evictions
+
+
 class MaterializeExecutor(Executor):
     identity = "StreamMaterialize"
 
@@ -24,6 +27,10 @@ class MaterializeExecutor(Executor):
         super().__init__(types, pk)
         self.table = state_table
         self.conflict = conflict  # None: no conflicts possible (MVs, tables with a _row_id)
+        if conflict and hasattr(state_table, "enable_cache"):
+            # an insert looks its key up: the cache's filter of every key written knows a new
+            # key is absent without a store read (RisingWave's materialize cache)
+            state_table.enable_cache(CONFLICT_CACHE_BYTES)
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk) == 0:

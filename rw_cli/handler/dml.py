@@ -8,12 +8,12 @@ from sqlglot import exp
 
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
-from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported
+from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
 from rw_cli.meta.catalog import ROW_ID, TABLE, RelationCatalog
 from rw_cli.common.epoch import physical_now
 from rw_cli.result import Result
 
-from rw_cli.handler.query import run_query
+from rw_cli.handler.query import run_query, run_query_on
 
 
 def target_table(session, table: exp.Expression) -> RelationCatalog:
@@ -211,13 +211,68 @@ def _default_column(c, n: int) -> pa.Array:
 
 def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
                    extra: list[exp.Expression] | None = None) -> pa.Table:
+    """The rows a DELETE/UPDATE changes (every column, hidden ones too), then the `extra`
+    expressions over them, as the session sees the table (its own writes included). A WHERE
+    binding the primary key fetches just those rows from the table's state; any other
+    reads a snapshot of the table."""
     q = exp.select("*").from_(exp.to_table(rel.name))
     for e in extra or []:
         q = q.select(e, append=True)
     if where is not None:
-        q = q.where(where.this)
+        q = q.where(where.this, copy=False)  # (a copy of a long IN list costs more than the lookup)
+    looked_up = _rows_by_pk(session, rel, q)
+    if looked_up is not None:
+        rows, whole_where = looked_up
+        if whole_where and not extra:
+            return rows  # the rows are the answer: no DuckDB
+        if whole_where:
+            q.set("where", None)  # already applied: the query computes `extra` only
+        table, _ = run_query_on(session, q, {rel.id: rows}, committed=False, hidden=True)
+        return table
     table, _ = run_query(session, q, committed=False, hidden=True)
     return table
+
+
+def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table, bool] | None:
+    """When `q`'s WHERE binds every pk column of `rel` (`pk = c`, `pk IN (c, ...)`, `pk IN
+    (SELECT ...)`): the rows of those pks (in pk order) and whether the pk constraints are
+    the whole WHERE. None when it does not, or when there are so many keys that one scan of
+    the table is cheaper."""
+    from rw_cli.handler.point_lookup import MAX_KEYS, fetch, lookup_plan
+
+    live = session.runtime.live_table(rel.id)
+    if live is None or q.args.get("where") is None:
+        return None
+
+    def few(n: int) -> bool:
+        """Whether `n` keys are worth looking up one by one (a quarter of the table at most)."""
+        if n <= MAX_KEYS:
+            return True
+        from rw_cli.handler.query import estimate_rows
+
+        return n <= (estimate_rows(session.store, rel.id) or 0) // 4
+
+    def subquery(sub: exp.Expression) -> pa.Array | None:
+        query = sub.this if isinstance(sub, exp.Subquery) else sub
+        try:  # a correlated subquery does not run alone: the general path runs it
+            values, _ = run_query(session, query.copy(), committed=False, hidden=True)
+        except RwError:
+            return None
+        if values.num_columns != 1 or not few(values.num_rows):
+            return None
+        return values.column(0).combine_chunks()
+
+    plan = lookup_plan(q, session.catalog, subquery, max_keys=1 << 62)
+    if plan is None or plan[0].id != rel.id:
+        return None
+    _, lists, used = plan
+    if not few(int(np.prod([len(v) for v in lists]))):
+        return None
+    from rw_cli.handler.query import pk_order
+
+    where = q.args["where"].this
+    conjuncts = list(where.flatten()) if isinstance(where, exp.And) else [where]
+    return pk_order(fetch(session, rel, lists, live), rel), used == len(conjuncts)
 
 
 def _not_append_only(rel: RelationCatalog, what: str) -> None:

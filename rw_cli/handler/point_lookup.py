@@ -4,18 +4,26 @@
 table or materialized view: every pk column is bound to constants, so the rows are fetched
 with `StateTable.get_rows` (one batched multi-get at the committed epoch), and the query runs
 on DuckDB over just those rows. Anything else returns None and takes the general path.
+DML (`DELETE`/`UPDATE ... WHERE pk ...`) uses the same plan, with `pk IN (subquery)` too,
+over the table's live state (this epoch's own writes included): its cost follows the rows it
+changes, not the table.
 """
 from __future__ import annotations
 
-import itertools
+from collections.abc import Callable
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.sql.walk import nodes
 
 MAX_KEYS = 4096
+
+# a `col IN (subquery)`'s values, as one Arrow array (None: not a set of keys)
+Subquery = Callable[[exp.Expression], "pa.Array | None"]
 
 
 class _CommittedReads:
@@ -28,9 +36,11 @@ class _CommittedReads:
         return self.store.multi_get(keys, self.store.committed_epoch)
 
 
-def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[list], int] | None:
-    """(relation, one list of constants per pk column, number of pk constraints) when `tree`
-    is a pk lookup."""
+def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
+                max_keys: int = MAX_KEYS) -> tuple[RelationCatalog, list[pa.Array], int] | None:
+    """(relation, one array of constants per pk column, number of pk constraints) when `tree`
+    is a pk lookup of at most `max_keys` keys. With `subquery`, `pk IN (SELECT ...)` binds
+    the pk too (its values computed by `subquery`)."""
     if not isinstance(tree, exp.Select) or any(c.name == RW_TIMESTAMP for c in tree.find_all(exp.Column)):
         return None  # a lookup returns no write times
     from_ = tree.args.get("from_") or tree.args.get("from")
@@ -44,61 +54,97 @@ def lookup_plan(tree: exp.Expression, catalog) -> tuple[RelationCatalog, list[li
     rel = catalog.get(src.name)
     if rel is None or rel.kind not in (TABLE, MATERIALIZED_VIEW) or not rel.pk:
         return None
-    if len(nodes(tree, exp.Table)) != 1:
-        return None
     where = tree.args.get("where")
     if where is None:
         return None
+    if subquery is None and len(nodes(tree, exp.Table)) != 1:
+        return None
     alias = src.alias_or_name
     names = {c.name: i for i, c in enumerate(rel.columns) if not c.hidden}
-    values: dict[int, list] = {}
-    used = 0
+    pk = set(rel.pk)
     cond = where.this
     conjuncts = list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
-    for c in conjuncts:
-        got = _constraint(c, alias, names, rel)
-        if got is None:
+    found = [(c, _target(c, alias, names)) for c in conjuncts]
+    if not pk <= {i for _, i in found}:
+        return None  # checked first: a subquery runs only when every pk column is bound
+    values: dict[int, pa.Array] = {}
+    used = 0
+    for c, idx in found:
+        if idx is None or idx not in pk:
             continue
-        idx, vals = got
+        vals = _values(c, rel.columns[idx].type, subquery)
+        if vals is None:
+            continue
         used += 1
-        if idx in values:
-            vals = [v for v in values[idx] if v in vals]
-        values[idx] = vals
+        values[idx] = vals.filter(pc.is_in(vals, value_set=values[idx])) if idx in values else vals
     if any(k not in values for k in rel.pk):
         return None
-    lists = [values[k] for k in rel.pk]
+    lists = [pc.unique(values[k]) for k in rel.pk]
     n = 1
     for v in lists:
         n *= len(v)
-    if n > MAX_KEYS:
+    if n > max_keys:
         return None
     return rel, lists, used
 
 
-def _constraint(c: exp.Expression, alias: str, names: dict[str, int], rel) -> tuple[int, list] | None:
-    if isinstance(c, exp.Paren):
-        c = c.unnest()
+def _unparen(c: exp.Expression) -> exp.Expression:
+    return c.unnest() if isinstance(c, exp.Paren) else c
+
+
+def _target(c: exp.Expression, alias: str, names: dict[str, int]) -> int | None:
+    """The column a conjunct `col = const`, `col IN (...)` constrains, else None."""
+    c = _unparen(c)
     if isinstance(c, exp.EQ):
-        col, lit = c.this, c.expression
-        if not isinstance(col, exp.Column):
-            col, lit = lit, col
-        cols, lits = [col], [lit]
-    elif isinstance(c, exp.In) and not c.args.get("query") and not c.args.get("unnest"):
-        cols, lits = [c.this], list(c.expressions)
+        col = c.this if isinstance(c.this, exp.Column) else c.expression
+    elif isinstance(c, exp.In) and not c.args.get("unnest") and not c.args.get("field"):
+        col = c.this
     else:
         return None
-    col = cols[0]
     if not isinstance(col, exp.Column) or (col.table and col.table != alias) or col.name not in names:
         return None
-    idx = names[col.name]
-    t = rel.columns[idx].type
+    return names[col.name]
+
+
+def _values(c: exp.Expression, t, subquery: Subquery | None) -> pa.Array | None:
+    """The constants a conjunct binds its column to, as an array of the column's type (None:
+    not constants of a type a lookup handles; the general path decides)."""
+    c = _unparen(c)
+    if isinstance(c, exp.EQ):
+        lits = [c.expression if isinstance(c.this, exp.Column) else c.this]
+    elif c.args.get("query") is not None:
+        if subquery is None or not (t.is_integer or t.name == "character varying"):
+            return None
+        got = subquery(c.args["query"])
+        return None if got is None else _cast(got, t.arrow())
+    else:
+        lits = list(c.expressions)
     out = []
     for lit in lits:
         v = _literal(lit, t)
         if v is _NO:
             return None
         out.append(v)
-    return idx, out
+    try:
+        return _array(out, t.arrow())
+    except (pa.ArrowInvalid, OverflowError, ValueError):
+        return None  # a constant that does not fit the column type: let DuckDB decide
+
+
+def _cast(values: pa.Array, t: pa.DataType) -> pa.Array | None:
+    """A subquery's values as keys of type `t`; NULLs match no key. None when they do not
+    all fit `t` exactly (the general path compares them as SQL does)."""
+    values = values.drop_null()
+    if values.type == t:
+        return values
+    if not ((pa.types.is_integer(values.type) and pa.types.is_integer(t))
+            or (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))
+            and pa.types.is_string(t)):
+        return None
+    try:
+        return values.cast(t)  # safe: an integer out of range raises
+    except (pa.ArrowInvalid, OverflowError):
+        return None
 
 
 _NO = object()
@@ -121,34 +167,48 @@ def _literal(e: exp.Expression, t):
     return _NO
 
 
-def fetch(session, rel: RelationCatalog, lists: list[list]) -> pa.Table:
+def fetch(session, rel: RelationCatalog, lists: list[pa.Array], live=None) -> pa.Table:
+    """The rows whose pk is in the cross product of `lists` (one array per pk column): at
+    the committed epoch, or from `live` (a job's state table: this epoch's writes too)."""
     from rw_cli.stream.builder import relation_schema
     from rw_cli.store.state_table import StateTable
 
     schema = relation_schema(rel)
-    table = StateTable(_CommittedReads(session.store), rel.id, schema, list(rel.pk))
-    keys = list(itertools.product(*lists)) if lists else []
-    keys = list(dict.fromkeys(keys))
-    pk_types = [schema.field(k).type for k in rel.pk]
-    cols = [_array([k[j] for k in keys], pk_types[j]) for j in range(len(rel.pk))]
+    cols = _cross_product([v.cast(schema.field(k).type) for v, k in zip(lists, rel.pk)])
+    n = len(cols[0]) if cols else 0
     store = session.store
-    if hasattr(store, "multi_get_array"):
+    if live is not None:
+        rows, found = live.get_rows(cols)  # memtable first, then the store
+        if not found.all():
+            rows = rows.filter(pa.array(found))
+    elif hasattr(store, "multi_get_array"):
         # one batched get at the committed epoch, keys and values kept as Arrow arrays
-        encoded = table.keys_of_pk(cols, len(keys))
-        values = store.multi_get_array(encoded, store.committed_epoch)
-        present = values.filter(values.is_valid())
-        rows = table.decode(present)
+        table = StateTable(_CommittedReads(store), rel.id, schema, list(rel.pk))
+        values = store.multi_get_array(table.keys_of_pk(cols, n), store.committed_epoch)
+        rows = table.decode(values.filter(values.is_valid()))
     else:
+        table = StateTable(_CommittedReads(store), rel.id, schema, list(rel.pk))
         rows, found = table.get_rows(cols)
         if not found.all():
             rows = rows.filter(pa.array(found))
     return pa.Table.from_batches([rows]) if isinstance(rows, pa.RecordBatch) else rows
 
 
+def _cross_product(lists: list[pa.Array]) -> list[pa.Array]:
+    """Every combination of the (distinct) values, in `itertools.product`'s order."""
+    sizes = [len(v) for v in lists]
+    total = int(np.prod(sizes)) if sizes else 0
+    out, inner = [], total
+    for v, size in zip(lists, sizes):
+        inner //= max(size, 1)
+        idx = np.tile(np.repeat(np.arange(size), inner), total // max(size * inner, 1)) if size else \
+            np.zeros(0, np.int64)
+        out.append(v.take(pa.array(idx, pa.int64())))
+    return out
+
+
 def _array(values: list, t: pa.DataType) -> pa.Array:
     """A small Arrow array; integers go through numpy (pa.array on a list is slow)."""
-    import numpy as np
-
     if pa.types.is_integer(t):
         return pa.array(np.asarray(values, dtype=np.dtype(str(t))))
     return pa.array(values, type=t)

@@ -62,24 +62,10 @@ def _with_write_times(table, epoch: int, rel: RelationCatalog) -> pa.Table:
 
 
 def estimate_rows(store, table_id: int) -> int | None:
-    """About how many rows a table holds, from the store's metadata without reading it: the
-    entries of the SSTs holding the table (shared equally among the tables an SST holds; old
-    versions and tombstones count too) plus its entries in the shared buffer. None when the
-    store cannot say."""
-    from rw_cli.store.keys import next_key, table_key_prefix
-
+    """About how many rows a table holds at the committed epoch, from the store's metadata
+    without reading it (`HummockStorage.estimate_rows`). None when the store cannot say."""
     try:
-        total = 0.0
-        for level in store.version.levels:
-            for info in level:
-                if table_id in info.table_ids:
-                    total += info.key_count / max(1, len(info.table_ids))
-        start = table_key_prefix(table_id)
-        end = next_key(start)
-        for b in list(getattr(store, "_buffer", ())):
-            if b.epoch <= store.committed_epoch:
-                total += len(b.range_run(start, end))
-        return int(total)
+        return store.estimate_rows(table_id, store.committed_epoch)
     except Exception:  # noqa: BLE001 - an estimate must never fail the query
         return None
 

@@ -110,6 +110,9 @@ def _regexp_matches(args: list) -> exp.Expression:
     flags = args[2] if len(args) == 3 else exp.Literal.string("")
     return exp.Explode(this=exp.Anonymous(this="pg_regexp_matches", expressions=[*args[:2], flags]))
 
+_LITERAL_TOKENS = frozenset((TokenType.NUMBER, TokenType.STRING))
+LITERAL_LIST_MIN = 16  # shorter IN lists go through the grammar: nothing to gain
+
 
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
@@ -151,6 +154,42 @@ class RwDialect(RisingWave):
                 return self.expression(exp.Trim(this=this, position=position, expression=chars))
             self._retreat(index)
             return super()._parse_trim()
+
+        def _parse_in(self, this, alias: bool = False):
+            # `x IN (1, 2, ...)`: a long list of plain literals (a DML's keys, thousands of
+            # them) is read token by token, not through the expression grammar per element
+            literals = self._literal_list()
+            if literals is not None:
+                return self.expression(exp.In(this=this, expressions=literals))
+            return super()._parse_in(this, alias)
+
+        def _literal_list(self) -> list | None:
+            """At `(`: the literals of `(lit, lit, ...)` when the list is only numbers and
+            strings, at least LITERAL_LIST_MIN of them (the cursor then past `)`); else None,
+            the cursor unmoved."""
+            tokens, start, size = self._tokens, self._index, self._tokens_size
+            if self._curr is None or self._curr.token_type != TokenType.L_PAREN:
+                return None
+            found, j = [], start + 1
+            while j + 1 < size:
+                tok = tokens[j]
+                if tok.token_type not in _LITERAL_TOKENS or tok.comments:
+                    return None
+                found.append(tok)
+                after = tokens[j + 1].token_type
+                if after == TokenType.R_PAREN:
+                    break
+                if after != TokenType.COMMA:
+                    return None
+                j += 2
+            else:
+                return None
+            if len(found) < LITERAL_LIST_MIN:
+                return None
+            out = [self.expression(exp.Literal(this=t.text, is_string=t.token_type == TokenType.STRING), t)
+                   for t in found]
+            self._advance(j + 2 - start)
+            return out
 
         def _parse_null(self):
             # `x IS [NOT] UNKNOWN` is `x IS [NOT] NULL` for a boolean x only: mark it

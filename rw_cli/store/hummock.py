@@ -377,6 +377,25 @@ class HummockStorage:
         return self.compactor.merge_logs_once(full)
 
     # -- reads ---------------------------------------------------------------------------
+    def estimate_rows(self, table_id: int, epoch: int = MAX_EPOCH) -> int:
+        """About how many entries a table holds, from metadata without reading it: the
+        entries of the SSTs holding it (shared equally among the tables an SST holds; old
+        versions and tombstones count too) plus its entries in the shared buffer up to
+        `epoch`. For choosing between reading by key and scanning."""
+        total = 0.0
+        for level in self.version.levels:
+            for info in level:
+                if table_id in info.table_ids:
+                    total += info.key_count / max(1, len(info.table_ids))
+        start = table_key_prefix(table_id)
+        end = next_key(start)
+        with self._lock:
+            batches = self.buffer.view()
+        for b in batches:
+            if b.epoch <= epoch:
+                total += len(b.range_run(start, end))
+        return int(total)
+
     def _view(self, snapshot: Snapshot | None) -> tuple[HummockVersion, list[SharedBufferBatch]]:
         with self._lock:
             if snapshot is not None:

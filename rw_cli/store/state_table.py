@@ -301,6 +301,12 @@ class StateTable:
         return bool(self._mem_k)
 
     # -- reads ---------------------------------------------------------------------------
+    def estimated_rows(self) -> int:
+        """About how many rows the table holds (the store's metadata, nothing read): for
+        choosing between reading key ranges one by one and one scan."""
+        estimate = getattr(self.store, "estimate_rows", None)
+        return estimate(self.table_id) if estimate is not None else 0
+
     def decode(self, values) -> pa.RecordBatch:
         """Rows from their encoded values (a batched get's result)."""
         return decode_rows_arrays(values, self.schema)

@@ -1,10 +1,12 @@
 """Executors in isolation: text-format chunks in, chunks out (as RisingWave's executor tests)."""
+import pytest
 from sqlglot import parse_one
 
 from rw_cli.common.types import BIGINT, DOUBLE, INTEGER, VARCHAR, DataType
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.filter import FilterExecutor
 from rw_cli.engine.agg_call import AggCall, agg_return_type, state_types
+from rw_cli.engine import hash_agg
 from rw_cli.engine.hash_agg import HashAggExecutor
 from rw_cli.engine.hash_join import HashJoinExecutor
 from rw_cli.engine.materialize import MaterializeExecutor
@@ -90,6 +92,21 @@ def test_retractable_min_max_answered_from_state(make_table):
     assert pretty(ex.on_barrier(barrier(2))) == ""
     ex.on_chunk(chunk("- 1 1\n- 1 9"))
     assert pretty(ex.on_barrier(barrier(3))) == "U- 1 1 9\nU+ 1 3 3"
+
+
+@pytest.mark.parametrize("rows_per_range", [0, 10 ** 12])  # key ranges per group / one scan
+def test_min_max_recomputed_for_many_groups(make_table, monkeypatch, rows_per_range):
+    """More than a few groups lose their extreme in one epoch: each is recomputed from its
+    materialized input, whether by its key range or by a scan of the whole input."""
+    monkeypatch.setattr(hash_agg, "PREFIX_SCAN_ROWS", rows_per_range)
+    ex = _agg(make_table, [AggCall("max", 1, None, None), AggCall("min", 1, None, None)])
+    ex.on_chunk(chunk("\n".join(f"+ {g} {v}" for g in range(100) for v in (g, g + 5, g + 7))))
+    ex.on_barrier(barrier(1))
+    ex.on_chunk(chunk("\n".join(f"- {g} {g + 7}" for g in range(100)) + "\n- 3 3\n- 4 4\n- 4 9\n+ 5 1"))
+    got = set(pretty(ex.on_barrier(barrier(2))).splitlines())
+    want = {line for g in range(100) if g not in (4, 5) for line in (f"U- {g} {g + 7} {g}", f"U+ {g} {g + 5} {g}")}
+    want = (want - {"U+ 3 8 3"}) | {"U+ 3 8 8", "- 4 11 4", "U- 5 12 5", "U+ 5 10 1"}
+    assert got == want
 
 
 def test_simple_agg_has_a_row_from_the_start(make_table):

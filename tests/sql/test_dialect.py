@@ -47,3 +47,26 @@ def test_commands_are_refused():
     with pytest.raises(NotSupported) as e:
         parse_statement("alter system set x = 1")
     assert e.value.message.startswith("not supported")
+
+
+@pytest.mark.parametrize("sql", [
+    "DELETE FROM t WHERE k IN ({})".format(", ".join(map(str, range(100)))),
+    "SELECT * FROM t WHERE s IN ({}) AND k NOT IN ({})".format(
+        ", ".join(f"'v{i}''x'" for i in range(20)), ", ".join(str(i / 4) for i in range(20))),
+    "SELECT * FROM t WHERE k IN ({}, -1)".format(", ".join(map(str, range(20)))),
+    "SELECT * FROM t WHERE k IN ({}, 1 + 2)".format(", ".join(map(str, range(20)))),
+    "SELECT * FROM t WHERE k IN ({} /* c */, 3)".format(", ".join(map(str, range(20)))),
+])
+def test_long_literal_in_lists_parse_as_the_grammar_does(sql, monkeypatch):
+    """A long `IN (literals)` is read token by token: the same tree as the grammar's."""
+    from rw_cli.sql import dialect
+
+    fast = parse_statement(sql)
+    monkeypatch.setattr(dialect, "LITERAL_LIST_MIN", 10 ** 9)
+    assert fast == parse_statement(sql)
+    assert fast.sql() == parse_statement(sql).sql()
+
+
+def test_long_literal_in_list_errors_as_the_grammar_does():
+    with pytest.raises(SqlSyntaxError):
+        parse_statement("SELECT * FROM t WHERE k IN ({}".format(", ".join(map(str, range(20)))))
