@@ -110,6 +110,7 @@ def _regexp_matches(args: list) -> exp.Expression:
     flags = args[2] if len(args) == 3 else exp.Literal.string("")
     return exp.Explode(this=exp.Anonymous(this="pg_regexp_matches", expressions=[*args[:2], flags]))
 
+
 _LITERAL_TOKENS = frozenset((TokenType.NUMBER, TokenType.STRING))
 LITERAL_LIST_MIN = 16  # shorter IN lists go through the grammar: nothing to gain
 
