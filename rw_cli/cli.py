@@ -328,8 +328,9 @@ def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_in
 @click.option("--keep-going", is_flag=True, help="Run every record of a file even after a failure.")
 @click.option("--mv", is_flag=True,
               help="Differential mode: also create every query as a materialized view and compare it "
-                   "with the query, at once and after later statements. One line per file; exit 1 "
-                   "only if an MV differs (implies --keep-going).")
+                   "with the query, at once and after later statements (cross products included: "
+                   "rw_streaming_allow_cross_join is set). One line per file; exit 1 only if an MV "
+                   "differs (implies --keep-going).")
 @click.option("-v", "--verbose", is_flag=True, help="With --mv: list the refused and different queries "
                                                      "and the batch failures.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",

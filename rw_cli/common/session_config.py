@@ -71,6 +71,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("transaction_isolation", "read committed"),
     Param("statement_timeout", "0"),
     Param("barrier_interval_ms", "1000", description="how often running pipelines checkpoint"),
+    Param("rw_streaming_allow_cross_join", "false", _boolean,
+          "maintain streaming cross products (joins without an equality), which RisingWave refuses"),
 )}
 ALIASES = {"implicit_flush": "rw_implicit_flush"}  # RisingWave's other name for it
 
@@ -164,6 +166,10 @@ class SessionConfig:
     @property
     def implicit_flush(self) -> bool:
         return self.get("rw_implicit_flush").lower() in ("true", "on", "1")
+
+    @property
+    def allow_cross_join(self) -> bool:
+        return self.get("rw_streaming_allow_cross_join").lower() in ("true", "on", "1")
 
     @property
     def timezone(self) -> str:

@@ -30,11 +30,13 @@ def index_query(tree: exp.Create, base_rel=None) -> tuple[str, exp.Select, list[
     return index.name, query, keys
 
 
-def plan(session, tree: exp.Create):
+def plan(session, tree: exp.Create, existing: bool = False):
+    """`existing`: a relation the catalog has (recovery) plans as it was accepted, whatever
+    this session's settings say."""
     from rw_cli.sql.planner import StreamPlanner
 
     name, query, keys = index_query(tree, session.catalog.get(tree.this.args["table"].name))
-    root, upstreams = StreamPlanner(session.catalog).plan_mv(query, name)
+    root, upstreams = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(query, name)
     positions = []
     for k in keys:
         if k not in root.names:

@@ -22,14 +22,16 @@ def mv_target(tree: exp.Create) -> tuple[str, list[str] | None]:
     return target.name, None
 
 
-def plan(session, tree: exp.Create):
+def plan(session, tree: exp.Create, existing: bool = False):
+    """`existing`: a relation the catalog has (recovery) plans as it was accepted, whatever
+    this session's settings say."""
     from rw_cli.sql.planner import StreamPlanner
 
     name, aliases = mv_target(tree)
     query = tree.expression
     if query is None:
         raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
-    root, upstreams = StreamPlanner(session.catalog).plan_mv(query, name, aliases)
+    root, upstreams = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(query, name, aliases)
     if tree.args.get("emit_on_window_close"):
         root = emit_on_window_close(session, query, root)
     return root, upstreams

@@ -17,13 +17,15 @@ from rw_cli.meta.catalog import SINK, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
 
-def plan(session, tree: exp.Create):
+def plan(session, tree: exp.Create, existing: bool = False):
+    """`existing`: a relation the catalog has (recovery) plans as it was accepted, whatever
+    this session's settings say."""
     from rw_cli.sql.planner import StreamPlanner
 
     query = tree.expression
     if query is None:
         raise BindError("CREATE SINK needs FROM relation or AS SELECT ...")
-    return StreamPlanner(session.catalog).plan_mv(query, tree.this.name)
+    return StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(query, tree.this.name)
 
 
 _NOT_APPEND_ONLY = ("The sink cannot be append-only. Please add \"force_append_only='true'\" in WITH options to "

@@ -20,13 +20,13 @@ def job_plan(session, rel: RelationCatalog) -> JobPlan:
     if rel.kind == SINK:
         from rw_cli.handler import create_sink
 
-        root, _ = create_sink.plan(session, tree)
+        root, _ = create_sink.plan(session, tree, existing=True)
     elif rel.kind == INDEX:
         from rw_cli.handler import create_index
 
-        root, _, _ = create_index.plan(session, tree)
+        root, _, _ = create_index.plan(session, tree, existing=True)
     else:
         from rw_cli.handler import create_mv
 
-        root, _ = create_mv.plan(session, tree)
+        root, _ = create_mv.plan(session, tree, existing=True)
     return JobPlan(root=root)

@@ -14,6 +14,10 @@ failed, with the query). Values compare as values, not as text: numbers by value
 10 significant digits, so that a float sum added up in another order is the same sum), so a
 numeric printed with another scale is no difference.
 
+Cross products, which RisingWave (and rw by default) refuse in streaming jobs, are
+maintained in this mode (the runner sets rw_streaming_allow_cross_join): the question is
+whether a view holds what its query returns, for every query.
+
 Views are dropped before a statement that drops or alters a relation their query names (RW,
 like PostgreSQL, refuses to drop a table an MV reads): CASCADE, for the views made here only.
 """

@@ -353,11 +353,12 @@ class _HardStop:
             signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
 
 
-def _set_implicit_flush(runner: FileRunner, path: str) -> None:
+def _set(runner: FileRunner, path: str, flag: str) -> None:
+    """`SET flag = true` before a file's records (a failure is reported; the file still runs)."""
     try:
-        runner.session.execute("SET rw_implicit_flush = true")
-    except Exception as e:  # noqa: BLE001 - the file still runs, its reads may lag its writes
-        runner.out.write(f"{path}: cannot set implicit flush: {FileRunner._describe_error(e)}\n")
+        runner.session.execute(f"SET {flag} = true")
+    except Exception as e:  # noqa: BLE001
+        runner.out.write(f"{path}: cannot set {flag}: {FileRunner._describe_error(e)}\n")
 
 
 def _default_session_factory(data_dir: str, engine: str):
@@ -400,7 +401,9 @@ def run_file(path: str, *, keep_going: bool, data_dir: str | None, engine: str, 
         try:
             with _HardStop(deadline):
                 if classic:  # the classic files assume read-your-writes
-                    _set_implicit_flush(runner, path)
+                    _set(runner, path, "rw_implicit_flush")
+                if options.mv:  # a view for every query the batch engine answers
+                    _set(runner, path, "rw_streaming_allow_cross_join")
                 try:
                     runner.run_records(records)
                 except _Stop:

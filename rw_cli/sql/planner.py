@@ -320,7 +320,8 @@ def check_streaming_join(left: PlanNode, right: PlanNode, keys: list[int],
         "streaming nested-loop join",
         hint="The non-equal join in the query requires a nested-loop join executor, which could be "
              "very expensive to run. Consider rewriting the query to use dynamic filter as a "
-             "substitute if possible.")
+             "substitute if possible, or SET rw_streaming_allow_cross_join = true to maintain it "
+             "anyway (every change on one side joins every row of the other).")
 
 
 def _broadcast(node: PlanNode) -> bool:
@@ -476,8 +477,11 @@ _PG_TYPE_NAMES = {exp.DataType.Type.INT: "int4", exp.DataType.Type.BIGINT: "int8
 
 
 class StreamPlanner:
-    def __init__(self, catalog: Catalog):
+    def __init__(self, catalog: Catalog, allow_cross_join: bool = False):
         self.catalog = catalog
+        # maintain a cross product (every row of one input against every row of the other)
+        # instead of refusing it as RisingWave does (rw_streaming_allow_cross_join)
+        self.allow_cross_join = allow_cross_join
         self.used: dict[str, set[str]] = {}
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
@@ -685,7 +689,9 @@ class StreamPlanner:
         width = len(rows[0].expressions) if rows else 0
         names = [c.name for c in alias.columns] if alias is not None and alias.columns else \
             [f"column{i + 1}" for i in range(width)]
-        body = to_duckdb(exp.select("*").from_(exp.Subquery(this=values.copy(), alias=exp.TableAlias(
+        rows_only = values.copy()
+        rows_only.set("alias", None)  # `(VALUES ...) AS t(v)` parses as VALUES with t(v) on it
+        body = to_duckdb(exp.select("*").from_(exp.Subquery(this=rows_only, alias=exp.TableAlias(
             this=exp.to_identifier("v"), columns=[exp.to_identifier(f"_{i}") for i in range(width)]))))
         sql = f"SELECT *, CAST(row_number() OVER () AS BIGINT) AS _{width} FROM ({body})"
         from rw_cli.engine import duck
@@ -715,7 +721,7 @@ class StreamPlanner:
         cond = None
         for r in rest:
             cond = r if cond is None else exp.and_(cond, r)
-        if not cross_ok:
+        if not (cross_ok or self.allow_cross_join):
             check_streaming_join(left, right, lkeys, cond)
         if kind in ("semi", "anti"):
             types, sk, scope = list(left.types), list(left.stream_key), lscope
