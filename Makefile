@@ -16,9 +16,14 @@ $(VENV)/.installed: pyproject.toml
 run: venv
 	@$(VENV)/bin/rw $(ARGS)
 
+# Every test: pytest on one worker per core (pytest-xdist; `xdist_group` keeps tests that share
+# a server on one worker, tests marked slow start first), and meanwhile the slt specs, whose
+# output follows pytest's (with the ten slowest tests). Fails if either fails.
 test: venv
-	$(VENV)/bin/pytest -q
-	$(VENV)/bin/rw slt slt/
+	@log=$$(mktemp); $(VENV)/bin/rw slt slt/ >$$log 2>&1 & slt=$$!; \
+	trap 'kill $$slt 2>/dev/null; rm -f $$log' INT TERM; \
+	$(VENV)/bin/pytest -q -n auto --dist loadgroup --durations=10; status=$$?; \
+	wait $$slt || status=1; echo "rw slt slt/:"; cat $$log; rm -f $$log; exit $$status
 
 # regenerate the golden files of planner tests (EXPLAIN output) after an intended change
 golden: venv

@@ -26,7 +26,7 @@ from rw_cli.errors import RwError
 from .pg_server import PgError, PgServer
 
 HERE = os.path.dirname(__file__)
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pg-differential")]  # one server
 
 
 def _queries() -> list[str]:

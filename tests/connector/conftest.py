@@ -1,6 +1,7 @@
 import pytest
 
 import rw_cli
+from servers import BUCKET
 
 
 @pytest.fixture
@@ -22,21 +23,7 @@ def drain(session, rows: int = 10_000, max_ticks: int = 10_000) -> int:
     raise AssertionError("sources did not finish")
 
 
-def _store_fixtures():
-    """The SeaweedFS (S3) server fixture of tests/store, shared rather than copied."""
-    import importlib.util
-    import os
-
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "store", "conftest.py")
-    spec = importlib.util.spec_from_file_location("_rw_store_fixtures", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_store = _store_fixtures()
-seaweedfs = _store.seaweedfs
-S3_BUCKET = _store.BUCKET
+S3_BUCKET = BUCKET
 
 
 def drain_until(session, query: str, expected, seconds: float = 30.0, rows: int = 10_000):

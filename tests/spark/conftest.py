@@ -10,24 +10,9 @@ import sys
 import time
 
 import pytest
+from servers import BUCKET, free_ports
 
-
-
-def _store_fixtures():
-    """The SeaweedFS (S3) server fixture of tests/store, shared rather than copied."""
-    import importlib.util
-
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "store", "conftest.py")
-    spec = importlib.util.spec_from_file_location("_rw_store_fixtures_spark", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_store = _store_fixtures()
-seaweedfs = _store.seaweedfs
-free_ports = _store._free_ports
-S3_BUCKET = _store.BUCKET
+S3_BUCKET = BUCKET
 
 
 def spark_home() -> str:

@@ -11,7 +11,7 @@ import pytest
 from rw_cli.errors import EpochFailed
 from rw_cli.session import Session
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark-cluster")]
 
 N_ROWS = 3000  # datagen rows per source
 

@@ -69,9 +69,9 @@ def test_kill_9_during_ingestion(tmp_path):
         f"create materialized view {n} as {q};\n" for n, q in MVS.items())
     subprocess.run([RW, "--data-dir", d, "-c", setup], check=True, capture_output=True, timeout=60)
     committed = -1
-    deadline = time.monotonic() + 150
-    kills = 0
-    while kills < KILLS and time.monotonic() < deadline:
+    # a fixed number of kills, not as many as fit a time budget: on a loaded machine (parallel
+    # test workers) the test takes longer but checks as much, instead of failing
+    for kills in range(1, KILLS + 1):
         script = tmp_path / "batches.sql"
         first = committed + 1
         script.write_text("".join(batch_sql(b) for b in range(first, first + 400)))
@@ -96,9 +96,7 @@ def test_kill_9_during_ingestion(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         t.join(timeout=10)
-        kills += 1
         printed = first + len(flushes) - 1
         committed = check(d, max(printed, committed))
     print(f"{kills} kills, {committed + 1} batches committed")
-    assert kills >= 20, f"only {kills} kills in the time budget"
     assert committed > 10, "too little was ingested between the kills"

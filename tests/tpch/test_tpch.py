@@ -71,12 +71,14 @@ def _assert_equal(stages: dict[str, dict[str, Outcome]], q: str, names: list[str
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("tpch")  # one worker builds the module's run once
 @pytest.mark.parametrize("q", _params())
 def test_after_load(stages, q):
     _assert_equal(stages, q, ["backfill", "load"])
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("tpch")  # one worker builds the module's run once
 @pytest.mark.parametrize("q", _params())
 def test_after_refresh(stages, q):
     _assert_equal(stages, q, [n for n in stages if n.startswith("refresh")])

