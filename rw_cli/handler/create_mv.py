@@ -41,7 +41,6 @@ def emit_on_window_close(session, query: exp.Expression, root):
     """Rows of a window are emitted once the watermark of the table it comes from has passed
     the window's end; a closed window never changes again."""
     from rw_cli.errors import NotSupported
-    from rw_cli.stream.plan import StreamPartitionRecompute
 
     window = next((t.this for t in query.find_all(exp.Table)
                    if isinstance(t.this, exp.Anonymous) and t.this.name.lower() in ("tumble", "hop")), None)
@@ -59,13 +58,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
         cond = f"_{root.names.index('window_start')} + {size} <= {{now}}"
     else:
         raise NotSupported("EMIT ON WINDOW CLOSE needs window_start or window_end in the output")
-    child = root.inputs[0]
-    eowc = StreamPartitionRecompute(list(child.types), list(child.stream_key), [child], name="StreamEowcSort",
-                                    partition_keys=[], sql=f"SELECT * FROM in0 WHERE {cond}",
-                                    detail=f"watermark: {table.name}.{args[1].name}", temporal=True,
-                                    watermark_of=table.id)
-    root.inputs = [eowc]
-    return root
+    return _emit_when(root, cond, table, args[1].name)
 
 
 def _emit_rows_on_close(session, query: exp.Expression, root):
@@ -73,8 +66,6 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     watermark of its table has reached the row's watermark column, which the output carries
     (a plain selection, or a GROUP BY on that column). Window functions, whose frames close
     later than their rows, are refused."""
-    from rw_cli.stream.plan import StreamPartitionRecompute
-
     if query.find(exp.Window) is not None:
         raise NotSupported("EMIT ON WINDOW CLOSE with window functions")
     tables = [session.catalog.get(t.name) for t in query.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
@@ -87,12 +78,20 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     visible = [n for n, h in zip(root.names, root.hidden) if not h]
     if column not in visible:
         raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
+    return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", table, column)
+
+
+def _emit_when(root, cond: str, table, column: str):
+    """`root` (a materialize) receiving its input's rows once `cond` holds for them, `{now}`
+    being the watermark of `table`'s `column`: rows wait in a sort buffer until then."""
+    from rw_cli.stream.plan import StreamPartitionRecompute
+
     child = root.inputs[0]
-    eowc = StreamPartitionRecompute(list(child.types), list(child.stream_key), [child], name="StreamEowcSort",
-                                    partition_keys=[], sql=f"SELECT * FROM in0 WHERE _{root.names.index(column)} <= {{now}}",
-                                    detail=f"watermark: {table.name}.{column}", temporal=True,
-                                    watermark_of=table.id)
-    root.inputs = [eowc]
+    root.inputs = [StreamPartitionRecompute(list(child.types), list(child.stream_key), [child],
+                                            name="StreamEowcSort", partition_keys=[],
+                                            sql=f"SELECT * FROM in0 WHERE {cond}",
+                                            detail=f"watermark: {table.name}.{column}", temporal=True,
+                                            watermark_of=table.id)]
     return root
 
 

@@ -163,3 +163,16 @@ def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list:
         raise AssertionError(f"topic {topic} not read to its end in {timeout} s ({len(out)} messages)")
     finally:
         c.close()
+
+
+def dedup(messages):
+    """What a consumer keeps when it drops a (rw_epoch, rw_seq) pair it has seen: the sink's
+    headers make its at-least-once delivery deduplicable."""
+    seen, kept = set(), []
+    for m in messages:
+        h = dict(m.headers())
+        pair = (int(h["rw_epoch"]), int(h["rw_seq"]))
+        if pair not in seen:
+            seen.add(pair)
+            kept.append(m)
+    return kept

@@ -9,7 +9,7 @@ import rw_cli
 from rw_cli.errors import BindError
 
 from .conftest import drain, drain_until
-from .kafka_broker import kafka_broker, new_topic, produce  # noqa: F401 - the fixture
+from .kafka_broker import dedup, kafka_broker, new_topic, produce  # noqa: F401 - the fixture
 
 
 def _with(bootstrap, topic, extra=""):
@@ -216,18 +216,6 @@ def _dies_mid_flush(data, crash):
     s.closed = True
 
 
-def _dedup(messages):
-    """What a consumer keeps when it drops a (rw_epoch, rw_seq) pair it has seen."""
-    seen, kept = set(), []
-    for m in messages:
-        h = dict(m.headers())
-        pair = (int(h["rw_epoch"]), int(h["rw_seq"]))
-        if pair not in seen:
-            seen.add(pair)
-            kept.append(m)
-    return kept
-
-
 @pytest.mark.parametrize("crash", ["before_commit", "before_produce", "after_produce"])
 def test_sink_at_least_once_across_crashes(tmp_path, kafka_broker, crash):
     from rw_cli.engine.kafka_sink import STAGING_PREFIX
@@ -244,7 +232,7 @@ def test_sink_at_least_once_across_crashes(tmp_path, kafka_broker, crash):
         assert s.store.object_store.list(STAGING_PREFIX + "/") == []
         drain(s, 150)
     msgs = _messages(kafka_broker, out)
-    values = sorted(json.loads(m.value())["v"] for m in _dedup(msgs))
+    values = sorted(json.loads(m.value())["v"] for m in dedup(msgs))
     assert values == list(range(1, 1001))  # every row, once after deduplication
     assert (len(msgs) > 1000) == (crash == "after_produce")  # the one case sent twice
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from .kafka_broker import consume_all, kafka_broker, new_topic, produce  # noqa: F401 - the fixture
+from .kafka_broker import consume_all, dedup, kafka_broker, new_topic, produce  # noqa: F401 - the fixture
 
 RW = [sys.executable, "-m", "rw_cli.cli"]
 MESSAGES = 80_000
@@ -22,19 +22,6 @@ def _count(data, sql):
     r = _rw(data, "--format", "csv", "-c", sql)
     assert r.returncode == 0, r.stderr
     return r.stdout.split()[-1]
-
-
-def _dedup(messages):
-    """A consumer's deduplication by the sink's headers: a (rw_epoch, rw_seq) pair seen before
-    is a repeat."""
-    seen, kept = set(), []
-    for m in messages:
-        h = dict(m.headers())
-        pair = (int(h["rw_epoch"]), int(h["rw_seq"]))
-        if pair not in seen:
-            seen.add(pair)
-            kept.append(m)
-    return kept
 
 
 def _first_message(bootstrap, topic, proc, timeout=120) -> bool:
@@ -81,6 +68,6 @@ def test_kill_while_consuming_then_resume(tmp_path, kafka_broker):
     total = sum(i % 1000 for i in range(MESSAGES))
     assert _count(data, "SELECT n, d, t FROM m") == f"{MESSAGES},{MESSAGES},{total}"
     assert _count(data, "SELECT count(*), count(DISTINCT id), sum(v) FROM tb") == f"{MESSAGES},{MESSAGES},{total}"
-    sent = _dedup(consume_all(kafka_broker, out))
+    sent = dedup(consume_all(kafka_broker, out))
     ids = sorted(json.loads(m.value())["id"] for m in sent)
     assert ids == [i for i in range(MESSAGES) if i % 10 == 3]
