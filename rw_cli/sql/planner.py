@@ -1034,6 +1034,12 @@ class StreamPlanner:
         n = p.visible
         project = StreamProject(p.node.types[:n], [], [p.node], exprs=[exp.column(f"_{i}") for i in range(n)])
         agg = StreamHashAgg(p.node.types[:n], list(range(n)), [project], group_keys=list(range(n)), calls=[])
+        if any(t.name == "interval" for t in agg.types):
+            # equal intervals ('24 hours', '1 day') are one key, output normalized as RisingWave's
+            # hash key holds it (and as GROUP BY outputs it), not as whichever came first
+            exprs = [exp.Anonymous(this="pg_interval_key", expressions=[exp.column(f"_{i}")])
+                     if t.name == "interval" else exp.column(f"_{i}") for i, t in enumerate(agg.types)]
+            agg = StreamProject(list(agg.types), list(agg.stream_key), [agg], exprs=exprs)
         return Planned(agg, p.scope[:n], p.names[:n], n)
 
     # -- projection -------------------------------------------------------------------------------
