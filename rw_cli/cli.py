@@ -126,7 +126,7 @@ def run_stream(session, lines, out=None, cfg=None) -> bool:
 
 
 def _open(data_dir: str, engine: str):
-    """The session of `-c`, `-f`, stdin and the shell. While another process writes the data
+    r"""The session of `-c`, `-f`, stdin and the shell. While another process writes the data
     directory (`rw run`, another shell) this one opens it read-only, as DuckDB allows
     read-only connections: SELECT, SHOW, EXPLAIN and \d on its latest commit."""
     from rw_cli.errors import LockedError, StorageError

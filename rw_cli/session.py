@@ -14,8 +14,9 @@ import weakref
 from collections.abc import Iterator
 
 from rw_cli.errors import EpochFailed, InternalError, ReadOnlyError, RwError, SqlSyntaxError, StorageError
-from rw_cli.meta.catalog import Catalog
+from rw_cli.meta.catalog import TABLE, VIEW, Catalog
 from rw_cli.common.epoch import EPOCH_SHIFT, EpochPair, next_epoch, physical_now
+from rw_cli.common.row_id import RowIdGenerator
 from rw_cli.common.session_config import SessionConfig
 from rw_cli.meta.lock import DataDirLock
 from rw_cli.result import Result
@@ -59,8 +60,6 @@ class Session:
             self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
             self._reported_failure: BaseException | None = None  # the store failure a statement reported
             self.in_transaction = False  # inside BEGIN ... COMMIT | ROLLBACK (reads only)
-            from rw_cli.handler.dml import RowIdGenerator
-
             self.row_ids = RowIdGenerator()
             # held by every statement and by the pipeline driver's ticks and barriers
             self.mutex = threading.RLock()
@@ -98,6 +97,15 @@ class Session:
                 self._runtime = EmbeddedRuntime()
             recover(self, lambda rel: job_plan(self, rel))
         return self._runtime
+
+    @property
+    def has_stream_jobs(self) -> bool:
+        """Whether anything needs the stream runtime running between statements: it is built
+        already, or the catalog holds a job (a view, sink, index or source kept up to date)
+        or a table fed by a connector. Plain tables and views need none until a write."""
+        if self._runtime is not None:
+            return True
+        return any(rel.kind not in (TABLE, VIEW) or rel.connector for rel in self.catalog.in_creation_order())
 
     # -- statements ---------------------------------------------------------------------------
     def execute(self, sql: str) -> Result:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import decimal
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 NUMERIC_ARROW = pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE)
 _MAX_PRECISION = 76  # decimal256

@@ -12,10 +12,18 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Callable
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from rw_cli.common.pg_json import jsonb_in
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_SCALE, DataType
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
+
+
+# A result this short formats its integers and booleans in Python: as fast as Arrow's kernels
+# at this size, and a one-shot `rw -c` then never imports pyarrow.compute.
+_FEW_ROWS = 1024
+_BOOL_TEXT = {True: "t", False: "f"}
 
 
 def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | None]:
@@ -25,6 +33,8 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
     if pa.types.is_null(col.type):
         return [None] * len(col)
     name = t.name
+    if len(col) <= _FEW_ROWS and name in ("boolean", "smallint", "integer", "bigint"):
+        return _per_value(col, _BOOL_TEXT.get if name == "boolean" else str)
     if name == "boolean":
         return pc.if_else(col, "t", "f").to_pylist()
     if name in ("smallint", "integer", "bigint"):

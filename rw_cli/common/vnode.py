@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 VNODE_COUNT = 256
 

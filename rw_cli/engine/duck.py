@@ -28,11 +28,16 @@ def connection() -> duckdb.DuckDBPyConnection:
         con.execute("SET order_by_non_integer_literal = true")  # PostgreSQL ignores ORDER BY 'x'
         # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
         # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
-        duck_functions.install(con)
         _local.con = con
+        _local.installed = set()  # our macros and UDFs created on it: rw_cli.engine.duck_functions
         _local.settings = {"timezone": "UTC"}
         _local.pinned = {}  # name -> the table registered under it between queries
     return con
+
+
+def installed_functions() -> frozenset[str]:
+    """Our macros and UDFs created so far on this thread's connection (each on first use)."""
+    return frozenset(getattr(_local, "installed", ()) if getattr(_local, "con", None) is not None else ())
 
 
 def _apply(con, settings: dict[str, str] | None) -> None:
@@ -58,6 +63,7 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
     running a small query, and the next query over the same table skips it."""
     con = connection()
     _apply(con, settings)
+    duck_functions.install_used(con, sql, _local.installed)
     names = []
     kept: dict[str, pa.Table] = _local.pinned
     try:
@@ -119,7 +125,7 @@ def function_names() -> frozenset[str]:
     global _function_names
     if _function_names is None:
         rows = connection().execute("SELECT DISTINCT lower(function_name) FROM duckdb_functions()").fetchall()
-        _function_names = frozenset(r[0] for r in rows)
+        _function_names = frozenset(r[0] for r in rows) | duck_functions.names()
     return _function_names
 
 

@@ -9,6 +9,7 @@ differently. rw_cli.sql.functions maps PostgreSQL's names and argument types ont
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import re
 
@@ -563,10 +564,52 @@ UDFS = {
 }
 
 
-def install(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the UDFs and the macros (some macros call UDFs) on `con`."""
-    for name, (fn, params, ret) in UDFS.items():
-        con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
-                            type="arrow", null_handling="special", side_effects=False)
-    for macro in MACROS:
+# a call in SQL text: a name and its opening parenthesis
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def _macro_name(macro: str) -> str:
+    return macro.split()[4].split("(")[0]  # CREATE OR REPLACE MACRO name(...)
+
+
+@functools.cache
+def _catalog() -> dict[str, tuple[str | None, tuple[str, ...]]]:
+    """Each of our function names -> (its macro's SQL, None for a UDF; the names of ours that
+    the macro calls, which must exist first)."""
+    macros = {_macro_name(m): m for m in MACROS}
+    ours = set(macros) | set(UDFS)
+    out: dict[str, tuple[str | None, tuple[str, ...]]] = {name: (None, ()) for name in UDFS}
+    for name, macro in macros.items():
+        calls = dict.fromkeys(c.lower() for c in _CALL.findall(macro.split(" AS ", 1)[1]))
+        out[name] = (macro, tuple(c for c in calls if c in ours and c != name))
+    return out
+
+
+def names() -> frozenset[str]:
+    """Every function name ours give DuckDB, installed on a connection or not."""
+    return frozenset(_catalog())
+
+
+def install_used(con: duckdb.DuckDBPyConnection, sql: str, installed: set[str]) -> None:
+    """Create on `con` the macros and UDFs that `sql` calls, and those they call, unless
+    `installed` (what `con` has) already holds them. Creating all ~100 of them when a
+    connection opens cost 45 ms, a seventh of `rw -c "select 1"`; most statements call none."""
+    catalog = _catalog()
+    for call in _CALL.findall(sql):
+        name = call.lower()
+        if name in catalog and name not in installed:
+            _install(con, name, catalog, installed)
+
+
+def _install(con, name: str, catalog: dict, installed: set[str]) -> None:
+    installed.add(name)  # first: a macro that (through others) calls itself ends here
+    macro, calls = catalog[name]
+    for callee in calls:
+        if callee not in installed:
+            _install(con, callee, catalog, installed)
+    if macro is not None:
         con.execute(macro)
+        return
+    fn, params, ret = UDFS[name]
+    con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
+                        type="arrow", null_handling="special", side_effects=False)

@@ -10,7 +10,6 @@ from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
 from rw_cli.meta.catalog import ROW_ID, TABLE, RelationCatalog
-from rw_cli.common.epoch import physical_now
 from rw_cli.result import Result
 
 from rw_cli.handler.query import run_query, run_query_on
@@ -23,18 +22,6 @@ def target_table(session, table: exp.Expression) -> RelationCatalog:
     if rel.kind != TABLE:
         raise CatalogError(f'cannot change {rel.kind} "{rel.name}"', hint="only tables accept DML")
     return rel
-
-
-class RowIdGenerator:
-    """Row ids: (milliseconds << 22) + sequence; unique across restarts as time moves on."""
-
-    def __init__(self) -> None:
-        self.last = 0
-
-    def take(self, n: int) -> np.ndarray:
-        start = max(self.last + 1, physical_now() << 22)
-        self.last = start + n - 1
-        return np.arange(start, start + n, dtype=np.int64)
 
 
 def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:

@@ -14,11 +14,13 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.sql.walk import nodes
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 MAX_KEYS = 4096
 

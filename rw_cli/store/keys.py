@@ -12,12 +12,14 @@ import struct
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from rw_cli.common.byte_rows import UINT_WIDTHS, field_view, matrix_to_binary, uint_values
 from rw_cli.common.vnode import (binary_parts, bool_values, fixed_values_u8, fixed_width,
                                  normalize_array, null_mask)
 from rw_cli.errors import StorageError
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 MAX_EPOCH = 2**64 - 1
 EPOCH_LEN = 8

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from rw_cli.common.vnode import binary_parts
 from rw_cli.store.keys import KeyForm, sortable_keys
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 EMPTY_BINARY = pa.nulls(0, pa.binary())  # (pa.array would import pandas at start-up)
 

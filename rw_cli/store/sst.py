@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from rw_cli.common.vnode import binary_parts, hash_bytes_parts
 from rw_cli.errors import StorageError
@@ -44,6 +43,9 @@ from rw_cli.store.cache import LruCache
 from rw_cli.store.keys import MAX_EPOCH, KeyForm, sortable_keys, sortable_one, split_full_key
 from rw_cli.store.object_store import ObjectStore
 from rw_cli.store.run import EMPTY_BINARY, Run, as_binary
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 MAGIC = b"RWHMSST\x02"
 FORMAT = 2

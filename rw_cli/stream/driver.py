@@ -159,6 +159,9 @@ class BackgroundDriver:
             try:
                 if self.session.closed:
                     return
+                if not self.session.has_stream_jobs:  # building the runtime would do nothing yet
+                    self._stop.wait(0.05)
+                    continue
                 n = step(self.session, self.tick_rows)
                 now = time.monotonic()
                 if now - last_barrier >= barrier_interval_ms(self.session) / 1000:
