@@ -19,7 +19,7 @@ from rw_cli.handler.snapshots import cache_for
 from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.batch import bind_query
-from rw_cli.sql.planner import output_name
+from rw_cli.sql.output_name import output_name
 from rw_cli.sql.transpile import to_duckdb
 
 

@@ -17,7 +17,8 @@ from rw_cli.engine import duck
 from rw_cli.errors import BindError, CatalogError, NotSupported, RwError
 from rw_cli.sql.batch import bind_query, referenced_relations
 from rw_cli.sql.dialect import parse_statement
-from rw_cli.sql.planner import StreamPlanner, check_relations, output_name, qualify_query
+from rw_cli.sql.output_name import output_name
+from rw_cli.sql.planner import StreamPlanner, check_relations, qualify_query
 from rw_cli.sql.transpile import to_duckdb
 
 
