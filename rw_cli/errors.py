@@ -11,11 +11,13 @@ class RwError(Exception):
 
     kind = "error"
 
-    def __init__(self, message: str, *, position: int | None = None, hint: str | None = None):
+    def __init__(self, message: str, *, position: int | None = None, hint: str | None = None,
+                 context: str | None = None):
         super().__init__(message)
         self.message = message
         self.position = position
         self.hint = hint
+        self.context = context  # where in the statement's work it failed (COPY's file line)
 
 
 class InternalError(RwError):

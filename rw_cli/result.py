@@ -20,6 +20,7 @@ class Result:
     table: pa.Table | None = None
     types: list[DataType] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    copy_out: str | None = None  # COPY ... TO STDOUT: the data, in COPY's text or csv format
 
     @property
     def has_rows(self) -> bool:
@@ -35,6 +36,20 @@ class Result:
 
     def arrow(self) -> pa.Table:
         return self.table if self.table is not None else pa.table({})
+
+    def df(self):
+        """The rows as a pandas DataFrame."""
+        return self.arrow().to_pandas()
+
+    def pl(self):
+        """The rows as a polars DataFrame (zero-copy from Arrow where polars can)."""
+        try:
+            import polars
+        except ImportError:
+            from rw_cli.errors import NotSupported
+
+            raise NotSupported("Result.pl() without polars", hint="pip install polars") from None
+        return polars.from_arrow(self.arrow())
 
     def fetchall(self) -> list[tuple]:
         if self.table is None:

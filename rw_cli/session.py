@@ -148,6 +148,32 @@ class Session:
                 raise InternalError.of(e) from e
             yield result
 
+    def insert(self, table: str, data) -> int:
+        """Insert rows from Python: a pyarrow Table or RecordBatch, a pandas or polars
+        DataFrame, or a dict of column lists. Columns match the table's by name (the others
+        get their DEFAULT or NULL); values are cast with PostgreSQL's rules, and a value that
+        does not fit stops the insert before any row is written. Returns the rows inserted.
+        Like INSERT, the rows are committed at the next FLUSH, barrier or close."""
+        from rw_cli.handler.dml import insert_data
+
+        if self.closed:
+            raise RwError("the session is closed", hint="open a new one with rw_cli.connect(data_dir)")
+        if self.read_only:
+            raise ReadOnlyError("cannot execute INSERT in a read-only session",
+                                hint=f"another process writes {self.data_dir}: this one opened it read-only")
+        try:
+            with self.mutex:
+                if self.in_transaction:
+                    raise ReadOnlyError("cannot execute INSERT in a read-only transaction")
+                self._prepare_for(writes=True)
+                return insert_data(self, table, data)
+        except (RwError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # a bug: an error like any other, not a traceback
+            if os.environ.get("RW_DEBUG"):
+                raise
+            raise InternalError.of(e) from e
+
     # -- epochs -------------------------------------------------------------------------------
     @property
     def implicit_flush(self) -> bool:
@@ -209,12 +235,15 @@ class Session:
         again from its last committed version, as a restart would — once the cause is gone."""
         from rw_cli.handler import reads_only
 
+        self._prepare_for(writes=not reads_only(tree))
+
+    def _prepare_for(self, writes: bool) -> None:
         failed = self.store.failed
         if failed is not None and failed is not self._reported_failure:
             self._reported_failure = failed  # the next statement says so, once
             self.store.check()
         if failed is not None or not self.store.writer:
-            if reads_only(tree):
+            if not writes:
                 return
             self._reopen_store()
         self.settle()

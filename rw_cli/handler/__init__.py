@@ -16,6 +16,8 @@ _READS = (Explain, Show, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.V
 def reads_only(tree: exp.Expression) -> bool:
     """Whether a statement only reads committed state and the session's own settings (what
     a read-only session runs)."""
+    if isinstance(tree, exp.Copy):
+        return not tree.args.get("kind")  # COPY ... TO reads; COPY ... FROM writes
     return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"))
 
 
@@ -39,6 +41,12 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
+    if isinstance(tree, exp.Copy):
+        from rw_cli.handler import copy
+
+        if tree.args.get("kind"):
+            utility.check_not_in_transaction(session, "COPY FROM")
+        return copy.handle(session, tree)
     if isinstance(tree, RenameRelation):
         from rw_cli.handler import rename
 

@@ -92,6 +92,44 @@ def handle_insert(session, tree: exp.Insert) -> Result:
     return _returning(session, rel, tree, inserted[0] if inserted else None, f"INSERT 0 {n}")
 
 
+def insert_data(session, table: str, data) -> int:
+    """`Session.insert`: rows from Python (Arrow, pandas, polars or a dict of lists) into
+    `table`, its columns matched by name."""
+    rel = target_table(session, exp.to_table(table))
+    arrow = _as_arrow(data)
+    indices = []
+    for name in arrow.column_names:
+        j = next((k for k, c in enumerate(rel.columns) if c.name == name and not c.hidden), None)
+        if j is None:
+            raise BindError(f'column "{name}" of relation "{rel.name}" does not exist')
+        if rel.columns[j].generated:
+            raise BindError(f'cannot insert a non-DEFAULT value into column "{name}"',
+                            hint=f'Column "{name}" is a generated column.')
+        indices.append(j)
+    if len(set(indices)) != len(indices):
+        raise BindError("column specified more than once")
+    return insert_rows(session, rel, arrow, indices)
+
+
+def _as_arrow(data) -> pa.Table:
+    """An Arrow table of what Python handed over, without a copy where Arrow allows."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, dict):
+        return pa.table(data)
+    module = type(data).__module__.split(".")[0]
+    if module == "polars":
+        return data.to_arrow()
+    if module == "pandas":
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if hasattr(data, "__arrow_c_stream__"):  # any Arrow PyCapsule producer (DuckDB, ...)
+        return pa.table(data)
+    raise BindError(f"cannot insert a {type(data).__name__}",
+                    hint="pass a pyarrow Table or RecordBatch, a pandas or polars DataFrame, or a dict of lists")
+
+
 def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Table | None, status: str) -> Result:
     """`... RETURNING exprs`: the expressions over the rows the statement wrote."""
     ret = tree.args.get("returning")

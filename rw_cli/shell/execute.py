@@ -163,7 +163,7 @@ class StatementRunner:
             position = err.position
             if position is None and where is not None:
                 position = statement[1] + where
-            return render_error(RwError(err.message, position=position, hint=hint), sql)
+            return render_error(RwError(err.message, position=position, hint=hint, context=err.context), sql)
         return render_error(err, sql)
 
     # -- running ------------------------------------------------------------------------------

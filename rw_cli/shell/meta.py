@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -248,6 +249,34 @@ def _include(shell, args, plus):
 def _output(shell, args, plus):
     words = _words(args)
     shell.runner.set_output(words[0] if words else None)
+
+
+@meta_command("\\copy", "...", "load or unload a table: COPY with a file name that needs no quotes",
+              section="Input/Output")
+def _copy(shell, args, plus):
+    shell.run_sql(copy_statement(args))
+
+
+_COPY_FILE = re.compile(r"""(?ix) ^(?P<head>.*?\b(?:from|to)\s+) (?P<file>'(?:[^']|'')*'|[^\s;]+) (?P<tail>.*)$""", re.S)
+
+
+def copy_statement(args: str) -> str:
+    """psql's `\\copy t from data.csv csv header` as the COPY statement it stands for: the
+    file is read by rw itself either way (a file name without quotes gets them)."""
+    depth, cut = 0, None
+    for i, ch in enumerate(args):  # the FROM / TO after the table or the parenthesized query
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and re.match(r"(?i)\s(?:from|to)\s", args[i:]):
+            cut = i
+            break
+    m = _COPY_FILE.match(args[cut:]) if cut is not None else None
+    if m is None:
+        raise MetaError("\\copy: arguments required: TABLE FROM|TO FILE [options]")
+    file = m.group("file")
+    if not file.startswith("'") and file.upper() not in ("STDIN", "STDOUT"):
+        file = "'" + file.replace("'", "''") + "'"
+    return f"COPY {args[:cut]}{m.group('head')}{file}{m.group('tail')}"
 
 
 @meta_command("\\echo", "TEXT", "write TEXT to stdout", section="Input/Output")

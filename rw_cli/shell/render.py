@@ -137,6 +137,8 @@ def render_result(result, fmt: str = "table", *, expanded: str = "off", null: st
     """
     from rw_cli.shell import data_formats
 
+    if result.copy_out is not None:  # COPY ... TO STDOUT: the data as it is, no tag
+        return result.copy_out
     if fmt not in ("table", "expanded"):
         if result.table is None:
             return ""
@@ -172,4 +174,7 @@ def render_error(err: RwError | Exception, sql: str | None = None) -> str:
     hint = getattr(err, "hint", None)
     if hint:
         lines.append(f"HINT:  {hint}")
+    context = getattr(err, "context", None)
+    if context:
+        lines.append(f"CONTEXT:  {context}")
     return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
@@ -36,6 +37,7 @@ from rw_cli.slt.report import file_line, write_mv_details, write_mv_total
 MAX_SLEEP_S = 10.0
 MAX_BACKOFF_S = 1.0
 MAX_INCLUDE_DEPTH = 16
+_SUBSTITUTION = re.compile(r"\\\$|\$\{(\w+)\}|\$([A-Za-z_]\w*)")
 HARD_STOP_GRACE_S = 30.0  # a record still running this long past a file's timeout is interrupted
 FILE_PATTERNS = ("*.slt", "*.test")
 
@@ -157,11 +159,38 @@ class FileRunner:
         self.deadline = deadline
         self.show_failures = show_failures
         self.differential: Differential | None = None
+        self.substitution = False  # `control substitution on`: $__TEST_DIR__ and $ENV in SQL
+        self._test_dir: str | None = None
+
+    def substitute(self, sql: str) -> str:
+        """sqllogictest-rs's substitution: `$__TEST_DIR__` (a directory of this file's own,
+        removed with the runner), `$__DATABASE__`, and environment variables (`$NAME`,
+        `${NAME}`); `\\$` is a dollar sign. An unknown name stays as written."""
+        if not self.substitution:
+            return sql
+
+        def value(m: re.Match) -> str:
+            if m.group(0) == "\\$":
+                return "$"
+            name = m.group(1) or m.group(2)
+            if name == "__TEST_DIR__":
+                return self.test_dir()
+            if name == "__DATABASE__":
+                return "dev"
+            return os.environ.get(name, m.group(0))
+
+        return _SUBSTITUTION.sub(value, sql)
+
+    def test_dir(self) -> str:
+        if self._test_dir is None:
+            self._test_dir = tempfile.mkdtemp(prefix="rw-slt-")
+            weakref.finalize(self, shutil.rmtree, self._test_dir, True)
+        return self._test_dir
 
     # one record -> None when it passed, else the failure text; and the result
     def _check(self, rec: Record):
         try:
-            result = self.session.execute(rec.sql)
+            result = self.session.execute(self.substitute(rec.sql))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as err:  # noqa: BLE001 - any failure of a statement is an error here
@@ -266,6 +295,8 @@ class FileRunner:
                     self._fail_include(rec, str(e))
         elif rec.kind == "control":
             self.sort_mode = rec.arg
+        elif rec.kind == "control-other" and rec.arg.split()[:1] == ["substitution"]:
+            self.substitution = rec.arg.split()[1:] == ["on"]
         elif rec.kind == "sleep":
             try:
                 seconds = min(parse_duration(rec.arg), MAX_SLEEP_S)

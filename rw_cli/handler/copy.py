@@ -1,0 +1,259 @@
+"""COPY: PostgreSQL's bulk load and unload of tables and query results.
+
+    COPY table [(column, ...)] FROM 'file' [[WITH] (option, ...)]
+    COPY {table [(column, ...)] | (query)} TO {'file' | STDOUT} [[WITH] (option, ...)]
+
+Options as in PostgreSQL: FORMAT text | csv | parquet (text is the default), HEADER,
+DELIMITER, NULL, QUOTE, ESCAPE; the old spelling `WITH CSV HEADER` too. Parquet is ours
+(PostgreSQL has none): its columns load by position and keep their Arrow types.
+
+A load reads the whole file first, as text (csv, text) or Arrow (parquet), casts it to the
+table's columns with PostgreSQL's input rules, and only then writes: a bad value stops the
+load before any row is written, with PostgreSQL's CONTEXT line (`COPY t, line 3, column b:
+"x"`). The file is read by the rw process, so a relative path is relative to where rw runs
+(psql's `\\copy` and the server-side COPY are the same thing here).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+from sqlglot import exp
+
+from rw_cli.common.copy_text import decode_text_column, encode_csv_column, encode_text_column, join_lines
+from rw_cli.common.pg_text import format_column
+from rw_cli.common.types import DataType
+from rw_cli.engine import duck
+from rw_cli.errors import BindError, ExecutionError, NotSupported, RwError
+from rw_cli.handler.dml import cast_to, insert_rows, target_table
+from rw_cli.meta.catalog import RelationCatalog
+from rw_cli.result import Result
+
+FORMATS = ("text", "csv", "parquet")
+
+
+@dataclass
+class CopyOptions:
+    format: str = "text"
+    header: bool = False
+    delimiter: str | None = None
+    null: str | None = None
+    quote: str = '"'
+    escape: str | None = None
+
+    def finish(self) -> "CopyOptions":
+        """PostgreSQL's defaults, which depend on the format."""
+        if self.delimiter is None:
+            self.delimiter = "," if self.format == "csv" else "\t"
+        if self.null is None:
+            self.null = "" if self.format == "csv" else "\\N"
+        if self.escape is None:
+            self.escape = self.quote
+        if self.format == "text" and self.header:
+            raise BindError("cannot specify HEADER in TEXT mode", hint="use FORMAT csv")
+        for name in ("delimiter", "quote", "escape"):
+            if len(getattr(self, name)) != 1:
+                raise BindError(f"COPY {name} must be a single one-byte character")
+        return self
+
+
+def handle(session, tree: exp.Copy) -> Result:
+    opts = _options(tree)
+    files = tree.args.get("files") or []
+    if len(files) != 1:
+        raise BindError("COPY needs exactly one file, STDIN or STDOUT")
+    target = files[0]
+    to_std = isinstance(target, (exp.Identifier, exp.Var, exp.Column)) and target.name.upper() in ("STDIN", "STDOUT")
+    if tree.args.get("kind"):  # FROM
+        if to_std:
+            raise NotSupported("COPY FROM STDIN", hint="load a file: COPY t FROM 'path' (or \\copy t FROM 'path')")
+        return _copy_from(session, tree.this, opts, _path(target))
+    return _copy_to(session, tree.this, opts, None if to_std else _path(target))
+
+
+def _path(target: exp.Expression) -> str:
+    if not isinstance(target, exp.Literal) or not target.is_string:
+        raise BindError("COPY needs a file name in quotes, STDIN or STDOUT")
+    return os.path.expanduser(target.this)
+
+
+def _options(tree: exp.Copy) -> CopyOptions:
+    opts = CopyOptions()
+    for p in tree.args.get("params") or []:
+        name = p.this.name.lower()
+        value = p.expression
+        if name in ("csv", "text", "binary") and (value is None or value.name.upper() == "HEADER"):
+            opts.format = name  # the old spelling: WITH CSV [HEADER]
+            opts.header = opts.header or value is not None
+            continue
+        if name == "format":
+            opts.format = (value.name if value is not None else "").lower()
+            if opts.format not in FORMATS:
+                raise NotSupported(f'COPY format "{opts.format}"', hint=f"formats: {', '.join(FORMATS)}")
+        elif name == "header":
+            opts.header = value is None or _bool(value)
+        elif name in ("delimiter", "null", "quote", "escape"):
+            if not isinstance(value, exp.Literal) or not value.is_string:
+                raise BindError(f"COPY {name} must be a string in quotes")
+            setattr(opts, name, value.this)
+        else:
+            raise BindError(f'option "{name}" not recognized')
+    return opts.finish()
+
+
+def _bool(value: exp.Expression) -> bool:
+    text = value.sql().strip("'").lower()
+    if text in ("true", "on", "1"):
+        return True
+    if text in ("false", "off", "0"):
+        return False
+    raise BindError(f"HEADER requires a Boolean value, not {text}")
+
+
+# -- FROM ----------------------------------------------------------------------------------------
+
+def _copy_from(session, target: exp.Expression, opts: CopyOptions, path: str) -> Result:
+    table = target.this if isinstance(target, exp.Schema) else target
+    if not isinstance(table, exp.Table):
+        raise BindError("COPY FROM loads a table, not a query")
+    rel = target_table(session, table)
+    indices = _target_columns(rel, target)
+    if not os.path.isfile(path):
+        raise ExecutionError(f'could not open file "{path}" for reading: No such file or directory')
+    data = _read(path, opts, len(indices), rel, indices)
+    if opts.format != "parquet":
+        _check_values(rel, data, indices, opts)
+    n = insert_rows(session, rel, data, indices)
+    return Result(f"COPY {n}")
+
+
+def _target_columns(rel: RelationCatalog, target: exp.Expression) -> list[int]:
+    if not isinstance(target, exp.Schema):
+        return [i for i, c in enumerate(rel.columns) if not c.hidden and not c.generated]
+    out = []
+    for e in target.expressions:
+        if not any(c.name == e.name and not c.hidden for c in rel.columns):
+            raise BindError(f'column "{e.name}" of relation "{rel.name}" does not exist')
+        out.append(rel.column_index(e.name))
+    if len(set(out)) != len(out):
+        raise BindError("column specified more than once")
+    return out
+
+
+def _read(path: str, opts: CopyOptions, width: int, rel: RelationCatalog, indices: list[int]) -> pa.Table:
+    """The file's rows: text columns for csv and text, Arrow's own types for parquet."""
+    if opts.format == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            data = pq.read_table(path)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise ExecutionError(f'could not read Parquet file "{path}": {e}') from None
+        if data.num_columns != width:
+            raise ExecutionError(f"the Parquet file has {data.num_columns} columns, COPY expects {width}",
+                                 hint="name the table's columns to load: COPY t (a, b) FROM ...")
+        return data
+    columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(width)) + "}"
+    quote, escape = (_sql_text(opts.quote), _sql_text(opts.escape)) if opts.format == "csv" else ("''", "''")
+    sql = (f"SELECT * FROM read_csv({_sql_text(path)}, columns={columns}, header={str(opts.header).lower()}, "
+           f"delim={_sql_text(opts.delimiter)}, quote={quote}, escape={escape}, nullstr={_sql_text(opts.null)}, "
+           f"auto_detect=false, allow_quoted_nulls=false)")
+    try:
+        data = duck.query(sql)
+    except ExecutionError as e:
+        raise _csv_error(e, rel, indices) from None
+    if opts.format == "text":
+        data = pa.Table.from_arrays([decode_text_column(c) for c in data.columns], names=data.column_names)
+    return data
+
+
+def _sql_text(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _csv_error(e: ExecutionError, rel: RelationCatalog, indices: list[int]) -> RwError:
+    """DuckDB's CSV error as PostgreSQL words it, with its CONTEXT line."""
+    import re
+
+    m = re.search(r"CSV Error on Line: (\d+)\s+Original Line: (.*?)\n.*?Expected Number of Columns: (\d+) Found: (\d+)",
+                  e.message, re.S)
+    if m is None:
+        return ExecutionError(e.message.split("\n", 1)[0])
+    line, original, expected, found = int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
+    if found > expected:
+        return ExecutionError("extra data after last expected column",
+                              context=f'COPY {rel.name}, line {line}: "{original}"')
+    missing = rel.columns[indices[found]].name
+    return ExecutionError(f'missing data for column "{missing}"', context=f'COPY {rel.name}, line {line}: "{original}"')
+
+
+def _check_values(rel: RelationCatalog, data: pa.Table, indices: list[int], opts: CopyOptions) -> None:
+    """Cast every column as the load will; on the first value that does not cast, the error
+    names its line and column (found by halving the rows: casts stay whole columns)."""
+    for pos, j in enumerate(indices):
+        col = data.select([pos])
+        try:
+            cast_to(col, rel, [j])
+            continue
+        except RwError as e:
+            first_error = e
+        lo, hi = 0, col.num_rows  # the first bad row is in [lo, hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                cast_to(col.slice(lo, mid - lo), rel, [j])
+                lo = mid
+            except RwError:
+                hi = mid
+        value = col.column(0)[lo].as_py()
+        line = lo + 1 + (1 if opts.header else 0)
+        raise ExecutionError(first_error.message, hint=first_error.hint,
+                             context=f'COPY {rel.name}, line {line}, column {rel.columns[j].name}: "{value}"')
+
+
+# -- TO ------------------------------------------------------------------------------------------
+
+def _copy_to(session, source: exp.Expression, opts: CopyOptions, path: str | None) -> Result:
+    from rw_cli.handler.query import run_query
+
+    if isinstance(source, exp.Subquery):
+        query = source.this
+    else:
+        table = source.this if isinstance(source, exp.Schema) else source
+        names = [exp.column(e.name, quoted=True) for e in source.expressions] \
+            if isinstance(source, exp.Schema) else [exp.Star()]
+        query = exp.select(*names).from_(table.copy())
+    data, types = run_query(session, query)
+    if opts.format == "parquet":
+        if path is None:
+            raise NotSupported("COPY TO STDOUT in Parquet format", hint="write a file: COPY ... TO 'out.parquet'")
+        import pyarrow.parquet as pq
+
+        pq.write_table(data, path)
+        return Result(f"COPY {data.num_rows}")
+    text = _encode(data, types, opts)
+    if path is None:
+        return Result(f"COPY {data.num_rows}", copy_out=text)
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    except OSError as e:
+        raise ExecutionError(f'could not open file "{path}" for writing: {e.strerror}') from None
+    return Result(f"COPY {data.num_rows}")
+
+
+def _encode(data: pa.Table, types: list[DataType], opts: CopyOptions) -> str:
+    fields = []
+    for i, t in enumerate(types):
+        values = pa.array(format_column(data.column(i), t), pa.string())
+        if opts.format == "csv":
+            fields.append(encode_csv_column(values, opts.delimiter, opts.quote, opts.escape, opts.null))
+        else:
+            fields.append(encode_text_column(values, opts.null))
+    head = ""
+    if opts.header:
+        names = pa.array(data.column_names, pa.string())
+        head = join_lines([encode_csv_column(names.slice(i, 1), opts.delimiter, opts.quote, opts.escape, opts.null)
+                           for i in range(len(names))], opts.delimiter)
+    return head + join_lines(fields, opts.delimiter)
