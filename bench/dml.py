@@ -9,7 +9,9 @@ Workloads (the same data for both systems, from a deterministic generator in thi
           GROUP BY a.category` (the auctions, rows/10 of them, are loaded before the clock starts)
 - A_del: A, where every epoch after the first is 90% new bids and 10% deletes of earlier bids
 
-Per epoch, rw runs `INSERT INTO bid SELECT * FROM read_parquet('<epoch file>')`, for A_del
+Per epoch, rw loads the epoch's bids — `INSERT INTO bid SELECT * FROM read_parquet('<epoch
+file>')` (`--load insert`), `COPY bid FROM '<epoch file>' (FORMAT parquet)` (`copy`), or
+`session.insert("bid", <the file as an Arrow table>)` (`api`) — and for A_del
 `DELETE FROM bid WHERE bid_id IN (...)`, then `FLUSH` (the MV's upkeep and a durable
 checkpoint), through the Python API. DuckDB runs the same INSERT and DELETE, then the query,
 fetching the whole result. `bid_id` is the primary key in both. Each workload runs in a
@@ -18,6 +20,7 @@ times alternately, fastest of each. Rows/s counts inserted plus deleted rows. At
 MV's contents are checked against DuckDB's last result.
 
     python bench/dml.py [--rows 1000000] [--epoch-rows 10000] [--workload A,B,A_del] [--repeat 1]
+                        [--load insert,copy,api]
     python bench/dml.py --rows 10000000 --epoch-rows 100000      # the large run
 """
 from __future__ import annotations
@@ -37,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 WORKLOADS = ("A", "B", "A_del")
+LOADS = ("insert", "copy", "api")  # how rw loads an epoch's bids
 BID = "bid_id BIGINT PRIMARY KEY, auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, date_time TIMESTAMP"
 AUCTION = "id BIGINT PRIMARY KEY, seller BIGINT, category BIGINT, initial_bid BIGINT, date_time TIMESTAMP"
 QUERY = {
@@ -121,7 +125,18 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_rw(workload: str, manifest: dict, profile: str | None) -> dict:
+def _loader(s, load: str):
+    """How one epoch's bids get into rw's table `bid`: a function of the epoch's file."""
+    if load == "copy":
+        return lambda file: s.execute(f"COPY bid FROM '{file}' (FORMAT parquet)")
+    if load == "api":
+        import pyarrow.parquet as pq
+
+        return lambda file: s.insert("bid", pq.read_table(file))
+    return lambda file: s.execute(f"INSERT INTO bid SELECT * FROM read_parquet('{file}')")
+
+
+def run_rw(workload: str, manifest: dict, profile: str | None, load: str = "insert") -> dict:
     import rw_cli
 
     data_dir = tempfile.mkdtemp(prefix=f"rw-dml-{workload}-")
@@ -134,6 +149,8 @@ def run_rw(workload: str, manifest: dict, profile: str | None) -> dict:
             s.execute("FLUSH")
         s.execute(f"CREATE MATERIALIZED VIEW mv AS {QUERY[workload]}")
         stmts = _statements(manifest)
+        files = [e["file"] for e in manifest["epochs"]]
+        load_epoch = _loader(s, load)
         prof = None
         if profile:
             import cProfile
@@ -142,8 +159,8 @@ def run_rw(workload: str, manifest: dict, profile: str | None) -> dict:
             prof.enable()
         start = time.perf_counter()
         marks = [start]
-        for insert, delete in stmts:
-            s.execute(insert)
+        for file, (_, delete) in zip(files, stmts):
+            load_epoch(file)
             if delete:
                 s.execute(delete)
             s.execute("FLUSH")
@@ -212,7 +229,7 @@ def worker(args) -> None:
         manifest = json.load(f)
     rws, dks, rss = [], [], None
     for i in range(max(1, args.repeat)):
-        rws.append(run_rw(args.worker, manifest, args.profile if i == 0 else None))
+        rws.append(run_rw(args.worker, manifest, args.profile if i == 0 else None, args.load_mode))
         if rss is None:
             rss = rws[-1]["peak_rss_mb"]  # before DuckDB ran in this process
         dks.append(run_duckdb(args.worker, manifest, args.duckdb_threads))
@@ -227,9 +244,9 @@ def worker(args) -> None:
     print(json.dumps(out))
 
 
-def _spawn(workload: str, manifest_path: str, args) -> dict:
+def _spawn(workload: str, load: str, manifest_path: str, args) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", workload, "--manifest", manifest_path,
-           "--repeat", str(args.repeat), "--duckdb-threads", str(args.duckdb_threads)]
+           "--repeat", str(args.repeat), "--duckdb-threads", str(args.duckdb_threads), "--load-mode", load]
     if args.profile:
         cmd += ["--profile", f"{args.profile}.{workload}.prof"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -248,7 +265,11 @@ def main() -> None:
     p.add_argument("--duckdb-threads", type=int, default=0, help="DuckDB threads (0: DuckDB's default)")
     p.add_argument("--profile", default=None, help="write a cProfile of rw's first run to PREFIX.<workload>.prof")
     p.add_argument("--json", dest="json_out", default=None, help="also write the summary to this file")
+    p.add_argument("--load", default="insert,copy,api",
+                   help="how rw loads each epoch, comma-separated: insert (INSERT ... SELECT read_parquet), "
+                        "copy (COPY ... FROM), api (Session.insert of an Arrow table); a row each")
     p.add_argument("--worker", choices=WORKLOADS, help=argparse.SUPPRESS)
+    p.add_argument("--load-mode", choices=LOADS, default="insert", help=argparse.SUPPRESS)
     p.add_argument("--manifest", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
@@ -258,9 +279,13 @@ def main() -> None:
     for w in workloads:
         if w not in WORKLOADS:
             p.error(f"unknown workload {w!r} (one of {', '.join(WORKLOADS)})")
+    loads = [x.strip() for x in args.load.split(",") if x.strip()]
+    for x in loads:
+        if x not in LOADS:
+            p.error(f"unknown load {x!r} (one of {', '.join(LOADS)})")
     print(f"DML: {args.rows:,} rows, {args.epoch_rows:,} rows per epoch (a FLUSH each)"
           + (f", fastest of {args.repeat} runs each" if args.repeat > 1 else ""))
-    head = f"{'workload':<9} {'rw rows/s':>11} {'recompute rows/s':>17} {'rw/recompute':>13} " \
+    head = f"{'workload':<16} {'rw rows/s':>11} {'recompute rows/s':>17} {'rw/recompute':>13} " \
            f"{'rw epoch ms first/last':>23} {'recompute ms first/last':>24} {'rw peak RSS':>12}  check"
     print(head)
     print("-" * len(head))
@@ -272,24 +297,29 @@ def main() -> None:
             path = os.path.join(tmp, "manifest.json")
             with open(path, "w") as f:
                 json.dump(manifest, f)
-            res = _spawn(w, path, args)
+            results = {load: _spawn(w, load, path, args) for load in loads}
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        summary["workloads"][w] = res
-        if "error" in res:
-            print(f"{w:<9} ERROR {res['error']}", flush=True)
-            continue
-        rw_rps = manifest["rows"] / res["rw_seconds"]
-        rec_rps = manifest["rows"] / res["recompute_seconds"]
-        res.update(rw_rows_per_s=rw_rps, recompute_rows_per_s=rec_rps, rw_over_recompute=rw_rps / rec_rps)
-        g, h = res["rw_epoch_growth"], res["recompute_epoch_growth"]
-        print(f"{w:<9} {rw_rps:>11,.0f} {rec_rps:>17,.0f} {rw_rps / rec_rps:>13.2f} "
-              f"{g['first_ms']:>14.0f} /{g['last_ms']:>7.0f} {h['first_ms']:>15.0f} /{h['last_ms']:>7.0f} "
-              f"{res['rw_peak_rss_mb']:>9.0f} MB  {'ok' if res['results_equal'] else 'MISMATCH'}", flush=True)
+        for load, res in results.items():
+            _report(w if load == "insert" else f"{w} ({load})", res, manifest, summary)
     print(json.dumps(summary))
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(summary, f, indent=2)
+
+
+def _report(name: str, res: dict, manifest: dict, summary: dict) -> None:
+    summary["workloads"][name] = res
+    if "error" in res:
+        print(f"{name:<16} ERROR {res['error']}", flush=True)
+        return
+    rw_rps = manifest["rows"] / res["rw_seconds"]
+    rec_rps = manifest["rows"] / res["recompute_seconds"]
+    res.update(rw_rows_per_s=rw_rps, recompute_rows_per_s=rec_rps, rw_over_recompute=rw_rps / rec_rps)
+    g, h = res["rw_epoch_growth"], res["recompute_epoch_growth"]
+    print(f"{name:<16} {rw_rps:>11,.0f} {rec_rps:>17,.0f} {rw_rps / rec_rps:>13.2f} "
+          f"{g['first_ms']:>14.0f} /{g['last_ms']:>7.0f} {h['first_ms']:>15.0f} /{h['last_ms']:>7.0f} "
+          f"{res['rw_peak_rss_mb']:>9.0f} MB  {'ok' if res['results_equal'] else 'MISMATCH'}", flush=True)
 
 
 if __name__ == "__main__":
