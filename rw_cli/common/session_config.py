@@ -71,6 +71,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("transaction_isolation", "read committed"),
     Param("statement_timeout", "0"),
     Param("barrier_interval_ms", "1000", description="how often running pipelines checkpoint"),
+    Param("batch_expr_strict_mode", "true", _boolean,
+          "a SELECT fails on a value an expression cannot compute (false: that value is NULL)"),
     Param("rw_streaming_allow_cross_join", "false", _boolean,
           "maintain streaming cross products (joins without an equality), which RisingWave refuses"),
 )}
@@ -80,7 +82,7 @@ ALIASES = {"implicit_flush": "rw_implicit_flush"}  # RisingWave's other name for
 # `rw_` aliases, and PostgreSQL's that clients and drivers set: accepted and kept as text
 OTHER_PARAMETERS = frozenset("""
     create_compaction_group_for_mv batch_enable_lookup_join rw_batch_enable_lookup_join
-    batch_enable_sort_agg rw_batch_enable_sort_agg batch_enable_distributed_dml batch_expr_strict_mode
+    batch_enable_sort_agg rw_batch_enable_sort_agg batch_enable_distributed_dml
     max_split_range_gap visibility_mode query_epoch streaming_parallelism_for_backfill
     streaming_parallelism_strategy streaming_parallelism_strategy_for_table streaming_parallelism_for_table
     streaming_parallelism_strategy_for_sink streaming_parallelism_for_sink
@@ -135,6 +137,9 @@ class SessionConfig:
         param = PARAMS.get(name)
         if param is None and name not in OTHER_PARAMETERS:
             raise BindError(f'unrecognized configuration parameter "{name}"')
+        if text.upper() == "DEFAULT":  # SET name TO DEFAULT: as RESET name
+            self._values.pop(name, None)
+            return
         if name in parallelism.FOR_KIND.values():
             text = parallelism.check(name, text)
         self._values[name] = param.check(name, text) if param is not None else text
@@ -166,6 +171,10 @@ class SessionConfig:
     @property
     def implicit_flush(self) -> bool:
         return self.get("rw_implicit_flush").lower() in ("true", "on", "1")
+
+    @property
+    def batch_strict(self) -> bool:
+        return self.get("batch_expr_strict_mode").lower() in ("true", "on", "1")
 
     @property
     def allow_cross_join(self) -> bool:

@@ -132,7 +132,7 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
             # elapsed time) shows from here on
             progress.close()
     names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
-    sql = to_duckdb(bound.tree, bound.schema, owned=True)
+    sql = to_duckdb(bound.tree, bound.schema, owned=True, strict=session.settings.batch_strict)
     result = duck.query(sql, tables, settings=session_settings(session), pinned=pinned)
     result = result.rename_columns(_output_names(names, result))
     types = [DataType.from_field(f) for f in result.schema]

@@ -13,59 +13,8 @@ from sqlglot import exp
 from rw_cli.common.types import DataType
 from rw_cli.engine.expr import Condition, Conjunct, Expr, comparable
 from rw_cli.sql import arrow_compile
+from rw_cli.sql.non_strict import non_strict, null_forms
 from rw_cli.sql.transpile import expr_to_duckdb_tree
-
-# nodes whose evaluation can fail on a row's values (division by zero, overflow, a bad cast)
-_MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
-
-
-# our functions that may fail on a row's values (numeric overflow)
-_MAY_FAIL_FUNCTIONS = frozenset({"pg_numeric_mul"})
-
-
-def _non_strict_forms() -> dict[str, str]:
-    """Our macros raising PostgreSQL's errors (they call DuckDB's error(), which DuckDB counts
-    as volatile, so no TRY may enclose them) -> their NULL-returning forms."""
-    from rw_cli.engine.duck_functions import RAISING_MACROS, non_strict_name
-
-    return {name: non_strict_name(name) for name in RAISING_MACROS}
-
-
-_NON_STRICT_FORMS = _non_strict_forms()
-
-
-def non_strict(tree: exp.Expression) -> exp.Expression:
-    """Stream expressions do not fail: as in RisingWave, an expression node whose evaluation
-    errors yields NULL for that row, node by node — each node that may fail is wrapped in
-    DuckDB's TRY (bottom-up, so its arguments are wrapped too), and a division or modulo by
-    zero gives NULL. A node enclosing one of DuckDB's error() calls (a macro raising
-    PostgreSQL's error) is left unwrapped: TRY refuses it."""
-    for child in list(tree.iter_expressions()):
-        new = non_strict(child)
-        if new is not child:
-            child.replace(new)
-    if isinstance(tree, exp.Anonymous) and tree.name.lower() in _NON_STRICT_FORMS:
-        return exp.Anonymous(this=_NON_STRICT_FORMS[tree.name.lower()], expressions=[a.copy() for a in tree.expressions])
-    if (isinstance(tree, _MAY_FAIL) or isinstance(tree, exp.Anonymous) and tree.name.lower() in _MAY_FAIL_FUNCTIONS) \
-            and not _raises(tree):
-        return exp.Try(this=tree.copy())
-    return tree
-
-
-def _null_forms(tree: exp.Expression) -> exp.Expression:
-    """`tree` with each of our raising macros in its NULL-returning form."""
-    for n in list(tree.find_all(exp.Anonymous)):
-        if n.name.lower() in _NON_STRICT_FORMS:
-            n.set("this", _NON_STRICT_FORMS[n.name.lower()])
-    return tree
-
-
-def _raises(tree: exp.Expression) -> bool:
-    """Whether a call of one of our macros that may raise (through error()) is in `tree`."""
-    from rw_cli.engine.duck_functions import RAISING_MACROS
-
-    return any(isinstance(n, exp.Anonymous) and n.name.lower() in RAISING_MACROS for n in tree.walk())
-
 
 def compile_expr(tree: exp.Expression, input_types: list[DataType], result: DataType | None = None,
                  strict: bool = False) -> Expr:
@@ -182,7 +131,7 @@ def compile_series(tree: exp.Expression) -> tuple[Expr, bool]:
     which TRY may enclose). And whether it is a series of integer literals (a HOP window's),
     the same list for every row."""
     constant = _literal_series(_unparen(tree))
-    wrapped = exp.Try(this=_null_forms(tree.copy()))
+    wrapped = exp.Try(this=null_forms(tree.copy()))
     return Expr(wrapped.sql(dialect="duckdb"), _columns(wrapped)), constant
 
 

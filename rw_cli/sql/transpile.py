@@ -11,6 +11,7 @@ from sqlglot.schema import MappingSchema
 
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE, DataType
 from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.non_strict import non_strict
 from rw_cli.sql.walk import nodes
 
 _INTEGER_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
@@ -64,22 +65,25 @@ _CACHE: dict[tuple, str] = {}
 _TREES: dict[tuple, exp.Expression] = {}
 
 
-def to_duckdb(tree: exp.Expression, schema: dict | None = None, owned: bool = False) -> str:
+def to_duckdb(tree: exp.Expression, schema: dict | None = None, owned: bool = False, strict: bool = True) -> str:
     """DuckDB SQL for a (qualified) PostgreSQL expression or query (memoized: type
     annotation costs milliseconds, and the same queries and expressions recur).
 
     `owned=True` hands the tree over (it is rewritten in place and left changed): a batch
     query bound for this one statement, which is neither copied (a copy of a whole tree costs
     as much as its transpiling) nor memoized (its key, the tree's repr, costs milliseconds
-    and distinct queries rarely recur)."""
+    and distinct queries rarely recur). `strict=False`: a value an expression fails on gives
+    NULL (rw_cli.sql.non_strict), as RisingWave's batch_expr_strict_mode = false does."""
     if owned:
-        return _to_duckdb(tree, schema, copy=False).sql(dialect="duckdb", copy=False)
+        out = _to_duckdb(tree, schema, copy=False)
+        return (out if strict else non_strict(out)).sql(dialect="duckdb", copy=False)
     # repr, not tree.sql(): the generic SQL of some nodes is lossy (E'...' strings all print
     # alike), and two different trees must never share an entry
-    key = (repr(tree), repr(schema))
+    key = (repr(tree), repr(schema), strict)
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _to_duckdb(tree, schema).sql(dialect="duckdb", copy=False)
+        out = _to_duckdb(tree, schema)
+        hit = (out if strict else non_strict(out)).sql(dialect="duckdb", copy=False)
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = hit
