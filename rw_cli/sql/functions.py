@@ -20,6 +20,7 @@ from rw_cli.sql.jsonb import rewrite_jsonb
 
 T = exp.DataType.Type
 _TEXT = {T.VARCHAR, T.TEXT, T.CHAR, T.NCHAR, T.NVARCHAR}
+_BYTES = {T.VARBINARY, T.BINARY, T.BLOB}
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
 
 
@@ -544,7 +545,39 @@ def _array_concat(left: exp.Expression, right: exp.Expression) -> exp.Expression
                     default=call)
 
 
+def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
+    """PostgreSQL's array subscripts over DuckDB's lists: an index below 1 is out of bounds
+    (NULL; DuckDB counts a negative one from the end), a slice's bounds are clamped to the
+    array (`a[-1:2]` is `a[1:2]`; DuckDB: the last element), and text has no subscripts."""
+    if node.meta.get("pg_subscript"):
+        return None
+    at = _type(node.this)
+    if at in _TEXT:
+        raise BindError("cannot subscript type character varying because it does not support subscripting")
+    if at != T.ARRAY or len(node.expressions) != 1:
+        return None
+    index = node.expressions[0]
+    out = node.copy()
+    out.meta["pg_subscript"] = True
+    if isinstance(index, exp.Slice):
+        lo, hi = index.this, index.expression
+        if lo is not None:
+            out.expressions[0].set("this", exp.If(  # not greatest(): a NULL bound stays NULL
+                this=exp.LT(this=lo.copy(), expression=exp.Literal.number(1)),
+                true=exp.Literal.number(1), false=lo.copy()))
+        if hi is not None:
+            out.expressions[0].set("expression", exp.If(
+                this=exp.LT(this=hi.copy(), expression=exp.Literal.number(1)),
+                true=exp.Literal.number(0), false=hi.copy()))
+        return out
+    if isinstance(index, exp.Literal) and not index.is_string:
+        return out  # a positive constant: DuckDB's meaning is PostgreSQL's
+    return exp.Case(ifs=[exp.If(this=exp.GTE(this=index.copy(), expression=exp.Literal.number(1)), true=out)])
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Bracket):
+        return _pg_subscript(node)
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
     if isinstance(node, exp.CurrentVersion):
@@ -750,6 +783,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this == T.BOOLEAN \
             and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return _fn("pg_text_to_bool", node.this)
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _BYTES:
+        # bytea as text is its output form (hex), as PostgreSQL casts it: '\x61', not 'a'
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", node.this)))
+    if isinstance(node, exp.Length) and _type(node.this) in _BYTES:
+        return _fn("octet_length", node.this)  # length(bytea) counts bytes
     if isinstance(node, exp.StringToArray):
         null = node.args.get("null") or exp.Null()
         return _fn("pg_string_to_array", node.this, node.expression, null)

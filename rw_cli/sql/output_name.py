@@ -25,8 +25,13 @@ def output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Column):
         return e.name
     if isinstance(e, exp.Cast):
-        if isinstance(e.this, (exp.Column, exp.Func, exp.Cast)):
-            return output_name(e.this)
+        # a column or function under any casts names it; else the outermost type does
+        # (`'a'::bytea::varchar` is `varchar`), as PostgreSQL's FigureColname decides
+        inner = e.this
+        while isinstance(inner, exp.Cast):
+            inner = inner.this
+        if isinstance(inner, (exp.Column, exp.Func)):
+            return output_name(inner)
         return _PG_TYPE_NAMES.get(e.to.this, e.to.sql(dialect="postgres").lower())
     if isinstance(e, (exp.Window, exp.IgnoreNulls, exp.RespectNulls)) or \
             (isinstance(e, exp.Filter) and isinstance(e.this, exp.AggFunc)):
