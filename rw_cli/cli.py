@@ -324,6 +324,58 @@ def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_in
     sys.exit(0 if ok else 1)
 
 
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=4566, show_default=True, help="Port to listen on (RisingWave's).")
+@click.option("--password", default=None, metavar="TEXT",
+              help="Require this password (SCRAM-SHA-256) from every client (default: $RW_PASSWORD; "
+                   "none: trust).")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None, help="TLS certificate (PEM).")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None, help="TLS private key (PEM).")
+@click.pass_context
+def serve_command(ctx: click.Context, host: str, port: int, password: str | None, tls_cert: str | None,
+                  tls_key: str | None) -> None:
+    """Serve PostgreSQL clients (psql, psycopg, JDBC, GUI tools) while keeping every stream
+    job running, as `rw run` does. Ctrl-C (or SIGTERM) checkpoints and exits."""
+    import signal
+
+    from rw_cli.server.server import serve, ssl_context
+
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    password = password if password is not None else os.environ.get("RW_PASSWORD") or None
+    obj = ctx.obj or {}
+    cfg = obj.get("config")
+    session = _open(cfg.data_dir if cfg is not None else (obj.get("data_dir") or DEFAULT_DATA_DIR),
+                    obj.get("engine", "embedded"))
+    if getattr(session, "read_only", False):
+        _error("ERROR:  rw serve needs to write the data directory: stop the process that holds it\n")
+        session.close()
+        sys.exit(1)
+
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
+    ok = True
+    try:
+        serve(session, host, port, password=password,
+              ssl_ctx=ssl_context(tls_cert, tls_key) if tls_cert else None)
+    except OSError as err:
+        _error(f"ERROR:  could not listen on {host}:{port}: {err.strerror or err}\n")
+        ok = False
+    except Exception as err:  # noqa: BLE001
+        _error(_render_exception(err))
+        ok = False
+    finally:
+        try:
+            session.close()
+        except Exception as err:  # noqa: BLE001
+            _error(_render_exception(err))
+            ok = False
+    sys.exit(0 if ok else 1)
+
+
 @main.command("slt")
 @click.option("--keep-going", is_flag=True, help="Run every record of a file even after a failure.")
 @click.option("--mv", is_flag=True,

@@ -244,7 +244,30 @@ def pg_database(catalog: Catalog, session=None) -> pa.Table:
     return _table({"oid": (pa.int32(), [1]), "datname": (pa.string(), [DATABASE]),
                    "datdba": (pa.int32(), [OWNER_OID]), "encoding": (pa.int32(), [6]),
                    "datcollate": (pa.string(), ["C"]), "datctype": (pa.string(), ["C"]),
-                   "datallowconn": (pa.bool_(), [True]), "datconnlimit": (pa.int32(), [-1])})
+                   "datallowconn": (pa.bool_(), [True]), "datconnlimit": (pa.int32(), [-1]),
+                   "datistemplate": (pa.bool_(), [False]), "dattablespace": (pa.int32(), [0]),
+                   "datlocprovider": (pa.string(), ["c"]), "daticulocale": (pa.string(), [None]),
+                   "datacl": (pa.string(), [None])})
+
+
+def pg_am(catalog: Catalog, session=None) -> pa.Table:
+    """Access methods: heap (every relation's relam is 0, which psql joins to nothing)."""
+    return _table({"oid": (pa.int32(), [2, 403]), "amname": (pa.string(), ["heap", "btree"]),
+                   "amhandler": (pa.string(), ["heap_tableam_handler", "bthandler"]),
+                   "amtype": (pa.string(), ["t", "i"])})
+
+
+def pg_roles(catalog: Catalog, session=None) -> pa.Table:
+    """The one user, root (RisingWave's default superuser)."""
+    t, f = [True], [False]
+    return _table({"oid": (pa.int32(), [OWNER_OID]), "rolname": (pa.string(), ["root"]),
+                   "usename": (pa.string(), ["root"]), "usesysid": (pa.int32(), [OWNER_OID]),
+                   "rolsuper": (pa.bool_(), t), "usesuper": (pa.bool_(), t), "rolinherit": (pa.bool_(), t),
+                   "rolcreaterole": (pa.bool_(), t), "rolcreatedb": (pa.bool_(), t), "usecreatedb": (pa.bool_(), t),
+                   "rolcanlogin": (pa.bool_(), t), "rolreplication": (pa.bool_(), f),
+                   "rolbypassrls": (pa.bool_(), f), "rolconnlimit": (pa.int32(), [-1]),
+                   "rolpassword": (pa.string(), ["********"]), "rolvaliduntil": (pa.string(), [None]),
+                   "rolconfig": (pa.string(), [None])})
 
 
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
@@ -335,6 +358,23 @@ _BUILDERS = {
     ("pg_catalog", "pg_views"): pg_views,
     ("pg_catalog", "pg_database"): pg_database,
     ("pg_catalog", "pg_settings"): pg_settings,
+    ("pg_catalog", "pg_am"): pg_am,
+    ("pg_catalog", "pg_roles"): pg_roles,
+    ("pg_catalog", "pg_user"): pg_roles,
+    ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),
+    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace"),
+    ("pg_catalog", "pg_attrdef"): pg_empty("oid", "adrelid", "adnum", "adbin"),
+    ("pg_catalog", "pg_enum"): pg_empty("oid", "enumtypid", "enumlabel"),
+    ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extversion"),
+    ("pg_catalog", "pg_sequence"): pg_empty("seqrelid"),
+    ("pg_catalog", "pg_trigger"): pg_empty("oid", "tgrelid", "tgname"),
+    ("pg_catalog", "pg_rewrite"): pg_empty("oid", "ev_class", "rulename"),
+    ("pg_catalog", "pg_policy"): pg_empty("oid", "polrelid", "polname"),
+    ("pg_catalog", "pg_statistic_ext"): pg_empty("oid", "stxrelid", "stxname"),
+    ("pg_catalog", "pg_publication"): pg_empty("oid", "pubname"),
+    ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
+    ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
+    ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat"),
     ("pg_catalog", "pg_description"): pg_empty("objoid", "classoid", "objsubid", "description"),
     ("pg_catalog", "pg_constraint"): pg_empty("oid", "conname", "connamespace", "contype", "conrelid"),
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
