@@ -287,6 +287,9 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
             return exp.Anonymous(this="pg_format_type", expressions=node.expressions)
         if isinstance(node, exp.Anonymous) and not node.expressions and node.name.lower() in _SESSION_FUNCTIONS:
             return _SESSION_FUNCTIONS[node.name.lower()]()  # `pg_catalog.version()` is version()
+        if isinstance(node, exp.Anonymous) and node.name.lower() in ("to_regtype", "to_regclass") \
+                and len(node.expressions) == 1:  # NULL for a name that is not there, as a cast would fail
+            return _object_identifier(node.name.lower()[3:], node.expressions[0]) or node
         if isinstance(node, exp.Cast):
             _unqualify_type(node)
             if (cast := _object_identifier_cast(node)) is not None:
@@ -323,10 +326,15 @@ def _object_identifier_cast(node: exp.Cast) -> exp.Expression | None:
     in pg_class / pg_type (its OID), an OID stays an integer, and an OID cast to regtype
     reads as the type's name. None for any other cast."""
     to = node.args.get("to")
-    kind = (to.sql() if to is not None else "").lower().rsplit(".", 1)[-1]
+    return _object_identifier((to.sql() if to is not None else "").lower().rsplit(".", 1)[-1], node.this)
+
+
+def _object_identifier(kind: str, value: exp.Expression) -> exp.Expression | None:
     if kind not in ("regclass", "regtype", "regproc", "regnamespace"):
         return None
-    value = node.this
+    while isinstance(value, exp.Paren) or (isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal)
+                                           and value.this.is_string and value.to.is_type(*exp.DataType.TEXT_TYPES)):
+        value = value.this  # a bound parameter: ('name') or ('name'::text)
     if isinstance(value, exp.Literal) and value.is_string:
         name = value.this.rsplit(".", 1)[-1].strip('"')
         table, column = {"regclass": ("pg_class", "relname"), "regtype": ("pg_type", "typname"),

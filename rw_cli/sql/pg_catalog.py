@@ -337,10 +337,44 @@ def is_rw_catalog_name(name: str) -> bool:
     return ("rw_catalog", name) in _BUILDERS
 
 
+_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "a": pa.list_(pa.int16())}
+
+
 def pg_empty(*cols: str):
+    """A relation rw has no rows of. A column is `name` (an int32 if it ends in oid/relid,
+    else text) or `name:t` with t one of _EMPTY_TYPES' letters."""
     def build(catalog: Catalog, session=None) -> pa.Table:
-        return _table({c: (pa.int32() if c.endswith("oid") or c.endswith("relid") else pa.string(), []) for c in cols})
+        out = {}
+        for c in cols:
+            name, _, kind = c.partition(":")
+            dtype = _EMPTY_TYPES[kind] if kind else \
+                (pa.int32() if name.endswith("oid") or name.endswith("relid") else pa.string())
+            out[name] = (dtype, [])
+        return _table(out)
     return build
+
+
+PK_CONSTRAINT_OID_BASE = 1 << 24  # a primary key constraint's oid: this plus its relation's
+
+
+def pg_constraint(catalog: Catalog, session=None) -> pa.Table:
+    """The primary keys (the only constraints rw has), named `<relation>_pkey` as PostgreSQL
+    names them."""
+    rels = [r for r in _rels(catalog) if r.kind == TABLE and r.user_pk]
+    n = len(rels)
+    i32, b, s = pa.int32(), pa.bool_(), pa.string()
+    return _table({
+        "oid": (i32, [PK_CONSTRAINT_OID_BASE + r.id for r in rels]),
+        "conname": (s, [f"{_schema_and_name(r)[1]}_pkey" for r in rels]),
+        "connamespace": (i32, [_schema_oid(catalog, _schema_and_name(r)[0]) for r in rels]),
+        "contype": (s, ["p"] * n), "condeferrable": (b, [False] * n), "condeferred": (b, [False] * n),
+        "convalidated": (b, [True] * n), "conrelid": (i32, [r.id for r in rels]), "contypid": (i32, [0] * n),
+        "conindid": (i32, [0] * n), "conparentid": (i32, [0] * n), "confrelid": (i32, [0] * n),
+        "confupdtype": (s, [" "] * n), "confdeltype": (s, [" "] * n), "confmatchtype": (s, [" "] * n),
+        "conislocal": (b, [True] * n), "coninhcount": (i32, [0] * n), "connoinherit": (b, [True] * n),
+        "conkey": (pa.list_(pa.int16()), [[_attnum(r, k) for k in r.pk] for r in rels]),
+        "confkey": (pa.list_(pa.int16()), [None] * n), "conbin": (s, [None] * n),
+    })
 
 
 _BUILDERS = {
@@ -366,17 +400,21 @@ _BUILDERS = {
     ("pg_catalog", "pg_attrdef"): pg_empty("oid", "adrelid", "adnum", "adbin"),
     ("pg_catalog", "pg_enum"): pg_empty("oid", "enumtypid", "enumlabel"),
     ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extversion"),
-    ("pg_catalog", "pg_sequence"): pg_empty("seqrelid"),
+    ("pg_catalog", "pg_sequence"): pg_empty("seqrelid", "seqtypid", "seqstart:l", "seqincrement:l", "seqmax:l",
+                                            "seqmin:l", "seqcache:l", "seqcycle:b"),
+    ("pg_catalog", "pg_auth_members"): pg_empty("roleid", "member", "grantor", "admin_option:b"),
     ("pg_catalog", "pg_trigger"): pg_empty("oid", "tgrelid", "tgname"),
     ("pg_catalog", "pg_rewrite"): pg_empty("oid", "ev_class", "rulename"),
-    ("pg_catalog", "pg_policy"): pg_empty("oid", "polrelid", "polname"),
-    ("pg_catalog", "pg_statistic_ext"): pg_empty("oid", "stxrelid", "stxname"),
+    ("pg_catalog", "pg_policy"): pg_empty("oid", "polrelid", "polname", "polpermissive:b", "polroles:a", "polqual",
+                                          "polwithcheck", "polcmd"),
+    ("pg_catalog", "pg_statistic_ext"): pg_empty("oid", "stxrelid", "stxname", "stxnamespace:i", "stxkeys:a",
+                                                  "stxkind", "stxstattarget:i"),
     ("pg_catalog", "pg_publication"): pg_empty("oid", "pubname"),
     ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
     ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
     ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat"),
     ("pg_catalog", "pg_description"): pg_empty("objoid", "classoid", "objsubid", "description"),
-    ("pg_catalog", "pg_constraint"): pg_empty("oid", "conname", "connamespace", "contype", "conrelid"),
+    ("pg_catalog", "pg_constraint"): pg_constraint,
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
     ("pg_catalog", "pg_tablespace"): pg_empty("oid", "spcname"),
     ("rw_catalog", "rw_streaming_parallelism"): rw_streaming_parallelism,
