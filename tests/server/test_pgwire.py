@@ -1,0 +1,213 @@
+"""`rw serve` with real clients: psql, psycopg 3 (simple and extended protocol, binary
+parameters and results), SQLAlchemy's PostgreSQL dialect, many connections at once."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg")
+
+from rw_server import rw_server  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("pgwire")
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory):
+    with rw_server(tmp_path_factory.mktemp("pgwire") / "data") as p:
+        yield p
+
+
+def connect(port: int, **kw):
+    return psycopg.connect(host="127.0.0.1", port=port, user="root", dbname="dev", autocommit=True, **kw)
+
+
+@pytest.fixture(scope="module")
+def setup(port):
+    with connect(port) as c:
+        c.execute("create table items (id int primary key, name varchar, price double precision, ok boolean)")
+        c.execute("insert into items values (1, 'apple', 1.5, true), (2, 'pear', 2.25, false), (3, 'fig', null, null)")
+        c.execute("flush")
+    return port
+
+
+@pytest.mark.skipif(shutil.which("psql") is None, reason="psql is not installed")
+def test_psql_runs_queries_and_reports_errors(setup):
+    run = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(setup), "-U", "root", "-d", "dev", "-X", "-A", "-t",
+                          "-c", "select 1", "-c", "select name from items order by id", "-c", "\\dt"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[:4] == ["1", "apple", "pear", "fig"]
+    assert "public|items|table|root" in lines
+    bad = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(setup), "-U", "root", "-X", "-v", "VERBOSITY=verbose",
+                          "-c", "select * from nowhere"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1
+    assert "ERROR:  42P01: relation \"nowhere\" does not exist" in bad.stderr
+
+
+def test_extended_protocol_with_text_parameters(setup):
+    with connect(setup) as c:
+        assert c.execute("select id, name from items where id = %s", [2]).fetchall() == [(2, "pear")]
+        assert c.execute("select name from items where name = %s or name = %s order by 1",
+                         ["fig", "o'brien"]).fetchall() == [("fig",)]
+        assert c.execute("select %s::varchar, %s", ["$1 -- not a placeholder", None]).fetchone() == \
+            ("$1 -- not a placeholder", None)
+
+
+def test_binary_parameters_and_results(setup):
+    with connect(setup) as c:
+        cur = c.cursor(binary=True)
+        rows = cur.execute("select id, name, price, ok from items where id <= %s order by id", [2]).fetchall()
+        assert rows == [(1, "apple", 1.5, True), (2, "pear", 2.25, False)]
+        assert cur.execute("select %s::bigint + 1, %s::double precision * 2, %s::boolean, %s::bytea",
+                           [41, 1.25, True, b"\x00\xff"]).fetchone() == (42, 2.5, True, b"\x00\xff")
+        assert cur.execute("select price from items where id = 3").fetchone() == (None,)
+
+
+def test_simple_protocol_several_statements(setup):
+    with connect(setup) as c:
+        cur = psycopg.ClientCursor(c)
+        cur.execute("select 1; select 'two' as t, 2 as n")
+        assert cur.fetchall() == [(1,)]
+        assert cur.nextset()
+        assert cur.fetchall() == [("two", 2)]
+        assert [d.name for d in cur.description] == ["t", "n"]
+
+
+def test_type_oids_of_results(setup):
+    with connect(setup) as c:
+        cur = c.execute("select 1::smallint, 1, 1::bigint, 1.5::real, 1.5::double precision, 1.5::numeric, "
+                        "'x'::varchar, true, date '2024-01-02', timestamp '2024-01-02 03:04:05', "
+                        "interval '1 day', '{\"a\": 1}'::jsonb")
+        assert [d.type_code for d in cur.description] == [21, 23, 20, 700, 701, 1700, 1043, 16, 1082, 1114,
+                                                          1186, 3802]
+        row = cur.fetchone()
+        assert str(row[5]) == "1.5" and row[11] == {"a": 1}
+
+
+@pytest.mark.parametrize("sql, code", [
+    ("selec 1", "42601"),
+    ("select * from nowhere", "42P01"),
+    ("select nope from items", "42703"),
+    ("select 1/0", "22012"),
+])
+def test_errors_carry_sqlstate_and_the_connection_goes_on(setup, sql, code):
+    with connect(setup) as c:
+        with pytest.raises(psycopg.Error) as info:
+            c.execute(sql)
+        assert info.value.sqlstate == code
+        assert c.execute("select count(*) from items").fetchone() == (3,)
+
+
+def test_syntax_error_position(setup):
+    with connect(setup) as c:
+        with pytest.raises(psycopg.errors.SyntaxError) as info:
+            psycopg.ClientCursor(c).execute("select 1; selec 2")
+        assert info.value.diag.statement_position == "17"
+
+
+def test_settings_are_per_connection(setup):
+    with connect(setup) as a, connect(setup) as b:
+        a.execute("set timezone = 'Asia/Tokyo'")
+        assert a.execute("show timezone").fetchone() == ("Asia/Tokyo",)
+        assert b.execute("show timezone").fetchone() == ("UTC",)
+        assert a.info.parameter_status("TimeZone") == "Asia/Tokyo"
+
+
+def test_processlist_lists_connections(setup):
+    with connect(setup) as a, connect(setup, application_name="second") as b:
+        b.execute("select 42")
+        rows = a.execute("show processlist").fetchall()
+        infos = {r[0]: r[6] for r in rows}
+        assert str(b.info.backend_pid) in infos and infos[str(b.info.backend_pid)] == "select 42"
+        assert str(a.info.backend_pid) in infos
+
+
+def test_mv_follows_inserts_of_another_connection(setup):
+    with connect(setup) as a, connect(setup) as b:
+        a.execute("create table clicks (user_id int, n int)")
+        a.execute("create materialized view per_user as select user_id, sum(n) as total from clicks group by user_id")
+        b.execute("insert into clicks values (1, 2), (1, 3), (2, 10)")
+        b.execute("flush")
+        assert a.execute("select user_id, total from per_user order by 1").fetchall() == [(1, 5), (2, 10)]
+
+
+def test_transaction_blocks_and_savepoints(setup):
+    with psycopg.connect(host="127.0.0.1", port=setup, user="root", dbname="dev") as c:  # not autocommit
+        assert c.execute("select count(*) from items").fetchone() == (3,)
+        assert c.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        with c.transaction():  # a savepoint inside the block
+            c.execute("select 1")
+        c.commit()
+        assert c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_cancel_of_an_idle_connection_is_harmless(setup):
+    with connect(setup) as c:
+        c.cancel()
+        assert c.execute("select 1").fetchone() == (1,)
+
+
+def test_sqlalchemy_reflects_tables(setup):
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    engine = sqlalchemy.create_engine(f"postgresql+psycopg://root@127.0.0.1:{setup}/dev")
+    try:
+        inspector = sqlalchemy.inspect(engine)
+        assert "items" in inspector.get_table_names()
+        cols = inspector.get_columns("items")
+        assert [(c["name"], type(c["type"]).__name__, c["nullable"]) for c in cols] == [
+            ("id", "INTEGER", False), ("name", "VARCHAR", True), ("price", "DOUBLE_PRECISION", True),
+            ("ok", "BOOLEAN", True)]
+        assert inspector.get_pk_constraint("items")["constrained_columns"] == ["id"]
+        with engine.connect() as conn:
+            assert conn.execute(sqlalchemy.text("select name from items where id = :id"), {"id": 1}).scalar() == "apple"
+    finally:
+        engine.dispose()
+
+
+def test_many_readers_while_one_writes(setup):
+    """50 clients read an MV while another inserts and flushes for a few seconds: no error,
+    and each reader's counts never go back (every read sees a committed epoch)."""
+    with connect(setup) as w:
+        w.execute("create table events (k int, v int)")
+        w.execute("create materialized view event_count as select count(*) as n from events")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    seen: list[list[int]] = [[] for _ in range(50)]
+
+    def reader(i: int) -> None:
+        try:
+            with connect(setup) as c:
+                while not stop.is_set():
+                    seen[i].append(c.execute("select n from event_count").fetchone()[0])
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    def writer() -> None:
+        try:
+            with connect(setup) as c:
+                k = 0
+                while not stop.is_set():
+                    c.execute("insert into events values (%s, %s), (%s, %s)", [k, k, k + 1, k + 1])
+                    c.execute("flush")
+                    k += 2
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(50)] + [threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    time.sleep(4)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors[:3]
+    assert all(s for s in seen), "every reader read"
+    assert all(a <= b for s in seen for a, b in zip(s, s[1:]))
+    assert all(n % 2 == 0 for s in seen for n in s), "a read saw half of an insert"
+    assert max(max(s) for s in seen) > 0
