@@ -140,6 +140,28 @@ class Session:
                 raise InternalError.of(e) from e
             yield result
 
+    def copy_in(self, table: str, columns: list[str] | None, data) -> Result:
+        """COPY table FROM STDIN: insert rows a client sent as text (`data`, an Arrow table
+        of text columns), with a statement's guarantees (the mutex, the store checked first,
+        a bug reported as an error)."""
+        from rw_cli.handler.copy import copy_in
+        from sqlglot import exp
+
+        if self.closed:
+            raise RwError("the session is closed")
+        if self.read_only:
+            raise ReadOnlyError("cannot execute COPY FROM in a read-only session")
+        try:
+            with self.mutex:
+                self._prepare(exp.Insert())
+                return copy_in(self, table, columns, data)
+        except (RwError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug: an error like any other
+            if os.environ.get("RW_DEBUG"):
+                raise
+            raise InternalError.of(e) from e
+
     # -- epochs -------------------------------------------------------------------------------
     @property
     def implicit_flush(self) -> bool:

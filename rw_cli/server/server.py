@@ -137,10 +137,14 @@ class Server:
     def execute(self, state: ClientState, sql: str) -> Result:
         """Run one statement as `state`'s: its settings and transaction block on the shared
         session, under the session's mutex."""
+        return self.run_as(state, sql, lambda session: session.execute(sql))
+
+    def run_as(self, state: ClientState, what: str, work):
+        """`work(session)` as `state`'s statement (`what` is what the processlist shows)."""
         from rw_cli.common import progress
 
         session = self.session
-        state.query, state.state, state.query_start = sql, "active", time.time()
+        state.query, state.state, state.query_start = what, "active", time.time()
         try:
             with session.mutex:
                 shared = (session.settings, session.in_transaction)
@@ -148,7 +152,7 @@ class Server:
                 self._running_pid = state.pid
                 progress.clear_cancel()
                 try:
-                    return session.execute(sql)
+                    return work(session)
                 finally:
                     state.in_transaction = session.in_transaction
                     session.settings, session.in_transaction = shared

@@ -211,3 +211,31 @@ def test_many_readers_while_one_writes(setup):
     assert all(a <= b for s in seen for a, b in zip(s, s[1:]))
     assert all(n % 2 == 0 for s in seen for n in s), "a read saw half of an insert"
     assert max(max(s) for s in seen) > 0
+
+
+def test_copy_from_stdin_and_to_stdout(setup):
+    with connect(setup) as c:
+        c.execute("create table cp (id int, name varchar, v double precision)")
+        with c.cursor().copy("COPY cp (id, name, v) FROM STDIN") as cp:
+            cp.write_row((1, "a\tb", 1.5))
+            cp.write_row((2, None, None))
+            cp.write_row((3, "back\\slash", 2))
+        with c.cursor().copy("COPY cp FROM STDIN WITH (FORMAT csv, HEADER true)") as cp:
+            cp.write('id,name,v\n4,"x,y",3\n5,,\n6,"",1\n')
+        c.execute("flush")
+        assert c.execute("select * from cp order by id").fetchall() == [
+            (1, "a\tb", 1.5), (2, None, None), (3, "back\\slash", 2.0), (4, "x,y", 3.0), (5, None, None),
+            (6, "", 1.0)]
+        with c.cursor().copy("COPY cp TO STDOUT") as cp:
+            rows = list(cp.rows())
+        assert rows[0] == ("1", "a\tb", "1.5") and rows[1] == ("2", None, None) and len(rows) == 6
+        with c.cursor().copy("COPY (select id, name from cp where id > 3 order by id) TO STDOUT (FORMAT csv)") as cp:
+            assert b"".join(bytes(b) for b in cp) == b'4,"x,y"\n5,\n6,""\n'
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            with c.cursor().copy("COPY nowhere FROM STDIN") as cp:
+                cp.write_row((1,))
+        with pytest.raises(psycopg.Error):  # a bad value: nothing of the COPY is written
+            with c.cursor().copy("COPY cp (id) FROM STDIN") as cp:
+                cp.write("7\nnot a number\n")
+        c.execute("flush")
+        assert c.execute("select count(*) from cp").fetchone() == (6,)
