@@ -152,6 +152,18 @@ def _open(data_dir: str, engine: str):
         sys.exit(1)
 
 
+def _connect(host: str, port: int, user: str):
+    """`rw --host`: a session that runs every statement on a server."""
+    from rw_cli.server.client import RemoteSession
+
+    try:
+        return RemoteSession(host, port, user=user,
+                             password=os.environ.get("RW_PASSWORD") or os.environ.get("PGPASSWORD"))
+    except Exception as err:  # noqa: BLE001
+        _error(_render_exception(err))
+        sys.exit(1)
+
+
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="rw", message="%(prog)s %(version)s")
 @click.option("--data-dir", metavar="DIR", default=None,
@@ -176,9 +188,15 @@ def _open(data_dir: str, engine: str):
               help="Block and meta cache limit, e.g. 128MiB (default: 256MiB).")
 @click.option("--spark-master", metavar="URL", default=None, expose_value=False, callback=_store_option,
               help="With --engine spark: local[N] (default local[2]), spark://HOST:PORT or sc://HOST:PORT.")
+@click.option("--host", metavar="HOST", default=None,
+              help="Connect to a running `rw serve` (or any PostgreSQL server) at HOST instead of "
+                   "opening a data directory (password: $RW_PASSWORD or $PGPASSWORD).")
+@click.option("--port", type=int, default=4566, show_default=True, help="With --host: the server's port.")
+@click.option("--user", "-U", "user", default="root", show_default=True, help="With --host: the user name.")
 @click.pass_context
 def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands: tuple[str, ...],
-         file: str | None, fmt: str | None, config_path: str | None, no_config: bool) -> None:
+         file: str | None, fmt: str | None, config_path: str | None, no_config: bool, host: str | None,
+         port: int, user: str) -> None:
     """A streaming database in one command: RisingWave's SQL, embedded.
 
     With -c or -f (or SQL on a non-terminal stdin) run the statements and exit; otherwise
@@ -199,6 +217,8 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
     if ctx.invoked_subcommand is not None:
         if commands or file:
             raise click.UsageError("-c and -f cannot be combined with a subcommand")
+        if host is not None:
+            raise click.UsageError("--host connects the shell and -c/-f to a server; it takes no subcommand")
         return
 
     scripts: list[str] = list(commands)
@@ -214,7 +234,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
     interactive = not scripts and sys.stdin.isatty()
     piped = not scripts and not interactive
 
-    session = _open(cfg.data_dir, cfg.engine)
+    session = _open(cfg.data_dir, cfg.engine) if host is None else _connect(host, port, user)
     ok = True
     try:
         if interactive:

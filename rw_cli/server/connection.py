@@ -198,6 +198,7 @@ class Connection:
 
         words = sql.split()
         if [w.lower() for w in words[:2]] == ["show", "processlist"] and len(words) == 2:
+            self.state.query = sql  # it lists itself running it
             return self.server.processlist()
         if copy_kind(sql) is not None:
             from rw_cli.server.copy import run_copy

@@ -239,3 +239,21 @@ def test_copy_from_stdin_and_to_stdout(setup):
                 cp.write("7\nnot a number\n")
         c.execute("flush")
         assert c.execute("select count(*) from cp").fetchone() == (6,)
+
+
+def test_rw_cli_as_a_client(setup):
+    import os
+    import sys
+
+    from rw_server import REPO
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    run = subprocess.run([sys.executable, "-m", "rw_cli.cli", "--host", "127.0.0.1", "--port", str(setup),
+                          "--format", "csv", "-c", "select id, name from items where id < 3 order by id"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "id,name\n1,apple\n2,pear\n"
+    bad = subprocess.run([sys.executable, "-m", "rw_cli.cli", "--host", "127.0.0.1", "--port", str(setup),
+                          "-c", "select 1; selec 2"], capture_output=True, text=True, timeout=60, env=env)
+    assert bad.returncode == 1
+    assert 'ERROR:  syntax error at or near "2"' in bad.stderr and "LINE 1: select 1; selec 2" in bad.stderr
