@@ -9,11 +9,12 @@ pipeline driver's ticks and barriers take too. So:
 
 - writes are serialized through the one writer, and a statement never interleaves with a
   barrier (each statement sees a committed epoch, as in the shell);
-- statements, reads included, run one at a time. The trade-off: reads are not parallel
-  with each other or with the stream's ticks, but they are short (a DuckDB query over the
-  committed snapshot, or a point lookup) and CPython would serialize most of their Python
-  anyway; correctness needs no second reader of the store's state;
-- a slow or dead client never holds the lock: results are computed under it and sent
+- plain queries go to a small pool of read-only Sessions over the same directory
+  (`readers.py`): they read the newest committed version without the writer's mutex, so a
+  long write, a barrier or a backfill does not hold them up. They do not add throughput
+  beyond what the GIL allows (parsing and planning are Python), and a reader pays a
+  version refresh per statement;
+- a slow or dead client never holds a lock: results are computed under it and sent
   after it is released, and every socket has a timeout.
 """
 from __future__ import annotations
@@ -58,8 +59,9 @@ class Server:
     """Shared state of every connection: the session, the open connections, the listener."""
 
     def __init__(self, session, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, password: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None, client_timeout_s: float = 300.0):
+                 ssl_context: ssl.SSLContext | None = None, client_timeout_s: float = 300.0, readers: int = 4):
         from rw_cli.server.auth import ScramVerifier
+        from rw_cli.server.readers import ReaderPool
 
         self.session = session
         self.host = host
@@ -73,6 +75,13 @@ class Server:
         self._running_pid: int | None = None
         self._listener: socket.socket | None = None
         self._stop = threading.Event()
+        self.readers = ReaderPool(self._open_reader, readers) if readers > 0 else None
+
+    def _open_reader(self):
+        """A read-only Session over the writer's data directory (its own small caches)."""
+        s = self.session
+        return type(s)(s.data_dir, s.engine, state_store=s.state_store_url, s3_endpoint=s.s3_endpoint,
+                       cache_size="64MiB", read_only=True)
 
     # -- listening --------------------------------------------------------------------------------
     def bind(self) -> int:
@@ -109,6 +118,8 @@ class Server:
         self._stop.set()
         if self._listener is not None:
             self._listener.close()
+        if self.readers is not None:
+            self.readers.close()
 
     # -- connections ------------------------------------------------------------------------------
     def register(self, user: str, database: str, address: str) -> ClientState:
@@ -135,9 +146,22 @@ class Server:
 
     # -- statements -------------------------------------------------------------------------------
     def execute(self, state: ClientState, sql: str) -> Result:
-        """Run one statement as `state`'s: its settings and transaction block on the shared
-        session, under the session's mutex."""
+        """Run one statement as `state`'s: a plain query on a reader (readers.py), anything
+        else with its settings and transaction block on the writer, under its mutex."""
+        from rw_cli.server.readers import is_plain_query
+
+        if self.readers is not None and is_plain_query(sql):
+            return self._read(state, sql)
         return self.run_as(state, sql, lambda session: session.execute(sql))
+
+    def _read(self, state: ClientState, sql: str) -> Result:
+        state.query, state.state, state.query_start = sql, "active", time.time()
+        try:
+            with self.readers.reader() as reader:
+                reader.settings, reader.in_transaction = state.settings, state.in_transaction
+                return reader.execute(sql)
+        finally:
+            state.state = "idle"
 
     def run_as(self, state: ClientState, what: str, work):
         """`work(session)` as `state`'s statement (`what` is what the processlist shows)."""

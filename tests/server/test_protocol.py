@@ -151,3 +151,16 @@ def test_tls(tmp_path):
         with psycopg.connect(host="127.0.0.1", port=p, user="root", dbname="dev", sslmode="require") as c:
             assert c.execute("select 1").fetchone() == (1,)
             assert c.pgconn.ssl_in_use
+
+
+def test_which_statements_readers_run():
+    from rw_cli.server.readers import is_plain_query
+
+    assert is_plain_query("select * from t where id = 1")
+    assert is_plain_query("  (select 1) union (select 2)")
+    assert is_plain_query("with x as (select 1) select * from x")
+    assert is_plain_query("values (1)")
+    for sql in ("insert into t values (1)", "with x as (select 1) insert into t select * from x",
+                "select 1 into t2", "show tables", "set timezone = 'UTC'", "flush", "begin",
+                "create materialized view m as select 1", "explain select 1"):
+        assert not is_plain_query(sql), sql
