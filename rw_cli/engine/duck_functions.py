@@ -267,6 +267,7 @@ MACROS = [
     # expressions of defaults, so these answer "none"
     "CREATE OR REPLACE MACRO pg_get_serial_sequence(t, c) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_collation_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_relation_is_publishable(oid) AS (FALSE)",
     "CREATE OR REPLACE MACRO pg_get_expr(e, r) AS (CAST(e AS VARCHAR)), (e, r, pretty) AS (CAST(e AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_constraintdef(oid) AS (CAST(NULL AS VARCHAR)), "
     "(oid, pretty) AS (CAST(NULL AS VARCHAR))",

@@ -274,6 +274,9 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) \
                 and node.this.name in ("pg_catalog", "information_schema") and isinstance(node.expression, exp.Func):
             node = node.expression
+        if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier) \
+                and node.text("db").lower() == "pg_catalog":
+            node.set("db", None)  # FROM pg_catalog.unnest(...): the function itself
         if isinstance(node, exp.Operator):
             op = str(node.args.get("operator") or "").split(".")[-1].strip()
             cls = _OPERATORS.get(op)

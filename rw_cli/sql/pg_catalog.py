@@ -146,6 +146,7 @@ def pg_class(catalog: Catalog, session=None) -> pa.Table:
         "relispartition": (pa.bool_(), [False] * n),
         "relacl": (s, [None] * n),
         "reloptions": (s, [None] * n),
+        "relpartbound": (s, [None] * n),
     })
 
 
@@ -337,7 +338,8 @@ def is_rw_catalog_name(name: str) -> bool:
     return ("rw_catalog", name) in _BUILDERS
 
 
-_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "a": pa.list_(pa.int16())}
+_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "a": pa.list_(pa.int16()),
+                "t": pa.list_(pa.string())}
 
 
 def pg_empty(*cols: str):
@@ -408,8 +410,9 @@ _BUILDERS = {
     ("pg_catalog", "pg_policy"): pg_empty("oid", "polrelid", "polname", "polpermissive:b", "polroles:a", "polqual",
                                           "polwithcheck", "polcmd"),
     ("pg_catalog", "pg_statistic_ext"): pg_empty("oid", "stxrelid", "stxname", "stxnamespace:i", "stxkeys:a",
-                                                  "stxkind", "stxstattarget:i"),
-    ("pg_catalog", "pg_publication"): pg_empty("oid", "pubname"),
+                                                  "stxkind:t", "stxstattarget:i"),
+    ("pg_catalog", "pg_publication"): pg_empty("oid", "pubname", "puballtables:b", "pubinsert:b", "pubupdate:b",
+                                               "pubdelete:b", "pubtruncate:b", "pubviaroot:b"),
     ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
     ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
     ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat"),

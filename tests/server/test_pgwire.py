@@ -44,6 +44,11 @@ def test_psql_runs_queries_and_reports_errors(setup):
     lines = run.stdout.splitlines()
     assert lines[:4] == ["1", "apple", "pear", "fig"]
     assert "public|items|table|root" in lines
+    described = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(setup), "-U", "root", "-d", "dev", "-X",
+                                "-c", "\\d items"], capture_output=True, text=True, timeout=60)
+    assert described.returncode == 0, described.stderr
+    assert 'Table "public.items"' in described.stdout
+    assert " id     | integer           |           | not null | " in described.stdout
     bad = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(setup), "-U", "root", "-X", "-v", "VERBOSITY=verbose",
                           "-c", "select * from nowhere"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1
