@@ -2,8 +2,9 @@
 parameters turned into typed SQL literals.
 
 Text format is PostgreSQL's output of every type (`rw_cli.common.pg_text`, the same text
-the CLI prints). Binary format is supported for the types drivers send and ask for in
-binary (bool, int2/4/8, float4/8, text/varchar, bytea); another type in binary is a clear
+the CLI prints). Binary format is supported for results of every scalar type (bool, int2/4/8,
+float4/8, numeric, varchar, bytea, date, time, timestamp, timestamptz, interval, jsonb) and
+for parameters of the same types but interval; lists and structs in binary are a clear
 error (0A000), never wrong bytes.
 """
 from __future__ import annotations
@@ -68,11 +69,7 @@ def _encode_binary(col, t: DataType) -> list[bytes | None]:
     name = t.name
     if name in _BINARY_INT:
         fmt, arrow = _BINARY_INT[name]
-        width = struct.calcsize(fmt)
-        values = pc.cast(col, arrow)
-        raw = values.fill_null(0).to_numpy(zero_copy_only=False).astype(_numpy_be(fmt)).tobytes()
-        valid = values.is_valid().to_pylist()
-        return [raw[i * width:(i + 1) * width] if ok else None for i, ok in enumerate(valid)]
+        return _fixed_width(pc.cast(col, arrow), fmt)
     if name == "boolean":
         return [None if v is None else (b"\x01" if v else b"\x00") for v in col.to_pylist()]
     if name in ("character varying", "jsonb"):
@@ -81,7 +78,61 @@ def _encode_binary(col, t: DataType) -> list[bytes | None]:
         return [None if v is None else v.encode("utf-8") for v in pc.cast(col, pa.string()).to_pylist()]
     if name == "bytea":
         return col.to_pylist()
+    if name in _EPOCH_SHIFT:  # PostgreSQL counts from 2000-01-01, Arrow from 1970-01-01
+        storage, shift, fmt = _EPOCH_SHIFT[name]
+        values = pc.subtract(col.view(storage) if name != "time without time zone" else pc.cast(col, storage), shift)
+        return _fixed_width(values, fmt)
+    if name == "interval":
+        return [None if v is None else struct.pack("!qii", v.nanoseconds // 1000, v.days, v.months)
+                for v in col.to_pylist()]
+    if name == "numeric":
+        return [None if v is None else numeric_binary(v) for v in format_column(col, t)]  # its scale as shown
     raise NotSupported(f"binary format for type {name}", hint="ask for text format (format code 0)")
+
+
+_PG_EPOCH_DAYS = 10_957
+_PG_EPOCH_US = _PG_EPOCH_DAYS * 86_400_000_000
+_EPOCH_SHIFT = {"date": (pa.int32(), _PG_EPOCH_DAYS, "!i"),
+                "timestamp without time zone": (pa.int64(), _PG_EPOCH_US, "!q"),
+                "timestamp with time zone": (pa.int64(), _PG_EPOCH_US, "!q"),
+                "time without time zone": (pa.int64(), 0, "!q")}
+
+
+def _fixed_width(values: pa.Array, fmt: str) -> list[bytes | None]:
+    width = struct.calcsize(fmt)
+    raw = values.fill_null(0).to_numpy(zero_copy_only=False).astype(_numpy_be(fmt)).tobytes()
+    valid = values.is_valid().to_pylist()
+    return [raw[i * width:(i + 1) * width] if ok else None for i, ok in enumerate(valid)]
+
+
+def numeric_binary(value) -> bytes:
+    """PostgreSQL's binary numeric: base-10000 digits, a weight, a sign and a display scale."""
+    from decimal import Decimal
+
+    d = Decimal(value)
+    if d.is_nan():
+        return struct.pack("!hhHh", 0, 0, 0xC000, 0)
+    if d.is_infinite():
+        return struct.pack("!hhHh", 0, 0, 0xF000 if d < 0 else 0xD000, 0)
+    sign = 0x4000 if d.is_signed() else 0
+    digits_t = d.as_tuple()
+    scale = max(0, -digits_t.exponent)
+    text = f"{abs(d):.{scale}f}"
+    int_part, _, frac_part = text.partition(".")
+    int_part = int_part.lstrip("0")
+    int_part = "0" * (-len(int_part) % 4) + int_part
+    frac_part = frac_part + "0" * (-len(frac_part) % 4)
+    groups = [int(int_part[i:i + 4]) for i in range(0, len(int_part), 4)] + \
+        [int(frac_part[i:i + 4]) for i in range(0, len(frac_part), 4)]
+    weight = len(int_part) // 4 - 1
+    while groups and groups[0] == 0:  # leading zero groups
+        groups.pop(0)
+        weight -= 1
+    while groups and groups[-1] == 0:
+        groups.pop()
+    if not groups:
+        weight, sign = 0, 0
+    return struct.pack(f"!hhHh{len(groups)}H", len(groups), weight, sign, scale, *groups)
 
 
 def _numpy_be(fmt: str) -> str:
@@ -126,5 +177,52 @@ def _decode_binary_param(value: bytes, oid: int) -> str:
         return value[1:].decode("utf-8")
     if oid == 17:
         return "\\x" + value.hex()
+    if oid in _BINARY_TEMPORAL:
+        return _BINARY_TEMPORAL[oid](value)
+    if oid == 1700:
+        return numeric_from_binary(value)
     raise NotSupported(f"binary format for parameters of type OID {oid}",
                        hint="send this parameter in text format (format code 0)")
+
+
+def _date_param(value: bytes) -> str:
+    import datetime
+
+    (days,) = struct.unpack("!i", value)
+    return (datetime.date(2000, 1, 1) + datetime.timedelta(days=days)).isoformat()
+
+
+def _timestamp_param(value: bytes, tz: bool) -> str:
+    import datetime
+
+    (us,) = struct.unpack("!q", value)
+    ts = datetime.datetime(2000, 1, 1) + datetime.timedelta(microseconds=us)
+    return ts.isoformat(sep=" ") + ("+00:00" if tz else "")
+
+
+def _time_param(value: bytes) -> str:
+    (us,) = struct.unpack("!q", value)
+    seconds, micro = divmod(us, 1_000_000)
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{micro:06d}"
+
+
+_BINARY_TEMPORAL = {1082: _date_param, 1114: lambda v: _timestamp_param(v, False),
+                    1184: lambda v: _timestamp_param(v, True), 1083: _time_param}
+
+
+_SPECIAL_NUMERIC = {0xC000: "NaN", 0xD000: "Infinity", 0xF000: "-Infinity"}
+
+
+def numeric_from_binary(value: bytes) -> str:
+    ndigits, weight, sign, scale = struct.unpack("!hhHh", value[:8])
+    if sign in _SPECIAL_NUMERIC:
+        return _SPECIAL_NUMERIC[sign]
+    groups = struct.unpack(f"!{ndigits}H", value[8:8 + 2 * ndigits])
+    from decimal import Decimal
+
+    total = Decimal(0)
+    for i, g in enumerate(groups):
+        total += Decimal(g).scaleb(4 * (weight - i))
+    if sign == 0x4000:
+        total = -total
+    return f"{total:.{scale}f}"

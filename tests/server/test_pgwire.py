@@ -262,3 +262,21 @@ def test_rw_cli_as_a_client(setup):
                           "-c", "select 1; selec 2"], capture_output=True, text=True, timeout=60, env=env)
     assert bad.returncode == 1
     assert 'ERROR:  syntax error at or near "2"' in bad.stderr and "LINE 1: select 1; selec 2" in bad.stderr
+
+
+def test_binary_and_text_formats_agree_for_every_scalar_type(setup):
+    import datetime
+    import decimal
+
+    q = ("select date '2024-02-29', time '12:34:56.789', timestamp '1999-12-31 23:59:59.5', "
+         "timestamptz '2024-01-02 03:04:05+00', interval '1 year 2 days 03:04:05.5', 1.50::numeric, "
+         "'-12345.678'::numeric, 'NaN'::numeric, '{\"a\": [1]}'::jsonb, null::date, 7::smallint, 'é'::varchar")
+    with connect(setup) as c:
+        text = c.execute(q).fetchone()
+        binary = c.cursor(binary=True).execute(q).fetchone()
+        assert binary == text or all(a == b or (a != a and b != b) for a, b in zip(binary, text))
+        assert text[5] == decimal.Decimal("1.50") and text[2] == datetime.datetime(1999, 12, 31, 23, 59, 59, 500000)
+        params = [datetime.date(2024, 2, 29), datetime.datetime(2001, 2, 3, 4, 5, 6, 7),
+                  datetime.datetime(2001, 2, 3, 4, 5, 6, tzinfo=datetime.timezone.utc), decimal.Decimal("-1.25"),
+                  datetime.time(1, 2, 3, 4)]
+        assert c.cursor(binary=True).execute("select %s, %s, %s, %s, %s", params).fetchone() == tuple(params)
