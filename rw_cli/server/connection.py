@@ -152,7 +152,7 @@ class Connection:
         handlers = {b"Q": self.on_query, b"P": self.on_parse, b"B": self.on_bind, b"D": self.on_describe,
                     b"E": self.on_execute, b"C": self.on_close}
         while True:
-            kind, body = protocol.read_message(self.sock)
+            kind, body = self._next_message()
             if kind == b"X":
                 return
             if kind == b"S":
@@ -180,6 +180,14 @@ class Connection:
                     self.ready()
                 else:
                     self.skip_to_sync = True
+
+    def _next_message(self) -> tuple[bytes, bytes]:
+        """The next message: an idle client may wait as long as it likes before sending one
+        (TCP keepalive notices a dead peer); once it sends, the rest must come in time."""
+        self.sock.settimeout(None)
+        first = protocol.recv_exact(self.sock, 1)
+        self.sock.settimeout(self.server.client_timeout_s)
+        return protocol.read_message(self.sock, first)
 
     def send_error(self, err: BaseException, sql: str | None = None, offset: int = 0) -> None:
         if not isinstance(err, RwError):

@@ -67,9 +67,9 @@ def read_startup(sock) -> Startup:
     return Startup(code, data[4:])
 
 
-def read_message(sock) -> tuple[bytes, bytes]:
-    """One frontend message: (type byte, body)."""
-    head = recv_exact(sock, 5)
+def read_message(sock, kind: bytes | None = None) -> tuple[bytes, bytes]:
+    """One frontend message: (type byte, body). `kind`: its type byte, already read."""
+    head = (kind or recv_exact(sock, 1)) + recv_exact(sock, 4)
     kind = head[:1]
     (length,) = struct.unpack("!i", head[1:])
     if length < 4 or length > MAX_MESSAGE:

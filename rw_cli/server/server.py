@@ -59,7 +59,7 @@ class Server:
     """Shared state of every connection: the session, the open connections, the listener."""
 
     def __init__(self, session, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, password: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None, client_timeout_s: float = 300.0, readers: int = 4):
+                 ssl_context: ssl.SSLContext | None = None, client_timeout_s: float = 60.0, readers: int = 4):
         from rw_cli.server.auth import ScramVerifier
         from rw_cli.server.readers import ReaderPool
 
@@ -111,6 +111,7 @@ class Server:
                 raise
             client.settimeout(self.client_timeout_s)
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             conn = Connection(self, client, f"{addr[0]}:{addr[1]}")
             threading.Thread(target=conn.run, name=f"pg-{addr[1]}", daemon=True).start()
 

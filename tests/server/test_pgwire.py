@@ -280,3 +280,54 @@ def test_binary_and_text_formats_agree_for_every_scalar_type(setup):
                   datetime.datetime(2001, 2, 3, 4, 5, 6, tzinfo=datetime.timezone.utc), decimal.Decimal("-1.25"),
                   datetime.time(1, 2, 3, 4)]
         assert c.cursor(binary=True).execute("select %s, %s, %s, %s, %s", params).fetchone() == tuple(params)
+
+
+def test_cancel_request_stops_a_backfill(setup):
+    """psycopg's cancel() sends a CancelRequest on a new connection: the MV's backfill stops
+    at its next progress point, the statement fails with 57014 and leaves no MV; the
+    connection goes on."""
+    with connect(setup) as c:
+        c.execute("create table big (a bigint, b varchar)")
+        c.execute("insert into big select i, 'x' || i from generate_series(1, 2000000) as s(i)")
+        c.execute("flush")
+        timer = threading.Timer(0.3, c.cancel)
+        timer.start()
+        try:
+            c.execute("create materialized view big_mv as select a % 1000 as k, count(*) as n, max(b) as m "
+                      "from big group by 1")
+            canceled = False
+        except psycopg.errors.QueryCanceled:
+            canceled = True
+        timer.join()
+        views = [r[0] for r in c.execute("show materialized views").fetchall()]
+        assert ("big_mv" in views) != canceled
+        assert c.execute("select 1").fetchone() == (1,)
+
+
+def test_a_client_that_stops_reading_blocks_no_one(setup):
+    """One client asks for a large result and never reads it (and another sends half a
+    message): both only stall their own threads; the others' statements go on."""
+    import socket
+    import struct
+
+    from rw_cli.server import protocol
+
+    stuck = socket.create_connection(("127.0.0.1", setup))
+    body = b"user\0root\0database\0dev\0\0"
+    stuck.sendall(struct.pack("!ii", len(body) + 8, protocol.PROTOCOL_3) + body)
+    stuck.sendall(protocol.message(b"Q", protocol.cstr("select i, repeat('x', 100) from generate_series(1, 500000) s(i)")))
+    half = socket.create_connection(("127.0.0.1", setup))
+    half.sendall(struct.pack("!ii", len(body) + 8, protocol.PROTOCOL_3) + body + b"Q\0\0")
+    try:
+        time.sleep(1)
+        with connect(setup) as c:
+            started = time.monotonic()
+            for _ in range(5):
+                assert c.execute("select count(*) from items").fetchone() == (3,)
+                c.execute("insert into items values (100, 'tmp', 0, true)")
+                c.execute("delete from items where id = 100")
+                c.execute("flush")
+            assert time.monotonic() - started < 30
+    finally:
+        stuck.close()
+        half.close()
