@@ -76,12 +76,29 @@ class Server:
         self._listener: socket.socket | None = None
         self._stop = threading.Event()
         self.readers = ReaderPool(self._open_reader, readers) if readers > 0 else None
+        session.activity = self.activity  # pg_stat_activity reads it
+
+    def activity(self) -> list[dict]:
+        """Every connection as pg_stat_activity lists it."""
+        import datetime
+
+        def ts(t: float | None):
+            return None if t is None else datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+
+        with self._clients_lock:
+            states = sorted(self.clients.values(), key=lambda s: s.pid)
+        return [{"pid": s.pid, "usename": s.user, "application_name": s.settings.show("application_name"),
+                 "client_addr": s.address.rsplit(":", 1)[0], "client_port": int(s.address.rsplit(":", 1)[1]),
+                 "backend_start": ts(s.started), "query_start": ts(s.query_start), "state": s.state,
+                 "query": s.query} for s in states]
 
     def _open_reader(self):
         """A read-only Session over the writer's data directory (its own small caches)."""
         s = self.session
-        return type(s)(s.data_dir, s.engine, state_store=s.state_store_url, s3_endpoint=s.s3_endpoint,
-                       cache_size="64MiB", read_only=True)
+        reader = type(s)(s.data_dir, s.engine, state_store=s.state_store_url, s3_endpoint=s.s3_endpoint,
+                         cache_size="64MiB", read_only=True)
+        reader.activity = self.activity
+        return reader
 
     # -- listening --------------------------------------------------------------------------------
     def bind(self) -> int:

@@ -271,6 +271,30 @@ def pg_roles(catalog: Catalog, session=None) -> pa.Table:
                    "rolconfig": (pa.string(), [None])})
 
 
+ACTIVITY_COLUMNS = ("pid", "usename", "application_name", "client_addr", "client_port", "backend_start",
+                    "query_start", "state", "query")
+
+
+def pg_stat_activity(catalog: Catalog, session=None) -> pa.Table:
+    """The connections of a server (`rw serve` gives its sessions an `activity()` that lists
+    them, as dicts with ACTIVITY_COLUMNS); no rows elsewhere."""
+    activity = getattr(session, "activity", None)
+    rows = activity() if callable(activity) else []
+    col = lambda k: [r.get(k) for r in rows]  # noqa: E731
+    n = len(rows)
+    ts = pa.timestamp("us", tz="UTC")
+    return _table({
+        "datid": (pa.int32(), [1] * n), "datname": (pa.string(), [DATABASE] * n),
+        "pid": (pa.int32(), col("pid")), "usesysid": (pa.int32(), [OWNER_OID] * n),
+        "usename": (pa.string(), col("usename")), "application_name": (pa.string(), col("application_name")),
+        "client_addr": (pa.string(), col("client_addr")), "client_port": (pa.int32(), col("client_port")),
+        "backend_start": (ts, col("backend_start")), "query_start": (ts, col("query_start")),
+        "state": (pa.string(), col("state")), "query": (pa.string(), col("query")),
+        "wait_event_type": (pa.string(), [None] * n), "wait_event": (pa.string(), [None] * n),
+        "backend_type": (pa.string(), ["client backend"] * n),
+    })
+
+
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
 
     items = session.settings.items() if session is not None else []
@@ -395,6 +419,7 @@ _BUILDERS = {
     ("pg_catalog", "pg_database"): pg_database,
     ("pg_catalog", "pg_settings"): pg_settings,
     ("pg_catalog", "pg_am"): pg_am,
+    ("pg_catalog", "pg_stat_activity"): pg_stat_activity,
     ("pg_catalog", "pg_roles"): pg_roles,
     ("pg_catalog", "pg_user"): pg_roles,
     ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),

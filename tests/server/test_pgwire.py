@@ -131,6 +131,9 @@ def test_processlist_lists_connections(setup):
         infos = {r[0]: r[6] for r in rows}
         assert str(b.info.backend_pid) in infos and infos[str(b.info.backend_pid)] == "select 42"
         assert str(a.info.backend_pid) in infos
+        activity = a.execute("select pid, application_name, state, query from pg_stat_activity "
+                             "where pid = %s", [b.info.backend_pid]).fetchall()
+        assert activity == [(b.info.backend_pid, "second", "idle", "select 42")]
 
 
 def test_mv_follows_inserts_of_another_connection(setup):
