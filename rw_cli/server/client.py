@@ -5,8 +5,9 @@ against a running `rw serve` (or any PostgreSQL-protocol server) instead of a da
 query protocol: several statements per call, errors with their position) and `close`. Rows
 arrive as text, formatted by the server as the local CLI would format them; they are kept
 as text (`RemoteResult.text_rows`), with each column's type from its OID, so the shell
-aligns and exports them as it does locally. No catalog travels: the shell's completion and
-`\\d` of relations work from what it can read locally (nothing), SQL works in full.
+aligns and exports them as it does locally. `catalog` reads the server's relations through
+pg_catalog (again after a statement that may have changed them), so `\\d` and completion
+work as they do locally.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import secrets
 import socket
 import struct
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -65,6 +67,44 @@ def _fields(body: bytes) -> dict[str, str]:
     return out
 
 
+@dataclass
+class RemoteColumn:
+    name: str
+    type: str
+    hidden: bool = False
+
+
+@dataclass
+class RemoteRelation:
+    id: int
+    name: str
+    kind: str
+    columns: list[RemoteColumn] = field(default_factory=list)
+    pk: list[int] = field(default_factory=list)
+    definition: str = ""
+
+
+@dataclass
+class RemoteCatalog:
+    """The server's relations, in the shape the shell reads a catalog (`relations` by id)."""
+
+    relations: dict[int, RemoteRelation]
+
+    @property
+    def next_id(self) -> int:
+        return max(self.relations, default=0) + 1
+
+
+_KINDS = {"r": "table", "m": "materialized view", "v": "view"}
+_CATALOG_QUERY = (
+    "select c.oid, c.relname, c.relkind, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), "
+    "coalesce(v.definition, m.definition) from pg_catalog.pg_class c "
+    "left join pg_catalog.pg_attribute a on a.attrelid = c.oid "
+    "left join pg_catalog.pg_views v on v.viewname = c.relname "
+    "left join pg_catalog.pg_matviews m on m.matviewname = c.relname order by c.oid, a.attnum")
+_PK_QUERY = "select conrelid, conkey from pg_catalog.pg_constraint where contype = 'p'"
+
+
 class RemoteSession:
     read_only = True  # the server runs the stream jobs; this process runs none
 
@@ -79,6 +119,7 @@ class RemoteSession:
                           hint="is `rw serve` running there?") from None
         self.sock.settimeout(None)  # a long statement is not a dead server
         self.user, self.password = user, password
+        self._catalog: RemoteCatalog | None = None
         body = protocol.cstr("user") + protocol.cstr(user) + protocol.cstr("database") + protocol.cstr(database) \
             + protocol.cstr("application_name") + protocol.cstr("rw") + b"\0"
         self.sock.sendall(struct.pack("!ii", len(body) + 8, protocol.PROTOCOL_3) + body)
@@ -150,6 +191,36 @@ class RemoteSession:
                 f = _fields(body)
                 raise RemoteError(f.get("M", "error"), code=f.get("C", "XX000"))
 
+    # -- the catalog ------------------------------------------------------------------------------
+    @property
+    def catalog(self) -> RemoteCatalog | None:
+        """The server's relations, read when first asked and again after a statement that may
+        have changed them; None when the server cannot say (not an rw, say)."""
+        if self._catalog is None:
+            try:
+                self._catalog = self._read_catalog()
+            except RwError:
+                return None
+        return self._catalog
+
+    def _read_catalog(self) -> RemoteCatalog:
+        rels: dict[int, RemoteRelation] = {}
+        for oid, name, kind, column, type_name, definition in self._rows(_CATALOG_QUERY):
+            rel = rels.setdefault(int(oid), RemoteRelation(int(oid), name, _KINDS.get(kind, "table"),
+                                                           definition=definition or ""))
+            if column is not None:
+                rel.columns.append(RemoteColumn(column, type_name or ""))
+        for relid, key in self._rows(_PK_QUERY):
+            if int(relid) in rels and key:
+                rels[int(relid)].pk = [int(k) - 1 for k in key.strip("{}").split(",") if k.strip()]
+        return RemoteCatalog(rels)
+
+    def _rows(self, sql: str) -> list[list[str | None]]:
+        result = None
+        for result in self._execute(sql):
+            pass
+        return result.text_rows() if result is not None else []
+
     # -- statements -------------------------------------------------------------------------------
     def execute(self, sql: str) -> Result:
         result: Result = Result("EMPTY")
@@ -160,6 +231,16 @@ class RemoteSession:
     def execute_iter(self, sql: str) -> Iterator[Result]:
         """Each statement's result as it completes; an error after the statements before
         it, once the server is ready again."""
+        try:
+            for result in self._execute(sql):
+                if not result.status.startswith(("SELECT", "SHOW", "FLUSH", "SET", "BEGIN", "COMMIT", "ROLLBACK")):
+                    self._catalog = None  # DDL may have changed it
+                yield result
+        except RwError:
+            self._catalog = None
+            raise
+
+    def _execute(self, sql: str) -> Iterator[Result]:
         if self.closed:
             raise RwError("the connection is closed")
         self.sock.sendall(protocol.message(b"Q", protocol.cstr(sql)))

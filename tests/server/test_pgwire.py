@@ -265,6 +265,10 @@ def test_rw_cli_as_a_client(setup):
                           "-c", "select 1; selec 2"], capture_output=True, text=True, timeout=60, env=env)
     assert bad.returncode == 1
     assert 'ERROR:  syntax error at or near "2"' in bad.stderr and "LINE 1: select 1; selec 2" in bad.stderr
+    described = subprocess.run([sys.executable, "-m", "rw_cli.cli", "--host", "127.0.0.1", "--port", str(setup)],
+                               input="\\d items\n", capture_output=True, text=True, timeout=60, env=env)
+    assert described.returncode == 0, described.stderr
+    assert 'Table "public.items"' in described.stdout and "Primary key: id" in described.stdout
 
 
 def test_binary_and_text_formats_agree_for_every_scalar_type(setup):
