@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import socket
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rw_cli.errors import RwError, SqlSyntaxError
 from rw_cli.result import Result
@@ -38,7 +38,6 @@ class Portal:
     result_formats: list[int]
     result: Result | None = None
     sent: int = 0  # rows already sent by Execute
-    described: bool = False
 
     def format_of(self, i: int) -> int:
         if not self.result_formats:
@@ -252,7 +251,7 @@ class Connection:
                 result = self.execute(text)
             except _Failed:
                 raise
-            except (RwError, Exception) as e:  # noqa: BLE001 - every failure is an ErrorResponse
+            except Exception as e:  # noqa: BLE001 - every failure is an ErrorResponse
                 raise _Failed(e, text, offset) from e
             if result.has_rows:
                 self.send(self.row_description(result))
@@ -323,7 +322,6 @@ class Connection:
             return
         portal = self._portal(name)
         result = self._run_portal(portal)
-        portal.described = True
         self.send(self.row_description(result, portal) if result.has_rows else protocol.no_data_msg())
 
     def _describe_statement(self, prepared: Prepared) -> Result | None:
