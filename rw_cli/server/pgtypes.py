@@ -4,8 +4,8 @@ parameters turned into typed SQL literals.
 Text format is PostgreSQL's output of every type (`rw_cli.common.pg_text`, the same text
 the CLI prints). Binary format is supported for results of every scalar type (bool, int2/4/8,
 float4/8, numeric, varchar, bytea, date, time, timestamp, timestamptz, interval, jsonb) and
-for parameters of the same types but interval; lists and structs in binary are a clear
-error (0A000), never wrong bytes.
+one-dimensional lists of them and structs (as records); for parameters of the scalar types
+but interval. Anything else in binary is a clear error (0A000), never wrong bytes.
 """
 from __future__ import annotations
 
@@ -67,6 +67,10 @@ def _encode_binary(col, t: DataType) -> list[bytes | None]:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     name = t.name
+    if t.is_list and not t.inner[0].is_list:
+        return _binary_array(col, t.inner[0])
+    if t.is_struct:
+        return _binary_record(col, t)
     if name in _BINARY_INT:
         fmt, arrow = _BINARY_INT[name]
         return _fixed_width(pc.cast(col, arrow), fmt)
@@ -88,6 +92,46 @@ def _encode_binary(col, t: DataType) -> list[bytes | None]:
     if name == "numeric":
         return [None if v is None else numeric_binary(v) for v in format_column(col, t)]  # its scale as shown
     raise NotSupported(f"binary format for type {name}", hint="ask for text format (format code 0)")
+
+
+def _binary_array(col: pa.Array, element: DataType) -> list[bytes | None]:
+    """One-dimensional arrays: dimensions, a has-null flag, the element OID, then each element
+    (its elements encoded together, column-wise)."""
+    if pa.types.is_list_view(col.type) or pa.types.is_large_list(col.type):
+        col = col.cast(pa.list_(col.type.value_type))
+    values = _encode_binary(col.flatten(), element)
+    offsets = col.offsets.to_pylist()
+    valid = col.is_valid().to_pylist()
+    oid = type_oid(element)
+    out: list[bytes | None] = []
+    for i, ok in enumerate(valid):
+        if not ok:
+            out.append(None)
+            continue
+        items = values[offsets[i] - offsets[0]:offsets[i + 1] - offsets[0]]
+        has_null = any(v is None for v in items)
+        head = struct.pack("!iii", 1 if items else 0, int(has_null), oid)
+        if items:
+            head += struct.pack("!ii", len(items), 1)
+        out.append(head + b"".join(b"\xff\xff\xff\xff" if v is None else struct.pack("!i", len(v)) + v for v in items))
+    return out
+
+
+def _binary_record(col: pa.Array, t: DataType) -> list[bytes | None]:
+    """A struct as PostgreSQL's binary record: the field count, then each field's OID and value."""
+    fields = [_encode_binary(col.field(i), ft) for i, ft in enumerate(t.inner)]
+    oids = [type_oid(ft) for ft in t.inner]
+    out: list[bytes | None] = []
+    for r, ok in enumerate(col.is_valid().to_pylist()):
+        if not ok:
+            out.append(None)
+            continue
+        parts = [struct.pack("!i", len(fields))]
+        for oid, values in zip(oids, fields):
+            v = values[r]
+            parts.append(struct.pack("!i", oid) + (b"\xff\xff\xff\xff" if v is None else struct.pack("!i", len(v)) + v))
+        out.append(b"".join(parts))
+    return out
 
 
 _PG_EPOCH_DAYS = 10_957

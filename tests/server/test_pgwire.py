@@ -338,3 +338,12 @@ def test_a_client_that_stops_reading_blocks_no_one(setup):
     finally:
         stuck.close()
         half.close()
+
+
+def test_lists_and_structs_in_binary(setup):
+    q = ("select array[1, 2, null]::int[], array['a', 'b']::varchar[], array[]::int[], null::int[], "
+         "array[1.5, 2]::double precision[], row(1, 'x')")
+    with connect(setup) as c:
+        assert c.execute(q).fetchone()[:5] == ([1, 2, None], ["a", "b"], [], None, [1.5, 2.0])
+        assert c.cursor(binary=True).execute(q).fetchone() == ([1, 2, None], ["a", "b"], [], None, [1.5, 2.0],
+                                                                (1, "x"))
