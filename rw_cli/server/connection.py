@@ -111,6 +111,11 @@ class Connection:
             break
         params = packet.params()
         user = params.get("user", "root")
+        if self.server.verifier is None and not self.from_loopback():
+            self.sock.sendall(protocol.error_msg(
+                "28000", f'no password is configured: connections from "{self.address}" are refused',
+                severity="FATAL", hint="start rw serve with --password (or RW_PASSWORD) to accept other hosts"))
+            return False
         if self.server.verifier is not None:
             try:
                 scram_exchange(self.sock, self.server.verifier, user)
@@ -131,6 +136,18 @@ class Connection:
         self.send(protocol.backend_key_data_msg(self.state.pid, self.state.secret))
         self.ready()
         return True
+
+    def from_loopback(self) -> bool:
+        """Trust (no password) is for this machine only, as PostgreSQL's default pg_hba."""
+        import ipaddress
+
+        host = self.address.rsplit(":", 1)[0].strip("[]")
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        mapped = getattr(address, "ipv4_mapped", None)
+        return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
     @staticmethod
     def _startup_settings(params: dict[str, str]) -> list[tuple[str, str]]:

@@ -164,3 +164,28 @@ def test_which_statements_readers_run():
                 "select 1 into t2", "show tables", "set timezone = 'UTC'", "flush", "begin",
                 "create materialized view m as select 1", "explain select 1"):
         assert not is_plain_query(sql), sql
+
+
+def _non_loopback_address() -> str | None:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing interface
+        address = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if address.startswith("127.") else address
+
+
+def test_trust_is_for_local_clients_only(tmp_path):
+    psycopg = pytest.importorskip("psycopg")
+    address = _non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    with rw_server(tmp_path / "data", "--host", "0.0.0.0") as p:
+        with psycopg.connect(host="127.0.0.1", port=p, user="root", dbname="dev") as c:
+            assert c.execute("select 1").fetchone() == (1,)
+        with pytest.raises(psycopg.OperationalError) as info:
+            psycopg.connect(host=address, port=p, user="root", dbname="dev")
+        assert "no password is configured" in str(info.value)
