@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rw_cli.errors import RwError, SqlSyntaxError
 from rw_cli.result import Result
 from rw_cli.server import pgtypes, protocol
 from rw_cli.server.auth import AuthFailed, scram_exchange
-from rw_cli.server.placeholders import parameter_count, substitute
+from rw_cli.server.placeholders import parameter_count, substitute, substitute_mapped
 from rw_cli.server.sqlstate import sqlstate
 
 # ParameterStatus is sent for these at startup and whenever SET changes one (GUC_REPORT)
@@ -38,6 +39,7 @@ class Portal:
     result_formats: list[int]
     result: Result | None = None
     sent: int = 0  # rows already sent by Execute
+    to_original: Callable[[int], int] | None = None  # a position in `sql` -> in the prepared text
 
     def format_of(self, i: int) -> int:
         if not self.result_formats:
@@ -298,10 +300,10 @@ class Connection:
         try:
             literals = [pgtypes.param_literal(v, oid, bind.param_format(i))
                         for i, (v, oid) in enumerate(zip(bind.params, prepared.param_oids))]
-            sql = substitute(prepared.sql, literals) if literals else prepared.sql
+            sql, to_original = substitute_mapped(prepared.sql, literals)
         except (RwError, ValueError, struct.error) as e:
             raise _Failed(e if isinstance(e, RwError) else RwError(f"invalid parameter: {e}")) from e
-        self.portals[bind.portal] = Portal(sql, bind.result_formats)
+        self.portals[bind.portal] = Portal(sql, bind.result_formats, to_original=to_original)
         self.send(protocol.bind_complete_msg())
 
     def _prepared(self, name: str) -> Prepared:
@@ -324,6 +326,8 @@ class Connection:
                 try:
                     portal.result = self.execute(portal.sql)
                 except Exception as e:  # noqa: BLE001 - every failure is an ErrorResponse
+                    if isinstance(e, RwError) and e.position is not None and portal.to_original is not None:
+                        e.position = portal.to_original(e.position)  # into the text the client prepared
                     raise _Failed(e, portal.sql) from e
         return portal.result
 

@@ -8,6 +8,7 @@ quoted by `pgtypes.param_literal`: user data never becomes SQL syntax.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 _DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
@@ -89,14 +90,38 @@ def parameter_count(sql: str) -> int:
 def substitute(sql: str, literals: list[str]) -> str:
     """`sql` with `$k` replaced by `literals[k-1]` (parenthesized, so `-$1` and `$1::int`
     read as they would with a value)."""
+    return substitute_mapped(sql, literals)[0]
+
+
+def substitute_mapped(sql: str, literals: list[str]) -> tuple[str, "Callable[[int], int]"]:
+    """`substitute`, plus a function from a position in the new text to the position in
+    `sql` (an error inside a value points at its placeholder), so errors point into the
+    statement the client prepared."""
     parts, last = [], 0
+    shifts: list[tuple[int, int, int, int]] = []  # (start, end) in the new text, (start, end) in sql
+    new_len = 0
     for start, end, num in placeholder_spans(sql):
         if not 1 <= num <= len(literals):
             from rw_cli.errors import RwError
 
             raise RwError(f"there is no parameter ${num}", position=start)
         parts.append(sql[last:start])
-        parts.append(f"({literals[num - 1]})")
+        new_len += start - last
+        value = f"({literals[num - 1]})"
+        shifts.append((new_len, new_len + len(value), start, end))
+        parts.append(value)
+        new_len += len(value)
         last = end
     parts.append(sql[last:])
-    return "".join(parts)
+
+    def to_original(pos: int) -> int:
+        delta = 0
+        for new_start, new_end, old_start, old_end in shifts:
+            if pos < new_start:
+                break
+            if pos < new_end:
+                return old_start
+            delta = new_end - old_end
+        return pos - delta
+
+    return "".join(parts), to_original

@@ -114,6 +114,9 @@ def test_syntax_error_position(setup):
         with pytest.raises(psycopg.errors.SyntaxError) as info:
             psycopg.ClientCursor(c).execute("select 1; selec 2")
         assert info.value.diag.statement_position == "17"
+        with pytest.raises(psycopg.errors.SyntaxError) as info:  # extended: in the text sent ($1)
+            c.execute("select %s, 1 frm items", ["a long text value"])
+        assert info.value.diag.statement_position == str(len("select $1, 1 frm ") + 1)  # at "items"
 
 
 def test_settings_are_per_connection(setup):

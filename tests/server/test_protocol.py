@@ -189,3 +189,14 @@ def test_trust_is_for_local_clients_only(tmp_path):
         with pytest.raises(psycopg.OperationalError) as info:
             psycopg.connect(host=address, port=p, user="root", dbname="dev")
         assert "no password is configured" in str(info.value)
+
+
+def test_positions_map_back_to_the_prepared_text():
+    from rw_cli.server.placeholders import substitute_mapped
+
+    sql = "select $1, $2 frm t"
+    text, to_original = substitute_mapped(sql, ["'a long value'", "2"])
+    assert text == "select ('a long value'), (2) frm t"
+    assert to_original(text.index("frm")) == sql.index("frm")
+    assert to_original(text.index("long")) == sql.index("$1")
+    assert to_original(3) == 3
