@@ -152,6 +152,18 @@ def _open(data_dir: str, engine: str):
         sys.exit(1)
 
 
+def _connect(host: str, port: int, user: str):
+    """`rw --host`: a session that runs every statement on a server."""
+    from rw_cli.server.client import RemoteSession
+
+    try:
+        return RemoteSession(host, port, user=user,
+                             password=os.environ.get("RW_PASSWORD") or os.environ.get("PGPASSWORD"))
+    except Exception as err:  # noqa: BLE001
+        _error(_render_exception(err))
+        sys.exit(1)
+
+
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="rw", message="%(prog)s %(version)s")
 @click.option("--data-dir", metavar="DIR", default=None,
@@ -176,9 +188,15 @@ def _open(data_dir: str, engine: str):
               help="Block and meta cache limit, e.g. 128MiB (default: 256MiB).")
 @click.option("--spark-master", metavar="URL", default=None, expose_value=False, callback=_store_option,
               help="With --engine spark: local[N] (default local[2]), spark://HOST:PORT or sc://HOST:PORT.")
+@click.option("--host", metavar="HOST", default=None,
+              help="Connect to a running `rw serve` (or any PostgreSQL server) at HOST instead of "
+                   "opening a data directory (password: $RW_PASSWORD or $PGPASSWORD).")
+@click.option("--port", type=int, default=4566, show_default=True, help="With --host: the server's port.")
+@click.option("--user", "-U", "user", default="root", show_default=True, help="With --host: the user name.")
 @click.pass_context
 def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands: tuple[str, ...],
-         file: str | None, fmt: str | None, config_path: str | None, no_config: bool) -> None:
+         file: str | None, fmt: str | None, config_path: str | None, no_config: bool, host: str | None,
+         port: int, user: str) -> None:
     """A streaming database in one command: RisingWave's SQL, embedded.
 
     With -c or -f (or SQL on a non-terminal stdin) run the statements and exit; otherwise
@@ -199,6 +217,8 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
     if ctx.invoked_subcommand is not None:
         if commands or file:
             raise click.UsageError("-c and -f cannot be combined with a subcommand")
+        if host is not None:
+            raise click.UsageError("--host connects the shell and -c/-f to a server; it takes no subcommand")
         return
 
     scripts: list[str] = list(commands)
@@ -214,7 +234,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
     interactive = not scripts and sys.stdin.isatty()
     piped = not scripts and not interactive
 
-    session = _open(cfg.data_dir, cfg.engine)
+    session = _open(cfg.data_dir, cfg.engine) if host is None else _connect(host, port, user)
     ok = True
     try:
         if interactive:
@@ -312,6 +332,58 @@ def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_in
     ok = True
     try:
         run(session, until_idle=until_idle, tick_rows=tick_rows, status_out=sys.stderr)
+    except Exception as err:  # noqa: BLE001
+        _error(_render_exception(err))
+        ok = False
+    finally:
+        try:
+            session.close()
+        except Exception as err:  # noqa: BLE001
+            _error(_render_exception(err))
+            ok = False
+    sys.exit(0 if ok else 1)
+
+
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=4566, show_default=True, help="Port to listen on (RisingWave's).")
+@click.option("--password", default=None, metavar="TEXT",
+              help="Require this password (SCRAM-SHA-256) from every client (default: $RW_PASSWORD; "
+                   "none: trust).")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None, help="TLS certificate (PEM).")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None, help="TLS private key (PEM).")
+@click.pass_context
+def serve_command(ctx: click.Context, host: str, port: int, password: str | None, tls_cert: str | None,
+                  tls_key: str | None) -> None:
+    """Serve PostgreSQL clients (psql, psycopg, JDBC, GUI tools) while keeping every stream
+    job running, as `rw run` does. Ctrl-C (or SIGTERM) checkpoints and exits."""
+    import signal
+
+    from rw_cli.server.server import serve, ssl_context
+
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    password = password if password is not None else os.environ.get("RW_PASSWORD") or None
+    obj = ctx.obj or {}
+    cfg = obj.get("config")
+    session = _open(cfg.data_dir if cfg is not None else (obj.get("data_dir") or DEFAULT_DATA_DIR),
+                    obj.get("engine", "embedded"))
+    if getattr(session, "read_only", False):
+        _error("ERROR:  rw serve needs to write the data directory: stop the process that holds it\n")
+        session.close()
+        sys.exit(1)
+
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
+    ok = True
+    try:
+        serve(session, host, port, password=password,
+              ssl_ctx=ssl_context(tls_cert, tls_key) if tls_cert else None)
+    except OSError as err:
+        _error(f"ERROR:  could not listen on {host}:{port}: {err.strerror or err}\n")
+        ok = False
     except Exception as err:  # noqa: BLE001
         _error(_render_exception(err))
         ok = False

@@ -156,17 +156,29 @@ class Session:
         Like INSERT, the rows are committed at the next FLUSH, barrier or close."""
         from rw_cli.handler.dml import insert_data
 
+        return self._write("INSERT", lambda: insert_data(self, table, data))
+
+    def copy_in(self, table: str, columns: list[str] | None, data) -> Result:
+        """COPY table FROM STDIN: insert rows a client sent as text (`data`, an Arrow table
+        of text columns)."""
+        from rw_cli.handler.copy import copy_in
+
+        return self._write("COPY FROM", lambda: copy_in(self, table, columns, data))
+
+    def _write(self, word: str, run):
+        """A write from outside SQL text with a statement's guarantees: the mutex, the store
+        checked first, a bug reported as an error."""
         if self.closed:
             raise RwError("the session is closed", hint="open a new one with rw_cli.connect(data_dir)")
         if self.read_only:
-            raise ReadOnlyError("cannot execute INSERT in a read-only session",
+            raise ReadOnlyError(f"cannot execute {word} in a read-only session",
                                 hint=f"another process writes {self.data_dir}: this one opened it read-only")
         try:
             with self.mutex:
                 if self.in_transaction:
-                    raise ReadOnlyError("cannot execute INSERT in a read-only transaction")
+                    raise ReadOnlyError(f"cannot execute {word} in a read-only transaction")
                 self._prepare_for(writes=True)
-                return insert_data(self, table, data)
+                return run()
         except (RwError, KeyboardInterrupt):
             raise
         except Exception as e:  # a bug: an error like any other, not a traceback

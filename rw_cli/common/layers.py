@@ -5,7 +5,8 @@ two modules may import each other, directly or through others (`tests/architectu
 both on every module's imports, including imports inside functions). Packages of one layer
 (the CLI's, say) may use each other.
 
-    cli, shell, slt, config   the `rw` command, the REPL, the sqllogictest runner, settings files
+    cli, shell, slt, config,  the `rw` command, the REPL, the sqllogictest runner, settings files,
+    server                    and the PostgreSQL wire protocol server (`rw serve`)
     session                   Session.execute(sql): the one entry point
     handler                   one module per kind of statement
     sql                       parse, bind, plan (stream plans and batch SQL); no executors
@@ -21,7 +22,8 @@ both on every module's imports, including imports inside functions). Packages of
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rw_cli", "rw_cli.__main__", "rw_cli.cli", "rw_cli.shell", "rw_cli.slt", "rw_cli.config"),
+    ("rw_cli", "rw_cli.__main__", "rw_cli.cli", "rw_cli.shell", "rw_cli.slt", "rw_cli.config",
+     "rw_cli.server"),
     ("rw_cli.session",),
     ("rw_cli.handler",),
     ("rw_cli.sql",),

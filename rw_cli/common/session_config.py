@@ -76,7 +76,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("rw_streaming_allow_cross_join", "false", _boolean,
           "maintain streaming cross products (joins without an equality), which RisingWave refuses"),
 )}
-ALIASES = {"implicit_flush": "rw_implicit_flush"}  # RisingWave's other name for it
+ALIASES = {"implicit_flush": "rw_implicit_flush",  # RisingWave's other name for it
+           "transactionisolationlevel": "transaction_isolation"}  # SHOW TRANSACTION ISOLATION LEVEL
 
 # RisingWave's other session parameters (src/common/src/session_config/mod.rs) and their
 # `rw_` aliases, and PostgreSQL's that clients and drivers set: accepted and kept as text

@@ -264,6 +264,16 @@ MACROS = [
     "CREATE OR REPLACE MACRO col_description(oid, n) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_encoding_to_char(e) AS ('UTF8')",
     "CREATE OR REPLACE MACRO has_table_privilege(a, b) AS (TRUE)",
+    # what drivers' reflection queries call: rw has no sequences, collations or stored
+    # expressions of defaults, so these answer "none"
+    "CREATE OR REPLACE MACRO pg_get_serial_sequence(t, c) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_collation_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_relation_is_publishable(oid) AS (FALSE)",
+    "CREATE OR REPLACE MACRO pg_get_expr(e, r) AS (CAST(e AS VARCHAR)), (e, r, pretty) AS (CAST(e AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_get_constraintdef(oid) AS (CAST(NULL AS VARCHAR)), "
+    "(oid, pretty) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_get_indexdef(oid) AS (CAST(NULL AS VARCHAR)), "
+    "(oid, col, pretty) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE oid "
     + " ".join(f"WHEN {o} THEN '{n}'" for o, n in [
         (16, "boolean"), (17, "bytea"), (20, "bigint"), (21, "smallint"), (23, "integer"), (25, "text"),

@@ -5,12 +5,12 @@ from sqlglot import exp
 
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
-from rw_cli.sql.dialect import Explain, Flush, RenameRelation, Show
+from rw_cli.sql.dialect import Explain, Flush, RenameRelation, Savepoint, Show
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
 _READS = (Explain, Show, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery,
-          exp.Describe, exp.Set, exp.Transaction, exp.Commit, exp.Rollback)
+          exp.Describe, exp.Set, exp.Transaction, exp.Commit, exp.Rollback, Savepoint)
 
 
 def reads_only(tree: exp.Expression) -> bool:
@@ -113,7 +113,7 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return utility.handle_show(session, tree)
     if isinstance(tree, exp.Describe):
         return utility.handle_describe(session, tree)
-    if isinstance(tree, (exp.Transaction, exp.Commit, exp.Rollback)):
+    if isinstance(tree, (exp.Transaction, exp.Commit, exp.Rollback, Savepoint)):
         return utility.handle_transaction(session, tree)
     raise NotSupported(f"statement {type(tree).__name__.upper()}")
 

@@ -12,6 +12,9 @@ table's columns with PostgreSQL's input rules, and only then writes: a bad value
 load before any row is written, with PostgreSQL's CONTEXT line (`COPY t, line 3, column b:
 "x"`). The file is read by the rw process, so a relative path is relative to where rw runs
 (psql's `\\copy` and the server-side COPY are the same thing here).
+
+`COPY ... FROM STDIN` / `TO STDOUT` over the wire (rw_cli.server.copy) reads the client's
+rows itself and hands them here as text columns: `copy_in`.
 """
 from __future__ import annotations
 
@@ -257,3 +260,36 @@ def _encode(data: pa.Table, types: list[DataType], opts: CopyOptions) -> str:
         head = join_lines([encode_csv_column(names.slice(i, 1), opts.delimiter, opts.quote, opts.escape, opts.null)
                            for i in range(len(names))], opts.delimiter)
     return head + join_lines(fields, opts.delimiter)
+
+
+# -- FROM STDIN over the wire (rw_cli.server.copy) -----------------------------------------------
+
+def copy_in_width(session, table: str, columns: list[str] | None) -> int:
+    """How many fields each row of a COPY FROM has (checks the table takes writes)."""
+    rel = target_table(session, exp.to_table(table))
+    return len(columns) if columns else len(_target_columns(rel, exp.to_table(table)))
+
+
+def copy_in(session, table: str, columns: list[str] | None, data: pa.Table) -> Result:
+    """Insert `data` (text columns, one per target column) into `table`, as one write."""
+    from rw_cli.handler import utility
+
+    utility.check_not_in_transaction(session, "COPY")
+    session.catch_up()
+    rel = target_table(session, exp.to_table(table))
+    target = exp.Schema(this=exp.to_table(table), expressions=[exp.to_identifier(c) for c in columns]) \
+        if columns else exp.to_table(table)
+    indices = _target_columns(rel, target)
+    if data.num_columns != len(indices):
+        raise BindError(f"COPY expects {len(indices)} column(s) per row, got {data.num_columns}")
+    _check_values(rel, data, indices, CopyOptions())
+    n = insert_rows(session, rel, data, indices) if data.num_rows else 0
+    return Result(f"COPY {n}")
+
+
+def copy_out_columns(session, table: str, columns: list[str] | None) -> str:
+    """COPY table [(columns)] TO: the query that reads it."""
+    rel = session.catalog.must_get(table)
+    names = columns or [c.name for c in rel.visible_columns]
+    return "SELECT " + ", ".join(exp.to_identifier(n).sql("postgres") for n in names) + \
+        " FROM " + exp.to_table(table).sql("postgres")

@@ -152,7 +152,14 @@ def _cast(values: pa.Array, t: pa.DataType) -> pa.Array | None:
 _NO = object()
 
 
+_INT_BITS = {exp.DataType.Type.SMALLINT: 16, exp.DataType.Type.INT: 32, exp.DataType.Type.BIGINT: 64}
+
+
 def _literal(e: exp.Expression, t):
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.Cast) and t.is_integer and e.to.this in _INT_BITS:
+        return _cast_integer(e.this, _INT_BITS[e.to.this])  # a bound parameter: CAST('5' AS bigint)
     neg = False
     if isinstance(e, exp.Neg):
         neg, e = True, e.this
@@ -167,6 +174,23 @@ def _literal(e: exp.Expression, t):
     if t.name == "character varying" and e.is_string and not neg:
         return e.this
     return _NO
+
+
+def _cast_integer(e: exp.Expression, bits: int):
+    """The value of CAST(literal AS an integer type), or _NO when it is not that simple
+    (the general path then casts, and raises for text that is no integer or out of range)."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    neg = isinstance(e, exp.Neg)
+    if neg:
+        e = e.this
+    if not isinstance(e, exp.Literal):
+        return _NO
+    text = e.this.strip()
+    if not text.lstrip("+-").isdigit() or (neg and not text[:1].isdigit()):
+        return _NO
+    v = -int(text) if neg else int(text)
+    return v if -(1 << (bits - 1)) <= v < (1 << (bits - 1)) else _NO
 
 
 def fetch(session, rel: RelationCatalog, lists: list[pa.Array], live=None) -> pa.Table:

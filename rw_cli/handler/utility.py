@@ -5,9 +5,10 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.common.types import VARCHAR
-from rw_cli.errors import BindError, NotSupported
+from rw_cli.errors import BindError, ExecutionError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE
 from rw_cli.result import Result
+from rw_cli.sql.dialect import Savepoint
 
 
 def text_result(status: str, columns: list[str], rows: list[list[str | None]]) -> Result:
@@ -124,6 +125,13 @@ def handle_transaction(session, tree) -> Result:
             return Result("BEGIN", notices=["there is already a transaction in progress"])
         session.in_transaction = True
         return Result("BEGIN")
+    savepoint = isinstance(tree, Savepoint) or (isinstance(tree, exp.Rollback) and tree.args.get("savepoint"))
+    if savepoint:  # the block's reads undo nothing: a savepoint only needs the block open
+        tag = "ROLLBACK" if isinstance(tree, exp.Rollback) else ("RELEASE" if tree.args.get("release") else "SAVEPOINT")
+        if not session.in_transaction:
+            raise ExecutionError(f"{tag if tag != 'ROLLBACK' else 'ROLLBACK TO SAVEPOINT'} can only be used in "
+                                 "transaction blocks")
+        return Result(tag)
     tag = "COMMIT" if isinstance(tree, exp.Commit) else "ROLLBACK"
     if not session.in_transaction:
         return Result(tag, notices=["there is no transaction in progress"])

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
@@ -273,6 +274,9 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) \
                 and node.this.name in ("pg_catalog", "information_schema") and isinstance(node.expression, exp.Func):
             node = node.expression
+        if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier) \
+                and node.text("db").lower() == "pg_catalog":
+            node.set("db", None)  # FROM pg_catalog.unnest(...): the function itself
         if isinstance(node, exp.Operator):
             op = str(node.args.get("operator") or "").split(".")[-1].strip()
             cls = _OPERATORS.get(op)
@@ -284,6 +288,15 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
                 return node.this
         if isinstance(node, exp.Anonymous) and node.name.lower() == "format_type":
             return exp.Anonymous(this="pg_format_type", expressions=node.expressions)
+        if isinstance(node, exp.Anonymous) and not node.expressions and node.name.lower() in _SESSION_FUNCTIONS:
+            return _SESSION_FUNCTIONS[node.name.lower()]()  # `pg_catalog.version()` is version()
+        if isinstance(node, exp.Anonymous) and node.name.lower() in ("to_regtype", "to_regclass") \
+                and len(node.expressions) == 1:  # NULL for a name that is not there, as a cast would fail
+            return _object_identifier(node.name.lower()[3:], node.expressions[0]) or node
+        if isinstance(node, exp.Cast):
+            _unqualify_type(node)
+            if (cast := _object_identifier_cast(node)) is not None:
+                return cast
         return node
     def walk(node: exp.Expression) -> exp.Expression:  # bottom-up: replaced nodes' children too
         for child in list(node.iter_expressions()):
@@ -292,6 +305,49 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
                 child.replace(new)
         return fix(node)
     return walk(tree)
+
+
+_SESSION_FUNCTIONS = {"version": exp.CurrentVersion, "current_schema": exp.CurrentSchema,
+                      "current_database": exp.CurrentDatabase, "current_user": exp.CurrentUser,
+                      "session_user": exp.SessionUser}
+
+
+def _unqualify_type(node: exp.Cast) -> None:
+    """`x::pg_catalog.text` is `x::text` (psql writes its casts so)."""
+    to = node.args.get("to")
+    kind = to.args.get("kind") if isinstance(to, exp.DataType) else None
+    if isinstance(kind, exp.Dot) and isinstance(kind.this, exp.Identifier) and kind.this.name == "pg_catalog":
+        name = kind.expression.name
+        try:
+            node.set("to", exp.DataType.build(name, dialect="postgres"))
+        except sqlglot.errors.ParseError:
+            node.set("to", exp.DataType.build(name, dialect="postgres", udt=True))
+
+
+def _object_identifier_cast(node: exp.Cast) -> exp.Expression | None:
+    """`x::regclass` and `x::regtype`, as drivers and psql write them: a name is looked up
+    in pg_class / pg_type (its OID), an OID stays an integer, and an OID cast to regtype
+    reads as the type's name. None for any other cast."""
+    to = node.args.get("to")
+    return _object_identifier((to.sql() if to is not None else "").lower().rsplit(".", 1)[-1], node.this)
+
+
+def _object_identifier(kind: str, value: exp.Expression) -> exp.Expression | None:
+    if kind not in ("regclass", "regtype", "regproc", "regnamespace"):
+        return None
+    while isinstance(value, exp.Paren) or (isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal)
+                                           and value.this.is_string and value.to.is_type(*exp.DataType.TEXT_TYPES)):
+        value = value.this  # a bound parameter: ('name') or ('name'::text)
+    if isinstance(value, exp.Literal) and value.is_string:
+        name = value.this.rsplit(".", 1)[-1].strip('"')
+        table, column = {"regclass": ("pg_class", "relname"), "regtype": ("pg_type", "typname"),
+                         "regnamespace": ("pg_namespace", "nspname"), "regproc": ("pg_proc", "proname")}[kind]
+        return exp.Subquery(this=sqlglot.parse_one(
+            f"SELECT oid FROM pg_catalog.{table} WHERE {column} = {exp.Literal.string(name).sql()} LIMIT 1",
+            read="postgres"))
+    if kind == "regtype":
+        return exp.Anonymous(this="pg_format_type", expressions=[value, exp.Literal.number(-1)])
+    return exp.Cast(this=value, to=exp.DataType.build("int"))
 
 
 def _dt(t: pa.DataType):

@@ -31,6 +31,13 @@ class Flush(exp.Expression):
     arg_types: dict = {}
 
 
+class Savepoint(exp.Expression):
+    """SAVEPOINT name | RELEASE [SAVEPOINT] name (`release` set): inside a read-only
+    transaction block there is nothing to undo, so both only check the block is open."""
+
+    arg_types = {"this": True, "release": False}
+
+
 class Show(exp.Expression):
     """SHOW TABLES | MATERIALIZED VIEWS | COLUMNS FROM x | <parameter>."""
 
@@ -343,6 +350,7 @@ class RwRowIdDialect(RwDialect):
     EXCLUDES_PSEUDOCOLUMNS_FROM_STAR = True
 
 
+_SAVEPOINT = re.compile(r'^\s*(savepoint|release)(\s+savepoint)?\s+("[^"]+"|[a-z_][a-z0-9_$]*)\s*;?\s*$', re.I)
 _BEGIN = re.compile(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))?((?:\s+[a-z ,]+?)?)\s*;?\s*$",
                     re.IGNORECASE | re.DOTALL)
 
@@ -361,6 +369,9 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
         return exp.Transaction(modes=modes)
+    m = _SAVEPOINT.match(sql)
+    if m:  # drivers (psycopg's nested transactions, SQLAlchemy) send these
+        return Savepoint(this=exp.to_identifier(m.group(3)), release=m.group(1).lower() == "release")
     m = _SET_TIME_ZONE.match(sql)
     if m:  # SET TIME ZONE x  ==  SET timezone = x
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]

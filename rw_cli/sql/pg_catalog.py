@@ -146,6 +146,7 @@ def pg_class(catalog: Catalog, session=None) -> pa.Table:
         "relispartition": (pa.bool_(), [False] * n),
         "relacl": (s, [None] * n),
         "reloptions": (s, [None] * n),
+        "relpartbound": (s, [None] * n),
     })
 
 
@@ -244,7 +245,54 @@ def pg_database(catalog: Catalog, session=None) -> pa.Table:
     return _table({"oid": (pa.int32(), [1]), "datname": (pa.string(), [DATABASE]),
                    "datdba": (pa.int32(), [OWNER_OID]), "encoding": (pa.int32(), [6]),
                    "datcollate": (pa.string(), ["C"]), "datctype": (pa.string(), ["C"]),
-                   "datallowconn": (pa.bool_(), [True]), "datconnlimit": (pa.int32(), [-1])})
+                   "datallowconn": (pa.bool_(), [True]), "datconnlimit": (pa.int32(), [-1]),
+                   "datistemplate": (pa.bool_(), [False]), "dattablespace": (pa.int32(), [0]),
+                   "datlocprovider": (pa.string(), ["c"]), "daticulocale": (pa.string(), [None]),
+                   "datacl": (pa.string(), [None])})
+
+
+def pg_am(catalog: Catalog, session=None) -> pa.Table:
+    """Access methods: heap (every relation's relam is 0, which psql joins to nothing)."""
+    return _table({"oid": (pa.int32(), [2, 403]), "amname": (pa.string(), ["heap", "btree"]),
+                   "amhandler": (pa.string(), ["heap_tableam_handler", "bthandler"]),
+                   "amtype": (pa.string(), ["t", "i"])})
+
+
+def pg_roles(catalog: Catalog, session=None) -> pa.Table:
+    """The one user, root (RisingWave's default superuser)."""
+    t, f = [True], [False]
+    return _table({"oid": (pa.int32(), [OWNER_OID]), "rolname": (pa.string(), ["root"]),
+                   "usename": (pa.string(), ["root"]), "usesysid": (pa.int32(), [OWNER_OID]),
+                   "rolsuper": (pa.bool_(), t), "usesuper": (pa.bool_(), t), "rolinherit": (pa.bool_(), t),
+                   "rolcreaterole": (pa.bool_(), t), "rolcreatedb": (pa.bool_(), t), "usecreatedb": (pa.bool_(), t),
+                   "rolcanlogin": (pa.bool_(), t), "rolreplication": (pa.bool_(), f),
+                   "rolbypassrls": (pa.bool_(), f), "rolconnlimit": (pa.int32(), [-1]),
+                   "rolpassword": (pa.string(), ["********"]), "rolvaliduntil": (pa.string(), [None]),
+                   "rolconfig": (pa.string(), [None])})
+
+
+ACTIVITY_COLUMNS = ("pid", "usename", "application_name", "client_addr", "client_port", "backend_start",
+                    "query_start", "state", "query")
+
+
+def pg_stat_activity(catalog: Catalog, session=None) -> pa.Table:
+    """The connections of a server (`rw serve` gives its sessions an `activity()` that lists
+    them, as dicts with ACTIVITY_COLUMNS); no rows elsewhere."""
+    activity = getattr(session, "activity", None)
+    rows = activity() if callable(activity) else []
+    col = lambda k: [r.get(k) for r in rows]  # noqa: E731
+    n = len(rows)
+    ts = pa.timestamp("us", tz="UTC")
+    return _table({
+        "datid": (pa.int32(), [1] * n), "datname": (pa.string(), [DATABASE] * n),
+        "pid": (pa.int32(), col("pid")), "usesysid": (pa.int32(), [OWNER_OID] * n),
+        "usename": (pa.string(), col("usename")), "application_name": (pa.string(), col("application_name")),
+        "client_addr": (pa.string(), col("client_addr")), "client_port": (pa.int32(), col("client_port")),
+        "backend_start": (ts, col("backend_start")), "query_start": (ts, col("query_start")),
+        "state": (pa.string(), col("state")), "query": (pa.string(), col("query")),
+        "wait_event_type": (pa.string(), [None] * n), "wait_event": (pa.string(), [None] * n),
+        "backend_type": (pa.string(), ["client backend"] * n),
+    })
 
 
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
@@ -314,10 +362,45 @@ def is_rw_catalog_name(name: str) -> bool:
     return ("rw_catalog", name) in _BUILDERS
 
 
+_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "a": pa.list_(pa.int16()),
+                "t": pa.list_(pa.string())}
+
+
 def pg_empty(*cols: str):
+    """A relation rw has no rows of. A column is `name` (an int32 if it ends in oid/relid,
+    else text) or `name:t` with t one of _EMPTY_TYPES' letters."""
     def build(catalog: Catalog, session=None) -> pa.Table:
-        return _table({c: (pa.int32() if c.endswith("oid") or c.endswith("relid") else pa.string(), []) for c in cols})
+        out = {}
+        for c in cols:
+            name, _, kind = c.partition(":")
+            dtype = _EMPTY_TYPES[kind] if kind else \
+                (pa.int32() if name.endswith("oid") or name.endswith("relid") else pa.string())
+            out[name] = (dtype, [])
+        return _table(out)
     return build
+
+
+PK_CONSTRAINT_OID_BASE = 1 << 24  # a primary key constraint's oid: this plus its relation's
+
+
+def pg_constraint(catalog: Catalog, session=None) -> pa.Table:
+    """The primary keys (the only constraints rw has), named `<relation>_pkey` as PostgreSQL
+    names them."""
+    rels = [r for r in _rels(catalog) if r.kind == TABLE and r.user_pk]
+    n = len(rels)
+    i32, b, s = pa.int32(), pa.bool_(), pa.string()
+    return _table({
+        "oid": (i32, [PK_CONSTRAINT_OID_BASE + r.id for r in rels]),
+        "conname": (s, [f"{_schema_and_name(r)[1]}_pkey" for r in rels]),
+        "connamespace": (i32, [_schema_oid(catalog, _schema_and_name(r)[0]) for r in rels]),
+        "contype": (s, ["p"] * n), "condeferrable": (b, [False] * n), "condeferred": (b, [False] * n),
+        "convalidated": (b, [True] * n), "conrelid": (i32, [r.id for r in rels]), "contypid": (i32, [0] * n),
+        "conindid": (i32, [0] * n), "conparentid": (i32, [0] * n), "confrelid": (i32, [0] * n),
+        "confupdtype": (s, [" "] * n), "confdeltype": (s, [" "] * n), "confmatchtype": (s, [" "] * n),
+        "conislocal": (b, [True] * n), "coninhcount": (i32, [0] * n), "connoinherit": (b, [True] * n),
+        "conkey": (pa.list_(pa.int16()), [[_attnum(r, k) for k in r.pk] for r in rels]),
+        "confkey": (pa.list_(pa.int16()), [None] * n), "conbin": (s, [None] * n),
+    })
 
 
 _BUILDERS = {
@@ -335,8 +418,31 @@ _BUILDERS = {
     ("pg_catalog", "pg_views"): pg_views,
     ("pg_catalog", "pg_database"): pg_database,
     ("pg_catalog", "pg_settings"): pg_settings,
+    ("pg_catalog", "pg_am"): pg_am,
+    ("pg_catalog", "pg_stat_activity"): pg_stat_activity,
+    ("pg_catalog", "pg_roles"): pg_roles,
+    ("pg_catalog", "pg_user"): pg_roles,
+    ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),
+    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace"),
+    ("pg_catalog", "pg_attrdef"): pg_empty("oid", "adrelid", "adnum", "adbin"),
+    ("pg_catalog", "pg_enum"): pg_empty("oid", "enumtypid", "enumlabel"),
+    ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extversion"),
+    ("pg_catalog", "pg_sequence"): pg_empty("seqrelid", "seqtypid", "seqstart:l", "seqincrement:l", "seqmax:l",
+                                            "seqmin:l", "seqcache:l", "seqcycle:b"),
+    ("pg_catalog", "pg_auth_members"): pg_empty("roleid", "member", "grantor", "admin_option:b"),
+    ("pg_catalog", "pg_trigger"): pg_empty("oid", "tgrelid", "tgname"),
+    ("pg_catalog", "pg_rewrite"): pg_empty("oid", "ev_class", "rulename"),
+    ("pg_catalog", "pg_policy"): pg_empty("oid", "polrelid", "polname", "polpermissive:b", "polroles:a", "polqual",
+                                          "polwithcheck", "polcmd"),
+    ("pg_catalog", "pg_statistic_ext"): pg_empty("oid", "stxrelid", "stxname", "stxnamespace:i", "stxkeys:a",
+                                                  "stxkind:t", "stxstattarget:i"),
+    ("pg_catalog", "pg_publication"): pg_empty("oid", "pubname", "puballtables:b", "pubinsert:b", "pubupdate:b",
+                                               "pubdelete:b", "pubtruncate:b", "pubviaroot:b"),
+    ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
+    ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
+    ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat"),
     ("pg_catalog", "pg_description"): pg_empty("objoid", "classoid", "objsubid", "description"),
-    ("pg_catalog", "pg_constraint"): pg_empty("oid", "conname", "connamespace", "contype", "conrelid"),
+    ("pg_catalog", "pg_constraint"): pg_constraint,
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
     ("pg_catalog", "pg_tablespace"): pg_empty("oid", "spcname"),
     ("rw_catalog", "rw_streaming_parallelism"): rw_streaming_parallelism,

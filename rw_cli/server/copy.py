@@ -1,0 +1,209 @@
+"""COPY ... FROM STDIN and COPY ... TO STDOUT over the wire: text and CSV formats.
+
+The server reads the CopyData a client sends, turns it into Arrow text columns (pyarrow's
+CSV reader: vectorized; the text format's backslash escapes are undone only in the
+columns that hold a backslash), and hands them to `Session.copy_in`. COPY TO runs the
+query and writes each row as one CopyData message.
+"""
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from rw_cli.errors import NotSupported, QueryCanceled, RwError, SqlSyntaxError
+from rw_cli.result import Result
+from rw_cli.server import protocol
+
+_COPY = re.compile(
+    r"^\s*copy\s+(?:(?P<query>\(.*\))|(?P<table>[\w.\"]+)\s*(?:\((?P<columns>[^)]*)\))?)\s+"
+    r"(?P<dir>from\s+stdin|to\s+stdout)\s*(?:(?:with\s*)?\((?P<options>.*)\)|(?P<legacy>[^;]*?))?\s*;?\s*$",
+    re.I | re.S)
+
+
+@dataclass
+class CopyStatement:
+    table: str | None
+    columns: list[str] | None
+    query: str | None
+    into_table: bool  # FROM STDIN
+    csv: bool = False
+    delimiter: str = "\t"
+    null: str = "\\N"
+    header: bool = False
+
+
+def copy_kind(sql: str) -> str | None:
+    """"in", "out", or None when `sql` is no COPY statement."""
+    if not re.match(r"^\s*copy\b", sql, re.I):
+        return None
+    m = _COPY.match(sql)
+    return None if m is None else ("in" if m.group("dir").lower().startswith("from") else "out")
+
+
+def _ident(text: str) -> str:
+    text = text.strip()
+    return text[1:-1].replace('""', '"') if text.startswith('"') else text.lower()
+
+
+def parse_copy(sql: str) -> CopyStatement:
+    m = _COPY.match(sql)
+    if m is None:
+        raise SqlSyntaxError("COPY: expected COPY table [(columns)] FROM STDIN | COPY table|(query) TO STDOUT")
+    into = m.group("dir").lower().startswith("from")
+    if m.group("query") and into:
+        raise SqlSyntaxError("COPY (query) only goes TO STDOUT")
+    columns = [_ident(c) for c in m.group("columns").split(",")] if m.group("columns") else None
+    stmt = CopyStatement(".".join(_ident(p) for p in m.group("table").split(".")) if m.group("table") else None,
+                         columns, m.group("query")[1:-1] if m.group("query") else None, into)
+    options = m.group("options") or ""
+    legacy = (m.group("legacy") or "").strip()
+    if legacy:  # COPY t FROM STDIN CSV HEADER / DELIMITER ',' (PostgreSQL's old syntax)
+        options = legacy
+    for opt in re.finditer(r"(\w+)(?:\s+(?:'((?:[^']|'')*)'|(\w+)))?", options):
+        key = opt.group(1).lower()
+        value = opt.group(2).replace("''", "'") if opt.group(2) is not None else (opt.group(3) or "")
+        if key == "format":
+            if value.lower() not in ("text", "csv"):
+                raise NotSupported(f"COPY format {value}", hint="formats: text, csv")
+            _csv(stmt, value.lower() == "csv")
+        elif key == "csv":
+            _csv(stmt, True)
+        elif key == "delimiter":
+            stmt.delimiter = value
+        elif key == "null":
+            stmt.null = value
+        elif key == "header":
+            stmt.header = value.lower() not in ("false", "off", "0")
+        elif key in ("encoding",) and value.upper().replace("-", "") == "UTF8":
+            continue
+        elif key not in ("with",):
+            raise NotSupported(f"COPY option {key}")
+    if len(stmt.delimiter) != 1:
+        raise RwError("COPY delimiter must be a single one-byte character")
+    return stmt
+
+
+def _csv(stmt: CopyStatement, csv: bool) -> None:
+    stmt.csv = csv
+    if csv:
+        stmt.delimiter = "," if stmt.delimiter == "\t" else stmt.delimiter
+        stmt.null = "" if stmt.null == "\\N" else stmt.null
+
+
+# -- reading ------------------------------------------------------------------------------------
+_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
+_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _unescape(text: str) -> str:
+    def one(m: re.Match) -> str:
+        if m.group(1):
+            return chr(int(m.group(1), 8))
+        if m.group(2):
+            return chr(int(m.group(2), 16))
+        return _SIMPLE.get(m.group(3), m.group(3))
+    return _ESCAPE.sub(one, text)
+
+
+def parse_rows(stmt: CopyStatement, data: bytes, ncols: int) -> pa.Table:
+    """The rows of a COPY FROM as text columns (None for NULL)."""
+    if not stmt.csv:
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        if b"\\." in lines:  # the end-of-data marker of the text format
+            lines = lines[: lines.index(b"\\.")]
+        data = b"\n".join(line[:-1] if line.endswith(b"\r") else line for line in lines)
+    if not data.strip(b"\r\n"):
+        return pa.table({f"c{i}": pa.array([], pa.string()) for i in range(ncols)})
+    names = [f"c{i}" for i in range(ncols)]
+    parse = pacsv.ParseOptions(delimiter=stmt.delimiter, quote_char='"' if stmt.csv else False,
+                               escape_char=False, newlines_in_values=stmt.csv)
+    convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                   null_values=[stmt.null], strings_can_be_null=True,
+                                   quoted_strings_can_be_null=False)
+    read = pacsv.ReadOptions(column_names=names, skip_rows=1 if stmt.header else 0)
+    try:
+        table = pacsv.read_csv(io.BytesIO(data), read_options=read, parse_options=parse, convert_options=convert)
+    except pa.ArrowInvalid as e:
+        raise RwError(f"COPY: invalid input: {e}", hint=f"each row needs {ncols} field(s)") from None
+    if not stmt.csv:
+        cols = []
+        for col in table.columns:
+            col = col.combine_chunks()
+            if pc.any(pc.match_substring(col, "\\")).as_py():
+                col = pa.array([None if v is None else _unescape(v) for v in col.to_pylist()], pa.string())
+            cols.append(col)
+        table = pa.table(dict(zip(names, cols)))
+    return table
+
+
+def _target_columns(conn, stmt: CopyStatement) -> int:
+    from rw_cli.handler.copy import copy_in_width
+
+    return conn.server.run_as(conn.state, f"COPY {stmt.table} FROM STDIN",
+                              lambda session: copy_in_width(session, stmt.table, stmt.columns))
+
+
+def copy_in(conn, stmt: CopyStatement) -> Result:
+    ncols = _target_columns(conn, stmt)
+    conn.send(protocol.copy_in_response_msg(ncols))
+    conn.flush()
+    chunks = []
+    while True:
+        kind, body = protocol.read_message(conn.sock)
+        if kind == b"d":
+            chunks.append(body)
+        elif kind == b"c":
+            break
+        elif kind == b"f":
+            reason = body.rstrip(b"\0").decode("utf-8", "replace")
+            raise QueryCanceled(f"COPY from stdin failed: {reason}")
+        elif kind in (b"H", b"S"):
+            continue
+        else:
+            raise RwError(f"unexpected message type {kind!r} during COPY from stdin")
+    data = parse_rows(stmt, b"".join(chunks), ncols)
+    return conn.server.run_as(conn.state, f"COPY {stmt.table} FROM STDIN",
+                              lambda session: session.copy_in(stmt.table, stmt.columns, data))
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _text_field(v: str | None, stmt: CopyStatement) -> str:
+    if v is None:
+        return stmt.null
+    if stmt.csv:
+        if v == "" or any(ch in v for ch in (stmt.delimiter, '"', "\n", "\r")) or v == stmt.null:
+            return '"' + v.replace('"', '""') + '"'
+        return v
+    return v.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r") \
+        .replace(stmt.delimiter, "\\" + stmt.delimiter) if v else v
+
+
+def copy_out(conn, stmt: CopyStatement) -> Result:
+    query = stmt.query
+    if query is None:
+        from rw_cli.handler.copy import copy_out_columns
+
+        query = conn.server.run_as(conn.state, "COPY", lambda s: copy_out_columns(s, stmt.table, stmt.columns))
+    result = conn.server.execute(conn.state, query)
+    if not result.has_rows:
+        raise RwError("COPY (query) TO: the query returns no rows")
+    conn.send(protocol.copy_out_response_msg(len(result.columns)))
+    if stmt.header:
+        conn.send(protocol.copy_data_msg(
+            (stmt.delimiter.join(_text_field(c, stmt) for c in result.columns) + "\n").encode()))
+    for row in result.text_rows():
+        conn.send(protocol.copy_data_msg((stmt.delimiter.join(_text_field(v, stmt) for v in row) + "\n").encode()))
+    conn.send(protocol.copy_done_msg())
+    return Result(f"COPY {result.rowcount}")
+
+
+def run_copy(conn, sql: str) -> Result:
+    stmt = parse_copy(sql)
+    return copy_in(conn, stmt) if stmt.into_table else copy_out(conn, stmt)
