@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from rw_cli.common.copy_text import decode_text_column
 from rw_cli.errors import NotSupported, QueryCanceled, RwError, SqlSyntaxError
 from rw_cli.result import Result
 from rw_cli.server import protocol
@@ -96,20 +96,6 @@ def _csv(stmt: CopyStatement, csv: bool) -> None:
 
 
 # -- reading ------------------------------------------------------------------------------------
-_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
-_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-
-
-def _unescape(text: str) -> str:
-    def one(m: re.Match) -> str:
-        if m.group(1):
-            return chr(int(m.group(1), 8))
-        if m.group(2):
-            return chr(int(m.group(2), 16))
-        return _SIMPLE.get(m.group(3), m.group(3))
-    return _ESCAPE.sub(one, text)
-
-
 def parse_rows(stmt: CopyStatement, data: bytes, ncols: int) -> pa.Table:
     """The rows of a COPY FROM as text columns (None for NULL)."""
     if not stmt.csv:
@@ -133,13 +119,7 @@ def parse_rows(stmt: CopyStatement, data: bytes, ncols: int) -> pa.Table:
     except pa.ArrowInvalid as e:
         raise RwError(f"COPY: invalid input: {e}", hint=f"each row needs {ncols} field(s)") from None
     if not stmt.csv:
-        cols = []
-        for col in table.columns:
-            col = col.combine_chunks()
-            if pc.any(pc.match_substring(col, "\\")).as_py():
-                col = pa.array([None if v is None else _unescape(v) for v in col.to_pylist()], pa.string())
-            cols.append(col)
-        table = pa.table(dict(zip(names, cols)))
+        table = pa.table(dict(zip(names, (decode_text_column(c) for c in table.columns))))
     return table
 
 
