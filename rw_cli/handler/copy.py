@@ -62,7 +62,7 @@ class CopyOptions:
 
 
 def handle(session, tree: exp.Copy) -> Result:
-    opts = _options(tree)
+    opts = copy_options(tree)
     files = tree.args.get("files") or []
     if len(files) != 1:
         raise BindError("COPY needs exactly one file, STDIN or STDOUT")
@@ -81,7 +81,8 @@ def _path(target: exp.Expression) -> str:
     return os.path.expanduser(target.this)
 
 
-def _options(tree: exp.Copy) -> CopyOptions:
+def copy_options(tree: exp.Copy) -> CopyOptions:
+    """The statement's options with PostgreSQL's defaults for its format."""
     opts = CopyOptions()
     for p in tree.args.get("params") or []:
         name = p.this.name.lower()

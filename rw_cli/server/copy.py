@@ -60,39 +60,20 @@ def parse_copy(sql: str) -> CopyStatement:
     columns = [_ident(c) for c in m.group("columns").split(",")] if m.group("columns") else None
     stmt = CopyStatement(".".join(_ident(p) for p in m.group("table").split(".")) if m.group("table") else None,
                          columns, m.group("query")[1:-1] if m.group("query") else None, into)
-    options = m.group("options") or ""
-    legacy = (m.group("legacy") or "").strip()
-    if legacy:  # COPY t FROM STDIN CSV HEADER / DELIMITER ',' (PostgreSQL's old syntax)
-        options = legacy
-    for opt in re.finditer(r"(\w+)(?:\s+(?:'((?:[^']|'')*)'|(\w+)))?", options):
-        key = opt.group(1).lower()
-        value = opt.group(2).replace("''", "'") if opt.group(2) is not None else (opt.group(3) or "")
-        if key == "format":
-            if value.lower() not in ("text", "csv"):
-                raise NotSupported(f"COPY format {value}", hint="formats: text, csv")
-            _csv(stmt, value.lower() == "csv")
-        elif key == "csv":
-            _csv(stmt, True)
-        elif key == "delimiter":
-            stmt.delimiter = value
-        elif key == "null":
-            stmt.null = value
-        elif key == "header":
-            stmt.header = value.lower() not in ("false", "off", "0")
-        elif key in ("encoding",) and value.upper().replace("-", "") == "UTF8":
-            continue
-        elif key not in ("with",):
-            raise NotSupported(f"COPY option {key}")
-    if len(stmt.delimiter) != 1:
-        raise RwError("COPY delimiter must be a single one-byte character")
+    opts = _options(sql)
+    if opts.format not in ("text", "csv"):
+        raise NotSupported(f"COPY format {opts.format} over the wire", hint="formats: text, csv")
+    stmt.csv = opts.format == "csv"
+    stmt.delimiter, stmt.null, stmt.header = opts.delimiter, opts.null, opts.header
     return stmt
 
 
-def _csv(stmt: CopyStatement, csv: bool) -> None:
-    stmt.csv = csv
-    if csv:
-        stmt.delimiter = "," if stmt.delimiter == "\t" else stmt.delimiter
-        stmt.null = "" if stmt.null == "\\N" else stmt.null
+def _options(sql: str):
+    """The statement's options, read as COPY to and from files reads them."""
+    from rw_cli.handler.copy import copy_options
+    from rw_cli.sql.dialect import parse_statement
+
+    return copy_options(parse_statement(sql))
 
 
 # -- reading ------------------------------------------------------------------------------------

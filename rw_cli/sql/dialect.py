@@ -180,6 +180,15 @@ class RwDialect(RisingWave):
                 node = node.this
             return out
 
+        def _parse_file_location(self):
+            # COPY's STDIN / STDOUT are keywords, also before the options' parenthesis
+            # (`TO STDOUT (FORMAT csv)`), where sqlglot would read a call of a function STDOUT
+            if self._curr and self._curr.text.upper() in ("STDIN", "STDOUT") \
+                    and self._next and self._next.token_type == TokenType.L_PAREN:
+                self._advance()
+                return exp.to_identifier(self._prev.text.upper())
+            return super()._parse_file_location()
+
         def _parse_trim(self):
             # `trim([BOTH | LEADING | TRAILING] FROM string [, characters])` (PostgreSQL's
             # FROM-first form, which sqlglot does not read)
