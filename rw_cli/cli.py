@@ -72,6 +72,16 @@ def _load_config(path: str | None, no_config: bool):
     return cfg
 
 
+def _close(session) -> bool:
+    """Close (and so commit) the session; False, with the error printed, if that failed."""
+    try:
+        session.close()
+        return True
+    except Exception as err:  # noqa: BLE001
+        _error(_render_exception(err))
+        return False
+
+
 def run_sql(session, sql: str, out=None, cfg=None) -> bool:
     """Run a script (SQL and backslash commands, as psql -f does), printing each result;
     stop at the first error (printed to stderr) or `\\q`. Returns True when nothing failed."""
@@ -260,11 +270,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
         _silence_stdout()
         ok = False
     finally:
-        try:
-            session.close()
-        except Exception as err:  # noqa: BLE001
-            _error(_render_exception(err))
-            ok = False
+        ok = _close(session) and ok
     sys.exit(0 if ok else 1)
 
 
@@ -336,11 +342,7 @@ def run_command(ctx: click.Context, until_idle: bool, tick_rows: int, barrier_in
         _error(_render_exception(err))
         ok = False
     finally:
-        try:
-            session.close()
-        except Exception as err:  # noqa: BLE001
-            _error(_render_exception(err))
-            ok = False
+        ok = _close(session) and ok
     sys.exit(0 if ok else 1)
 
 
@@ -388,11 +390,7 @@ def serve_command(ctx: click.Context, host: str, port: int, password: str | None
         _error(_render_exception(err))
         ok = False
     finally:
-        try:
-            session.close()
-        except Exception as err:  # noqa: BLE001
-            _error(_render_exception(err))
-            ok = False
+        ok = _close(session) and ok
     sys.exit(0 if ok else 1)
 
 
@@ -449,11 +447,7 @@ def compact_command(ctx: click.Context) -> None:
         _error(_render_exception(err))
         ok = False
     finally:
-        try:
-            session.close()
-        except Exception as err:  # noqa: BLE001
-            _error(_render_exception(err))
-            ok = False
+        ok = _close(session) and ok
     sys.exit(0 if ok else 1)
 
 

@@ -25,6 +25,13 @@ from rw_cli.result import Result
 ENGINES = ("embedded", "spark")
 
 
+def _reported(e: Exception) -> InternalError:
+    """A bug, as an error like any other; with RW_DEBUG=1 the original, traceback and all."""
+    if os.environ.get("RW_DEBUG"):
+        raise e
+    return InternalError.of(e)
+
+
 class Session:
     def __init__(self, data_dir: str | None = None, engine: str = "embedded", *, state_store: str | None = None,
                  s3_endpoint: str | None = None, cache_size: int | str | None = None,
@@ -143,9 +150,7 @@ class Session:
             except (RwError, KeyboardInterrupt):
                 raise
             except Exception as e:  # a bug: an error like any other, not a traceback
-                if os.environ.get("RW_DEBUG"):
-                    raise
-                raise InternalError.of(e) from e
+                raise _reported(e) from e
             yield result
 
     def insert(self, table: str, data) -> int:
@@ -182,9 +187,7 @@ class Session:
         except (RwError, KeyboardInterrupt):
             raise
         except Exception as e:  # a bug: an error like any other, not a traceback
-            if os.environ.get("RW_DEBUG"):
-                raise
-            raise InternalError.of(e) from e
+            raise _reported(e) from e
 
     # -- epochs -------------------------------------------------------------------------------
     @property
