@@ -31,6 +31,16 @@ def free_ports(n: int) -> list[int]:
     return ports
 
 
+def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """End a server the tests started: politely, then for sure."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def die_with_parent() -> None:
     """In the child: get SIGTERM when the test process dies, even by SIGKILL (Linux)."""
     try:
@@ -93,12 +103,7 @@ def seaweedfs_server(weed: str, d: Path) -> Iterator[str]:
         _wait_for_bucket(proc, endpoint, d / "weed.log")
         yield endpoint
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log.close()
         for k, v in old_env.items():
             if v is None:

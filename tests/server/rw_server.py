@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from servers import die_with_parent, free_ports
+from servers import die_with_parent, free_ports, stop
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,9 +38,4 @@ def rw_server(data_dir: Path, *extra: str, env: dict | None = None) -> Iterator[
             time.sleep(0.1)
         yield port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=20)
