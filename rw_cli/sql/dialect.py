@@ -122,16 +122,6 @@ _LITERAL_TOKENS = frozenset((TokenType.NUMBER, TokenType.STRING))
 LITERAL_LIST_MIN = 16  # shorter IN lists go through the grammar: nothing to gain
 
 
-def _made_zero_based(node: exp.Bracket) -> bool:
-    """Whether sqlglot's parser moved this subscript's index to 0-based: it does so (with a
-    new, untyped node) for an index it types as an integer, on a value it types as an array
-    or not at all; an index it looked at and left alone keeps the type it gave it."""
-    t = node.this.type
-    if t is not None and t.this not in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY):
-        return False
-    return node.expressions[0].type is None
-
-
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -165,20 +155,6 @@ class RwDialect(RisingWave):
         STRING_PARSERS = {**RisingWave.Parser.STRING_PARSERS, TokenType.HEREDOC_STRING: lambda self, token:
                           self.expression(exp.Literal(this=token.text, is_string=True), token)}
         PRIMARY_PARSERS = {**RisingWave.Parser.PRIMARY_PARSERS, **STRING_PARSERS}
-
-        def _parse_bracket(self, this=None):
-            # sqlglot moves an index to its 0-based form while parsing only when it can type
-            # it as an integer then (a constant: `a[2]`), but moves every index typed integer
-            # back when writing DuckDB's 1-based SQL (after binding: `a[i]` too) — `a[i]` read
-            # a[i + 1]. An index it left alone is marked as already 1-based.
-            out = super()._parse_bracket(this)
-            node = out
-            while isinstance(node, exp.Bracket):
-                if not node.args.get("json_access") and len(node.expressions) == 1 \
-                        and not _made_zero_based(node):
-                    node.set("offset", 1)
-                node = node.this
-            return out
 
         def _parse_file_location(self):
             # COPY's STDIN / STDOUT are keywords, also before the options' parenthesis

@@ -545,6 +545,29 @@ def _array_concat(left: exp.Expression, right: exp.Expression) -> exp.Expression
                     default=call)
 
 
+def _parse_time_type(node: exp.Expression):
+    """The type sqlglot's parser gave `node` (it knew no table's columns then)."""
+    from sqlglot.optimizer.annotate_types import annotate_types
+
+    from rw_cli.sql.dialect import RwDialect
+
+    fresh = node.copy()
+    for n in fresh.walk():
+        n.type = None
+    return annotate_types(fresh, dialect=RwDialect).type.this
+
+
+def _parser_made_zero_based(node: exp.Bracket) -> bool:
+    """Whether sqlglot's parser moved this index to 0-based: it does so for an index it typed
+    as an integer on a value it typed as an array or not at all. Its generator moves every
+    index typed integer back when writing DuckDB's 1-based SQL — after binding, when a column
+    index (`a[i]`) is typed too, so that one read a[i + 1]. An index the parser left alone is
+    marked already 1-based."""
+    if _parse_time_type(node.this) not in (T.UNKNOWN, T.ARRAY):
+        return False
+    return _parse_time_type(node.expressions[0]) in exp.DataType.INTEGER_TYPES
+
+
 def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     """PostgreSQL's array subscripts over DuckDB's lists: an index below 1 is out of bounds
     (NULL; DuckDB counts a negative one from the end), a slice's bounds are clamped to the
@@ -559,6 +582,8 @@ def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     index = node.expressions[0]
     out = node.copy()
     out.meta["pg_subscript"] = True
+    if not isinstance(index, exp.Slice) and not _parser_made_zero_based(node):
+        out.set("offset", 1)  # already 1-based: DuckDB's generator must not move it
     if isinstance(index, exp.Slice):
         lo, hi = index.this, index.expression
         if lo is not None:
