@@ -169,6 +169,14 @@ MACROS = [
     "p, '\\%', chr(1)), '\\_', chr(2)), '.', '\\.'), '%', '.*'), '_', '.'), chr(1), '%'), chr(2), '_'))",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
+    # PostgreSQL's array output from its elements' text (NULL elements as NULL): elements
+    # quoted where PostgreSQL quotes them (empty, `NULL`, or holding braces, quotes, commas,
+    # backslashes or spaces); pg_array_out_nested for arrays of arrays (inner texts as they are)
+    "CREATE OR REPLACE MACRO pg_array_out(texts) AS ('{' || array_to_string(list_transform(texts, lambda e: "
+    "CASE WHEN e IS NULL THEN 'NULL' WHEN e = '' OR upper(e) = 'NULL' OR regexp_matches(e, '[{}\",\\\\\\s]') "
+    "THEN '\"' || replace(replace(e, '\\', '\\\\'), '\"', '\\\"') || '\"' ELSE e END), ',') || '}')",
+    "CREATE OR REPLACE MACRO pg_array_out_nested(texts) AS ('{' || array_to_string(list_transform(texts, "
+    "lambda e: coalesce(e, 'NULL')), ',') || '}')",
     "CREATE OR REPLACE MACRO booleq(a, b) AS (a::BOOLEAN = b::BOOLEAN)",
     "CREATE OR REPLACE MACRO boolne(a, b) AS (a::BOOLEAN <> b::BOOLEAN)",
     # bool input: PostgreSQL trims whitespace and accepts unique prefixes of true/false/yes/no/on/off.

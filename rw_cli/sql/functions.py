@@ -568,6 +568,36 @@ def _parser_made_zero_based(node: exp.Bracket) -> bool:
     return _parse_time_type(node.expressions[0]) in exp.DataType.INTEGER_TYPES
 
 
+def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.Expression:
+    """An array element's text as PostgreSQL's array output writes it (its type's output
+    function: booleans are t/f there, unlike a cast of a boolean to text)."""
+    k = t.this if t is not None else None
+    if k == T.ARRAY:
+        return _array_text_out(x, t.expressions[0] if t.expressions else None, depth + 1)
+    if k == T.BOOLEAN:
+        return exp.Case(ifs=[exp.If(this=x.copy(), true=exp.Literal.string("t")),
+                             exp.If(this=exp.Not(this=x.copy()), true=exp.Literal.string("f"))])
+    if k == T.DOUBLE:
+        return _fn("pg_float8_out", x)
+    if k == T.FLOAT:
+        return _fn("pg_float4_out", x)
+    if k == T.DECIMAL:
+        return _fn("pg_numeric_out", x)
+    if k in _TEXT:
+        return x
+    return exp.Cast(this=x, to=exp.DataType.build("VARCHAR"))
+
+
+def _array_text_out(arr: exp.Expression, element: exp.DataType | None, depth: int = 0) -> exp.Expression:
+    """An array as PostgreSQL's text: `{1,2}`, `{{1,2},{3,4}}`, `{a,"b c",NULL}` (DuckDB would
+    write `[1, 2]`)."""
+    var = f"__e{depth}"
+    body = _element_text(exp.column(var), element, depth)
+    each = _fn("list_transform", arr, exp.Lambda(this=body, expressions=[exp.to_identifier(var)]))
+    nested = element is not None and element.this == T.ARRAY
+    return _fn("pg_array_out_nested" if nested else "pg_array_out", each)
+
+
 def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     """PostgreSQL's array subscripts over DuckDB's lists: an index below 1 is out of bounds
     (NULL; DuckDB counts a negative one from the end), a slice's bounds are clamped to the
@@ -808,6 +838,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this == T.BOOLEAN \
             and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return _fn("pg_text_to_bool", node.this)
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.ARRAY:
+        t = node.this.type
+        return _array_text_out(node.this, t.expressions[0] if t.expressions else None)
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _BYTES:
         # bytea as text is its output form (hex), as PostgreSQL casts it: '\x61', not 'a'
         return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", node.this)))
@@ -1014,6 +1047,8 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
         return _fn("pg_float8_out", arg)
     if t == T.FLOAT:
         return _fn("pg_float4_out", arg)
+    if t == T.ARRAY:
+        return _array_text_out(arg, arg.type.expressions[0] if arg.type.expressions else None)
     return arg
 
 
