@@ -5,6 +5,7 @@ from sqlglot import exp
 
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
+from rw_cli.sql.admin import Admin
 from rw_cli.sql.dialect import Explain, Flush, RenameRelation, Show
 
 
@@ -20,7 +21,7 @@ def reads_only(tree: exp.Expression) -> bool:
 
 
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
-    from rw_cli.handler import create_mv, create_table, dml, drop, explain, query, utility
+    from rw_cli.handler import explain, query, utility
 
     if getattr(session, "read_only", False):
         if isinstance(tree, Flush):  # nothing of its own to flush: it read the newest commit
@@ -39,6 +40,31 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
+    if isinstance(tree, Admin):
+        from rw_cli.handler import access
+
+        utility.check_not_in_transaction(session, tree.this)
+        return access.handle(session, tree)
+    if isinstance(tree, exp.Create):
+        return _create_with_defaults(session, tree, sql)
+    return _dispatch_rest(session, tree, sql)
+
+
+def _create_with_defaults(session, tree: exp.Create, sql: str) -> Result:
+    """A CREATE, then what ALTER DEFAULT PRIVILEGES grants on what it created."""
+    from rw_cli.handler.access import apply_default_privileges
+
+    first_new_id, functions = session.catalog.next_id, set(session.catalog.functions)
+    result = _dispatch_rest(session, tree, sql)
+    if session.catalog.access.default_privileges:
+        apply_default_privileges(session, first_new_id, functions)
+        session.barrier()
+    return result
+
+
+def _dispatch_rest(session, tree: exp.Expression, sql: str) -> Result:
+    from rw_cli.handler import create_mv, create_table, dml, drop, query, utility
+
     if isinstance(tree, RenameRelation):
         from rw_cli.handler import rename
 

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 
 from rw_cli.common.types import DataType
 from rw_cli.errors import CatalogError
+from rw_cli.meta.access import DEFAULT_USER, AccessCatalog
 
 TABLE = "table"
 MATERIALIZED_VIEW = "materialized view"
@@ -69,6 +70,9 @@ class RelationCatalog:
     # its operators keep append-only inputs as append logs (jobs created before this was
     # recorded keep them as key-value state)
     append_logs: bool = False
+    owner: str = DEFAULT_USER  # ALTER ... OWNER TO changes it
+    # COMMENT ON TABLE (key "") and COMMENT ON COLUMN (key: the column's name)
+    comments: dict = field(default_factory=dict)
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:
@@ -125,6 +129,8 @@ class Catalog:
     functions: dict[str, dict] = field(default_factory=dict)
     # schemas besides `public` (CREATE SCHEMA); a relation of one is named `schema.name`
     schemas: list[str] = field(default_factory=list)
+    # users, databases, owners of schemas and functions, grants (rw_cli.meta.access)
+    access: AccessCatalog = field(default_factory=AccessCatalog)
 
     def qualified(self, name: str, schema: str | None) -> str:
         """The catalog name of relation `name` in `schema` (None, "" or public: the name
@@ -176,6 +182,7 @@ class Catalog:
             "next_id": self.next_id,
             **({"functions": self.functions} if self.functions else {}),
             **({"schemas": self.schemas} if self.schemas else {}),
+            "access": self.access.to_json(),
         }).encode()
 
     @staticmethod
@@ -185,4 +192,4 @@ class Catalog:
         d = json.loads(data)
         rels = {r["id"]: RelationCatalog.from_json(r) for r in d["relations"]}
         return Catalog(relations=rels, next_id=d["next_id"], functions=d.get("functions", {}),
-                       schemas=d.get("schemas", []))
+                       schemas=d.get("schemas", []), access=AccessCatalog.from_json(d.get("access")))

@@ -77,6 +77,10 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     if not tree.meta.get(NORMALIZED):
         tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
+    if catalog.access.grants or catalog.access.users.keys() - {"root", "postgres", "rwadmin"}:
+        from rw_cli.sql.privileges import answer_privilege_calls
+
+        tree = answer_privilege_calls(tree, catalog)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect)

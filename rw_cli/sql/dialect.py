@@ -335,6 +335,11 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     m = _SET_TIME_ZONE.match(sql)
     if m:  # SET TIME ZONE x  ==  SET timezone = x
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
+    from rw_cli.sql.admin import parse_admin
+
+    admin = parse_admin(sql, offset)
+    if admin is not None:
+        return admin
     m = _RENAME.match(sql)
     if m:
         return RenameRelation(kind=" ".join(m.group(1).upper().split()), this=_relation_name(m.group(3)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from rw_cli.meta.access import DEFAULT_USER
 from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, Catalog
 
 PUBLIC_OID = 2200
@@ -43,6 +44,20 @@ _KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
 
 def _rels(catalog: Catalog):
     return catalog.in_creation_order()
+
+
+def _owner_id(catalog: Catalog, user: str) -> int:
+    """The oid of a user by name (its id in the access catalog)."""
+    u = catalog.access.users.get(user)
+    return u["id"] if u is not None else OWNER_OID
+
+
+def _schema_names(catalog: Catalog) -> list[str]:
+    return ["pg_catalog", DEFAULT_SCHEMA, "information_schema", "rw_catalog", *catalog.schemas]
+
+
+def _schema_owner(catalog: Catalog, schema: str) -> str:
+    return catalog.access.schema_owners.get(schema, DEFAULT_USER)
 
 
 def _table(cols: dict[str, tuple[pa.DataType, list]]) -> pa.Table:
@@ -88,10 +103,10 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
 
 
 def info_schemata(catalog: Catalog, session=None) -> pa.Table:
-    names = ["information_schema", "pg_catalog", "public", "rw_catalog"]
+    names = _schema_names(catalog)
     s = pa.string()
-    return _table({"catalog_name": (s, [DATABASE] * 4), "schema_name": (s, names),
-                   "schema_owner": (s, ["root"] * 4)})
+    return _table({"catalog_name": (s, [DATABASE] * len(names)), "schema_name": (s, names),
+                   "schema_owner": (s, [_schema_owner(catalog, n) for n in names])})
 
 
 def info_views(catalog: Catalog, session=None) -> pa.Table:
@@ -105,11 +120,10 @@ def info_views(catalog: Catalog, session=None) -> pa.Table:
 # -- pg_catalog ---------------------------------------------------------------------------------
 
 def pg_namespace(catalog: Catalog, session=None) -> pa.Table:
-    rows = [(PG_CATALOG_OID, "pg_catalog"), (PUBLIC_OID, "public"),
-            (INFORMATION_SCHEMA_OID, "information_schema"), (RW_CATALOG_OID, "rw_catalog")]
-    return _table({"oid": (pa.int32(), [r[0] for r in rows]), "nspname": (pa.string(), [r[1] for r in rows]),
-                   "nspowner": (pa.int32(), [OWNER_OID] * len(rows)),
-                   "nspacl": (pa.string(), [None] * len(rows))})
+    names = _schema_names(catalog)
+    return _table({"oid": (pa.int32(), [_schema_oid(catalog, n) for n in names]), "nspname": (pa.string(), names),
+                   "nspowner": (pa.int32(), [_owner_id(catalog, _schema_owner(catalog, n)) for n in names]),
+                   "nspacl": (pa.string(), [None] * len(names))})
 
 
 def pg_class(catalog: Catalog, session=None) -> pa.Table:
@@ -118,11 +132,11 @@ def pg_class(catalog: Catalog, session=None) -> pa.Table:
     i32, s = pa.int32(), pa.string()
     return _table({
         "oid": (i32, [r.id for r in rels]),
-        "relname": (s, [r.name for r in rels]),
-        "relnamespace": (i32, [PUBLIC_OID] * n),
+        "relname": (s, [_schema_and_name(r)[1] for r in rels]),
+        "relnamespace": (i32, [_schema_oid(catalog, _schema_and_name(r)[0]) for r in rels]),
         "reltype": (i32, [0] * n),
         "reloftype": (i32, [0] * n),
-        "relowner": (i32, [OWNER_OID] * n),
+        "relowner": (i32, [_owner_id(catalog, r.owner) for r in rels]),
         "relam": (i32, [0] * n),
         "relfilenode": (i32, [0] * n),
         "reltablespace": (i32, [0] * n),
@@ -218,8 +232,9 @@ def pg_tables(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == TABLE]
     n = len(rels)
     s = pa.string()
-    return _table({"schemaname": (s, ["public"] * n), "tablename": (s, [r.name for r in rels]),
-                   "tableowner": (s, ["root"] * n), "tablespace": (s, [None] * n),
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "tablename": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "tableowner": (s, [r.owner for r in rels]), "tablespace": (s, [None] * n),
                    "hasindexes": (pa.bool_(), [False] * n), "hasrules": (pa.bool_(), [False] * n),
                    "hastriggers": (pa.bool_(), [False] * n), "rowsecurity": (pa.bool_(), [False] * n)})
 
@@ -228,16 +243,18 @@ def pg_matviews(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == MATERIALIZED_VIEW]
     n = len(rels)
     s = pa.string()
-    return _table({"schemaname": (s, ["public"] * n), "matviewname": (s, [r.name for r in rels]),
-                   "matviewowner": (s, ["root"] * n), "definition": (s, [r.definition for r in rels])})
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "matviewname": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "matviewowner": (s, [r.owner for r in rels]), "definition": (s, [r.definition for r in rels])})
 
 
 def pg_views(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == VIEW]
     n = len(rels)
     s = pa.string()
-    return _table({"schemaname": (s, ["public"] * n), "viewname": (s, [r.name for r in rels]),
-                   "viewowner": (s, ["root"] * n), "definition": (s, [r.definition for r in rels])})
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "viewname": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "viewowner": (s, [r.owner for r in rels]), "definition": (s, [r.definition for r in rels])})
 
 
 def pg_database(catalog: Catalog, session=None) -> pa.Table:
@@ -267,8 +284,10 @@ def _schema_and_name(rel) -> tuple[str, str]:
 
 
 def _schema_oid(catalog: Catalog, schema: str) -> int:
-    if schema == DEFAULT_SCHEMA:
-        return PUBLIC_OID
+    fixed = {DEFAULT_SCHEMA: PUBLIC_OID, "pg_catalog": PG_CATALOG_OID, "information_schema": INFORMATION_SCHEMA_OID,
+             "rw_catalog": RW_CATALOG_OID}
+    if schema in fixed:
+        return fixed[schema]
     return RW_CATALOG_OID + 1 + catalog.schemas.index(schema) if schema in catalog.schemas else PUBLIC_OID
 
 
@@ -294,18 +313,70 @@ def rw_relations_of(kind: str):
             "id": (pa.int32(), [r.id for r in rels]),
             "name": (pa.string(), [p[1] for p in parts]),
             "schema_id": (pa.int32(), [_schema_oid(catalog, p[0]) for p in parts]),
-            "owner": (pa.int32(), [OWNER_OID] * len(rels)),
+            "owner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
             "definition": (pa.string(), [r.definition for r in rels]),
         })
     return build
 
 
 def rw_schemas(catalog: Catalog, session=None) -> pa.Table:
-    names = ["pg_catalog", DEFAULT_SCHEMA, "information_schema", "rw_catalog", *catalog.schemas]
-    oids = [PG_CATALOG_OID, PUBLIC_OID, INFORMATION_SCHEMA_OID, RW_CATALOG_OID,
-            *(_schema_oid(catalog, s) for s in catalog.schemas)]
-    return _table({"id": (pa.int32(), oids), "name": (pa.string(), names),
-                   "owner": (pa.int32(), [OWNER_OID] * len(names))})
+    names = _schema_names(catalog)
+    return _table({"id": (pa.int32(), [_schema_oid(catalog, n) for n in names]), "name": (pa.string(), names),
+                   "owner": (pa.int32(), [_owner_id(catalog, _schema_owner(catalog, n)) for n in names])})
+
+
+def _users(catalog: Catalog) -> list[tuple[str, dict]]:
+    return sorted(catalog.access.users.items(), key=lambda kv: kv[1]["id"])
+
+
+def pg_roles(catalog: Catalog, session=None) -> pa.Table:
+    users = _users(catalog)
+    b = pa.bool_()
+    return _table({"oid": (pa.int32(), [u["id"] for _, u in users]), "rolname": (pa.string(), [n for n, _ in users]),
+                   "rolsuper": (b, [u["superuser"] for _, u in users]), "rolinherit": (b, [True] * len(users)),
+                   "rolcreaterole": (b, [u["createuser"] for _, u in users]),
+                   "rolcreatedb": (b, [u["createdb"] for _, u in users]),
+                   "rolcanlogin": (b, [u["login"] for _, u in users]),
+                   "rolreplication": (b, [False] * len(users)), "rolconnlimit": (pa.int32(), [-1] * len(users)),
+                   "rolpassword": (pa.string(), ["********"] * len(users)),
+                   "rolbypassrls": (b, [False] * len(users))})
+
+
+def pg_user(catalog: Catalog, session=None) -> pa.Table:
+    users = _users(catalog)
+    b = pa.bool_()
+    return _table({"usename": (pa.string(), [n for n, _ in users]), "usesysid": (pa.int32(), [u["id"] for _, u in users]),
+                   "usecreatedb": (b, [u["createdb"] for _, u in users]),
+                   "usesuper": (b, [u["superuser"] for _, u in users]),
+                   "passwd": (pa.string(), ["********"] * len(users))})
+
+
+def rw_users(catalog: Catalog, session=None) -> pa.Table:
+    users = _users(catalog)
+    b = pa.bool_()
+    return _table({"id": (pa.int32(), [u["id"] for _, u in users]), "name": (pa.string(), [n for n, _ in users]),
+                   "is_super": (b, [u["superuser"] for _, u in users]),
+                   "create_db": (b, [u["createdb"] for _, u in users]),
+                   "create_user": (b, [u["createuser"] for _, u in users]),
+                   "can_login": (b, [u["login"] for _, u in users])})
+
+
+def rw_databases(catalog: Catalog, session=None) -> pa.Table:
+    dbs = sorted(catalog.access.databases.items(), key=lambda kv: kv[1]["id"])
+    return _table({"id": (pa.int32(), [d["id"] for _, d in dbs]), "name": (pa.string(), [n for n, _ in dbs]),
+                   "owner": (pa.int32(), [_owner_id(catalog, d["owner"]) for _, d in dbs]),
+                   "resource_group": (pa.string(), [d["resource_group"] for _, d in dbs]),
+                   "barrier_interval_ms": (pa.int32(), [d["barrier_interval_ms"] for _, d in dbs]),
+                   "checkpoint_frequency": (pa.int64(), [d["checkpoint_frequency"] for _, d in dbs])})
+
+
+def rw_functions(catalog: Catalog, session=None) -> pa.Table:
+    names = list(catalog.functions)
+    owners = [catalog.access.object_owners.get(f"function:{n}", DEFAULT_USER) for n in names]
+    return _table({"id": (pa.int32(), list(range(1, len(names) + 1))),
+                   "name": (pa.string(), [n.rpartition(".")[2] for n in names]),
+                   "schema_id": (pa.int32(), [_schema_oid(catalog, n.rpartition(".")[0] or DEFAULT_SCHEMA) for n in names]),
+                   "owner": (pa.int32(), [_owner_id(catalog, o) for o in owners])})
 
 
 def is_rw_catalog_name(name: str) -> bool:
@@ -347,4 +418,9 @@ _BUILDERS = {
     ("rw_catalog", "rw_sinks"): rw_relations_of(SINK),
     ("rw_catalog", "rw_sources"): rw_relations_of(SOURCE),
     ("rw_catalog", "rw_schemas"): rw_schemas,
+    ("rw_catalog", "rw_users"): rw_users,
+    ("rw_catalog", "rw_databases"): rw_databases,
+    ("rw_catalog", "rw_functions"): rw_functions,
+    ("pg_catalog", "pg_roles"): pg_roles,
+    ("pg_catalog", "pg_user"): pg_user,
 }

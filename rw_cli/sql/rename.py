@@ -81,3 +81,19 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     return text
+
+
+def rename_schemas(definition: str, renames: dict[str, str]) -> str:
+    """`definition` with every schema qualifier of `renames` (old schema -> new) changed, the
+    created relation's own included (ALTER SCHEMA ... RENAME TO | SWAP WITH)."""
+    from rw_cli.sql.dialect import parse_statement
+
+    tree = parse_statement(definition)
+    edits: list[tuple[int, int, str]] = []
+    for table in tree.find_all(exp.Table):
+        db = table.args.get("db")
+        new = renames.get(table.text("db"))
+        span = _span(db) if isinstance(db, exp.Identifier) else None
+        if new is not None and span is not None:
+            edits.append((*span, quote_name(new)))
+    return _apply(definition, edits)
