@@ -181,7 +181,7 @@ def find_relation(catalog, name: str, kind: str) -> RelationCatalog:
 
 def _function_key(session, signature: str) -> str:
     """A function by `name(args)` or `name`: its catalog name."""
-    name = signature.split("(")[0]
+    name = signature.split("(")[0].rpartition(".")[2]  # functions are one namespace
     if name not in session.catalog.functions:
         raise CatalogError(f'function "{signature}" does not exist')
     return name
@@ -280,7 +280,7 @@ def apply_default_privileges(session, first_new_id: int, functions_before: set[s
             access.apply_defaults(rel.name.rpartition(".")[0] or "public", kinds[rel.kind],
                                   f"relation:{rel.id}", rel.owner)
     for name in set(catalog.functions) - functions_before:
-        access.apply_defaults(name.rpartition(".")[0] or "public", "function", f"function:{name}",
+        access.apply_defaults(catalog.functions[name].get("schema", "public"), "function", f"function:{name}",
                               current_user(session))
 
 

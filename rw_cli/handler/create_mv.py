@@ -8,18 +8,18 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.errors import BindError, NotSupported
-from rw_cli.meta.catalog import DEFAULT_SCHEMA, MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
+from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
 
-def mv_target(tree: exp.Create) -> tuple[str, list[str] | None]:
+def mv_target(tree: exp.Create, catalog) -> tuple[str, list[str] | None]:
+    """The catalog name the view is created as (`s.name` in schema s) and its column aliases."""
     target = tree.this
     table = target.this if isinstance(target, exp.Schema) else target
-    if table.text("db") not in ("", DEFAULT_SCHEMA):
-        raise NotSupported("a materialized view in a schema other than public")
+    name = catalog.qualified(table.name, table.text("db"))
     if isinstance(target, exp.Schema):
-        return target.this.name, [e.name for e in target.expressions]
-    return target.name, None
+        return name, [e.name for e in target.expressions]
+    return name, None
 
 
 def plan(session, tree: exp.Create, existing: bool = False):
@@ -27,7 +27,7 @@ def plan(session, tree: exp.Create, existing: bool = False):
     this session's settings say."""
     from rw_cli.sql.planner import StreamPlanner
 
-    name, aliases = mv_target(tree)
+    name, aliases = mv_target(tree, session.catalog)
     query = tree.expression
     if query is None:
         raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
@@ -47,7 +47,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
     if window is None:
         return _emit_rows_on_close(session, query, root)
     args = window.expressions
-    table = session.catalog.must_get(args[0].name)
+    table = session.catalog.must_get(session.catalog.qualified(args[0].name, args[0].text("db")))
     if not table.watermark or table.watermark[0] != args[1].name:
         raise BindError(f'EMIT ON WINDOW CLOSE needs a watermark on "{table.name}.{args[1].name}"')
     size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect="duckdb")
@@ -68,7 +68,9 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     later than their rows, are refused."""
     if query.find(exp.Window) is not None:
         raise NotSupported("EMIT ON WINDOW CLOSE with window functions")
-    tables = [session.catalog.get(t.name) for t in query.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+    catalog = session.catalog
+    tables = [catalog.get(catalog.qualified(t.name, t.text("db"))) for t in query.find_all(exp.Table)
+              if isinstance(t.this, exp.Identifier)]
     marked = [t for t in tables if t is not None and getattr(t, "watermark", None)]
     if len(marked) != 1:
         raise NotSupported("EMIT ON WINDOW CLOSE without a TUMBLE or HOP window, over other than one table "
@@ -119,7 +121,7 @@ def check_options(tree: exp.Create) -> dict[str, str]:
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
-    name, _ = mv_target(tree)
+    name, _ = mv_target(tree, session.catalog)
     check_options(tree)
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):

@@ -220,9 +220,10 @@ class AccessCatalog:
         for user in users:
             self.must_user(user)
             for action in actions:
-                key = (schema, object_type, action, user)
+                # a REVOKE for every schema revokes what was granted in each one, too
                 found = [d for d in self.default_privileges
-                         if (d["schema"], d["object_type"], d["action"], d["user"]) == key]
+                         if (d["object_type"], d["action"], d["user"]) == (object_type, action, user)
+                         and (d["schema"] == schema or (not grant and schema is None))]
                 if grant and found:
                     found[0]["grant_option"] = found[0]["grant_option"] or grant_option
                 elif grant:

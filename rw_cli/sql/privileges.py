@@ -57,7 +57,7 @@ def _object(catalog: Catalog, kind: str, name: str) -> tuple[str, str]:
             raise CatalogError(f'schema "{name}" does not exist')
         return f"schema:{name}", access.schema_owners.get(name, DEFAULT_USER)
     if kind == "function":
-        fname = name.split("(")[0].strip()
+        fname = name.split("(")[0].strip().rpartition(".")[2]  # functions are one namespace
         if fname not in catalog.functions:
             raise CatalogError(f'function "{name}" does not exist')
         return f"function:{fname}", access.object_owners.get(f"function:{fname}", DEFAULT_USER)
