@@ -139,6 +139,13 @@ class SessionConfig:
             text = parallelism.check(name, text)
         self._values[name] = param.check(name, text) if param is not None else text
 
+    def reset(self, name: str) -> None:
+        """SET name TO DEFAULT: back to the default value."""
+        name = canonical(name)
+        if name not in PARAMS and name not in OTHER_PARAMETERS:
+            raise BindError(f'unrecognized configuration parameter "{name}"')
+        self._values.pop(name, None)
+
     def get(self, name: str, fallback: str | None = None) -> str | None:
         """The value SET in this session, else the default, else `fallback`."""
         name = canonical(name)

@@ -123,7 +123,7 @@ def _dispatch_rest(session, tree: exp.Expression, sql: str) -> Result:
         return dml.handle_truncate(session, tree)
     if isinstance(tree, exp.Set):
         return utility.handle_set(session, tree)
-    if isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"):
+    if isinstance(tree, Show) and tree.this == "JOBS":
         from rw_cli.handler import show_jobs
 
         return show_jobs.handle(session, tree.this)

@@ -26,8 +26,14 @@ def index_query(tree: exp.Create, base_rel=None) -> tuple[str, exp.Select, list[
         cols = list(dict.fromkeys(keys + [c.name for c in base_rel.visible_columns]))
     else:
         cols = ["*"]
-    query = exp.select(*cols).from_(exp.to_table(base.name))
+    query = exp.select(*cols).from_(exp.Table(this=base.this.copy(), db=base.args["db"].copy() if base.args.get("db") else None))
     return index.name, query, keys
+
+
+def _base_name(session, tree: exp.Create) -> str:
+    """The catalog name of the relation indexed (the index lives in its schema)."""
+    base = tree.this.args["table"]
+    return session.catalog.qualified(base.name, base.text("db"))
 
 
 def plan(session, tree: exp.Create, existing: bool = False):
@@ -35,7 +41,7 @@ def plan(session, tree: exp.Create, existing: bool = False):
     this session's settings say."""
     from rw_cli.sql.planner import StreamPlanner
 
-    name, query, keys = index_query(tree, session.catalog.get(tree.this.args["table"].name))
+    name, query, keys = index_query(tree, session.catalog.get(_base_name(session, tree)))
     root, upstreams = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(query, name)
     positions = []
     for k in keys:
@@ -50,12 +56,13 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     from rw_cli.handler.create_mv import streaming_parallelism
     from rw_cli.stream.job import build_job, start_job
 
-    name = tree.this.name
+    base_name = _base_name(session, tree)
+    name = session.catalog.qualified(tree.this.name, base_name.rpartition(".")[0] or None)
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_INDEX", notices=[f'relation "{name}" already exists, skipping'])
         raise CatalogError(f'relation "{name}" already exists')
-    base = session.catalog.must_get(tree.this.args["table"].name)
+    base = session.catalog.must_get(base_name)
     if base.kind not in ("table", "materialized view"):
         raise CatalogError(f'"{base.name}" is not a table or materialized view')
     root, upstreams, pk = plan(session, tree)

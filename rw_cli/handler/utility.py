@@ -25,6 +25,9 @@ def handle_set(session, tree: exp.Set) -> Result:
         text = value.name if isinstance(value, (exp.Literal, exp.Column, exp.Identifier, exp.Var)) else value.sql()
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
+        if isinstance(value, exp.Var) and text.lower() == "default":
+            session.settings.reset(name)
+            continue
         session.settings.set(name, text)
     return Result("SET_VARIABLE")
 
@@ -34,13 +37,15 @@ def _show_create(session, kind: str, name: str) -> Result:
 
     want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
             "SINK": SINK, "SOURCE": SOURCE}[kind]
-    rel = session.catalog.get(name)
+    schema, _, bare = name.rpartition(".")
+    rel = session.catalog.get(session.catalog.qualified(bare, schema or None))
     if rel is None or rel.kind != want:
         raise BindError(f'{want} "{name}" does not exist')
     sql = rel.definition.strip().rstrip(";") if rel.definition else ""
     if not sql and want == TABLE:
         sql = table_sql(rel)
-    return text_result("SHOW", ["Name", "Create Sql"], [[f"public.{rel.name}", sql]])
+    shown = rel.name if "." in rel.name else f"public.{rel.name}"
+    return text_result("SHOW", ["Name", "Create Sql"], [[shown, sql]])
 
 
 # RisingWave's spelling of a type in the CREATE TABLE it shows (its purified definition)
@@ -82,17 +87,17 @@ def handle_show(session, tree) -> Result:
 
     from rw_cli.meta.catalog import VIEW
 
+    from rw_cli.handler import show
+
     what = tree.this
-    listing = {"TABLES": TABLE, "MATERIALIZED VIEWS": MATERIALIZED_VIEW, "VIEWS": VIEW}
-    if what in listing:
-        kind = listing[what]
-        names = sorted(r.name for r in session.catalog.relations.values() if r.kind == kind)
-        return text_result(f"SHOW {len(names)}", ["Name"], [[n] for n in names])
+    if what in show.LISTED or what in ("DATABASES", "SCHEMAS", "INDEXES"):
+        target = tree.args.get("target")
+        return show.handle(session, what, target.lower().strip('"') if target else None, tree.args.get("like"))
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
     m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)
     if m:
-        return _show_create(session, m.group(1), m.group(2).lower().strip('"').split(".")[-1])
+        return _show_create(session, m.group(1), m.group(2).lower().strip('"'))
     if what == "ALL":
         rows = [[k, v, ""] for k, v in session.settings.items()]
         return text_result(f"SHOW {len(rows)}", ["Name", "Setting", "Description"], rows)
@@ -103,16 +108,59 @@ def handle_show(session, tree) -> Result:
 
 
 def handle_describe(session, tree: exp.Describe) -> Result:
-    return describe(session, tree.this.name)
+    target = tree.this
+    return describe(session, f"{target.text('db')}.{target.name}" if target.text("db") else target.name)
 
 
 def describe(session, name: str, with_keys: bool = True) -> Result:
-    rel = session.catalog.must_get(name)
-    rows = [[c.name, c.type.name, "true" if c.hidden else "false", None] for c in rel.columns]
+    """DESCRIBE relation (`with_keys`) and SHOW COLUMNS FROM relation: each column with its
+    type, whether it is hidden and its comment; DESCRIBE adds the primary key, the
+    distribution key, the relation's indexes and its own comment, as RisingWave shows them."""
+    from rw_cli.meta.catalog import RW_TIMESTAMP, INDEX
+
+    catalog = session.catalog
+    schema, _, bare = name.lower().strip('"').rpartition(".")
+    rel = catalog.must_get(catalog.qualified(bare, schema or None))
+    rows = [[c.name, _column_type(c), "true" if c.hidden else "false", rel.comments.get(c.name)]
+            for c in rel.columns]
+    if rel.kind in (TABLE, MATERIALIZED_VIEW):
+        rows.append([RW_TIMESTAMP, "timestamp with time zone", "true", None])
     if with_keys:
         pk = ", ".join(rel.columns[k].name for k in rel.pk)
         rows.append(["primary key", pk, None, None])
+        if rel.pk:
+            rows.append(["distribution key", pk, None, None])
+        for idx in catalog.in_creation_order():
+            if idx.kind == INDEX and rel.id in idx.dependencies:
+                keys, include, dist = index_description(idx)
+                rows.append([idx.name.rpartition(".")[2],
+                             f"index({keys}) include({include}) distributed by({dist})", None, None])
+        rows.append(["table description", bare, None, rel.comments.get("")])
     return text_result(f"SHOW {len(rows)}", ["Name", "Type", "Is Hidden", "Description"], rows)
+
+
+def _column_type(c) -> str:
+    """A column's type as DESCRIBE shows it: the row id of a table without a key is a serial."""
+    from rw_cli.meta.catalog import ROW_ID
+
+    return "serial" if c.name == ROW_ID and c.hidden else c.type.name
+
+
+def index_description(idx) -> tuple[str, str, str]:
+    """(key columns with their order, included columns, distribution key) of an index, from
+    its definition: `v1 ASC, v2 DESC`, `v3`, `v1`."""
+    from rw_cli.sql.dialect import parse_statement
+
+    tree = parse_statement(idx.definition)
+    params = tree.this.args.get("params")
+    cols = (params.args.get("columns") or []) if params is not None else []
+    keys = []
+    for o in cols:
+        col = o.this if isinstance(o, exp.Ordered) else o
+        keys.append((col.name, "DESC" if isinstance(o, exp.Ordered) and o.args.get("desc") else "ASC"))
+    names = [k for k, _ in keys]
+    include = [c.name for c in idx.visible_columns if c.name not in names]
+    return ", ".join(f"{k} {d}" for k, d in keys), ", ".join(include), names[0] if names else ""
 
 
 def handle_transaction(session, tree) -> Result:

@@ -34,7 +34,7 @@ class Flush(exp.Expression):
 class Show(exp.Expression):
     """SHOW TABLES | MATERIALIZED VIEWS | COLUMNS FROM x | <parameter>."""
 
-    arg_types = {"this": True, "target": False}
+    arg_types = {"this": True, "target": False, "like": False}
 
 
 class Explain(exp.Expression):
@@ -246,12 +246,20 @@ class RwDialect(RisingWave):
             m = re.fullmatch(r"columns\s+(?:from|in)\s+(\S+)", low)
             if m:
                 return Show(this="COLUMNS", target=words[-1])
+            m = re.fullmatch(r"(tables|views|materialized\s+views|sources|sinks|indexes|subscriptions|functions)"
+                             r"(?:\s+(?:from|in)\s+(\S+))?(?:\s+like\s+(\S+))?", low)
+            if m and (m.group(2) or m.group(3)):
+                like = words[-1] if m.group(3) else None
+                return Show(this=" ".join(m.group(1).upper().split()), target=m.group(2), like=like)
             return Show(this=" ".join(low.split()).upper())
 
 
 _APPEND_ONLY = re.compile(r"\)\s*append\s+only\b", re.IGNORECASE)
 _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
                           r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
+# SET name TO a, b (a list value, search_path's): sqlglot reads one value only
+_SET_LIST = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
+                       r"((?:[^,;']+|'[^']*')(?:\s*,\s*(?:[^,;']+|'[^']*'))+)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 _SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 # `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
@@ -332,6 +340,11 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
         return exp.Transaction(modes=modes)
+    m = _SET_LIST.match(sql)
+    if m:
+        items = [x.strip().strip("'") for x in m.group(2).split(",")]
+        eq = exp.EQ(this=exp.column(m.group(1).lower()), expression=exp.Literal.string(", ".join(items)))
+        return exp.Set(expressions=[exp.SetItem(this=eq)])
     m = _SET_TIME_ZONE.match(sql)
     if m:  # SET TIME ZONE x  ==  SET timezone = x
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
