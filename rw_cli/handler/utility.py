@@ -41,7 +41,9 @@ def _show_create(session, kind: str, name: str) -> Result:
     rel = session.catalog.get(session.catalog.qualified(bare, schema or None))
     if rel is None or rel.kind != want:
         raise BindError(f'{want} "{name}" does not exist')
-    sql = rel.definition.strip().rstrip(";") if rel.definition else ""
+    from rw_cli.sql.unparse import format_definition
+
+    sql = format_definition(rel.definition) if rel.definition else ""
     if not sql and want == TABLE:
         sql = table_sql(rel)
     shown = rel.name if "." in rel.name else f"public.{rel.name}"
