@@ -284,6 +284,25 @@ def apply_default_privileges(session, first_new_id: int, functions_before: set[s
                               current_user(session))
 
 
+# -- compaction groups --------------------------------------------------------------------------
+
+def _alter_compaction_group(session, spec: dict) -> Result:
+    """Validate every setting on a copy first: a bad one changes nothing."""
+    from rw_cli.meta import compaction_groups
+
+    configs = session.catalog.compaction_configs
+    changed = {}
+    for group in spec["ids"]:
+        if group not in compaction_groups.GROUP_IDS:
+            raise CatalogError(f"compaction group {group} does not exist")
+        config = dict(configs.get(str(group)) or compaction_groups.default_config())
+        for key, value in spec["settings"]:
+            compaction_groups.apply(config, key, value)
+        changed[str(group)] = config
+    configs.update(changed)
+    return Result("ALTER_COMPACTION_GROUP")
+
+
 # -- comments -----------------------------------------------------------------------------------
 
 def _comment(session, spec: dict) -> Result:
@@ -320,4 +339,5 @@ _HANDLERS = {
     "REVOKE": lambda session, spec: _grant(session, spec, revoke=True),
     "ALTER DEFAULT PRIVILEGES": _default_privileges,
     "COMMENT": _comment,
+    "ALTER COMPACTION GROUP": _alter_compaction_group,
 }

@@ -131,6 +131,8 @@ class Catalog:
     schemas: list[str] = field(default_factory=list)
     # users, databases, owners of schemas and functions, grants (rw_cli.meta.access)
     access: AccessCatalog = field(default_factory=AccessCatalog)
+    # compaction group id (as text) -> its configuration, once altered (rw_cli.meta.compaction_groups)
+    compaction_configs: dict[str, dict] = field(default_factory=dict)
 
     def qualified(self, name: str, schema: str | None) -> str:
         """The catalog name of relation `name` in `schema` (None, "" or public: the name
@@ -183,6 +185,7 @@ class Catalog:
             **({"functions": self.functions} if self.functions else {}),
             **({"schemas": self.schemas} if self.schemas else {}),
             "access": self.access.to_json(),
+            **({"compaction_configs": self.compaction_configs} if self.compaction_configs else {}),
         }).encode()
 
     @staticmethod
@@ -192,4 +195,5 @@ class Catalog:
         d = json.loads(data)
         rels = {r["id"]: RelationCatalog.from_json(r) for r in d["relations"]}
         return Catalog(relations=rels, next_id=d["next_id"], functions=d.get("functions", {}),
-                       schemas=d.get("schemas", []), access=AccessCatalog.from_json(d.get("access")))
+                       schemas=d.get("schemas", []), access=AccessCatalog.from_json(d.get("access")),
+                       compaction_configs=d.get("compaction_configs", {}))

@@ -26,7 +26,7 @@ class Admin(exp.Expression):
 
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
 _LEADS = re.compile(r"^\s*(create\s+(user|database|schema)|alter\s+(user|database|schema|default\s+privileges)"
-                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
+                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
                     re.IGNORECASE | re.DOTALL)
 
 
@@ -161,6 +161,8 @@ def parse_admin(sql: str, offset: int = 0) -> Admin | None:
         return _create_schema(c)
     if c.eat("alter", "schema"):
         return _node("ALTER SCHEMA", c, name=c.ident(), **_alter_named(c, settings=False))
+    if c.eat("alter", "compaction"):
+        return _compaction_group(c)
     if c.eat("alter", "default", "privileges"):
         return _default_privileges(c)
     if c.eat("grant"):
@@ -380,6 +382,32 @@ def _default_privileges(c: _Cursor) -> Admin:
         c.eat("cascade") or c.eat("restrict")
     return _node("ALTER DEFAULT PRIVILEGES", c, for_users=for_users, schemas=schemas, revoke=revoke,
                  actions=actions, kind=kind, users=users, grant_option=grant_option or option_only)
+
+
+def _compaction_group(c: _Cursor) -> Admin:
+    """ALTER COMPACTION GROUP id [, id] SET name {= | TO} value [, name {= | TO} value]."""
+    c.expect("group")
+    ids = [_number(c)]
+    while c.eat(","):
+        ids.append(_number(c))
+    c.expect("set")
+    settings = []
+    while True:
+        key = c.ident()
+        if not (c.eat("=") or c.eat("to")):
+            c.fail()
+        settings.append((key, c.value()))
+        if not c.eat(","):
+            break
+    return _node("ALTER COMPACTION GROUP", c, ids=ids, settings=settings)
+
+
+def _number(c: _Cursor) -> int:
+    t = c.peek()
+    if t is None or t.kind != "number" or not t.value.isdigit():
+        c.fail()
+    c.i += 1
+    return int(t.value)
 
 
 def _comment(c: _Cursor) -> Admin:

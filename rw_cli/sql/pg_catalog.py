@@ -370,6 +370,19 @@ def rw_databases(catalog: Catalog, session=None) -> pa.Table:
                    "checkpoint_frequency": (pa.int64(), [d["checkpoint_frequency"] for _, d in dbs])})
 
 
+def rw_hummock_compaction_group_configs(catalog: Catalog, session=None) -> pa.Table:
+    """Each compaction group's configuration as JSON (RisingWave's field names)."""
+    import json
+
+    from rw_cli.meta.compaction_groups import GROUP_IDS, default_config
+
+    configs = [catalog.compaction_configs.get(str(g)) or default_config() for g in GROUP_IDS]
+    return _table({"id": (pa.int64(), list(GROUP_IDS)), "parent_id": (pa.int64(), [0] * len(GROUP_IDS)),
+                   "member_tables": (pa.string(), ["[]"] * len(GROUP_IDS)),
+                   "compaction_config": (pa.string(), [json.dumps(c) for c in configs]),
+                   "active_write_limit": (pa.string(), [None] * len(GROUP_IDS))})
+
+
 def rw_functions(catalog: Catalog, session=None) -> pa.Table:
     names = list(catalog.functions)
     owners = [catalog.access.object_owners.get(f"function:{n}", DEFAULT_USER) for n in names]
@@ -421,6 +434,7 @@ _BUILDERS = {
     ("rw_catalog", "rw_users"): rw_users,
     ("rw_catalog", "rw_databases"): rw_databases,
     ("rw_catalog", "rw_functions"): rw_functions,
+    ("rw_catalog", "rw_hummock_compaction_group_configs"): rw_hummock_compaction_group_configs,
     ("pg_catalog", "pg_roles"): pg_roles,
     ("pg_catalog", "pg_user"): pg_user,
 }
