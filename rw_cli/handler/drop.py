@@ -46,7 +46,8 @@ def handle(session, tree: exp.Drop) -> Result:
         victims = with_dependents(session.catalog, rel)
         blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
         if blocking:
-            raise CatalogError(f'cannot drop {want} "{name}" because other objects depend on it',
+            # RisingWave refuses it as a permission error ("Permission denied: ... used by N other objects")
+            raise CatalogError(f'Permission denied: cannot drop {want} "{name}" because other objects depend on it',
                                hint=f'{blocking[0].kind} "{blocking[0].name}" depends on it; '
                                     f"use DROP ... CASCADE to drop the dependent objects too")
         for victim in victims:

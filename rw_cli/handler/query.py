@@ -149,6 +149,8 @@ def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool, r
         keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
     if rw_timestamp and RW_TIMESTAMP in data.column_names:
         keep.append(RW_TIMESTAMP)
+    if not keep and data.num_columns:  # a table of no columns (`CREATE TABLE t`): DuckDB reads one
+        keep = [data.column_names[0]]
     return _json_typed(data.select(keep), rel)
 
 

@@ -101,6 +101,8 @@ class _Cursor:
         t = self.peek()
         if t is None or t.kind not in ("word", "quoted"):
             self.fail()
+        if not t.value:
+            raise SqlSyntaxError('zero-length delimited identifier at or near """"', position=self.offset + t.pos)
         self.i += 1
         return t.value
 
