@@ -54,7 +54,7 @@ class Session:
             self.store = self._open_store(read_only)
             self._load_committed()
             self._runtime = None
-            self.settings = SessionConfig()
+            self.settings = self.new_settings()
             self.dirty = False
             self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
             self._reported_failure: BaseException | None = None  # the store failure a statement reported
@@ -147,6 +147,11 @@ class Session:
 
     # at most this many epochs are being uploaded while the stream goes on; then barrier waits
     MAX_EPOCHS_IN_FLIGHT = 2
+
+    def new_settings(self) -> SessionConfig:
+        """The parameters a new connection starts with: the defaults, over which ALTER SYSTEM
+        SET gave the data directory's own."""
+        return SessionConfig(system=lambda: self.catalog.system_params)
 
     def barrier(self, wait: bool = False) -> None:
         """Pass a barrier through every job and hand its epoch, with the catalog, to the

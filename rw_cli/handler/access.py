@@ -303,6 +303,33 @@ def _alter_compaction_group(session, spec: dict) -> Result:
     return Result("ALTER_COMPACTION_GROUP")
 
 
+# -- system parameters --------------------------------------------------------------------------
+
+def _alter_system(session, spec: dict) -> Result:
+    """ALTER SYSTEM SET name TO value | DEFAULT: a system parameter, or the default of a
+    session parameter for every session (this one included)."""
+    from rw_cli.common.session_config import canonical, is_parameter
+    from rw_cli.meta import system_params
+
+    stored = session.catalog.system_params
+    name, value = spec["name"].lower(), spec["value"]
+    if name in system_params.PARAMS:
+        if not system_params.PARAMS[name][1]:
+            raise CatalogError(f'system parameter "{name}" cannot be changed while running')
+    elif is_parameter(name):
+        name = canonical(name)
+        if value is not None:
+            value = session.settings.check(name, str(value).lower() if isinstance(value, bool) else str(value))
+        session.settings.reset(name)
+    else:
+        raise CatalogError(f'unrecognized system parameter "{name}"')
+    if value is None:
+        stored.pop(name, None)
+    else:
+        stored[name] = str(value)
+    return Result("ALTER_SYSTEM")
+
+
 # -- comments -----------------------------------------------------------------------------------
 
 def _comment(session, spec: dict) -> Result:
@@ -340,4 +367,5 @@ _HANDLERS = {
     "ALTER DEFAULT PRIVILEGES": _default_privileges,
     "COMMENT": _comment,
     "ALTER COMPACTION GROUP": _alter_compaction_group,
+    "ALTER SYSTEM": _alter_system,
 }

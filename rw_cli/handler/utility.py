@@ -5,7 +5,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.common.types import VARCHAR
-from rw_cli.errors import BindError, NotSupported
+from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE
 from rw_cli.result import Result
 
@@ -28,6 +28,9 @@ def handle_set(session, tree: exp.Set) -> Result:
         if isinstance(value, exp.Var) and text.lower() == "default":
             session.settings.reset(name)
             continue
+        if name == "iceberg_engine_connection" and text:
+            # it names a CONNECTION object, which rw has none of (RisingWave's wording)
+            raise CatalogError(f'Catalog error: connection "{text}" does not exist')
         session.settings.set(name, text)
     return Result("SET_VARIABLE")
 
@@ -100,6 +103,13 @@ def handle_show(session, tree) -> Result:
     m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)
     if m:
         return _show_create(session, m.group(1), m.group(2).lower().strip('"'))
+    if what == "PARAMETERS":
+        from rw_cli.meta import system_params
+
+        stored = session.catalog.system_params
+        rows = [[n, system_params.value(stored, n), "true" if mutable else "false"]
+                for n, (_, mutable) in system_params.PARAMS.items()]
+        return text_result(f"SHOW {len(rows)}", ["Name", "Value", "Mutable"], rows)
     if what == "ALL":
         rows = [[k, v, ""] for k, v in session.settings.items()]
         return text_result(f"SHOW {len(rows)}", ["Name", "Setting", "Description"], rows)

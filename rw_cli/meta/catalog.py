@@ -133,6 +133,8 @@ class Catalog:
     access: AccessCatalog = field(default_factory=AccessCatalog)
     # compaction group id (as text) -> its configuration, once altered (rw_cli.meta.compaction_groups)
     compaction_configs: dict[str, dict] = field(default_factory=dict)
+    # ALTER SYSTEM SET: system parameters and session parameters' defaults (rw_cli.meta.system_params)
+    system_params: dict[str, str] = field(default_factory=dict)
 
     def qualified(self, name: str, schema: str | None) -> str:
         """The catalog name of relation `name` in `schema` (None, "" or public: the name
@@ -186,6 +188,7 @@ class Catalog:
             **({"schemas": self.schemas} if self.schemas else {}),
             "access": self.access.to_json(),
             **({"compaction_configs": self.compaction_configs} if self.compaction_configs else {}),
+            **({"system_params": self.system_params} if self.system_params else {}),
         }).encode()
 
     @staticmethod
@@ -196,4 +199,5 @@ class Catalog:
         rels = {r["id"]: RelationCatalog.from_json(r) for r in d["relations"]}
         return Catalog(relations=rels, next_id=d["next_id"], functions=d.get("functions", {}),
                        schemas=d.get("schemas", []), access=AccessCatalog.from_json(d.get("access")),
-                       compaction_configs=d.get("compaction_configs", {}))
+                       compaction_configs=d.get("compaction_configs", {}),
+                       system_params=d.get("system_params", {}))

@@ -26,7 +26,7 @@ class Admin(exp.Expression):
 
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
 _LEADS = re.compile(r"^\s*(create\s+(user|database|schema)|alter\s+(user|database|schema|default\s+privileges)"
-                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
+                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
                     re.IGNORECASE | re.DOTALL)
 
 
@@ -163,6 +163,11 @@ def parse_admin(sql: str, offset: int = 0) -> Admin | None:
         return _create_schema(c)
     if c.eat("alter", "schema"):
         return _node("ALTER SCHEMA", c, name=c.ident(), **_alter_named(c, settings=False))
+    if c.eat("alter", "system", "set"):
+        key = c.ident()
+        if not (c.eat("=") or c.eat("to")):
+            c.fail()
+        return _node("ALTER SYSTEM", c, name=key, value=c.value())
     if c.eat("alter", "compaction"):
         return _compaction_group(c)
     if c.eat("alter", "default", "privileges"):
