@@ -230,7 +230,23 @@ class SessionConfig:
     def job_parallelism(self, kind: str) -> str:
         """The parallelism a new streaming job of catalog `kind` is configured with
         (`adaptive`, `bounded(N)`, `ratio(x)` or a fixed `N`), as the catalog records it."""
-        return parallelism.resolve(kind, lambda n: self._values.get(n, self.system.get(n)))
+        config = parallelism.resolve(kind, lambda n: self._values.get(n, self.system.get(n)))
+        parallelism.check_max(config, self.max_parallelism)
+        return config
+
+    @property
+    def max_parallelism(self) -> int:
+        """`streaming_max_parallelism`: the vnode count of a new job (1 to 32768)."""
+        text = str(self.get("streaming_max_parallelism", "")).strip("'\"").lower()
+        if text in ("", "0", "default"):
+            return parallelism.DEFAULT_MAX_PARALLELISM
+        try:
+            n = int(text)
+        except ValueError:
+            raise BindError(f'invalid value for parameter "streaming_max_parallelism": "{text}"') from None
+        if not 1 <= n <= 32768:
+            raise BindError("streaming_max_parallelism must be between 1 and 32768")
+        return n
 
     def streaming_parallelism(self) -> int | None:
         """`SET STREAMING_PARALLELISM = N`; None for the runtime's default (0, default,

@@ -56,7 +56,12 @@ def _create_with_defaults(session, tree: exp.Create, sql: str) -> Result:
 
     first_new_id, functions = session.catalog.next_id, set(session.catalog.functions)
     result = _dispatch_rest(session, tree, sql)
-    if session.catalog.access.default_privileges:
+    max_parallelism = session.settings.max_parallelism
+    new = [r for r in session.catalog.relations.values() if r.id >= first_new_id]
+    changed = any(r.max_parallelism != max_parallelism for r in new)
+    for rel in new:  # recorded with the job (RisingWave fixes it at creation)
+        rel.max_parallelism = max_parallelism
+    if session.catalog.access.default_privileges or changed:
         apply_default_privileges(session, first_new_id, functions)
         session.barrier()
     return result

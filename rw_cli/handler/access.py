@@ -83,6 +83,10 @@ def _create_database(session, spec: dict) -> Result:
             return Result("CREATE_DATABASE", notices=[f'database "{spec["name"]}" already exists, skipping'])
         raise CatalogError(f'database "{spec["name"]}" already exists')
     options = dict(spec["options"])
+    if "resource_group" in options:
+        from rw_cli.handler.alter_job import check_resource_group_license
+
+        check_resource_group_license(session)
     owner = options.pop("owner", None) or current_user(session)
     settings = {k: _db_setting(k, v) for k, v in options.items()}
     access.add_database(spec["name"], owner, settings)
@@ -330,6 +334,12 @@ def _alter_system(session, spec: dict) -> Result:
     return Result("ALTER_SYSTEM")
 
 
+def _alter_job(session, spec: dict) -> Result:
+    from rw_cli.handler import alter_job
+
+    return alter_job.handle(session, spec)
+
+
 # -- comments -----------------------------------------------------------------------------------
 
 def _comment(session, spec: dict) -> Result:
@@ -368,4 +378,5 @@ _HANDLERS = {
     "COMMENT": _comment,
     "ALTER COMPACTION GROUP": _alter_compaction_group,
     "ALTER SYSTEM": _alter_system,
+    "ALTER JOB": _alter_job,
 }

@@ -97,7 +97,7 @@ def _emit_when(root, cond: str, table, column: str):
     return root
 
 
-MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order")
+MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order", "resource_group")
 
 
 def check_options(tree: exp.Create) -> dict[str, str]:
@@ -122,7 +122,11 @@ def check_options(tree: exp.Create) -> dict[str, str]:
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
     name, _ = mv_target(tree, session.catalog)
-    check_options(tree)
+    options = check_options(tree)
+    if "resource_group" in options:
+        from rw_cli.handler.alter_job import check_resource_group_license
+
+        check_resource_group_license(session)
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])
@@ -134,11 +138,18 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams],
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
-                          parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW))
+                          parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
+                          resource_group=_resource_group(options.get("resource_group")))
     from rw_cli.stream.job import build_job, start_job
 
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_MATERIALIZED_VIEW")
+
+
+def _resource_group(value: str | None) -> str:
+    """WITH (resource_group = ...): "" (its database's) for none or default."""
+    text = (value or "").strip("'\"")
+    return "" if text.lower() in ("", "default") else text
 
 
 def streaming_parallelism(session, kind: str) -> int:

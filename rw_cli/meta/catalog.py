@@ -71,6 +71,8 @@ class RelationCatalog:
     # recorded keep them as key-value state)
     append_logs: bool = False
     owner: str = DEFAULT_USER  # ALTER ... OWNER TO changes it
+    max_parallelism: int = 256  # its vnode count: streaming_max_parallelism when it was created
+    resource_group: str = ""  # ALTER ... SET RESOURCE_GROUP; "": its database's
     # COMMENT ON TABLE (key "") and COMMENT ON COLUMN (key: the column's name)
     comments: dict = field(default_factory=dict)
 

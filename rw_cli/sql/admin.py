@@ -26,7 +26,7 @@ class Admin(exp.Expression):
 
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
 _LEADS = re.compile(r"^\s*(create\s+(user|database|schema)|alter\s+(user|database|schema|default\s+privileges)"
-                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
+                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+(table|materialized\s+view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group)|reset\s+resource_group)\b|alter\s+system\s+set\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
                     re.IGNORECASE | re.DOTALL)
 
 
@@ -180,7 +180,10 @@ def parse_admin(sql: str, offset: int = 0) -> Admin | None:
         return _comment(c)
     if c.eat("alter"):
         kind = _object_kind(c)
+        exists = c.eat("if", "exists")
         name = _object_name(c, kind)
+        if c.at("set") or c.at("reset"):
+            return _alter_job(c, kind, name, exists)
         c.expect("owner", "to")
         return _node("ALTER OWNER", c, kind=kind, name=name, owner=c.ident())
     return None
@@ -389,6 +392,21 @@ def _default_privileges(c: _Cursor) -> Admin:
         c.eat("cascade") or c.eat("restrict")
     return _node("ALTER DEFAULT PRIVILEGES", c, for_users=for_users, schemas=schemas, revoke=revoke,
                  actions=actions, kind=kind, users=users, grant_option=grant_option or option_only)
+
+
+def _alter_job(c: _Cursor, kind: str, name: str, exists: bool) -> Admin:
+    """ALTER <streaming job> name SET PARALLELISM {= | TO} v | SET RESOURCE_GROUP {= | TO} v |
+    RESET RESOURCE_GROUP, each maybe DEFERRED."""
+    if c.eat("reset"):
+        key, value = c.ident(), None
+    else:
+        c.expect("set")
+        key = c.ident()
+        if not (c.eat("=") or c.eat("to")):
+            c.fail()
+        value = c.value()
+    deferred = c.eat("deferred")
+    return _node("ALTER JOB", c, kind=kind, name=name, exists=exists, key=key, value=value, deferred=deferred)
 
 
 def _compaction_group(c: _Cursor) -> Admin:

@@ -300,7 +300,38 @@ def rw_streaming_parallelism(catalog: Catalog, session=None) -> pa.Table:
         "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
         "relation_type": (pa.string(), [r.kind for r in rels]),
         "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
-        "max_parallelism": (pa.int32(), [DEFAULT_MAX_PARALLELISM] * len(rels)),
+        "max_parallelism": (pa.int32(), [r.max_parallelism for r in rels]),
+    })
+
+
+def _resource_group(catalog: Catalog, rel) -> str:
+    """A job's resource group: its own, else its database's."""
+    from rw_cli.meta.access import DEFAULT_DATABASE
+
+    return rel.resource_group or catalog.access.databases[DEFAULT_DATABASE]["resource_group"]
+
+
+def rw_streaming_jobs(catalog: Catalog, session=None) -> pa.Table:
+    """Each streaming job: its configured parallelism, max parallelism and resource group."""
+    rels = [r for r in _rels(catalog) if r.kind in _STREAMING_JOBS or r.kind == SOURCE]
+    return _table({
+        "job": (pa.int32(), [r.id for r in rels]),
+        "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
+        "status": (pa.string(), ["CREATED"] * len(rels)),
+        "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
+        "max_parallelism": (pa.int32(), [r.max_parallelism for r in rels]),
+        "resource_group": (pa.string(), [_resource_group(catalog, r) for r in rels]),
+    })
+
+
+def rw_table_fragments(catalog: Catalog, session=None) -> pa.Table:
+    """Each streaming job's fragments as one entry: its state, parallelism and max parallelism."""
+    rels = [r for r in _rels(catalog) if r.kind in _STREAMING_JOBS]
+    return _table({
+        "table_id": (pa.int32(), [r.id for r in rels]),
+        "status": (pa.string(), ["CREATED"] * len(rels)),
+        "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
+        "max_parallelism": (pa.int32(), [r.max_parallelism for r in rels]),
     })
 
 
@@ -434,6 +465,8 @@ _BUILDERS = {
     ("rw_catalog", "rw_users"): rw_users,
     ("rw_catalog", "rw_databases"): rw_databases,
     ("rw_catalog", "rw_functions"): rw_functions,
+    ("rw_catalog", "rw_streaming_jobs"): rw_streaming_jobs,
+    ("rw_catalog", "rw_table_fragments"): rw_table_fragments,
     ("rw_catalog", "rw_hummock_compaction_group_configs"): rw_hummock_compaction_group_configs,
     ("pg_catalog", "pg_roles"): pg_roles,
     ("pg_catalog", "pg_user"): pg_user,
