@@ -41,9 +41,11 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
     if isinstance(tree, Admin):
-        from rw_cli.handler import access
+        from rw_cli.handler import access, alter_job
 
         utility.check_not_in_transaction(session, tree.this)
+        if tree.this == "ALTER JOB":
+            return alter_job.handle(session, tree.spec)
         return access.handle(session, tree)
     if isinstance(tree, exp.Create):
         return _create_with_defaults(session, tree, sql)
@@ -133,6 +135,12 @@ def _dispatch_rest(session, tree: exp.Expression, sql: str) -> Result:
 
         return show_jobs.handle(session, tree.this)
     if isinstance(tree, Show):
+        from rw_cli.handler import show
+
+        if show.lists(tree.this):
+            target = tree.args.get("target")
+            return show.handle(session, tree.this, target.lower().strip('"') if target else None,
+                               tree.args.get("like"))
         return utility.handle_show(session, tree)
     if isinstance(tree, exp.Describe):
         return utility.handle_describe(session, tree)

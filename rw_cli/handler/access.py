@@ -84,9 +84,9 @@ def _create_database(session, spec: dict) -> Result:
         raise CatalogError(f'database "{spec["name"]}" already exists')
     options = dict(spec["options"])
     if "resource_group" in options:
-        from rw_cli.handler.alter_job import check_resource_group_license
+        from rw_cli.meta.system_params import check_resource_group_license
 
-        check_resource_group_license(session)
+        check_resource_group_license(session.catalog.system_params)
     owner = options.pop("owner", None) or current_user(session)
     settings = {k: _db_setting(k, v) for k, v in options.items()}
     access.add_database(spec["name"], owner, settings)
@@ -334,12 +334,6 @@ def _alter_system(session, spec: dict) -> Result:
     return Result("ALTER_SYSTEM")
 
 
-def _alter_job(session, spec: dict) -> Result:
-    from rw_cli.handler import alter_job
-
-    return alter_job.handle(session, spec)
-
-
 # -- comments -----------------------------------------------------------------------------------
 
 def _comment(session, spec: dict) -> Result:
@@ -378,5 +372,4 @@ _HANDLERS = {
     "COMMENT": _comment,
     "ALTER COMPACTION GROUP": _alter_compaction_group,
     "ALTER SYSTEM": _alter_system,
-    "ALTER JOB": _alter_job,
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rw_cli.common import parallelism
 from rw_cli.errors import CatalogError, NotSupported
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE
+from rw_cli.meta.system_params import check_resource_group_license
 from rw_cli.result import Result
 
 _KINDS = {"table": TABLE, "materialized view": MATERIALIZED_VIEW, "index": INDEX, "sink": SINK,
@@ -39,19 +40,8 @@ def handle(session, spec: dict) -> Result:
         parallelism.check_max(config, rel.max_parallelism)
         rel.parallelism_config = config
     elif key == "resource_group":
-        check_resource_group_license(session)
+        check_resource_group_license(session.catalog.system_params)
         rel.resource_group = "" if value is None or str(value).lower() == "default" else str(value)
     else:
         raise NotSupported(f"ALTER {spec['kind'].upper()} ... SET {key.upper()}")
     return Result(tag)
-
-
-def check_resource_group_license(session) -> None:
-    """Resource groups are a premium feature of RisingWave: refused once ALTER SYSTEM SET
-    license_key TO '' removed the license, with RisingWave's message."""
-    from rw_cli.meta.system_params import license_missing
-
-    if license_missing(session.catalog.system_params):
-        raise NotSupported("feature ResourceGroup is not available based on your license",
-                           hint="You may want to set a license key with `ALTER SYSTEM SET license_key = '...';` "
-                                "command.")

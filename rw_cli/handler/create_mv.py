@@ -124,9 +124,9 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     name, _ = mv_target(tree, session.catalog)
     options = check_options(tree)
     if "resource_group" in options:
-        from rw_cli.handler.alter_job import check_resource_group_license
+        from rw_cli.meta.system_params import check_resource_group_license
 
-        check_resource_group_license(session)
+        check_resource_group_license(session.catalog.system_params)
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])

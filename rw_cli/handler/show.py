@@ -18,6 +18,11 @@ LISTED = {"TABLES": TABLE, "VIEWS": VIEW, "MATERIALIZED VIEWS": MATERIALIZED_VIE
           "SINKS": SINK}
 
 
+def lists(what: str) -> bool:
+    """Whether SHOW `what` is one of the listings this module answers."""
+    return what in LISTED or what in ("DATABASES", "SCHEMAS", "INDEXES")
+
+
 def handle(session, what: str, schema: str | None, like: str | None) -> Result:
     from rw_cli.handler.utility import text_result
 

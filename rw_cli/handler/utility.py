@@ -92,12 +92,7 @@ def handle_show(session, tree) -> Result:
 
     from rw_cli.meta.catalog import VIEW
 
-    from rw_cli.handler import show
-
     what = tree.this
-    if what in show.LISTED or what in ("DATABASES", "SCHEMAS", "INDEXES"):
-        target = tree.args.get("target")
-        return show.handle(session, what, target.lower().strip('"') if target else None, tree.args.get("like"))
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
     m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)

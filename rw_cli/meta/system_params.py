@@ -7,6 +7,8 @@ default every session of the data directory starts from (rw_cli.common.session_c
 """
 from __future__ import annotations
 
+from rw_cli.errors import NotSupported
+
 # name -> (default, mutable)
 PARAMS: dict[str, tuple[str, bool]] = {
     "barrier_interval_ms": ("1000", True),
@@ -40,3 +42,12 @@ def license_missing(stored: dict[str, str]) -> bool:
     """Whether ALTER SYSTEM SET license_key TO '' removed the license: RisingWave's premium
     features (resource groups) are then refused, as there."""
     return stored.get("license_key") == ""
+
+
+def check_resource_group_license(stored: dict[str, str]) -> None:
+    """Resource groups are a premium feature of RisingWave: refused once the license was
+    removed, with RisingWave's message."""
+    if license_missing(stored):
+        raise NotSupported("feature ResourceGroup is not available based on your license",
+                           hint="You may want to set a license key with `ALTER SYSTEM SET license_key = '...';` "
+                                "command.")
