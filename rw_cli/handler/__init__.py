@@ -17,7 +17,7 @@ _READS = (Explain, Show, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.V
 def reads_only(tree: exp.Expression) -> bool:
     """Whether a statement only reads committed state and the session's own settings (what
     a read-only session runs)."""
-    return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"))
+    return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this == "JOBS")
 
 
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:

@@ -136,7 +136,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         session.barrier()  # the snapshot below must be what upstream has emitted so far
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
-                          definition=sql, dependencies=[u.id for u in upstreams],
+                          definition=sql, dependencies=_dependencies(session, tree, upstreams),
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
                           resource_group=_resource_group(options.get("resource_group")))
@@ -144,6 +144,16 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
 
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_MATERIALIZED_VIEW")
+
+
+def _dependencies(session, tree: exp.Create, upstreams) -> list[int]:
+    """What the view may not outlive: the jobs it reads, and every relation its query names
+    (a view it reads through, a relation of a CTE it does not use), as RisingWave records them."""
+    from rw_cli.sql.batch import referenced_relations
+
+    ids = [u.id for u in upstreams]
+    named = referenced_relations(tree.expression, session.catalog) if tree.expression is not None else []
+    return ids + [r.id for r in named if r.id not in ids]
 
 
 def _resource_group(value: str | None) -> str:

@@ -127,9 +127,12 @@ def describe(session, name: str, with_keys: bool = True) -> Result:
 
     catalog = session.catalog
     schema, _, bare = name.lower().strip('"').rpartition(".")
-    rel = catalog.must_get(catalog.qualified(bare, schema or None))
-    rows = [[c.name, _column_type(c), "true" if c.hidden else "false", rel.comments.get(c.name)]
-            for c in rel.columns]
+    rel = catalog.get(catalog.qualified(bare, schema or None)) if schema in ("", "public") or \
+        schema in catalog.schemas else None
+    if rel is None:
+        return _describe_system(session, schema, bare, with_keys)
+    rows = [row + [rel.comments.get(c.name) if row[0] == c.name else None]
+            for c in rel.columns for row in column_rows(c.name, _column_type(c), c.type, c.hidden)]
     if rel.kind in (TABLE, MATERIALIZED_VIEW):
         rows.append([RW_TIMESTAMP, "timestamp with time zone", "true", None])
     if with_keys:
@@ -144,6 +147,39 @@ def describe(session, name: str, with_keys: bool = True) -> Result:
                              f"index({keys}) include({include}) distributed by({dist})", None, None])
         rows.append(["table description", bare, None, rel.comments.get("")])
     return text_result(f"SHOW {len(rows)}", ["Name", "Type", "Is Hidden", "Description"], rows)
+
+
+def _describe_system(session, schema: str, name: str, with_keys: bool) -> Result:
+    """DESCRIBE / SHOW COLUMNS of a system catalog (pg_catalog.pg_matviews, rw_tables, ...)."""
+    from rw_cli.common.types import DataType
+    from rw_cli.sql.pg_catalog import system_table
+
+    data = system_table(schema or None, name, session.catalog, session)
+    if data is None:
+        raise CatalogError(f'relation "{name}" does not exist')
+    rows = [[f.name, DataType.from_field(f).name, "false", None] for f in data.schema]
+    if with_keys:
+        rows.append(["table description", name, None, None])
+    return text_result(f"SHOW {len(rows)}", ["Name", "Type", "Is Hidden", "Description"], rows)
+
+
+def column_rows(name: str, shown: str, t, hidden: bool) -> list[list]:
+    """A column's rows in SHOW COLUMNS: the column, then (as RisingWave expands them) each
+    element of a list (`v[1]`) and each field of a struct (`v[1].a`), recursively."""
+    from rw_cli.sql.rename import quote_name
+
+    def display(t) -> str:
+        if t.is_list:
+            return display(t.inner[0]) + "[]"
+        return "struct" if t.is_struct else t.name
+
+    rows = [[name, shown if not (t.is_list or t.is_struct) else display(t), "true" if hidden else "false"]]
+    if t.is_list and (t.inner[0].is_struct or t.inner[0].is_list):
+        rows += column_rows(f"{name}[1]", display(t.inner[0]), t.inner[0], hidden)
+    elif t.is_struct:
+        for field_name, inner in zip(t.field_names, t.inner):
+            rows += column_rows(f"{name}.{quote_name(field_name)}", display(inner), inner, hidden)
+    return rows
 
 
 def _column_type(c) -> str:

@@ -369,10 +369,17 @@ def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[Relatio
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     out: list[RelationCatalog] = []
     for t in tree.find_all(exp.Table):
-        names = [t.name] if isinstance(t.this, exp.Identifier) else \
-            [a.name for a in t.this.find_all(exp.Column)][:1] if isinstance(t.this, exp.Anonymous) else []
-        for n in names:
-            rel = catalog.get(n) if n not in ctes else None
+        if isinstance(t.this, exp.Identifier):
+            names = [(t.name, t.text("db"))]
+        elif isinstance(t.this, exp.Anonymous):  # tumble(t, ...): its relation
+            names = [(a.name, a.text("table")) for a in t.this.find_all(exp.Column)][:1]
+        else:
+            names = []
+        for n, db in names:
+            try:
+                rel = catalog.get(catalog.qualified(n, db)) if db or n not in ctes else None
+            except CatalogError:
+                rel = None
             if rel is not None and rel not in out:
                 out.append(rel)
     return out

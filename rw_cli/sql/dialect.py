@@ -243,9 +243,9 @@ class RwDialect(RisingWave):
                 self._advance()
             text = " ".join(words)
             low = text.lower()
-            m = re.fullmatch(r"columns\s+(?:from|in)\s+(\S+)", low)
+            m = re.fullmatch(r"columns\s+(?:from|in)\s+(.+)", low)
             if m:
-                return Show(this="COLUMNS", target=words[-1])
+                return Show(this="COLUMNS", target="".join(words[2:]))
             m = re.fullmatch(r"(tables|views|materialized\s+views|sources|sinks|indexes|subscriptions|functions)"
                              r"(?:\s+(?:from|in)\s+(\S+))?(?:\s+like\s+(\S+))?", low)
             if m and (m.group(2) or m.group(3)):

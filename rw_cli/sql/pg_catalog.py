@@ -245,7 +245,9 @@ def pg_matviews(catalog: Catalog, session=None) -> pa.Table:
     s = pa.string()
     return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
                    "matviewname": (s, [_schema_and_name(r)[1] for r in rels]),
-                   "matviewowner": (s, [r.owner for r in rels]), "definition": (s, [r.definition for r in rels])})
+                   "matviewowner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
+                   "tablespace": (s, [None] * n), "hasindexes": (pa.bool_(), [False] * n),
+                   "ispopulated": (pa.bool_(), [True] * n), "definition": (s, [r.definition for r in rels])})
 
 
 def pg_views(catalog: Catalog, session=None) -> pa.Table:
