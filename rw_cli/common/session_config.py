@@ -122,6 +122,8 @@ OTHER_DEFAULTS = {
     "streaming_use_arrangement_backfill": "true", "streaming_use_snapshot_backfill": "false",
     "streaming_force_filter_inside_join": "false", "streaming_use_shared_source": "true",
     "bytea_output": "hex", "bypass_cluster_limits": "false", "enable_index_selection": "true",
+    **{f"streaming_parallelism_for_{kind}": "default"
+       for kind in ("table", "source", "sink", "index", "materialized_view", "backfill")},
 }
 
 
