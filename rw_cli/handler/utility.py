@@ -203,7 +203,8 @@ def index_description(idx) -> tuple[str, str, str]:
         keys.append((col.name, "DESC" if isinstance(o, exp.Ordered) and o.args.get("desc") else "ASC"))
     names = [k for k, _ in keys]
     include = [c.name for c in idx.visible_columns if c.name not in names]
-    return ", ".join(f"{k} {d}" for k, d in keys), ", ".join(include), names[0] if names else ""
+    dist = tree.args.get("distributed_by") or names[:1]
+    return ", ".join(f"{k} {d}" for k, d in keys), ", ".join(include), ", ".join(dist)
 
 
 def handle_transaction(session, tree) -> Result:

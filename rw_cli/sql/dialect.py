@@ -283,6 +283,20 @@ def _include_clauses(text: str) -> tuple[str, list[list[str]]]:
     return _INCLUDE.sub(lambda m: " " * (m.end() - m.start()), text), out
 
 
+_DISTRIBUTED_BY = re.compile(r"\)\s*distributed\s+by\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def _distribution_key(text: str) -> list[str]:
+    """The expressions of DISTRIBUTED BY (...), each in PostgreSQL's spelling."""
+    try:
+        tree = sqlglot.parse_one(f"SELECT {text}", read=RwDialect)
+    except (ParseError, TokenError):
+        raise SqlSyntaxError(f'syntax error at or near "{text}"') from None
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    return [normalize_identifiers(e, dialect=RwDialect).sql(dialect="postgres") for e in tree.expressions]
+
+
 def _table_clauses(text: str) -> tuple[str, dict]:
     """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
     (the text keeps its length where it can, so error positions stay right)."""
@@ -302,6 +316,11 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         text, includes = _include_clauses(text)
         if includes:
             flags["include"] = includes
+    if head.startswith(("create index", "create unique index")):
+        m = _DISTRIBUTED_BY.search(text)
+        if m:  # ... (columns) DISTRIBUTED BY (expressions): the expressions, as written
+            flags["distributed_by"] = _distribution_key(m.group(1))
+            text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
     if head.startswith("create materialized view"):
         m = _EOWC.search(text)
         if m:

@@ -337,6 +337,17 @@ def rw_table_fragments(catalog: Catalog, session=None) -> pa.Table:
     })
 
 
+def rw_fragment_id_to_ddl(catalog: Catalog, session=None) -> pa.Table:
+    """Which streaming job each fragment belongs to: a job is one fragment here (its id)."""
+    rels = [r for r in _rels(catalog) if r.kind in _STREAMING_JOBS or r.kind == SOURCE]
+    return _table({
+        "fragment_id": (pa.int32(), [r.id for r in rels]),
+        "job_id": (pa.int32(), [r.id for r in rels]),
+        "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
+        "ddl_type": (pa.string(), [r.kind.replace(" ", "_") for r in rels]),
+    })
+
+
 def rw_relations_of(kind: str):
     """rw_tables, rw_materialized_views, ...: one kind of relation with its definition."""
     def build(catalog: Catalog, session=None) -> pa.Table:
@@ -468,6 +479,7 @@ _BUILDERS = {
     ("rw_catalog", "rw_databases"): rw_databases,
     ("rw_catalog", "rw_functions"): rw_functions,
     ("rw_catalog", "rw_streaming_jobs"): rw_streaming_jobs,
+    ("rw_catalog", "rw_fragment_id_to_ddl"): rw_fragment_id_to_ddl,
     ("rw_catalog", "rw_table_fragments"): rw_table_fragments,
     ("rw_catalog", "rw_hummock_compaction_group_configs"): rw_hummock_compaction_group_configs,
     ("pg_catalog", "pg_roles"): pg_roles,
