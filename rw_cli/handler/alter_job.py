@@ -44,4 +44,5 @@ def handle(session, spec: dict) -> Result:
         rel.resource_group = "" if value is None or str(value).lower() == "default" else str(value)
     else:
         raise NotSupported(f"ALTER {spec['kind'].upper()} ... SET {key.upper()}")
+    session.barrier()  # the catalog is durable when the statement returns
     return Result(tag)

@@ -241,7 +241,8 @@ class RwDialect(RisingWave):
             while self._curr and self._curr.token_type != TokenType.SEMICOLON:
                 words.append(self._curr.text)
                 self._advance()
-            text = " ".join(words)
+            text = re.sub(r"\s*\.\s*", ".", " ".join(words))  # `s . t` as written: s.t
+            words = text.split()
             low = text.lower()
             m = re.fullmatch(r"columns\s+(?:from|in)\s+(.+)", low)
             if m:
