@@ -46,6 +46,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         utility.check_not_in_transaction(session, tree.this)
         if tree.this == "ALTER JOB":
             return alter_job.handle(session, tree.spec)
+        if tree.this == "ALTER WATERMARK":
+            from rw_cli.handler import alter_watermark
+
+            return alter_watermark.handle(session, tree.spec)
         return access.handle(session, tree)
     if isinstance(tree, exp.Create):
         return _create_with_defaults(session, tree, sql)

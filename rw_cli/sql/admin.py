@@ -26,7 +26,7 @@ class Admin(exp.Expression):
 
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
 _LEADS = re.compile(r"^\s*(create\s+(user|database|schema)|alter\s+(user|database|schema|default\s+privileges)"
-                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+(table|materialized\s+view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group)|reset\s+resource_group)\b|alter\s+system\s+set\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
+                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+table\s+\S+\s+alter\s+watermark\b|alter\s+(table|materialized\s+view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group)|reset\s+resource_group)\b|alter\s+system\s+set\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
                     re.IGNORECASE | re.DOTALL)
 
 
@@ -184,6 +184,8 @@ def parse_admin(sql: str, offset: int = 0) -> Admin | None:
         name = _object_name(c, kind)
         if c.at("set") or c.at("reset"):
             return _alter_job(c, kind, name, exists)
+        if kind == "table" and c.eat("alter", "watermark", "for"):
+            return _alter_watermark(c, name)
         c.expect("owner", "to")
         return _node("ALTER OWNER", c, kind=kind, name=name, owner=c.ident())
     return None
@@ -407,6 +409,20 @@ def _alter_job(c: _Cursor, kind: str, name: str, exists: bool) -> Admin:
         value = c.value()
     deferred = c.eat("deferred")
     return _node("ALTER JOB", c, kind=kind, name=name, exists=exists, key=key, value=value, deferred=deferred)
+
+
+def _alter_watermark(c: _Cursor, table: str) -> Admin:
+    """ALTER TABLE t ALTER WATERMARK FOR col AS expr [WITH TTL]: `expr` kept as written."""
+    column = c.ident()
+    c.expect("as")
+    text = c.rest()
+    m = re.search(r"\s+with\s+ttl\s*$", text, re.IGNORECASE)
+    if m:
+        text = text[: m.start()]
+    if not text.strip():
+        c.fail()
+    c.i = len(c.toks)
+    return _node("ALTER WATERMARK", c, table=table, column=column, expr=text.strip(), ttl=m is not None)
 
 
 def _compaction_group(c: _Cursor) -> Admin:
