@@ -25,6 +25,8 @@ def handle(session, tree: RenameRelation) -> Result:
     target: exp.Table = tree.this
     old = catalog.qualified(target.name, target.text("db"))
     rel = catalog.get(old)
+    if rel is not None and want == SOURCE and rel.kind == TABLE and rel.connector:
+        raise CatalogError(f'"{old}" is a table with a connector: use ALTER TABLE to alter it')
     if rel is None or rel.kind != want:
         if tree.args.get("exists"):
             return Result(_tag(word))
@@ -42,8 +44,9 @@ def handle(session, tree: RenameRelation) -> Result:
     if to.text("db") and to.text("db") != (schema or "public"):
         raise CatalogError("a relation keeps its schema when renamed", hint="use ALTER ... SET SCHEMA to move it")
     new = catalog.qualified(to.name, schema)
-    if catalog.get(new) is not None:
-        raise CatalogError(f'relation "{new}" already exists')
+    taken = catalog.get(new)
+    if taken is not None:
+        raise CatalogError(f'{taken.kind} "{new}" already exists')
     _rename(session, {rel.id: new})
     return Result(_tag(word))
 

@@ -84,7 +84,21 @@ def table_sql(rel) -> str:
     if rel.watermark:
         items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {rel.watermark[1]}")
     sql = f"CREATE TABLE {quote_name(rel.name.rpartition('.')[2])} ({', '.join(items)})"
-    return sql + (" APPEND ONLY" if rel.append_only else "")
+    return sql + (" APPEND ONLY" if rel.append_only else "") + connector_sql(rel.connector)
+
+
+def connector_sql(connector: dict) -> str:
+    """` WITH (k = 'v', ...) FORMAT F ENCODE E [(...)]` of a table with a connector, as
+    RisingWave's purified definition spells it."""
+    if not connector or not connector.get("options"):
+        return ""
+    quoted = lambda v: "'" + str(v).replace("'", "''") + "'"  # noqa: E731
+    sql = " WITH (" + ", ".join(f"{k} = {quoted(v)}" for k, v in connector["options"].items()) + ")"
+    if connector.get("format"):
+        sql += f" FORMAT {connector['format'].upper()} ENCODE {(connector.get('encode') or '').upper()}"
+        if connector.get("encode_options"):
+            sql += " (" + ", ".join(f"{k} = {quoted(v)}" for k, v in connector["encode_options"].items()) + ")"
+    return sql
 
 
 def handle_show(session, tree) -> Result:

@@ -77,6 +77,8 @@ def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
     body = parse_statement(rel.definition)
     if isinstance(body, exp.Create):
         body = body.expression
+    while isinstance(body, exp.Subquery) and not body.alias:  # `AS (SELECT ...)`: the query itself
+        body = body.this
     # the view's own relations were resolved when it was created: a CTE of the outer query
     # with the same name must not capture them
     inner_ctes = {c.alias for c in body.find_all(exp.CTE)}

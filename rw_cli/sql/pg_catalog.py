@@ -351,7 +351,8 @@ def rw_fragment_id_to_ddl(catalog: Catalog, session=None) -> pa.Table:
 def rw_relations_of(kind: str):
     """rw_tables, rw_materialized_views, ...: one kind of relation with its definition."""
     def build(catalog: Catalog, session=None) -> pa.Table:
-        rels = [r for r in _rels(catalog) if r.kind == kind]
+        # a table with a connector has a source of its own name (RisingWave lists both)
+        rels = [r for r in _rels(catalog) if r.kind == kind or (kind == SOURCE and r.kind == TABLE and r.connector)]
         parts = [_schema_and_name(r) for r in rels]
         return _table({
             "id": (pa.int32(), [r.id for r in rels]),

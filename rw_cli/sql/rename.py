@@ -18,9 +18,21 @@ _PLAIN = re.compile(r"[a-z_][a-z0-9_$]*")
 _SINK_FROM = re.compile(r"^\s*create\s+sink\s+(?:if\s+not\s+exists\s+)?\S+\s+from\s", re.IGNORECASE)
 
 
+# reserved words: a name spelled as one is quoted (`"select" INT`)
+_RESERVED = frozenset("""
+all analyse analyze and any array as asc asymmetric both case cast check collate column constraint create
+current_catalog current_date current_role current_time current_timestamp current_user default deferrable
+desc distinct do else end except false fetch for foreign from grant group having in initially intersect
+into lateral leading limit localtime localtimestamp not null offset on only or order placing primary
+references returning select session_user some symmetric table then to trailing true union unique user
+using variadic when where window with
+""".split())
+
+
 def quote_name(name: str) -> str:
-    """An identifier as SQL text: bare when folding leaves it unchanged, else quoted."""
-    return name if _PLAIN.fullmatch(name) else '"' + name.replace('"', '""') + '"'
+    """An identifier as SQL text: bare when folding leaves it unchanged and it is no reserved
+    word, else quoted."""
+    return name if _PLAIN.fullmatch(name) and name not in _RESERVED else '"' + name.replace('"', '""') + '"'
 
 
 def _span(node: exp.Expression) -> tuple[int, int] | None:
