@@ -37,7 +37,8 @@ def handle(session, tree: RenameRelation) -> Result:
         other = catalog.get(catalog.qualified(to.name, to.text("db")))
         if other is None or other.kind != want:
             raise CatalogError(f'{want} "{to.sql()}" not found' if other is None else
-                               f'"{other.name}" is a {other.kind}, not a {want}: only relations of one kind swap names')
+                               f'Permission denied: "{other.name}" is a {other.kind}, not a {want}: '
+                               "only relations of one kind swap names")
         _rename(session, {rel.id: other.name, other.id: rel.name})
         return Result(_tag(word))
     schema = old.rpartition(".")[0]

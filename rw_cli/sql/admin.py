@@ -25,9 +25,14 @@ class Admin(exp.Expression):
 
 
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
-_LEADS = re.compile(r"^\s*(create\s+(user|database|schema)|alter\s+(user|database|schema|default\s+privileges)"
-                    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+table\s+\S+\s+alter\s+watermark\b|alter\s+(table|materialized\s+view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group)|reset\s+resource_group)\b|alter\s+system\s+set\b|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
-                    re.IGNORECASE | re.DOTALL)
+_LEADS = re.compile(
+    r"^\s*(create\s+(user|database|schema)|alter\s+(user|database|schema|default\s+privileges)"
+    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
+    r"|alter\s+table\s+\S+\s+alter\s+watermark\b"
+    r"|alter\s+(table|materialized\s+view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group)"
+    r"|reset\s+resource_group)\b"
+    r"|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
+    re.IGNORECASE | re.DOTALL)
 
 
 class _Tok:

@@ -390,7 +390,8 @@ def pg_roles(catalog: Catalog, session=None) -> pa.Table:
 def pg_user(catalog: Catalog, session=None) -> pa.Table:
     users = _users(catalog)
     b = pa.bool_()
-    return _table({"usename": (pa.string(), [n for n, _ in users]), "usesysid": (pa.int32(), [u["id"] for _, u in users]),
+    return _table({"usename": (pa.string(), [n for n, _ in users]),
+                   "usesysid": (pa.int32(), [u["id"] for _, u in users]),
                    "usecreatedb": (b, [u["createdb"] for _, u in users]),
                    "usesuper": (b, [u["superuser"] for _, u in users]),
                    "passwd": (pa.string(), ["********"] * len(users))})
@@ -433,7 +434,8 @@ def rw_functions(catalog: Catalog, session=None) -> pa.Table:
     owners = [catalog.access.object_owners.get(f"function:{n}", DEFAULT_USER) for n in names]
     return _table({"id": (pa.int32(), list(range(1, len(names) + 1))),
                    "name": (pa.string(), [n.rpartition(".")[2] for n in names]),
-                   "schema_id": (pa.int32(), [_schema_oid(catalog, n.rpartition(".")[0] or DEFAULT_SCHEMA) for n in names]),
+                   "schema_id": (pa.int32(), [_schema_oid(catalog, catalog.functions[n].get("schema", DEFAULT_SCHEMA))
+                                              for n in names]),
                    "owner": (pa.int32(), [_owner_id(catalog, o) for o in owners])})
 
 

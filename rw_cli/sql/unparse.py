@@ -18,7 +18,8 @@ format encode if replace true false cast array struct map at time zone subscript
 int integer smallint bigint real double precision numeric decimal varchar character varying text
 boolean bool date timestamp timestamptz bytea jsonb serial float
 """.split())
-_TOKEN = re.compile(r"""\s*("(?:[^"]|"")*"|'(?:[^']|'')*'|[A-Za-z_][A-Za-z0-9_$]*|\d+(?:\.\d+)?|::|<=|>=|<>|!=|\|\||->>|->|\S)""")
+_TOKEN = re.compile(r"""\s*("(?:[^"]|"")*"|'(?:[^']|'')*'|[A-Za-z_][A-Za-z0-9_$]*|\d+(?:\.\d+)?"""
+                    r"""|::|<=|>=|<>|!=|\|\||->>|->|\S)""")
 _NO_SPACE_BEFORE = {",", ")", ".", "::", "[", "]"}
 _NO_SPACE_AFTER = {"(", ".", "::", "["}
 
