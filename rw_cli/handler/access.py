@@ -169,6 +169,10 @@ def _alter_owner(session, spec: dict) -> Result:
     elif kind == "function":
         key = f"function:{_function_key(session, name)}"
         access.object_owners[key] = owner
+    elif kind == "secret":
+        if name not in access.secrets:
+            raise CatalogError(f'secret "{name}" does not exist')
+        access.object_owners[f"secret:{name}"] = owner
     else:
         raise CatalogError(f'{kind} "{name}" does not exist')
     return Result(tag)
@@ -288,6 +292,26 @@ def apply_default_privileges(session, first_new_id: int, functions_before: set[s
                               current_user(session))
 
 
+# -- secrets ------------------------------------------------------------------------------------
+
+def _create_secret(session, spec: dict) -> Result:
+    """CREATE SECRET: kept in the catalog (RisingWave's `meta` backend keeps it in its meta store)."""
+    access = session.catalog.access
+    if spec["name"] in access.secrets and spec["exists"]:
+        return Result("CREATE_SECRET", notices=[f'secret "{spec["name"]}" already exists, skipping'])
+    backend = str(spec["options"].get("backend", "meta")).lower()
+    access.add_secret(spec["name"], backend, spec["value"], current_user(session))
+    return Result("CREATE_SECRET")
+
+
+def _drop_secret(session, spec: dict) -> Result:
+    access = session.catalog.access
+    if spec["name"] not in access.secrets and spec["exists"]:
+        return Result("DROP_SECRET", notices=[f'secret "{spec["name"]}" does not exist, skipping'])
+    access.drop_secret(spec["name"])
+    return Result("DROP_SECRET")
+
+
 # -- compaction groups --------------------------------------------------------------------------
 
 def _alter_compaction_group(session, spec: dict) -> Result:
@@ -372,4 +396,6 @@ _HANDLERS = {
     "COMMENT": _comment,
     "ALTER COMPACTION GROUP": _alter_compaction_group,
     "ALTER SYSTEM": _alter_system,
+    "CREATE SECRET": _create_secret,
+    "DROP SECRET": _drop_secret,
 }

@@ -56,6 +56,8 @@ class AccessCatalog:
     object_owners: dict[str, str] = field(default_factory=dict)
     grants: list[dict] = field(default_factory=list)
     default_privileges: list[dict] = field(default_factory=list)
+    # CREATE SECRET: name -> {"id", "backend", "value"} (its owner in object_owners)
+    secrets: dict[str, dict] = field(default_factory=dict)
     next_id: int = 1
 
     def __post_init__(self) -> None:
@@ -185,6 +187,22 @@ class AccessCatalog:
             if g["object"] == old:
                 g["object"] = new
 
+    # -- secrets ------------------------------------------------------------------------------
+
+    def add_secret(self, name: str, backend: str, value: str, owner: str) -> None:
+        if name in self.secrets:
+            raise CatalogError(f'secret "{name}" already exists')
+        if backend != "meta":
+            raise CatalogError(f'secret backend "{backend}" is not supported', hint="use backend = 'meta'")
+        self.secrets[name] = {"id": self._alloc(), "backend": backend, "value": value}
+        self.object_owners[f"secret:{name}"] = owner
+
+    def drop_secret(self, name: str) -> None:
+        if name not in self.secrets:
+            raise CatalogError(f'secret "{name}" does not exist')
+        del self.secrets[name]
+        self.drop_object(f"secret:{name}")
+
     # -- privileges ---------------------------------------------------------------------------
 
     def grant(self, user: str, obj: str, action: str, grant_option: bool, granted_by: str) -> None:
@@ -247,7 +265,7 @@ class AccessCatalog:
     def to_json(self) -> dict:
         return {"users": self.users, "databases": self.databases, "schema_owners": self.schema_owners,
                 "object_owners": self.object_owners, "grants": self.grants,
-                "default_privileges": self.default_privileges, "next_id": self.next_id}
+                "default_privileges": self.default_privileges, "secrets": self.secrets, "next_id": self.next_id}
 
     @staticmethod
     def from_json(d: dict | None) -> "AccessCatalog":

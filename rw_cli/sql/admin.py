@@ -26,8 +26,8 @@ class Admin(exp.Expression):
 
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
 _LEADS = re.compile(
-    r"^\s*(create\s+(user|database|schema)|alter\s+(user|database|schema|default\s+privileges)"
-    r"|drop\s+(user|database)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
+    r"^\s*(create\s+(user|database|schema|secret)|alter\s+(user|database|schema|default\s+privileges)"
+    r"|drop\s+(user|database|secret)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
     r"|alter\s+table\s+\S+\s+alter\s+watermark\b"
     r"|alter\s+(table|materialized\s+view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group)"
     r"|reset\s+resource_group)\b"
@@ -164,6 +164,11 @@ def parse_admin(sql: str, offset: int = 0) -> Admin | None:
     if c.eat("drop", "database"):
         exists = c.eat("if", "exists")
         return _node("DROP DATABASE", c, name=c.ident(), exists=exists)
+    if c.eat("create", "secret"):
+        return _create_secret(c)
+    if c.eat("drop", "secret"):
+        exists = c.eat("if", "exists")
+        return _node("DROP SECRET", c, name=c.name(), exists=exists)
     if c.eat("create", "schema"):
         return _create_schema(c)
     if c.eat("alter", "schema"):
@@ -428,6 +433,26 @@ def _alter_watermark(c: _Cursor, table: str) -> Admin:
         c.fail()
     c.i = len(c.toks)
     return _node("ALTER WATERMARK", c, table=table, column=column, expr=text.strip(), ttl=m is not None)
+
+
+def _create_secret(c: _Cursor) -> Admin:
+    """CREATE SECRET [IF NOT EXISTS] name WITH (backend = 'meta') AS 'value'."""
+    exists = c.eat("if", "not", "exists")
+    name = c.name()
+    options = {}
+    c.expect("with")
+    c.expect("(")
+    while not c.eat(")"):
+        key = c.name()
+        c.expect("=")
+        options[key] = c.value()
+        c.eat(",")
+    c.expect("as")
+    t = c.peek()
+    if t is None or t.kind != "string":
+        c.fail()
+    c.i += 1
+    return _node("CREATE SECRET", c, name=name, exists=exists, options=options, value=t.value)
 
 
 def _compaction_group(c: _Cursor) -> Admin:

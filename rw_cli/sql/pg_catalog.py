@@ -429,6 +429,16 @@ def rw_hummock_compaction_group_configs(catalog: Catalog, session=None) -> pa.Ta
                    "active_write_limit": (pa.string(), [None] * len(GROUP_IDS))})
 
 
+def rw_secrets(catalog: Catalog, session=None) -> pa.Table:
+    """Each secret with its owner (never its value)."""
+    names = sorted(catalog.access.secrets, key=lambda n: catalog.access.secrets[n]["id"])
+    owners = [catalog.access.object_owners.get(f"secret:{n}", DEFAULT_USER) for n in names]
+    return _table({"id": (pa.int32(), [catalog.access.secrets[n]["id"] for n in names]),
+                   "name": (pa.string(), names),
+                   "schema_id": (pa.int32(), [PUBLIC_OID] * len(names)),
+                   "owner": (pa.int32(), [_owner_id(catalog, o) for o in owners])})
+
+
 def rw_functions(catalog: Catalog, session=None) -> pa.Table:
     names = list(catalog.functions)
     owners = [catalog.access.object_owners.get(f"function:{n}", DEFAULT_USER) for n in names]
@@ -481,6 +491,7 @@ _BUILDERS = {
     ("rw_catalog", "rw_users"): rw_users,
     ("rw_catalog", "rw_databases"): rw_databases,
     ("rw_catalog", "rw_functions"): rw_functions,
+    ("rw_catalog", "rw_secrets"): rw_secrets,
     ("rw_catalog", "rw_streaming_jobs"): rw_streaming_jobs,
     ("rw_catalog", "rw_fragment_id_to_ddl"): rw_fragment_id_to_ddl,
     ("rw_catalog", "rw_table_fragments"): rw_table_fragments,
