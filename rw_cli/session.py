@@ -191,6 +191,16 @@ class Session:
             if age_ms > self.settings.barrier_interval_ms and not self.in_transaction:
                 self.barrier()
 
+    def recover(self) -> None:
+        """RECOVER: what RisingWave does after a failure, on request. Everything so far is
+        committed, every job lets go of its executors, and the jobs are rebuilt from the
+        catalog and the committed state (as when the data directory is opened), sources
+        resuming from their committed offsets."""
+        self.barrier()
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
+
     def _roll_back(self) -> None:
         """An epoch failed as a whole (a Spark job could not finish): forget everything since
         the last committed epoch and rebuild the jobs from it; sources resume from their

@@ -6,7 +6,7 @@ from sqlglot import exp
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
-from rw_cli.sql.dialect import Explain, Flush, RenameRelation, Show
+from rw_cli.sql.dialect import Explain, Flush, Recover, RenameRelation, Show
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
@@ -34,6 +34,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, Flush):
         session.flush()  # returns once the epoch is durable
         return Result("FLUSH")
+    if isinstance(tree, Recover):
+        utility.check_not_in_transaction(session, "RECOVER")
+        session.recover()
+        return Result("RECOVER")
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
         return query.handle_query(session, tree, sql)

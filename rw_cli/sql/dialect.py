@@ -31,6 +31,12 @@ class Flush(exp.Expression):
     arg_types: dict = {}
 
 
+class Recover(exp.Expression):
+    """RECOVER: rebuild every streaming job from the committed state."""
+
+    arg_types: dict = {}
+
+
 class Show(exp.Expression):
     """SHOW TABLES | MATERIALIZED VIEWS | COLUMNS FROM x | <parameter>."""
 
@@ -356,6 +362,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     sql = blank_comments(sql)
     if sql.strip().rstrip(";").strip().lower() == "flush":
         return Flush()
+    if sql.strip().rstrip(";").strip().lower() == "recover":
+        return Recover()
     m = _BEGIN.match(sql)
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
