@@ -143,6 +143,17 @@ def default(name: str) -> str | None:
     return OTHER_DEFAULTS.get(name) if p is None else p.default
 
 
+def server_version() -> str:
+    """version()'s text: PostgreSQL's version, then RisingWave's and rw's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("rw_cli")
+    except PackageNotFoundError:
+        ours = "dev"
+    return f"PostgreSQL {default('server_version')}-RisingWave-rw_cli-{ours}"
+
+
 def is_parameter(name: str) -> bool:
     """Whether `name` is a session parameter (rw's or one RisingWave has)."""
     name = canonical(name)

@@ -73,6 +73,8 @@ class RelationCatalog:
     owner: str = DEFAULT_USER  # ALTER ... OWNER TO changes it
     max_parallelism: int = 256  # its vnode count: streaming_max_parallelism when it was created
     resource_group: str = ""  # ALTER ... SET RESOURCE_GROUP; "": its database's
+    created_at: int | None = None  # when it was created (ms since the Unix epoch; None: before it was kept)
+    created_at_version: str = ""  # version() of the rw that created it
     # COMMENT ON TABLE (key "") and COMMENT ON COLUMN (key: the column's name)
     comments: dict = field(default_factory=dict)
 
@@ -171,6 +173,12 @@ class Catalog:
     def add(self, rel: RelationCatalog) -> None:
         if self.get(rel.name) is not None:
             raise CatalogError(f'relation "{rel.name}" already exists')
+        if rel.created_at is None:  # rw_* catalogs show when and by which version
+            import time
+
+            from rw_cli.common.session_config import server_version
+
+            rel.created_at, rel.created_at_version = int(time.time() * 1000), server_version()
         self.relations[rel.id] = rel
 
     def remove(self, rel_id: int) -> None:

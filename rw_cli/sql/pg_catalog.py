@@ -348,6 +348,13 @@ def rw_fragment_id_to_ddl(catalog: Catalog, session=None) -> pa.Table:
     })
 
 
+_TIMESTAMPTZ = pa.timestamp("us", tz="UTC")
+
+
+def _micros(ms: int | None) -> int | None:
+    return None if ms is None else ms * 1000
+
+
 def rw_relations_of(kind: str):
     """rw_tables, rw_materialized_views, ...: one kind of relation with its definition."""
     def build(catalog: Catalog, session=None) -> pa.Table:
@@ -360,6 +367,10 @@ def rw_relations_of(kind: str):
             "schema_id": (pa.int32(), [_schema_oid(catalog, p[0]) for p in parts]),
             "owner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
             "definition": (pa.string(), [r.definition for r in rels]),
+            "created_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+            "initialized_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+            "created_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
+            "initialized_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
         })
     return build
 
