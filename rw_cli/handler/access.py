@@ -1,5 +1,7 @@
-"""CREATE | ALTER | DROP USER and DATABASE, ALTER ... OWNER TO, GRANT, REVOKE, ALTER DEFAULT
-PRIVILEGES and COMMENT ON: statements of the access catalog (rw_cli.meta.access).
+"""Statements of the access catalog and of data-directory settings: CREATE | ALTER | DROP
+USER and DATABASE, CREATE SCHEMA ... AUTHORIZATION and ALTER SCHEMA, ALTER ... OWNER TO,
+GRANT, REVOKE, ALTER DEFAULT PRIVILEGES, COMMENT ON, CREATE | DROP SECRET, ALTER SYSTEM SET
+and ALTER COMPACTION GROUP (rw_cli.meta.access, system_params, compaction_groups).
 
 Each changes the catalog only and makes it durable (a barrier) before it returns. rw has one
 database that holds data (`dev`); other databases are recorded with their owner and settings
@@ -217,8 +219,8 @@ def _objects(session, objects: dict) -> list[str]:
             if schema != "public" and schema not in catalog.schemas:
                 raise CatalogError(f'schema "{schema}" does not exist')
             if kind == "function":
-                keys += [f"function:{f}" for f in catalog.functions if f.rpartition(".")[0] in (schema, "")
-                         and (schema == "public") == ("." not in f)]
+                keys += [f"function:{f}" for f, record in catalog.functions.items()
+                         if record.get("schema", "public") == schema]
                 continue
             want = _RELATION_KINDS.get(kind)
             keys += [f"relation:{r.id}" for r in catalog.in_creation_order() if r.kind == want
