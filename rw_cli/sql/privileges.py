@@ -12,8 +12,9 @@ from sqlglot import exp
 
 from rw_cli.errors import CatalogError
 from rw_cli.meta.access import DEFAULT_USER
-from rw_cli.meta.catalog import Catalog
+from rw_cli.meta.catalog import SYSTEM_SCHEMA_NAMES, Catalog
 
+SYSTEM_RELATION = "system"  # the access key of every system catalog relation
 _KINDS = {"has_table_privilege": "relation", "has_any_column_privilege": "relation",
           "has_schema_privilege": "schema", "has_database_privilege": "database",
           "has_function_privilege": "function"}
@@ -21,8 +22,9 @@ _KINDS = {"has_table_privilege": "relation", "has_any_column_privilege": "relati
 
 def answer_privilege_calls(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
     """`tree` with each has_*_privilege(...) call of literal arguments replaced by its answer."""
-    for call in list(tree.find_all(exp.Anonymous)):
-        kind = _KINDS.get(call.name.lower())
+    calls = [n for n in tree.find_all(exp.Anonymous) if n.name.lower() in _KINDS]
+    for call in calls:
+        kind = _KINDS[call.name.lower()]
         args = call.expressions
         if kind is None or len(args) not in (2, 3) or not all(isinstance(a, exp.Literal) for a in args):
             continue
@@ -42,6 +44,9 @@ def has_privilege(catalog: Catalog, user: str, kind: str, name: str, privilege: 
         if not words:
             continue
         grant_option = words[1:] == ["WITH", "GRANT", "OPTION"]
+        if key == SYSTEM_RELATION and words[0] == "SELECT" and not grant_option:
+            access.must_user(user)
+            return True  # every user reads the system catalogs
         if access.has_privilege(user, key, words[0], owner, grant_option):
             return True
     return False
@@ -62,7 +67,11 @@ def _object(catalog: Catalog, kind: str, name: str) -> tuple[str, str]:
             raise CatalogError(f'function "{name}" does not exist')
         return f"function:{fname}", access.object_owners.get(f"function:{fname}", DEFAULT_USER)
     schema, _, bare = name.rpartition(".")
-    rel = catalog.get(catalog.qualified(bare, schema or None))
+    rel = catalog.get(catalog.qualified(bare, schema or None)) if schema not in SYSTEM_SCHEMA_NAMES else None
     if rel is None:
+        from rw_cli.sql.pg_catalog import system_table
+
+        if system_table(schema or None, bare, catalog) is not None:
+            return SYSTEM_RELATION, DEFAULT_USER
         raise CatalogError(f'relation "{name}" does not exist')
     return f"relation:{rel.id}", rel.owner
