@@ -82,10 +82,14 @@ def handle_drop(session, tree: exp.Drop) -> Result:
                 continue
             raise CatalogError(f'schema "{name}" does not exist')
         members = session.catalog.in_schema(name)
-        if members and not tree.args.get("cascade"):
+        functions = [f for f, record in session.catalog.functions.items() if record.get("schema") == name]
+        if (members or functions) and not tree.args.get("cascade"):
+            what = f'{members[0].kind} "{members[0].name}"' if members else f'function "{functions[0]}"'
             raise CatalogError(f'cannot drop schema "{name}" because other objects depend on it',
-                               hint=f'{members[0].kind} "{members[0].name}" is in it; '
-                                    "use DROP ... CASCADE to drop them too")
+                               hint=f"{what} is in it; use DROP ... CASCADE to drop them too")
+        for f in functions:
+            del session.catalog.functions[f]
+            session.catalog.access.drop_object(f"function:{f}")
         for rel in sorted(members, key=lambda r: -r.id):
             if session.catalog.relations.get(rel.id) is None:
                 continue  # dropped with a relation it depended on
