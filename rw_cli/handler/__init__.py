@@ -50,6 +50,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         utility.check_not_in_transaction(session, tree.this)
         if tree.this == "ALTER JOB":
             return alter_job.handle(session, tree.spec)
+        if tree.this == "ALTER SET SCHEMA":
+            from rw_cli.handler import rename
+
+            return rename.set_schema(session, tree.spec)
         if tree.this == "ALTER WATERMARK":
             from rw_cli.handler import alter_watermark
 

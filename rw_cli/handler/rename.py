@@ -52,6 +52,61 @@ def handle(session, tree: RenameRelation) -> Result:
     return Result(_tag(word))
 
 
+def set_schema(session, spec: dict) -> Result:
+    """ALTER TABLE | MATERIALIZED VIEW | VIEW | SINK | SOURCE name SET SCHEMA s: the relation
+    (and its indexes) move to schema s, keeping id, state and job; every definition that names
+    them says where they are now."""
+    from rw_cli.handler.access import find_relation
+
+    catalog = session.catalog
+    word = spec["kind"].upper()
+    want = _KINDS.get(word)
+    if want is None or want == INDEX:
+        raise CatalogError(f"ALTER {word} ... SET SCHEMA is not supported", hint="an index stays with its relation")
+    try:
+        rel = find_relation(catalog, spec["name"], want)
+    except CatalogError:
+        if spec["exists"]:
+            return Result(_tag(word))
+        raise
+    target = spec["schema"]
+    moving = [rel] + [r for r in catalog.in_creation_order() if r.kind == INDEX and rel.id in r.dependencies
+                      and rel.kind in (TABLE, MATERIALIZED_VIEW)]
+    moves = {r.name: catalog.qualified(r.name.rpartition(".")[2], target) for r in moving}
+    for old, new in moves.items():
+        taken = catalog.get(new)
+        if taken is not None and old != new:
+            raise CatalogError(f'{taken.kind} "{new}" already exists in schema "{target}"')
+    _move(session, {r.id: moves[r.name] for r in moving})
+    return Result(_tag(word))
+
+
+def _move(session, new_names: dict[int, str]) -> None:
+    """Give each relation (by id) its catalog name in another schema, definitions edited."""
+    from rw_cli.sql.rename import move_created, move_references
+
+    catalog = session.catalog
+    moves = {catalog.relations[i].name: new for i, new in new_names.items()}
+
+    def resolve(table: exp.Table) -> str | None:
+        try:
+            return catalog.qualified(table.name, table.text("db"))
+        except CatalogError:
+            return None
+
+    for other in catalog.relations.values():
+        if other.definition and other.id not in new_names \
+                and any(old.rpartition(".")[2] in other.definition for old in moves):
+            other.definition = move_references(other.definition, moves, resolve)
+    for rel_id, new in new_names.items():
+        rel = catalog.relations[rel_id]
+        if rel.definition:
+            rel.definition = move_created(move_references(rel.definition, moves, resolve), new)
+    for rel_id, new in new_names.items():
+        catalog.relations[rel_id].name = new
+    session.barrier()  # the catalog is durable when the statement returns
+
+
 def _rename(session, new_names: dict[int, str]) -> None:
     """Give each relation (by id) its new catalog name, with every definition edited."""
     from rw_cli.sql.rename import rename_created, rename_references

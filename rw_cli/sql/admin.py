@@ -29,7 +29,7 @@ _LEADS = re.compile(
     r"^\s*(create\s+(user|database|schema|secret)|alter\s+(user|database|schema|default\s+privileges)"
     r"|drop\s+(user|database|secret)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
     r"|alter\s+table\s+\S+\s+alter\s+watermark\b"
-    r"|alter\s+(table|materialized\s+view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group)"
+    r"|alter\s+(table|materialized\s+view|view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group|schema)"
     r"|reset\s+resource_group)\b"
     r"|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
     re.IGNORECASE | re.DOTALL)
@@ -409,6 +409,8 @@ def _default_privileges(c: _Cursor) -> Admin:
 def _alter_job(c: _Cursor, kind: str, name: str, exists: bool) -> Admin:
     """ALTER <streaming job> name SET PARALLELISM {= | TO} v | SET RESOURCE_GROUP {= | TO} v |
     RESET RESOURCE_GROUP, each maybe DEFERRED."""
+    if c.eat("set", "schema"):
+        return _node("ALTER SET SCHEMA", c, kind=kind, name=name, exists=exists, schema=c.ident())
     if c.eat("reset"):
         key, value = c.ident(), None
     else:
