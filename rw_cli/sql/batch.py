@@ -78,10 +78,11 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     if not tree.meta.get(NORMALIZED):
         tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
-    tree = answer_privilege_calls(tree, catalog)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
-    found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect)
+    found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
+                  exp.Anonymous)
+    answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
     _schema_qualified_columns(found)
     ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)

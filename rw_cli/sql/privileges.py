@@ -20,18 +20,17 @@ _KINDS = {"has_table_privilege": "relation", "has_any_column_privilege": "relati
           "has_function_privilege": "function"}
 
 
-def answer_privilege_calls(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
-    """`tree` with each has_*_privilege(...) call of literal arguments replaced by its answer."""
-    calls = [n for n in tree.find_all(exp.Anonymous) if n.name.lower() in _KINDS]
+def answer_privilege_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None:
+    """Replace each has_*_privilege(...) call of literal arguments among `calls` (a query's
+    anonymous function calls) by its answer, in place."""
     for call in calls:
-        kind = _KINDS[call.name.lower()]
+        kind = _KINDS.get(call.name.lower())
         args = call.expressions
         if kind is None or len(args) not in (2, 3) or not all(isinstance(a, exp.Literal) for a in args):
             continue
         values = [a.this for a in args]
         user, obj, privilege = ([DEFAULT_USER] if len(values) == 2 else []) + values
         call.replace(exp.Boolean(this=has_privilege(catalog, str(user), kind, str(obj), str(privilege))))
-    return tree
 
 
 def has_privilege(catalog: Catalog, user: str, kind: str, name: str, privilege: str) -> bool:
