@@ -266,6 +266,19 @@ def pg_database(catalog: Catalog, session=None) -> pa.Table:
                    "datallowconn": (pa.bool_(), [True]), "datconnlimit": (pa.int32(), [-1])})
 
 
+def pg_description(catalog: Catalog, session=None) -> pa.Table:
+    """COMMENT ON TABLE / COLUMN: one row per comment (objsubid 0: the relation's own, else
+    the column's number as pg_attribute numbers it)."""
+    rows = []
+    for r in _rels(catalog):
+        visible = [c.name for c in r.columns if not c.hidden]
+        for key, text in r.comments.items():
+            sub = 0 if key == "" else (visible.index(key) + 1 if key in visible else -1)
+            rows.append((r.id, sub, text))
+    return _table({"objoid": (pa.int32(), [x[0] for x in rows]), "classoid": (pa.int32(), [1259] * len(rows)),
+                   "objsubid": (pa.int32(), [x[1] for x in rows]), "description": (pa.string(), [x[2] for x in rows])})
+
+
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
 
     items = session.settings.items() if session is not None else []
@@ -487,7 +500,7 @@ _BUILDERS = {
     ("pg_catalog", "pg_views"): pg_views,
     ("pg_catalog", "pg_database"): pg_database,
     ("pg_catalog", "pg_settings"): pg_settings,
-    ("pg_catalog", "pg_description"): pg_empty("objoid", "classoid", "objsubid", "description"),
+    ("pg_catalog", "pg_description"): pg_description,
     ("pg_catalog", "pg_constraint"): pg_empty("oid", "conname", "connamespace", "contype", "conrelid"),
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
     ("pg_catalog", "pg_tablespace"): pg_empty("oid", "spcname"),
