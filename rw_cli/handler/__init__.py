@@ -73,8 +73,12 @@ def _create_with_defaults(session, tree: exp.Create, sql: str) -> Result:
     max_parallelism = session.settings.max_parallelism
     new = [r for r in session.catalog.relations.values() if r.id >= first_new_id]
     changed = any(r.max_parallelism != max_parallelism for r in new)
-    for rel in new:  # recorded with the job (RisingWave fixes it at creation)
-        rel.max_parallelism = max_parallelism
+    from rw_cli.handler.authz import current_user
+
+    owner = current_user(session)
+    changed = changed or (new and owner != new[0].owner)
+    for rel in new:  # recorded with the job (RisingWave fixes it at creation), owned by its creator
+        rel.max_parallelism, rel.owner = max_parallelism, owner
     if session.catalog.access.default_privileges or changed:
         apply_default_privileges(session, first_new_id, functions)
         session.barrier()
@@ -82,7 +86,7 @@ def _create_with_defaults(session, tree: exp.Create, sql: str) -> Result:
 
 
 def _dispatch_rest(session, tree: exp.Expression, sql: str) -> Result:
-    from rw_cli.handler import create_mv, create_table, dml, drop, query, utility
+    from rw_cli.handler import create_mv, create_table, dml, drop, utility
 
     if isinstance(tree, RenameRelation):
         from rw_cli.handler import rename

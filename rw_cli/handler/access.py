@@ -11,8 +11,9 @@ schedule them by) and listed in rw_databases, as a single-process user would exp
 from __future__ import annotations
 
 from rw_cli.errors import CatalogError, NotSupported, SqlSyntaxError
-from rw_cli.meta.access import ACTIONS, DEFAULT_DATABASE, DEFAULT_USER
+from rw_cli.meta.access import ACTIONS, DEFAULT_DATABASE
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, RelationCatalog
+from rw_cli.handler.authz import current_user
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
 
@@ -28,10 +29,6 @@ def handle(session, tree: Admin) -> Result:
     result = handler(session, spec)
     session.barrier()  # the catalog is durable when the statement returns
     return result
-
-
-def current_user(session) -> str:
-    return getattr(session, "user", DEFAULT_USER)
 
 
 # -- users --------------------------------------------------------------------------------------
@@ -237,6 +234,12 @@ def _objects(session, objects: dict) -> list[str]:
             keys.append(f"schema:{name}")
         elif kind == "function":
             keys.append(f"function:{_function_key(session, name)}")
+        elif kind == "table":  # GRANT ... ON [TABLE] name: any relation, as in PostgreSQL
+            schema, _, bare = name.rpartition(".")
+            rel = catalog.get(catalog.qualified(bare, schema or None))
+            if rel is None or rel.kind == INDEX:
+                raise CatalogError(f'relation "{name}" does not exist')
+            keys.append(f"relation:{rel.id}")
         elif kind in _RELATION_KINDS:
             keys.append(f"relation:{find_relation(catalog, name, _RELATION_KINDS[kind]).id}")
         else:
@@ -254,13 +257,26 @@ def _grant(session, spec: dict, revoke: bool = False) -> Result:
     keys = _objects(session, spec["objects"])
     for user in spec["users"]:
         for key in keys:
-            for action in actions:
+            for action in _actions_on(session, key, actions, explicit=spec["actions"] is not None):
                 if revoke:
                     access.revoke(user, key, action, spec["grant_option"])
                 else:
                     access.grant(user, key, action, spec["grant_option"],
                                  spec["granted_by"] or current_user(session))
     return Result("REVOKE_PRIVILEGE" if revoke else "GRANT_PRIVILEGE")
+
+
+def _actions_on(session, key: str, actions: list[str], explicit: bool) -> list[str]:
+    """The actions a GRANT gives on one object: a relation other than a table takes SELECT only
+    (ALL gives it that; naming another action is refused)."""
+    if not key.startswith("relation:"):
+        return actions
+    rel = session.catalog.relations[int(key.split(":", 1)[1])]
+    if rel.kind == TABLE:
+        return actions
+    if explicit and any(a != "SELECT" for a in actions):
+        raise CatalogError(f"invalid privilege type {next(a for a in actions if a != 'SELECT')} for {rel.kind}")
+    return [a for a in actions if a == "SELECT"]
 
 
 def _default_privileges(session, spec: dict) -> Result:

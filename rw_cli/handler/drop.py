@@ -43,6 +43,9 @@ def handle(session, tree: exp.Drop) -> Result:
                 raise CatalogError(f'"{name}" is a {rel.kind}, not a {want}',
                                    hint=f"use DROP {rel.kind.upper()}")
             raise CatalogError(f'{want} "{name}" does not exist')
+        from rw_cli.handler.authz import require_owner
+
+        require_owner(session, rel)
         victims = with_dependents(session.catalog, rel)
         blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
         if blocking:

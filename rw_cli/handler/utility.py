@@ -28,6 +28,8 @@ def handle_set(session, tree: exp.Set) -> Result:
         if isinstance(value, exp.Var) and text.lower() == "default":
             session.settings.reset(name)
             continue
+        if name in ("session_authorization", "role") and not isinstance(value, exp.Var):
+            session.catalog.access.must_user(text)  # the user the session acts as from now on
         if name == "iceberg_engine_connection" and text:
             # it names a CONNECTION object, which rw has none of (RisingWave's wording)
             raise CatalogError(f'Catalog error: connection "{text}" does not exist')
@@ -103,8 +105,6 @@ def connector_sql(connector: dict) -> str:
 
 def handle_show(session, tree) -> Result:
     import re
-
-    from rw_cli.meta.catalog import VIEW
 
     what = tree.this
     if what == "COLUMNS":

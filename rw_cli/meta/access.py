@@ -81,6 +81,11 @@ class AccessCatalog:
             raise CatalogError(f'user "{name}" does not exist')
         return user
 
+    def acting_user(self, authorization: str | None) -> str:
+        """The user a session acts as, from its session_authorization setting (root when unset
+        or when that user is gone)."""
+        return authorization if authorization and authorization in self.users else DEFAULT_USER
+
     def user_name(self, user_id: int) -> str | None:
         return next((n for n, u in self.users.items() if u["id"] == user_id), None)
 

@@ -81,8 +81,9 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
-                  exp.Anonymous)
+                  exp.Anonymous, exp.CurrentUser, exp.SessionUser)
     answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
+    _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
@@ -301,6 +302,17 @@ def _dt(t: pa.DataType):
     from rw_cli.common.types import DataType
 
     return DataType.from_arrow(t)
+
+
+def _session_user(found: list, catalog: Catalog, session) -> None:
+    """current_user and session_user: the user the session acts as (SET SESSION AUTHORIZATION)."""
+    calls = [n for n in found if isinstance(n, (exp.CurrentUser, exp.SessionUser)) and not n.args.get("this")]
+    if not calls:
+        return
+    settings = getattr(session, "settings", None)
+    user = catalog.access.acting_user(settings.get("session_authorization") if settings is not None else None)
+    for call in calls:
+        call.replace(exp.Literal.string(user))
 
 
 def _schema_qualified_columns(found: list[exp.Expression]) -> None:

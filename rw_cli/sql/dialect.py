@@ -267,6 +267,8 @@ _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothin
 # SET name TO a, b (a list value, search_path's): sqlglot reads one value only
 _SET_LIST = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
                        r"((?:[^,;']+|'[^']*')(?:\s*,\s*(?:[^,;']+|'[^']*'))+)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_SET_AUTHORIZATION = re.compile(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
+                                r"(?:\s+(?:to\s+|=\s*)?(\"[^\"]+\"|'[^']+'|\w+))?\s*;?\s*$", re.IGNORECASE)
 _SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 # `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
@@ -368,6 +370,13 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
         return exp.Transaction(modes=modes)
+    m = _SET_AUTHORIZATION.match(sql)
+    if m:  # SET SESSION AUTHORIZATION u | SET ROLE u | RESET ...: the session_authorization parameter
+        user = m.group(3)
+        value = exp.Var(this="default") if m.group(1).lower() == "reset" or user.lower() in ("default", "none") \
+            else exp.Literal.string(user[1:-1] if user.startswith(("'", '"')) else user.lower())
+        return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.column("session_authorization"),
+                                                             expression=value))])
     m = _SET_LIST.match(sql)
     if m:
         items = [x.strip().strip("'") for x in m.group(2).split(",")]
