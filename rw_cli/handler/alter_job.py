@@ -3,8 +3,8 @@ RESOURCE_GROUP | RESET RESOURCE_GROUP [DEFERRED]: settings of a streaming job.
 
 rw runs every job in this one process: the parallelism a job is configured with is recorded
 and shown (rw_streaming_parallelism, rw_table_fragments) and checked against its max
-parallelism as RisingWave checks it; its running actors keep their count until the data
-directory is opened again. A resource group (which compute nodes run the job in RisingWave)
+parallelism as RisingWave checks it; the job keeps the actors it was built with (its state is
+laid out for them). A resource group (which compute nodes run the job in RisingWave)
 is recorded and shown in rw_streaming_jobs.
 """
 from __future__ import annotations
