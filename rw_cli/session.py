@@ -62,7 +62,7 @@ class Session:
             self.store = self._open_store(read_only)
             self._load_committed()
             self._runtime = None
-            self.settings = SessionConfig()
+            self.settings = self.new_settings()
             self.dirty = False
             self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
             self._reported_failure: BaseException | None = None  # the store failure a statement reported
@@ -197,6 +197,11 @@ class Session:
     # at most this many epochs are being uploaded while the stream goes on; then barrier waits
     MAX_EPOCHS_IN_FLIGHT = 2
 
+    def new_settings(self) -> SessionConfig:
+        """The parameters a new connection starts with: the defaults, over which ALTER SYSTEM
+        SET gave the data directory's own."""
+        return SessionConfig(system=lambda: self.catalog.system_params)
+
     def barrier(self, wait: bool = False) -> None:
         """Pass a barrier through every job and hand its epoch, with the catalog, to the
         store's uploader. The stream does not wait for the upload (at most
@@ -234,6 +239,16 @@ class Session:
             age_ms = physical_now() - (self.epoch.curr >> EPOCH_SHIFT)
             if age_ms > self.settings.barrier_interval_ms and not self.in_transaction:
                 self.barrier()
+
+    def recover(self) -> None:
+        """RECOVER: what RisingWave does after a failure, on request. Everything so far is
+        committed, every job lets go of its executors, and the jobs are rebuilt from the
+        catalog and the committed state (as when the data directory is opened), sources
+        resuming from their committed offsets."""
+        self.barrier()
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
 
     def _roll_back(self) -> None:
         """An epoch failed as a whole (a Spark job could not finish): forget everything since

@@ -93,7 +93,7 @@ def test_statements_before_an_error_take_effect(data_dir):
     with rw_cli.connect(data_dir) as s:
         with pytest.raises(RwError):
             s.execute("create table a (x int); create table a (x int)")
-        assert s.execute("show tables").fetchall() == [("a",)]
+        assert s.execute("show tables").fetchall() == [("public.a",)]
 
 
 def test_cli_exit_codes_and_output(data_dir):
@@ -179,7 +179,7 @@ def test_backfill_reports_progress_and_can_be_canceled(data_dir):
             progress.request_cancel()
             with pytest.raises(QueryCanceled):
                 s.execute("create materialized view m2 as select k from t")
-            assert [r[0] for r in s.execute("show materialized views").fetchall()] == ["m"]
+            assert [r[0] for r in s.execute("show materialized views").fetchall()] == ["public.m"]
     finally:
         progress.clear_cancel()
         progress.uninstall(token)

@@ -68,3 +68,13 @@ def fixed_actors(config: str) -> int | None:
     """The actor count a fixed configuration asks for; None for adaptive ones (the runtime
     picks: it has no cluster of workers to adapt to)."""
     return int(config) if config.isdigit() else None
+
+
+DEFAULT_MAX_PARALLELISM = 256  # RisingWave's vnode count: the most actors a job may have
+
+
+def check_max(config: str, max_parallelism: int) -> None:
+    """A fixed parallelism may not exceed the job's max parallelism (its vnode count)."""
+    n = fixed_actors(config)
+    if n is not None and n > max_parallelism:
+        raise BindError(f"specified parallelism {n} should not exceed max parallelism {max_parallelism}")

@@ -117,44 +117,98 @@ LISTED = tuple(n for n in PARAMS if n not in ("integer_datetimes", "barrier_inte
 DEFAULT_BARRIER_INTERVAL_MS = 1000
 
 
+# RisingWave's defaults of parameters rw accepts but does not use (SHOW answers them)
+OTHER_DEFAULTS = {
+    "streaming_enable_delta_join": "false", "streaming_enable_bushy_join": "true",
+    "streaming_max_parallelism": "256", "background_ddl": "false", "sink_decouple": "default",
+    "enable_join_ordering": "true", "enable_share_plan": "true", "force_split_distinct_agg": "false",
+    "streaming_use_arrangement_backfill": "true", "streaming_use_snapshot_backfill": "false",
+    "streaming_force_filter_inside_join": "false", "streaming_use_shared_source": "true",
+    "bytea_output": "hex", "bypass_cluster_limits": "false", "enable_index_selection": "true",
+    **{f"streaming_parallelism_for_{kind}": "default"
+       for kind in ("table", "source", "sink", "index", "materialized_view", "backfill")},
+}
+
+
 def canonical(name: str) -> str:
+    """A parameter's own name: RisingWave's `rw_` aliases name the parameter without the
+    prefix (`rw_streaming_enable_delta_join`), implicit_flush is rw_implicit_flush."""
     name = name.lower()
-    return ALIASES.get(name, name)
+    name = ALIASES.get(name, name)
+    if name.startswith("rw_") and name not in PARAMS and (name[3:] in PARAMS or name[3:] in OTHER_PARAMETERS):
+        return name[3:]
+    return name
 
 
 def default(name: str) -> str | None:
-    p = PARAMS.get(canonical(name))
-    return None if p is None else p.default
+    name = canonical(name)
+    p = PARAMS.get(name)
+    return OTHER_DEFAULTS.get(name) if p is None else p.default
+
+
+def server_version() -> str:
+    """version()'s text: PostgreSQL's version, then RisingWave's and rw's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("rw_cli")
+    except PackageNotFoundError:
+        ours = "dev"
+    return f"PostgreSQL {default('server_version')}-RisingWave-rw_cli-{ours}"
+
+
+def is_parameter(name: str) -> bool:
+    """Whether `name` is a session parameter (rw's or one RisingWave has)."""
+    name = canonical(name)
+    return name in PARAMS or name in OTHER_PARAMETERS
 
 
 class SessionConfig:
     """One session's parameter values over the defaults."""
 
-    def __init__(self) -> None:
+    def __init__(self, system: Callable[[], dict[str, str]] | None = None) -> None:
         self._values: dict[str, str] = {}
+        # the defaults ALTER SYSTEM SET gave every session of the data directory, over rw's own
+        # (read when asked: the catalog that holds them is reloaded)
+        self._system = system or dict
+
+    @property
+    def system(self) -> dict[str, str]:
+        return self._system()
 
     def set(self, name: str, text: str) -> None:
+        self._values[canonical(name)] = self.check(name, text)
+
+    def reset(self, name: str) -> None:
+        """SET name TO DEFAULT: back to the default value."""
         name = canonical(name)
-        param = PARAMS.get(name)
-        if param is None and name not in OTHER_PARAMETERS:
+        if name not in PARAMS and name not in OTHER_PARAMETERS:
             raise BindError(f'unrecognized configuration parameter "{name}"')
-        if text.upper() == "DEFAULT":  # SET name TO DEFAULT: as RESET name
-            self._values.pop(name, None)
-            return
-        if name in parallelism.FOR_KIND.values():
-            text = parallelism.check(name, text)
-        self._values[name] = param.check(name, text) if param is not None else text
+        self._values.pop(name, None)
 
     def get(self, name: str, fallback: str | None = None) -> str | None:
         """The value SET in this session, else the default, else `fallback`."""
         name = canonical(name)
         if name in self._values:
             return self._values[name]
-        return default(name) if name in PARAMS else fallback
+        if name in self.system:
+            return self.system[name]
+        value = default(name)
+        return value if value is not None else fallback
 
     def known(self, name: str) -> bool:
         name = canonical(name)
-        return name in self._values or name in PARAMS
+        return name in self._values or name in self.system or name in PARAMS or name in OTHER_DEFAULTS
+
+    def check(self, name: str, text: str) -> str:
+        """The value SET would store for `name` (refused as SET refuses it)."""
+        name = canonical(name)
+        param = PARAMS.get(name)
+        if param is None and name not in OTHER_PARAMETERS:
+            raise BindError(f'unrecognized configuration parameter "{name}"')
+        if name in parallelism.FOR_KIND.values():
+            text = parallelism.check(name, text)
+        return param.check(name, text) if param is not None else text
 
     def show(self, name: str) -> str:
         name = canonical(name)
@@ -165,6 +219,7 @@ class SessionConfig:
     def items(self) -> list[tuple[str, str]]:
         """Every listed parameter and every one SET in this session, by name."""
         merged = {n: PARAMS[n].default for n in LISTED}
+        merged.update({k: v for k, v in self.system.items() if k in LISTED})
         merged.update(self._values)
         return sorted(merged.items())
 
@@ -195,13 +250,29 @@ class SessionConfig:
     def job_parallelism(self, kind: str) -> str:
         """The parallelism a new streaming job of catalog `kind` is configured with
         (`adaptive`, `bounded(N)`, `ratio(x)` or a fixed `N`), as the catalog records it."""
-        return parallelism.resolve(kind, self._values.get)
+        config = parallelism.resolve(kind, lambda n: self._values.get(n, self.system.get(n)))
+        parallelism.check_max(config, self.max_parallelism)
+        return config
+
+    @property
+    def max_parallelism(self) -> int:
+        """`streaming_max_parallelism`: the vnode count of a new job (1 to 32768)."""
+        text = str(self.get("streaming_max_parallelism", "")).strip("'\"").lower()
+        if text in ("", "0", "default"):
+            return parallelism.DEFAULT_MAX_PARALLELISM
+        try:
+            n = int(text)
+        except ValueError:
+            raise BindError(f'invalid value for parameter "streaming_max_parallelism": "{text}"') from None
+        if not 1 <= n <= 32768:
+            raise BindError("streaming_max_parallelism must be between 1 and 32768")
+        return n
 
     def streaming_parallelism(self) -> int | None:
         """`SET STREAMING_PARALLELISM = N`; None for the runtime's default (0, default,
         adaptive, or unset without RW_STREAMING_PARALLELISM in the environment)."""
         name = "streaming_parallelism"
-        value = self._values.get(name, os.environ.get("RW_STREAMING_PARALLELISM", "0"))
+        value = self._values.get(name, self.system.get(name, os.environ.get("RW_STREAMING_PARALLELISM", "0")))
         value = str(value).strip("'\"").lower()
         if value in ("", "0", "default", "adaptive") or value.startswith(("bounded(", "ratio(")):
             return None  # adaptive: the runtime's default

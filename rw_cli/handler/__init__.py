@@ -5,7 +5,8 @@ from sqlglot import exp
 
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
-from rw_cli.sql.dialect import Explain, Flush, RenameRelation, Savepoint, Show
+from rw_cli.sql.admin import Admin
+from rw_cli.sql.dialect import Explain, Flush, Recover, RenameRelation, Savepoint, Show
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
@@ -18,11 +19,11 @@ def reads_only(tree: exp.Expression) -> bool:
     a read-only session runs)."""
     if isinstance(tree, exp.Copy):
         return not tree.args.get("kind")  # COPY ... TO reads; COPY ... FROM writes
-    return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"))
+    return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this == "JOBS")
 
 
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
-    from rw_cli.handler import create_mv, create_table, dml, drop, explain, query, utility
+    from rw_cli.handler import explain, query, utility
 
     if getattr(session, "read_only", False):
         if isinstance(tree, Flush):  # nothing of its own to flush: it read the newest commit
@@ -35,6 +36,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, Flush):
         session.flush()  # returns once the epoch is durable
         return Result("FLUSH")
+    if isinstance(tree, Recover):
+        utility.check_not_in_transaction(session, "RECOVER")
+        session.recover()
+        return Result("RECOVER")
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
         return query.handle_query(session, tree, sql)
@@ -47,6 +52,50 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         if tree.args.get("kind"):
             utility.check_not_in_transaction(session, "COPY FROM")
         return copy.handle(session, tree)
+    if isinstance(tree, Admin):
+        from rw_cli.handler import access, alter_job
+
+        utility.check_not_in_transaction(session, tree.this)
+        if tree.this == "ALTER JOB":
+            return alter_job.handle(session, tree.spec)
+        if tree.this == "ALTER SET SCHEMA":
+            from rw_cli.handler import rename
+
+            return rename.set_schema(session, tree.spec)
+        if tree.this == "ALTER WATERMARK":
+            from rw_cli.handler import alter_watermark
+
+            return alter_watermark.handle(session, tree.spec)
+        return access.handle(session, tree)
+    if isinstance(tree, exp.Create):
+        return _create_with_defaults(session, tree, sql)
+    return _dispatch_rest(session, tree, sql)
+
+
+def _create_with_defaults(session, tree: exp.Create, sql: str) -> Result:
+    """A CREATE, then what ALTER DEFAULT PRIVILEGES grants on what it created."""
+    from rw_cli.handler.access import apply_default_privileges
+
+    first_new_id, functions = session.catalog.next_id, set(session.catalog.functions)
+    result = _dispatch_rest(session, tree, sql)
+    max_parallelism = session.settings.max_parallelism
+    new = [r for r in session.catalog.relations.values() if r.id >= first_new_id]
+    changed = any(r.max_parallelism != max_parallelism for r in new)
+    from rw_cli.handler.authz import current_user
+
+    owner = current_user(session)
+    changed = changed or (new and owner != new[0].owner)
+    for rel in new:  # recorded with the job (RisingWave fixes it at creation), owned by its creator
+        rel.max_parallelism, rel.owner = max_parallelism, owner
+    if session.catalog.access.default_privileges or changed:
+        apply_default_privileges(session, first_new_id, functions)
+        session.barrier()
+    return result
+
+
+def _dispatch_rest(session, tree: exp.Expression, sql: str) -> Result:
+    from rw_cli.handler import create_mv, create_table, dml, drop, utility
+
     if isinstance(tree, RenameRelation):
         from rw_cli.handler import rename
 
@@ -105,11 +154,17 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return dml.handle_truncate(session, tree)
     if isinstance(tree, exp.Set):
         return utility.handle_set(session, tree)
-    if isinstance(tree, Show) and tree.this in ("JOBS", "SOURCES", "SINKS"):
+    if isinstance(tree, Show) and tree.this == "JOBS":
         from rw_cli.handler import show_jobs
 
         return show_jobs.handle(session, tree.this)
     if isinstance(tree, Show):
+        from rw_cli.handler import show
+
+        if show.lists(tree.this):
+            target = tree.args.get("target")
+            return show.handle(session, tree.this, target.lower().strip('"') if target else None,
+                               tree.args.get("like"))
         return utility.handle_show(session, tree)
     if isinstance(tree, exp.Describe):
         return utility.handle_describe(session, tree)

@@ -121,7 +121,7 @@ def _copy_from(session, target: exp.Expression, opts: CopyOptions, path: str) ->
     table = target.this if isinstance(target, exp.Schema) else target
     if not isinstance(table, exp.Table):
         raise BindError("COPY FROM loads a table, not a query")
-    rel = target_table(session, table)
+    rel = target_table(session, table, "INSERT")
     indices = _target_columns(rel, target)
     if not os.path.isfile(path):
         raise ExecutionError(f'could not open file "{path}" for reading: No such file or directory')
@@ -267,7 +267,7 @@ def _encode(data: pa.Table, types: list[DataType], opts: CopyOptions) -> str:
 
 def copy_in_width(session, table: str, columns: list[str] | None) -> int:
     """How many fields each row of a COPY FROM has (checks the table takes writes)."""
-    rel = target_table(session, exp.to_table(table))
+    rel = target_table(session, exp.to_table(table), "INSERT")
     return len(columns) if columns else len(_target_columns(rel, exp.to_table(table)))
 
 
@@ -277,7 +277,7 @@ def copy_in(session, table: str, columns: list[str] | None, data: pa.Table) -> R
 
     utility.check_not_in_transaction(session, "COPY")
     session.catch_up()
-    rel = target_table(session, exp.to_table(table))
+    rel = target_table(session, exp.to_table(table), "INSERT")
     target = exp.Schema(this=exp.to_table(table), expressions=[exp.to_identifier(c) for c in columns]) \
         if columns else exp.to_table(table)
     indices = _target_columns(rel, target)

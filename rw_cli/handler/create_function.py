@@ -43,6 +43,10 @@ def handle_create(session, tree: exp.Create) -> Result:
     function_body(record)  # a body that is not one expression is refused now
     if name in session.catalog.functions and not tree.args.get("replace"):
         raise CatalogError(f'function "{name}" already exists')
+    schema = udf.this.text("db") if isinstance(udf.this, exp.Table) else ""
+    if schema and schema != "public":
+        session.catalog.qualified(name, schema)  # the schema must exist
+        record["schema"] = schema  # where default privileges of a schema apply to it
     session.catalog.functions[name] = record
     session.barrier()  # the catalog is committed with the next version
     return Result("CREATE_FUNCTION")
@@ -56,5 +60,6 @@ def handle_drop(session, tree: exp.Drop) -> Result:
                 return Result("DROP_FUNCTION", notices=[f'function "{name}" does not exist, skipping'])
             raise CatalogError(f'function "{name}" does not exist')
         del session.catalog.functions[name]
+        session.catalog.access.drop_object(f"function:{name}")
     session.barrier()
     return Result("DROP_FUNCTION")

@@ -8,18 +8,18 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.errors import BindError, NotSupported
-from rw_cli.meta.catalog import DEFAULT_SCHEMA, MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
+from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
 
-def mv_target(tree: exp.Create) -> tuple[str, list[str] | None]:
+def mv_target(tree: exp.Create, catalog) -> tuple[str, list[str] | None]:
+    """The catalog name the view is created as (`s.name` in schema s) and its column aliases."""
     target = tree.this
     table = target.this if isinstance(target, exp.Schema) else target
-    if table.text("db") not in ("", DEFAULT_SCHEMA):
-        raise NotSupported("a materialized view in a schema other than public")
+    name = catalog.qualified(table.name, table.text("db"))
     if isinstance(target, exp.Schema):
-        return target.this.name, [e.name for e in target.expressions]
-    return target.name, None
+        return name, [e.name for e in target.expressions]
+    return name, None
 
 
 def plan(session, tree: exp.Create, existing: bool = False):
@@ -27,7 +27,7 @@ def plan(session, tree: exp.Create, existing: bool = False):
     this session's settings say."""
     from rw_cli.sql.planner import StreamPlanner
 
-    name, aliases = mv_target(tree)
+    name, aliases = mv_target(tree, session.catalog)
     query = tree.expression
     if query is None:
         raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
@@ -47,7 +47,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
     if window is None:
         return _emit_rows_on_close(session, query, root)
     args = window.expressions
-    table = session.catalog.must_get(args[0].name)
+    table = session.catalog.must_get(session.catalog.qualified(args[0].name, args[0].text("db")))
     if not table.watermark or table.watermark[0] != args[1].name:
         raise BindError(f'EMIT ON WINDOW CLOSE needs a watermark on "{table.name}.{args[1].name}"')
     size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect="duckdb")
@@ -68,7 +68,9 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     later than their rows, are refused."""
     if query.find(exp.Window) is not None:
         raise NotSupported("EMIT ON WINDOW CLOSE with window functions")
-    tables = [session.catalog.get(t.name) for t in query.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+    catalog = session.catalog
+    tables = [catalog.get(catalog.qualified(t.name, t.text("db"))) for t in query.find_all(exp.Table)
+              if isinstance(t.this, exp.Identifier)]
     marked = [t for t in tables if t is not None and getattr(t, "watermark", None)]
     if len(marked) != 1:
         raise NotSupported("EMIT ON WINDOW CLOSE without a TUMBLE or HOP window, over other than one table "
@@ -95,7 +97,7 @@ def _emit_when(root, cond: str, table, column: str):
     return root
 
 
-MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order")
+MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order", "resource_group")
 
 
 def check_options(tree: exp.Create) -> dict[str, str]:
@@ -119,8 +121,12 @@ def check_options(tree: exp.Create) -> dict[str, str]:
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
-    name, _ = mv_target(tree)
-    check_options(tree)
+    name, _ = mv_target(tree, session.catalog)
+    options = check_options(tree)
+    if "resource_group" in options:
+        from rw_cli.meta.system_params import check_resource_group_license
+
+        check_resource_group_license(session.catalog.system_params)
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])
@@ -130,13 +136,30 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         session.barrier()  # the snapshot below must be what upstream has emitted so far
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
-                          definition=sql, dependencies=[u.id for u in upstreams],
+                          definition=sql, dependencies=_dependencies(session, tree, upstreams),
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
-                          parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW))
+                          parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
+                          resource_group=_resource_group(options.get("resource_group")))
     from rw_cli.stream.job import build_job, start_job
 
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_MATERIALIZED_VIEW")
+
+
+def _dependencies(session, tree: exp.Create, upstreams) -> list[int]:
+    """What the view may not outlive: the jobs it reads, and every relation its query names
+    (a view it reads through, a relation of a CTE it does not use), as RisingWave records them."""
+    from rw_cli.sql.batch import referenced_relations
+
+    ids = [u.id for u in upstreams]
+    named = referenced_relations(tree.expression, session.catalog) if tree.expression is not None else []
+    return ids + [r.id for r in named if r.id not in ids]
+
+
+def _resource_group(value: str | None) -> str:
+    """WITH (resource_group = ...): "" (its database's) for none or default."""
+    text = (value or "").strip("'\"")
+    return "" if text.lower() in ("", "default") else text
 
 
 def streaming_parallelism(session, kind: str) -> int:

@@ -45,7 +45,8 @@ def handle(session, tree: exp.Create) -> Result:
     if not isinstance(schema, exp.Schema):
         if tree.expression is not None:
             return create_table_as(session, tree, name)
-        raise BindError("CREATE TABLE needs a column list")
+        # `CREATE TABLE t`: a table of no columns (its hidden row id only), as RisingWave allows
+        schema = exp.Schema(this=target, expressions=[])
     columns: list[ColumnCatalog] = []
     pk_names: list[str] = []
     watermark = None
@@ -81,8 +82,6 @@ def handle(session, tree: exp.Create) -> Result:
             pk_names = [e.name for e in item.expressions]
         else:
             raise NotSupported(f"{type(item).__name__} in CREATE TABLE")
-    if not columns:
-        raise BindError("a table needs at least one column")
     names = [c.name for c in columns]
     for p in pk_names:
         if p not in names:

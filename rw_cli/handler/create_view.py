@@ -21,7 +21,8 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     from rw_cli.sql.batch import referenced_relations
 
     target = tree.this
-    name = target.this.name if isinstance(target, exp.Schema) else target.name
+    table = target.this if isinstance(target, exp.Schema) else target
+    name = session.catalog.qualified(table.name, table.text("db"))
     aliases = [e.name for e in target.expressions] if isinstance(target, exp.Schema) else None
     existing = session.catalog.get(name)
     if existing is not None:

@@ -15,12 +15,16 @@ from rw_cli.result import Result
 from rw_cli.handler.query import run_query, run_query_on
 
 
-def target_table(session, table: exp.Expression) -> RelationCatalog:
+def target_table(session, table: exp.Expression, action: str) -> RelationCatalog:
+    """The table a DML statement changes; the session's user must hold `action` on it."""
+    from rw_cli.handler.authz import require
+
     rel = session.catalog.get(session.catalog.qualified(table.name, table.text("db")))
     if rel is None:
         raise CatalogError(f'table "{table.name}" does not exist')
     if rel.kind != TABLE:
         raise CatalogError(f'cannot change {rel.kind} "{rel.name}"', hint="only tables accept DML")
+    require(session, rel, action)
     return rel
 
 
@@ -67,7 +71,7 @@ def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa
 
 def handle_insert(session, tree: exp.Insert) -> Result:
     target = tree.this
-    rel = target_table(session, target.this if isinstance(target, exp.Schema) else target)
+    rel = target_table(session, target.this if isinstance(target, exp.Schema) else target, "INSERT")
     if isinstance(target, exp.Schema):
         names = [e.name for e in target.expressions]
         for n in names:
@@ -99,7 +103,7 @@ def handle_insert(session, tree: exp.Insert) -> Result:
 def insert_data(session, table: str, data) -> int:
     """`Session.insert`: rows from Python (Arrow, pandas, polars or a dict of lists) into
     `table`, its columns matched by name."""
-    rel = target_table(session, exp.to_table(table))
+    rel = target_table(session, exp.to_table(table), "INSERT")
     arrow = _as_arrow(data)
     indices = []
     for name in arrow.column_names:
@@ -311,7 +315,7 @@ def _not_append_only(rel: RelationCatalog, what: str) -> None:
 
 
 def handle_delete(session, tree: exp.Delete) -> Result:
-    rel = target_table(session, tree.this)
+    rel = target_table(session, tree.this, "DELETE" if isinstance(tree, exp.Delete) else "UPDATE")
     _not_append_only(rel, "DELETE")
     rows = _matching_rows(session, rel, tree.args.get("where"))
     rows = rows.select(list(range(len(rel.columns))))
@@ -326,7 +330,7 @@ def handle_truncate(session, tree: exp.TruncateTable) -> Result:
     over them follow; every table is checked before any is changed."""
     if tree.args.get("is_database"):
         raise NotSupported("TRUNCATE DATABASE")
-    rels = [target_table(session, t) for t in tree.expressions]
+    rels = [target_table(session, t, "DELETE") for t in tree.expressions]
     for rel in rels:
         _not_append_only(rel, "TRUNCATE")
     first = True
@@ -341,7 +345,7 @@ def handle_truncate(session, tree: exp.TruncateTable) -> Result:
 
 
 def handle_update(session, tree: exp.Update) -> Result:
-    rel = target_table(session, tree.this)
+    rel = target_table(session, tree.this, "DELETE" if isinstance(tree, exp.Delete) else "UPDATE")
     _not_append_only(rel, "UPDATE")
     sets: dict[int, exp.Expression] = {}
     for a in tree.expressions:

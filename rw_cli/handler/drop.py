@@ -43,10 +43,14 @@ def handle(session, tree: exp.Drop) -> Result:
                 raise CatalogError(f'"{name}" is a {rel.kind}, not a {want}',
                                    hint=f"use DROP {rel.kind.upper()}")
             raise CatalogError(f'{want} "{name}" does not exist')
+        from rw_cli.handler.authz import require_owner
+
+        require_owner(session, rel)
         victims = with_dependents(session.catalog, rel)
         blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
         if blocking:
-            raise CatalogError(f'cannot drop {want} "{name}" because other objects depend on it',
+            # RisingWave refuses it as a permission error ("Permission denied: ... used by N other objects")
+            raise CatalogError(f'Permission denied: cannot drop {want} "{name}" because other objects depend on it',
                                hint=f'{blocking[0].kind} "{blocking[0].name}" depends on it; '
                                     f"use DROP ... CASCADE to drop the dependent objects too")
         for victim in victims:

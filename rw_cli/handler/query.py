@@ -101,6 +101,7 @@ def run_query(session, tree: exp.Expression, committed: bool = True, hidden: boo
 def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] | None,
                  committed: bool = True, hidden: bool = False, empty: bool = False, reparse=None):
     """Run a query; relations whose id is in `overrides` read those rows instead of a snapshot."""
+    _check_select(session, tree)
     bound = bind_query(tree, session.catalog, hidden=hidden, session=session, reparse=reparse)
     tables: dict[str, pa.Table] = dict(bound.system)
     progress = _scan_progress(session, bound.relations, overrides) if committed and not empty else None
@@ -139,6 +140,19 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
     return _in_session_zone(_normalize(result, types), session), types
 
 
+def _check_select(session, tree: exp.Expression) -> None:
+    """A session acting as another user (SET SESSION AUTHORIZATION) reads only the relations
+    it may SELECT from: those the query names (a view's own relations are its owner's)."""
+    from rw_cli.handler.authz import current_user, require
+    from rw_cli.meta.access import DEFAULT_USER
+    from rw_cli.sql.batch import referenced_relations
+
+    if current_user(session) == DEFAULT_USER:
+        return
+    for rel in referenced_relations(tree, session.catalog):
+        require(session, rel, "SELECT")
+
+
 def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool, rw_timestamp: bool) -> pa.Table:
     """The columns a query sees: the visible ones (and `_row_id` / `_rw_timestamp` when it
     names them), or all with `hidden`."""
@@ -149,6 +163,8 @@ def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool, r
         keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
     if rw_timestamp and RW_TIMESTAMP in data.column_names:
         keep.append(RW_TIMESTAMP)
+    if not keep and data.num_columns:  # a table of no columns (`CREATE TABLE t`): DuckDB reads one
+        keep = [data.column_names[0]]
     return _json_typed(data.select(keep), rel)
 
 

@@ -17,14 +17,59 @@ def _schema_name(target: exp.Expression) -> str:
 
 
 def handle_create(session, tree: exp.Create) -> Result:
-    name = _schema_name(tree.this)
+    result = create_schema(session, _schema_name(tree.this), bool(tree.args.get("exists")))
+    session.barrier()
+    return result
+
+
+def create_schema(session, name: str, if_not_exists: bool) -> Result:
+    """Add schema `name` to the catalog (a notice, nothing changed, if it exists and
+    `if_not_exists`)."""
     if name in session.catalog.schemas or name == DEFAULT_SCHEMA or name in SYSTEM_SCHEMA_NAMES:
-        if tree.args.get("exists"):
+        if if_not_exists:
             return Result("CREATE_SCHEMA", notices=[f'schema "{name}" already exists, skipping'])
         raise CatalogError(f'schema "{name}" already exists')
     session.catalog.schemas.append(name)
-    session.barrier()
     return Result("CREATE_SCHEMA")
+
+
+def rename_schema(session, name: str, new: str) -> None:
+    """ALTER SCHEMA name RENAME TO new: its relations move with it, and every definition that
+    names them says the new schema."""
+    catalog = session.catalog
+    if name == DEFAULT_SCHEMA or name in SYSTEM_SCHEMA_NAMES:
+        raise CatalogError(f'cannot rename schema "{name}"')
+    if new in catalog.schemas or new == DEFAULT_SCHEMA or new in SYSTEM_SCHEMA_NAMES:
+        raise CatalogError(f'schema "{new}" already exists')
+    _move_schemas(session, {name: new})
+
+
+def swap_schemas(session, name: str, other: str) -> None:
+    """ALTER SCHEMA a SWAP WITH b: the two schemas trade names (with their relations)."""
+    if other not in session.catalog.schemas:
+        raise CatalogError(f'schema "{other}" does not exist')
+    _move_schemas(session, {name: other, other: name})
+
+
+def _move_schemas(session, renames: dict[str, str]) -> None:
+    from rw_cli.sql.rename import rename_schemas
+
+    catalog = session.catalog
+    for rel in catalog.relations.values():
+        if rel.definition and any(old in rel.definition for old in renames):
+            rel.definition = rename_schemas(rel.definition, renames)
+        schema, _, bare = rel.name.rpartition(".")
+        if schema in renames:
+            rel.name = f"{renames[schema]}.{bare}"
+    catalog.schemas = [renames.get(s, s) for s in catalog.schemas]
+    owners = catalog.access.schema_owners
+    moved = {renames[s]: owners[s] for s in renames if s in owners}
+    for s in renames:
+        owners.pop(s, None)
+    owners.update(moved)
+    for old, new in renames.items():
+        if len(renames) == 1:
+            catalog.access.rename_schema(old, new)
 
 
 def handle_drop(session, tree: exp.Drop) -> Result:
@@ -37,15 +82,20 @@ def handle_drop(session, tree: exp.Drop) -> Result:
                 continue
             raise CatalogError(f'schema "{name}" does not exist')
         members = session.catalog.in_schema(name)
-        if members and not tree.args.get("cascade"):
+        functions = [f for f, record in session.catalog.functions.items() if record.get("schema") == name]
+        if (members or functions) and not tree.args.get("cascade"):
+            what = f'{members[0].kind} "{members[0].name}"' if members else f'function "{functions[0]}"'
             raise CatalogError(f'cannot drop schema "{name}" because other objects depend on it',
-                               hint=f'{members[0].kind} "{members[0].name}" is in it; '
-                                    "use DROP ... CASCADE to drop them too")
+                               hint=f"{what} is in it; use DROP ... CASCADE to drop them too")
+        for f in functions:
+            del session.catalog.functions[f]
+            session.catalog.access.drop_object(f"function:{f}")
         for rel in sorted(members, key=lambda r: -r.id):
             if session.catalog.relations.get(rel.id) is None:
                 continue  # dropped with a relation it depended on
             for victim in with_dependents(session.catalog, rel):
                 drop_relation(session, victim)
         session.catalog.schemas.remove(name)
+        session.catalog.access.drop_schema(name)
     session.barrier()
     return Result("DROP_SCHEMA")

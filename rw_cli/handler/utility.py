@@ -5,7 +5,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.common.types import VARCHAR
-from rw_cli.errors import BindError, ExecutionError, NotSupported
+from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE
 from rw_cli.result import Result
 from rw_cli.sql.dialect import Savepoint
@@ -26,6 +26,14 @@ def handle_set(session, tree: exp.Set) -> Result:
         text = value.name if isinstance(value, (exp.Literal, exp.Column, exp.Identifier, exp.Var)) else value.sql()
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
+        if isinstance(value, exp.Var) and text.lower() == "default":
+            session.settings.reset(name)
+            continue
+        if name in ("session_authorization", "role") and not isinstance(value, exp.Var):
+            session.catalog.access.must_user(text)  # the user the session acts as from now on
+        if name == "iceberg_engine_connection" and text:
+            # it names a CONNECTION object, which rw has none of (RisingWave's wording)
+            raise CatalogError(f'Catalog error: connection "{text}" does not exist')
         session.settings.set(name, text)
     return Result("SET_VARIABLE")
 
@@ -35,13 +43,17 @@ def _show_create(session, kind: str, name: str) -> Result:
 
     want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
             "SINK": SINK, "SOURCE": SOURCE}[kind]
-    rel = session.catalog.get(name)
+    schema, _, bare = name.rpartition(".")
+    rel = session.catalog.get(session.catalog.qualified(bare, schema or None))
     if rel is None or rel.kind != want:
         raise BindError(f'{want} "{name}" does not exist')
-    sql = rel.definition.strip().rstrip(";") if rel.definition else ""
+    from rw_cli.sql.unparse import format_definition
+
+    sql = format_definition(rel.definition) if rel.definition else ""
     if not sql and want == TABLE:
         sql = table_sql(rel)
-    return text_result("SHOW", ["Name", "Create Sql"], [[f"public.{rel.name}", sql]])
+    shown = rel.name if "." in rel.name else f"public.{rel.name}"
+    return text_result("SHOW", ["Name", "Create Sql"], [[shown, sql]])
 
 
 # RisingWave's spelling of a type in the CREATE TABLE it shows (its purified definition)
@@ -75,25 +87,39 @@ def table_sql(rel) -> str:
     if rel.watermark:
         items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {rel.watermark[1]}")
     sql = f"CREATE TABLE {quote_name(rel.name.rpartition('.')[2])} ({', '.join(items)})"
-    return sql + (" APPEND ONLY" if rel.append_only else "")
+    return sql + (" APPEND ONLY" if rel.append_only else "") + connector_sql(rel.connector)
+
+
+def connector_sql(connector: dict) -> str:
+    """` WITH (k = 'v', ...) FORMAT F ENCODE E [(...)]` of a table with a connector, as
+    RisingWave's purified definition spells it."""
+    if not connector or not connector.get("options"):
+        return ""
+    quoted = lambda v: "'" + str(v).replace("'", "''") + "'"  # noqa: E731
+    sql = " WITH (" + ", ".join(f"{k} = {quoted(v)}" for k, v in connector["options"].items()) + ")"
+    if connector.get("format"):
+        sql += f" FORMAT {connector['format'].upper()} ENCODE {(connector.get('encode') or '').upper()}"
+        if connector.get("encode_options"):
+            sql += " (" + ", ".join(f"{k} = {quoted(v)}" for k, v in connector["encode_options"].items()) + ")"
+    return sql
 
 
 def handle_show(session, tree) -> Result:
     import re
 
-    from rw_cli.meta.catalog import VIEW
-
     what = tree.this
-    listing = {"TABLES": TABLE, "MATERIALIZED VIEWS": MATERIALIZED_VIEW, "VIEWS": VIEW}
-    if what in listing:
-        kind = listing[what]
-        names = sorted(r.name for r in session.catalog.relations.values() if r.kind == kind)
-        return text_result(f"SHOW {len(names)}", ["Name"], [[n] for n in names])
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
     m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)
     if m:
-        return _show_create(session, m.group(1), m.group(2).lower().strip('"').split(".")[-1])
+        return _show_create(session, m.group(1), m.group(2).lower().strip('"'))
+    if what == "PARAMETERS":
+        from rw_cli.meta import system_params
+
+        stored = session.catalog.system_params
+        rows = [[n, system_params.value(stored, n), "true" if mutable else "false"]
+                for n, (_, mutable) in system_params.PARAMS.items()]
+        return text_result(f"SHOW {len(rows)}", ["Name", "Value", "Mutable"], rows)
     if what == "ALL":
         rows = [[k, v, ""] for k, v in session.settings.items()]
         return text_result(f"SHOW {len(rows)}", ["Name", "Setting", "Description"], rows)
@@ -104,16 +130,96 @@ def handle_show(session, tree) -> Result:
 
 
 def handle_describe(session, tree: exp.Describe) -> Result:
-    return describe(session, tree.this.name)
+    target = tree.this
+    return describe(session, f"{target.text('db')}.{target.name}" if target.text("db") else target.name)
 
 
 def describe(session, name: str, with_keys: bool = True) -> Result:
-    rel = session.catalog.must_get(name)
-    rows = [[c.name, c.type.name, "true" if c.hidden else "false", None] for c in rel.columns]
+    """DESCRIBE relation (`with_keys`) and SHOW COLUMNS FROM relation: each column with its
+    type, whether it is hidden and its comment; DESCRIBE adds the primary key, the
+    distribution key, the relation's indexes and its own comment, as RisingWave shows them."""
+    from rw_cli.meta.catalog import RW_TIMESTAMP, INDEX
+
+    catalog = session.catalog
+    schema, _, bare = name.lower().strip('"').rpartition(".")
+    rel = catalog.get(catalog.qualified(bare, schema or None)) if schema in ("", "public") or \
+        schema in catalog.schemas else None
+    if rel is None:
+        return _describe_system(session, schema, bare, with_keys)
+    rows = [row + [rel.comments.get(c.name) if row[0] == c.name else None]
+            for c in rel.columns for row in column_rows(c.name, _column_type(c), c.type, c.hidden)]
+    if rel.kind in (TABLE, MATERIALIZED_VIEW):
+        rows.append([RW_TIMESTAMP, "timestamp with time zone", "true", None])
     if with_keys:
         pk = ", ".join(rel.columns[k].name for k in rel.pk)
         rows.append(["primary key", pk, None, None])
+        if rel.pk:
+            rows.append(["distribution key", pk, None, None])
+        for idx in catalog.in_creation_order():
+            if idx.kind == INDEX and rel.id in idx.dependencies:
+                keys, include, dist = index_description(idx)
+                rows.append([idx.name.rpartition(".")[2],
+                             f"index({keys}) include({include}) distributed by({dist})", None, None])
+        rows.append(["table description", bare, None, rel.comments.get("")])
     return text_result(f"SHOW {len(rows)}", ["Name", "Type", "Is Hidden", "Description"], rows)
+
+
+def _describe_system(session, schema: str, name: str, with_keys: bool) -> Result:
+    """DESCRIBE / SHOW COLUMNS of a system catalog (pg_catalog.pg_matviews, rw_tables, ...)."""
+    from rw_cli.common.types import DataType
+    from rw_cli.sql.pg_catalog import system_table
+
+    data = system_table(schema or None, name, session.catalog, session)
+    if data is None:
+        raise CatalogError(f'relation "{name}" does not exist')
+    rows = [[f.name, DataType.from_field(f).name, "false", None] for f in data.schema]
+    if with_keys:
+        rows.append(["table description", name, None, None])
+    return text_result(f"SHOW {len(rows)}", ["Name", "Type", "Is Hidden", "Description"], rows)
+
+
+def column_rows(name: str, shown: str, t, hidden: bool) -> list[list]:
+    """A column's rows in SHOW COLUMNS: the column, then (as RisingWave expands them) each
+    element of a list (`v[1]`) and each field of a struct (`v[1].a`), recursively."""
+    from rw_cli.sql.rename import quote_name
+
+    def display(t) -> str:
+        if t.is_list:
+            return display(t.inner[0]) + "[]"
+        return "struct" if t.is_struct else t.name
+
+    rows = [[name, shown if not (t.is_list or t.is_struct) else display(t), "true" if hidden else "false"]]
+    if t.is_list and (t.inner[0].is_struct or t.inner[0].is_list):
+        rows += column_rows(f"{name}[1]", display(t.inner[0]), t.inner[0], hidden)
+    elif t.is_struct:
+        for field_name, inner in zip(t.field_names, t.inner):
+            rows += column_rows(f"{name}.{quote_name(field_name)}", display(inner), inner, hidden)
+    return rows
+
+
+def _column_type(c) -> str:
+    """A column's type as DESCRIBE shows it: the row id of a table without a key is a serial."""
+    from rw_cli.meta.catalog import ROW_ID
+
+    return "serial" if c.name == ROW_ID and c.hidden else c.type.name
+
+
+def index_description(idx) -> tuple[str, str, str]:
+    """(key columns with their order, included columns, distribution key) of an index, from
+    its definition: `v1 ASC, v2 DESC`, `v3`, `v1`."""
+    from rw_cli.sql.dialect import parse_statement
+
+    tree = parse_statement(idx.definition)
+    params = tree.this.args.get("params")
+    cols = (params.args.get("columns") or []) if params is not None else []
+    keys = []
+    for o in cols:
+        col = o.this if isinstance(o, exp.Ordered) else o
+        keys.append((col.name, "DESC" if isinstance(o, exp.Ordered) and o.args.get("desc") else "ASC"))
+    names = [k for k, _ in keys]
+    include = [c.name for c in idx.visible_columns if c.name not in names]
+    dist = tree.args.get("distributed_by") or names[:1]
+    return ", ".join(f"{k} {d}" for k, d in keys), ", ".join(include), ", ".join(dist)
 
 
 def handle_transaction(session, tree) -> Result:

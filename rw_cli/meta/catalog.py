@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 
 from rw_cli.common.types import DataType
 from rw_cli.errors import CatalogError
+from rw_cli.meta.access import DEFAULT_USER, AccessCatalog
 
 TABLE = "table"
 MATERIALIZED_VIEW = "materialized view"
@@ -69,6 +70,13 @@ class RelationCatalog:
     # its operators keep append-only inputs as append logs (jobs created before this was
     # recorded keep them as key-value state)
     append_logs: bool = False
+    owner: str = DEFAULT_USER  # ALTER ... OWNER TO changes it
+    max_parallelism: int = 256  # its vnode count: streaming_max_parallelism when it was created
+    resource_group: str = ""  # ALTER ... SET RESOURCE_GROUP; "": its database's
+    created_at: int | None = None  # when it was created (ms since the Unix epoch; None: before it was kept)
+    created_at_version: str = ""  # version() of the rw that created it
+    # COMMENT ON TABLE (key "") and COMMENT ON COLUMN (key: the column's name)
+    comments: dict = field(default_factory=dict)
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:
@@ -125,6 +133,12 @@ class Catalog:
     functions: dict[str, dict] = field(default_factory=dict)
     # schemas besides `public` (CREATE SCHEMA); a relation of one is named `schema.name`
     schemas: list[str] = field(default_factory=list)
+    # users, databases, owners of schemas and functions, grants (rw_cli.meta.access)
+    access: AccessCatalog = field(default_factory=AccessCatalog)
+    # compaction group id (as text) -> its configuration, once altered (rw_cli.meta.compaction_groups)
+    compaction_configs: dict[str, dict] = field(default_factory=dict)
+    # ALTER SYSTEM SET: system parameters and session parameters' defaults (rw_cli.meta.system_params)
+    system_params: dict[str, str] = field(default_factory=dict)
 
     def qualified(self, name: str, schema: str | None) -> str:
         """The catalog name of relation `name` in `schema` (None, "" or public: the name
@@ -159,6 +173,12 @@ class Catalog:
     def add(self, rel: RelationCatalog) -> None:
         if self.get(rel.name) is not None:
             raise CatalogError(f'relation "{rel.name}" already exists')
+        if rel.created_at is None:  # rw_* catalogs show when and by which version
+            import time
+
+            from rw_cli.common.session_config import server_version
+
+            rel.created_at, rel.created_at_version = int(time.time() * 1000), server_version()
         self.relations[rel.id] = rel
 
     def remove(self, rel_id: int) -> None:
@@ -176,6 +196,9 @@ class Catalog:
             "next_id": self.next_id,
             **({"functions": self.functions} if self.functions else {}),
             **({"schemas": self.schemas} if self.schemas else {}),
+            "access": self.access.to_json(),
+            **({"compaction_configs": self.compaction_configs} if self.compaction_configs else {}),
+            **({"system_params": self.system_params} if self.system_params else {}),
         }).encode()
 
     @staticmethod
@@ -185,4 +208,6 @@ class Catalog:
         d = json.loads(data)
         rels = {r["id"]: RelationCatalog.from_json(r) for r in d["relations"]}
         return Catalog(relations=rels, next_id=d["next_id"], functions=d.get("functions", {}),
-                       schemas=d.get("schemas", []))
+                       schemas=d.get("schemas", []), access=AccessCatalog.from_json(d.get("access")),
+                       compaction_configs=d.get("compaction_configs", {}),
+                       system_params=d.get("system_params", {}))

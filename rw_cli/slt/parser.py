@@ -55,6 +55,7 @@ class Record:
     backoff_s: float = 0.0
     arg: str = ""  # include pattern, control setting, sleep duration
     conditions: list[tuple[str, str]] = field(default_factory=list)  # (skipif|onlyif, engine)
+    connection: str | None = None  # `connection name` before it: run on that connection
 
     @property
     def counted(self) -> bool:
@@ -128,6 +129,7 @@ def parse(text: str, path: str = "<string>") -> list[Record]:
     n = len(lines)
     records: list[Record] = []
     conditions: list[tuple[str, str]] = []
+    connection: str | None = None
     i = 0
 
     def read_sql(start: int) -> tuple[str, int]:
@@ -179,8 +181,12 @@ def parse(text: str, path: str = "<string>") -> list[Record]:
             conditions.append((head, tokens[1]))
             i += 1
             continue
-        rec = Record(kind=head, path=path, line=lineno, conditions=conditions)
-        conditions = []
+        if head == "connection" and len(tokens) == 2:  # the next record runs on that connection
+            connection = tokens[1]
+            i += 1
+            continue
+        rec = Record(kind=head, path=path, line=lineno, conditions=conditions, connection=connection)
+        conditions, connection = [], None
         if head == "statement":
             tokens = _take_retry(tokens, rec, path, lineno)
             mode = tokens[1] if len(tokens) > 1 else ""

@@ -186,6 +186,23 @@ class FileRunner:
             self._test_dir = tempfile.mkdtemp(prefix="rw-slt-")
             weakref.finalize(self, shutil.rmtree, self._test_dir, True)
         return self._test_dir
+        # `connection name` records: each other connection's session settings, by name
+        self.connections: dict[str, object] = {}
+
+    def _check_on(self, rec: Record):
+        """`_check` on the record's connection: another connection of the same database has
+        its own session parameters (and transaction state), kept here between its records."""
+        if rec.connection is None or rec.connection == "default":
+            return self._check(rec)
+        session = self.session
+        mine = (session.settings, session.in_transaction)
+        settings, in_tx = self.connections.get(rec.connection) or (session.new_settings(), False)
+        session.settings, session.in_transaction = settings, in_tx
+        try:
+            return self._check(rec)
+        finally:
+            self.connections[rec.connection] = (session.settings, session.in_transaction)
+            session.settings, session.in_transaction = mine
 
     # one record -> None when it passed, else the failure text; and the result
     def _check(self, rec: Record):
@@ -228,12 +245,12 @@ class FileRunner:
         diff = self.differential
         if diff is not None:
             (diff.before_statement if rec.kind == "statement" else diff.before_query)(rec)
-        failure, result = self._check(rec)
+        failure, result = self._check_on(rec)
         tries = 0
         while failure is not None and tries < rec.retry:
             tries += 1
             self._wait(min(rec.backoff_s, MAX_BACKOFF_S))
-            failure, result = self._check(rec)
+            failure, result = self._check_on(rec)
         if diff is not None:
             if rec.kind == "statement":
                 diff.after_statement(rec)

@@ -26,6 +26,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError
+from rw_cli.sql.privileges import answer_privilege_calls
 from rw_cli.meta.catalog import DEFAULT_SCHEMA, ROW_ID, RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import NORMALIZED, RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
@@ -80,7 +81,10 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = _pg_compat(tree)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
-    found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect)
+    found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
+                  exp.Anonymous, exp.CurrentUser, exp.SessionUser)
+    answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
+    _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
@@ -356,22 +360,43 @@ def _dt(t: pa.DataType):
     return DataType.from_arrow(t)
 
 
+def _session_user(found: list, catalog: Catalog, session) -> None:
+    """current_user and session_user: the user the session acts as (SET SESSION AUTHORIZATION)."""
+    calls = [n for n in found if isinstance(n, (exp.CurrentUser, exp.SessionUser)) and not n.args.get("this")]
+    if not calls:
+        return
+    settings = getattr(session, "settings", None)
+    user = catalog.access.acting_user(settings.get("session_authorization") if settings is not None else None)
+    for call in calls:
+        call.replace(exp.Literal.string(user))
+
+
 def _schema_qualified_columns(found: list[exp.Expression]) -> None:
     """`schema.table.column` names the column of the FROM item `schema.table` (its schema
     written or `public`); the schema is dropped once checked, since FROM items are renamed.
     `found`: the query's nodes, from the one walk that binding makes."""
     qualified = [c for c in found if isinstance(c, exp.Column) and c.args.get("db") is not None]
-    if not qualified:
+    tables = [t for t in found if isinstance(t, exp.Table)]
+    if not qualified and len({t.text("db") for t in tables}) < 2:
         return
-    items = {}
-    for t in (t for t in found if isinstance(t, exp.Table)):
+    items: dict[str, set] = {}
+    for t in tables:
         # an aliased item is named by its alias alone
         schema = (t.text("db") or DEFAULT_SCHEMA) if t.args.get("alias") is None else None
         items.setdefault(t.alias_or_name, set()).add(schema)
+    # tables of one name from two schemas (`s1.a`, `s2.a`): each is named `schema.name`, so
+    # that `s1.a.x` and `s2.a.y` tell them apart and a bare `a.x` is no longer either
+    clashing = {n for n, schemas in items.items() if len(schemas - {None}) > 1}
+    for t in tables:
+        if t.alias_or_name in clashing and t.args.get("alias") is None:
+            t.set("alias", exp.TableAlias(this=exp.to_identifier(f"{t.text('db') or DEFAULT_SCHEMA}.{t.name}",
+                                                                 quoted=True)))
     for col in qualified:
         db = col.text("db")
         if db not in items.get(col.table, ()):
             raise BindError(f'missing FROM-clause entry for table "{db}.{col.table}"')
+        if col.table in clashing:
+            col.set("table", exp.to_identifier(f"{db}.{col.table}", quoted=True))
         col.set("db", None)
         col.set("catalog", None)
 
@@ -411,10 +436,17 @@ def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[Relatio
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     out: list[RelationCatalog] = []
     for t in tree.find_all(exp.Table):
-        names = [t.name] if isinstance(t.this, exp.Identifier) else \
-            [a.name for a in t.this.find_all(exp.Column)][:1] if isinstance(t.this, exp.Anonymous) else []
-        for n in names:
-            rel = catalog.get(n) if n not in ctes else None
+        if isinstance(t.this, exp.Identifier):
+            names = [(t.name, t.text("db"))]
+        elif isinstance(t.this, exp.Anonymous):  # tumble(t, ...): its relation
+            names = [(a.name, a.text("table")) for a in t.this.find_all(exp.Column)][:1]
+        else:
+            names = []
+        for n, db in names:
+            try:
+                rel = catalog.get(catalog.qualified(n, db)) if db or n not in ctes else None
+            except CatalogError:
+                rel = None
             if rel is not None and rel not in out:
                 out.append(rel)
     return out

@@ -38,10 +38,16 @@ class Savepoint(exp.Expression):
     arg_types = {"this": True, "release": False}
 
 
+class Recover(exp.Expression):
+    """RECOVER: rebuild every streaming job from the committed state."""
+
+    arg_types: dict = {}
+
+
 class Show(exp.Expression):
     """SHOW TABLES | MATERIALIZED VIEWS | COLUMNS FROM x | <parameter>."""
 
-    arg_types = {"this": True, "target": False}
+    arg_types = {"this": True, "target": False, "like": False}
 
 
 class Explain(exp.Expression):
@@ -262,17 +268,28 @@ class RwDialect(RisingWave):
             while self._curr and self._curr.token_type != TokenType.SEMICOLON:
                 words.append(self._curr.text)
                 self._advance()
-            text = " ".join(words)
+            text = re.sub(r"\s*\.\s*", ".", " ".join(words))  # `s . t` as written: s.t
+            words = text.split()
             low = text.lower()
-            m = re.fullmatch(r"columns\s+(?:from|in)\s+(\S+)", low)
+            m = re.fullmatch(r"columns\s+(?:from|in)\s+(.+)", low)
             if m:
-                return Show(this="COLUMNS", target=words[-1])
+                return Show(this="COLUMNS", target="".join(words[2:]))
+            m = re.fullmatch(r"(tables|views|materialized\s+views|sources|sinks|indexes|subscriptions|functions)"
+                             r"(?:\s+(?:from|in)\s+(\S+))?(?:\s+like\s+(\S+))?", low)
+            if m and (m.group(2) or m.group(3)):
+                like = words[-1] if m.group(3) else None
+                return Show(this=" ".join(m.group(1).upper().split()), target=m.group(2), like=like)
             return Show(this=" ".join(low.split()).upper())
 
 
 _APPEND_ONLY = re.compile(r"\)\s*append\s+only\b", re.IGNORECASE)
 _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
                           r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
+# SET name TO a, b (a list value, search_path's): sqlglot reads one value only
+_SET_LIST = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
+                       r"((?:[^,;']+|'[^']*')(?:\s*,\s*(?:[^,;']+|'[^']*'))+)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_SET_AUTHORIZATION = re.compile(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
+                                r"(?:\s+(?:to\s+|=\s*)?(\"[^\"]+\"|'[^']+'|\w+))?\s*;?\s*$", re.IGNORECASE)
 _SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 # `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
@@ -296,6 +313,20 @@ def _include_clauses(text: str) -> tuple[str, list[list[str]]]:
     return _INCLUDE.sub(lambda m: " " * (m.end() - m.start()), text), out
 
 
+_DISTRIBUTED_BY = re.compile(r"\)\s*distributed\s+by\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def _distribution_key(text: str) -> list[str]:
+    """The expressions of DISTRIBUTED BY (...), each in PostgreSQL's spelling."""
+    try:
+        tree = sqlglot.parse_one(f"SELECT {text}", read=RwDialect)
+    except (ParseError, TokenError):
+        raise SqlSyntaxError(f'syntax error at or near "{text}"') from None
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    return [normalize_identifiers(e, dialect=RwDialect).sql(dialect="postgres") for e in tree.expressions]
+
+
 def _table_clauses(text: str) -> tuple[str, dict]:
     """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
     (the text keeps its length where it can, so error positions stay right)."""
@@ -315,6 +346,11 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         text, includes = _include_clauses(text)
         if includes:
             flags["include"] = includes
+    if head.startswith(("create index", "create unique index")):
+        m = _DISTRIBUTED_BY.search(text)
+        if m:  # ... (columns) DISTRIBUTED BY (expressions): the expressions, as written
+            flags["distributed_by"] = _distribution_key(m.group(1))
+            text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
     if head.startswith("create materialized view"):
         m = _EOWC.search(text)
         if m:
@@ -350,6 +386,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     sql = blank_comments(sql)
     if sql.strip().rstrip(";").strip().lower() == "flush":
         return Flush()
+    if sql.strip().rstrip(";").strip().lower() == "recover":
+        return Recover()
     m = _BEGIN.match(sql)
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
@@ -357,9 +395,26 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     m = _SAVEPOINT.match(sql)
     if m:  # drivers (psycopg's nested transactions, SQLAlchemy) send these
         return Savepoint(this=exp.to_identifier(m.group(3)), release=m.group(1).lower() == "release")
+    m = _SET_AUTHORIZATION.match(sql)
+    if m:  # SET SESSION AUTHORIZATION u | SET ROLE u | RESET ...: the session_authorization parameter
+        user = m.group(3)
+        value = exp.Var(this="default") if m.group(1).lower() == "reset" or user.lower() in ("default", "none") \
+            else exp.Literal.string(user[1:-1] if user.startswith(("'", '"')) else user.lower())
+        return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.column("session_authorization"),
+                                                             expression=value))])
+    m = _SET_LIST.match(sql)
+    if m:
+        items = [x.strip().strip("'") for x in m.group(2).split(",")]
+        eq = exp.EQ(this=exp.column(m.group(1).lower()), expression=exp.Literal.string(", ".join(items)))
+        return exp.Set(expressions=[exp.SetItem(this=eq)])
     m = _SET_TIME_ZONE.match(sql)
     if m:  # SET TIME ZONE x  ==  SET timezone = x
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
+    from rw_cli.sql.admin import parse_admin
+
+    admin = parse_admin(sql, offset)
+    if admin is not None:
+        return admin
     m = _RENAME.match(sql)
     if m:
         return RenameRelation(kind=" ".join(m.group(1).upper().split()), this=_relation_name(m.group(3)),

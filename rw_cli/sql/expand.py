@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.errors import BindError
+from rw_cli.errors import BindError, CatalogError
 from rw_cli.meta.catalog import VIEW, Catalog, RelationCatalog
 from rw_cli.sql.walk import nodes
 
@@ -25,9 +25,9 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                 t.replace(_time_window(t, fn, catalog))
                 changed = True
                 continue
-            if isinstance(t.this, exp.Identifier) and (t.name not in ctes or t.meta.get("rw_catalog")) \
-                    and not t.text("db"):
-                rel = catalog.get(t.name)
+            if isinstance(t.this, exp.Identifier) and (t.name not in ctes or t.meta.get("rw_catalog")
+                                                        or t.text("db")):
+                rel = catalog.get(_catalog_name(t, catalog))
                 if rel is not None and rel.kind == VIEW:
                     t.replace(_view_subquery(t, rel))
                     changed = True
@@ -40,12 +40,45 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
     raise BindError("views nested too deeply (or recursive)")
 
 
+def _catalog_name(t: exp.Table, catalog: Catalog) -> str:
+    """The catalog name a table reference means (`s.name` in schema s; an unknown schema
+    names nothing)."""
+    db = t.text("db")
+    if not db:
+        return t.name
+    try:
+        return catalog.qualified(t.name, db)
+    except CatalogError:
+        return ""
+
+
+def qualify_schema_names(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
+    """Each reference to a relation of a schema other than public named by its catalog name
+    (`s.t` as one quoted name, aliased `t` as it was written), so that a plan keyed by
+    catalog names finds it; `public.t` becomes `t`."""
+    ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    for t in list(tree.find_all(exp.Table)):
+        db = t.text("db")
+        if not db or not isinstance(t.this, exp.Identifier) or (t.name in ctes and not t.meta.get("rw_catalog")):
+            continue
+        name = catalog.qualified(t.name, db)
+        if "." not in name:
+            t.set("db", None)
+            t.set("catalog", None)
+            continue
+        alias = t.args.get("alias") or exp.TableAlias(this=exp.to_identifier(t.name))
+        t.replace(exp.Table(this=exp.to_identifier(name, quoted=True), alias=alias))
+    return tree
+
+
 def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
     from rw_cli.sql.dialect import parse_statement
 
     body = parse_statement(rel.definition)
     if isinstance(body, exp.Create):
         body = body.expression
+    while isinstance(body, exp.Subquery) and not body.alias:  # `AS (SELECT ...)`: the query itself
+        body = body.this
     # the view's own relations were resolved when it was created: a CTE of the outer query
     # with the same name must not capture them
     inner_ctes = {c.alias for c in body.find_all(exp.CTE)}
@@ -67,8 +100,9 @@ def _time_window(t: exp.Table, fn: exp.Anonymous, catalog: Catalog) -> exp.Expre
     if len(args) not in need:
         raise BindError(f"{kind} expects {need[0]} or {need[1]} arguments, got {len(args)}")
     src = args[0]
-    if isinstance(src, exp.Column):
-        src = exp.Table(this=src.this.copy())
+    if isinstance(src, exp.Column):  # `t` or `schema.t`
+        db = src.args.get("table")
+        src = exp.Table(this=src.this.copy(), db=db.copy() if db is not None else None)
     elif not isinstance(src, (exp.Table, exp.Subquery)):
         raise BindError(f"the first argument of {kind} must be a relation")
     col = exp.column(args[1].name, table="__tw")
@@ -101,7 +135,7 @@ def _time_window(t: exp.Table, fn: exp.Anonymous, catalog: Catalog) -> exp.Expre
 
 def _origin(src, col_name: str, catalog: Catalog, offset) -> exp.Expression:
     tz = False
-    rel = catalog.get(src.name) if isinstance(src, exp.Table) else None
+    rel = catalog.get(_catalog_name(src, catalog)) if isinstance(src, exp.Table) else None
     if rel is not None:
         for c in rel.columns:
             if c.name == col_name:

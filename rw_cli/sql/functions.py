@@ -304,15 +304,9 @@ SESSION_VALUES = {exp.CurrentDatabase: "dev", exp.CurrentCatalog: "dev", exp.Cur
 
 
 def _server_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from rw_cli.common.session_config import server_version
 
-    from rw_cli.common.session_config import default
-
-    try:
-        ours = version("rw_cli")
-    except PackageNotFoundError:
-        ours = "dev"
-    return f"PostgreSQL {default('server_version')}-RisingWave-rw_cli-{ours}"
+    return server_version()
 
 
 _CONSTANT_NODES = (exp.Literal, exp.Null, exp.Paren, exp.Cast, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.Div)

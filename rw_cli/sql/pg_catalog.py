@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from rw_cli.meta.access import DEFAULT_USER
 from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, Catalog
 
 PUBLIC_OID = 2200
@@ -43,6 +44,20 @@ _KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
 
 def _rels(catalog: Catalog):
     return catalog.in_creation_order()
+
+
+def _owner_id(catalog: Catalog, user: str) -> int:
+    """The oid of a user by name (its id in the access catalog)."""
+    u = catalog.access.users.get(user)
+    return u["id"] if u is not None else OWNER_OID
+
+
+def _schema_names(catalog: Catalog) -> list[str]:
+    return ["pg_catalog", DEFAULT_SCHEMA, "information_schema", "rw_catalog", *catalog.schemas]
+
+
+def _schema_owner(catalog: Catalog, schema: str) -> str:
+    return catalog.access.schema_owners.get(schema, DEFAULT_USER)
 
 
 def _table(cols: dict[str, tuple[pa.DataType, list]]) -> pa.Table:
@@ -88,10 +103,10 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
 
 
 def info_schemata(catalog: Catalog, session=None) -> pa.Table:
-    names = ["information_schema", "pg_catalog", "public", "rw_catalog"]
+    names = _schema_names(catalog)
     s = pa.string()
-    return _table({"catalog_name": (s, [DATABASE] * 4), "schema_name": (s, names),
-                   "schema_owner": (s, ["root"] * 4)})
+    return _table({"catalog_name": (s, [DATABASE] * len(names)), "schema_name": (s, names),
+                   "schema_owner": (s, [_schema_owner(catalog, n) for n in names])})
 
 
 def info_views(catalog: Catalog, session=None) -> pa.Table:
@@ -105,11 +120,10 @@ def info_views(catalog: Catalog, session=None) -> pa.Table:
 # -- pg_catalog ---------------------------------------------------------------------------------
 
 def pg_namespace(catalog: Catalog, session=None) -> pa.Table:
-    rows = [(PG_CATALOG_OID, "pg_catalog"), (PUBLIC_OID, "public"),
-            (INFORMATION_SCHEMA_OID, "information_schema"), (RW_CATALOG_OID, "rw_catalog")]
-    return _table({"oid": (pa.int32(), [r[0] for r in rows]), "nspname": (pa.string(), [r[1] for r in rows]),
-                   "nspowner": (pa.int32(), [OWNER_OID] * len(rows)),
-                   "nspacl": (pa.string(), [None] * len(rows))})
+    names = _schema_names(catalog)
+    return _table({"oid": (pa.int32(), [_schema_oid(catalog, n) for n in names]), "nspname": (pa.string(), names),
+                   "nspowner": (pa.int32(), [_owner_id(catalog, _schema_owner(catalog, n)) for n in names]),
+                   "nspacl": (pa.string(), [None] * len(names))})
 
 
 def pg_class(catalog: Catalog, session=None) -> pa.Table:
@@ -118,11 +132,11 @@ def pg_class(catalog: Catalog, session=None) -> pa.Table:
     i32, s = pa.int32(), pa.string()
     return _table({
         "oid": (i32, [r.id for r in rels]),
-        "relname": (s, [r.name for r in rels]),
-        "relnamespace": (i32, [PUBLIC_OID] * n),
+        "relname": (s, [_schema_and_name(r)[1] for r in rels]),
+        "relnamespace": (i32, [_schema_oid(catalog, _schema_and_name(r)[0]) for r in rels]),
         "reltype": (i32, [0] * n),
         "reloftype": (i32, [0] * n),
-        "relowner": (i32, [OWNER_OID] * n),
+        "relowner": (i32, [_owner_id(catalog, r.owner) for r in rels]),
         "relam": (i32, [0] * n),
         "relfilenode": (i32, [0] * n),
         "reltablespace": (i32, [0] * n),
@@ -219,8 +233,9 @@ def pg_tables(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == TABLE]
     n = len(rels)
     s = pa.string()
-    return _table({"schemaname": (s, ["public"] * n), "tablename": (s, [r.name for r in rels]),
-                   "tableowner": (s, ["root"] * n), "tablespace": (s, [None] * n),
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "tablename": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "tableowner": (s, [r.owner for r in rels]), "tablespace": (s, [None] * n),
                    "hasindexes": (pa.bool_(), [False] * n), "hasrules": (pa.bool_(), [False] * n),
                    "hastriggers": (pa.bool_(), [False] * n), "rowsecurity": (pa.bool_(), [False] * n)})
 
@@ -229,16 +244,20 @@ def pg_matviews(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == MATERIALIZED_VIEW]
     n = len(rels)
     s = pa.string()
-    return _table({"schemaname": (s, ["public"] * n), "matviewname": (s, [r.name for r in rels]),
-                   "matviewowner": (s, ["root"] * n), "definition": (s, [r.definition for r in rels])})
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "matviewname": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "matviewowner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
+                   "tablespace": (s, [None] * n), "hasindexes": (pa.bool_(), [False] * n),
+                   "ispopulated": (pa.bool_(), [True] * n), "definition": (s, [r.definition for r in rels])})
 
 
 def pg_views(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == VIEW]
     n = len(rels)
     s = pa.string()
-    return _table({"schemaname": (s, ["public"] * n), "viewname": (s, [r.name for r in rels]),
-                   "viewowner": (s, ["root"] * n), "definition": (s, [r.definition for r in rels])})
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "viewname": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "viewowner": (s, [r.owner for r in rels]), "definition": (s, [r.definition for r in rels])})
 
 
 def pg_database(catalog: Catalog, session=None) -> pa.Table:
@@ -256,19 +275,6 @@ def pg_am(catalog: Catalog, session=None) -> pa.Table:
     return _table({"oid": (pa.int32(), [2, 403]), "amname": (pa.string(), ["heap", "btree"]),
                    "amhandler": (pa.string(), ["heap_tableam_handler", "bthandler"]),
                    "amtype": (pa.string(), ["t", "i"])})
-
-
-def pg_roles(catalog: Catalog, session=None) -> pa.Table:
-    """The one user, root (RisingWave's default superuser)."""
-    t, f = [True], [False]
-    return _table({"oid": (pa.int32(), [OWNER_OID]), "rolname": (pa.string(), ["root"]),
-                   "usename": (pa.string(), ["root"]), "usesysid": (pa.int32(), [OWNER_OID]),
-                   "rolsuper": (pa.bool_(), t), "usesuper": (pa.bool_(), t), "rolinherit": (pa.bool_(), t),
-                   "rolcreaterole": (pa.bool_(), t), "rolcreatedb": (pa.bool_(), t), "usecreatedb": (pa.bool_(), t),
-                   "rolcanlogin": (pa.bool_(), t), "rolreplication": (pa.bool_(), f),
-                   "rolbypassrls": (pa.bool_(), f), "rolconnlimit": (pa.int32(), [-1]),
-                   "rolpassword": (pa.string(), ["********"]), "rolvaliduntil": (pa.string(), [None]),
-                   "rolconfig": (pa.string(), [None])})
 
 
 ACTIVITY_COLUMNS = ("pid", "usename", "application_name", "client_addr", "client_port", "backend_start",
@@ -295,6 +301,19 @@ def pg_stat_activity(catalog: Catalog, session=None) -> pa.Table:
     })
 
 
+def pg_description(catalog: Catalog, session=None) -> pa.Table:
+    """COMMENT ON TABLE / COLUMN: one row per comment (objsubid 0: the relation's own, else
+    the column's number as pg_attribute numbers it)."""
+    rows = []
+    for r in _rels(catalog):
+        visible = [c.name for c in r.columns if not c.hidden]
+        for key, text in r.comments.items():
+            sub = 0 if key == "" else (visible.index(key) + 1 if key in visible else -1)
+            rows.append((r.id, sub, text))
+    return _table({"objoid": (pa.int32(), [x[0] for x in rows]), "classoid": (pa.int32(), [1259] * len(rows)),
+                   "objsubid": (pa.int32(), [x[1] for x in rows]), "description": (pa.string(), [x[2] for x in rows])})
+
+
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
 
     items = session.settings.items() if session is not None else []
@@ -315,8 +334,10 @@ def _schema_and_name(rel) -> tuple[str, str]:
 
 
 def _schema_oid(catalog: Catalog, schema: str) -> int:
-    if schema == DEFAULT_SCHEMA:
-        return PUBLIC_OID
+    fixed = {DEFAULT_SCHEMA: PUBLIC_OID, "pg_catalog": PG_CATALOG_OID, "information_schema": INFORMATION_SCHEMA_OID,
+             "rw_catalog": RW_CATALOG_OID}
+    if schema in fixed:
+        return fixed[schema]
     return RW_CATALOG_OID + 1 + catalog.schemas.index(schema) if schema in catalog.schemas else PUBLIC_OID
 
 
@@ -329,31 +350,164 @@ def rw_streaming_parallelism(catalog: Catalog, session=None) -> pa.Table:
         "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
         "relation_type": (pa.string(), [r.kind for r in rels]),
         "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
-        "max_parallelism": (pa.int32(), [DEFAULT_MAX_PARALLELISM] * len(rels)),
+        "max_parallelism": (pa.int32(), [r.max_parallelism for r in rels]),
     })
+
+
+def _resource_group(catalog: Catalog, rel) -> str:
+    """A job's resource group: its own, else its database's."""
+    from rw_cli.meta.access import DEFAULT_DATABASE
+
+    return rel.resource_group or catalog.access.databases[DEFAULT_DATABASE]["resource_group"]
+
+
+def rw_streaming_jobs(catalog: Catalog, session=None) -> pa.Table:
+    """Each streaming job: its configured parallelism, max parallelism and resource group."""
+    rels = [r for r in _rels(catalog) if r.kind in _STREAMING_JOBS or r.kind == SOURCE]
+    return _table({
+        "job": (pa.int32(), [r.id for r in rels]),
+        "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
+        "status": (pa.string(), ["CREATED"] * len(rels)),
+        "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
+        "max_parallelism": (pa.int32(), [r.max_parallelism for r in rels]),
+        "resource_group": (pa.string(), [_resource_group(catalog, r) for r in rels]),
+    })
+
+
+def rw_table_fragments(catalog: Catalog, session=None) -> pa.Table:
+    """Each streaming job's fragments as one entry: its state, parallelism and max parallelism."""
+    rels = [r for r in _rels(catalog) if r.kind in _STREAMING_JOBS]
+    return _table({
+        "table_id": (pa.int32(), [r.id for r in rels]),
+        "status": (pa.string(), ["CREATED"] * len(rels)),
+        "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
+        "max_parallelism": (pa.int32(), [r.max_parallelism for r in rels]),
+    })
+
+
+def rw_fragment_id_to_ddl(catalog: Catalog, session=None) -> pa.Table:
+    """Which streaming job each fragment belongs to: a job is one fragment here (its id)."""
+    rels = [r for r in _rels(catalog) if r.kind in _STREAMING_JOBS or r.kind == SOURCE]
+    return _table({
+        "fragment_id": (pa.int32(), [r.id for r in rels]),
+        "job_id": (pa.int32(), [r.id for r in rels]),
+        "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
+        "ddl_type": (pa.string(), [r.kind.replace(" ", "_") for r in rels]),
+    })
+
+
+_TIMESTAMPTZ = pa.timestamp("us", tz="UTC")
+
+
+def _micros(ms: int | None) -> int | None:
+    return None if ms is None else ms * 1000
 
 
 def rw_relations_of(kind: str):
     """rw_tables, rw_materialized_views, ...: one kind of relation with its definition."""
     def build(catalog: Catalog, session=None) -> pa.Table:
-        rels = [r for r in _rels(catalog) if r.kind == kind]
+        # a table with a connector has a source of its own name (RisingWave lists both)
+        rels = [r for r in _rels(catalog) if r.kind == kind or (kind == SOURCE and r.kind == TABLE and r.connector)]
         parts = [_schema_and_name(r) for r in rels]
         return _table({
             "id": (pa.int32(), [r.id for r in rels]),
             "name": (pa.string(), [p[1] for p in parts]),
             "schema_id": (pa.int32(), [_schema_oid(catalog, p[0]) for p in parts]),
-            "owner": (pa.int32(), [OWNER_OID] * len(rels)),
+            "owner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
             "definition": (pa.string(), [r.definition for r in rels]),
+            "created_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+            "initialized_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+            "created_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
+            "initialized_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
         })
     return build
 
 
 def rw_schemas(catalog: Catalog, session=None) -> pa.Table:
-    names = ["pg_catalog", DEFAULT_SCHEMA, "information_schema", "rw_catalog", *catalog.schemas]
-    oids = [PG_CATALOG_OID, PUBLIC_OID, INFORMATION_SCHEMA_OID, RW_CATALOG_OID,
-            *(_schema_oid(catalog, s) for s in catalog.schemas)]
-    return _table({"id": (pa.int32(), oids), "name": (pa.string(), names),
-                   "owner": (pa.int32(), [OWNER_OID] * len(names))})
+    names = _schema_names(catalog)
+    return _table({"id": (pa.int32(), [_schema_oid(catalog, n) for n in names]), "name": (pa.string(), names),
+                   "owner": (pa.int32(), [_owner_id(catalog, _schema_owner(catalog, n)) for n in names])})
+
+
+def _users(catalog: Catalog) -> list[tuple[str, dict]]:
+    return sorted(catalog.access.users.items(), key=lambda kv: kv[1]["id"])
+
+
+def pg_roles(catalog: Catalog, session=None) -> pa.Table:
+    users = _users(catalog)
+    b = pa.bool_()
+    return _table({"oid": (pa.int32(), [u["id"] for _, u in users]), "rolname": (pa.string(), [n for n, _ in users]),
+                   "rolsuper": (b, [u["superuser"] for _, u in users]), "rolinherit": (b, [True] * len(users)),
+                   "rolcreaterole": (b, [u["createuser"] for _, u in users]),
+                   "rolcreatedb": (b, [u["createdb"] for _, u in users]),
+                   "rolcanlogin": (b, [u["login"] for _, u in users]),
+                   "rolreplication": (b, [False] * len(users)), "rolconnlimit": (pa.int32(), [-1] * len(users)),
+                   "rolpassword": (pa.string(), ["********"] * len(users)),
+                   "rolbypassrls": (b, [False] * len(users)),
+                   "rolvaliduntil": (pa.string(), [None] * len(users)),
+                   "rolconfig": (pa.string(), [None] * len(users))})
+
+
+def pg_user(catalog: Catalog, session=None) -> pa.Table:
+    users = _users(catalog)
+    b = pa.bool_()
+    return _table({"usename": (pa.string(), [n for n, _ in users]),
+                   "usesysid": (pa.int32(), [u["id"] for _, u in users]),
+                   "usecreatedb": (b, [u["createdb"] for _, u in users]),
+                   "usesuper": (b, [u["superuser"] for _, u in users]),
+                   "passwd": (pa.string(), ["********"] * len(users))})
+
+
+def rw_users(catalog: Catalog, session=None) -> pa.Table:
+    users = _users(catalog)
+    b = pa.bool_()
+    return _table({"id": (pa.int32(), [u["id"] for _, u in users]), "name": (pa.string(), [n for n, _ in users]),
+                   "is_super": (b, [u["superuser"] for _, u in users]),
+                   "create_db": (b, [u["createdb"] for _, u in users]),
+                   "create_user": (b, [u["createuser"] for _, u in users]),
+                   "can_login": (b, [u["login"] for _, u in users])})
+
+
+def rw_databases(catalog: Catalog, session=None) -> pa.Table:
+    dbs = sorted(catalog.access.databases.items(), key=lambda kv: kv[1]["id"])
+    return _table({"id": (pa.int32(), [d["id"] for _, d in dbs]), "name": (pa.string(), [n for n, _ in dbs]),
+                   "owner": (pa.int32(), [_owner_id(catalog, d["owner"]) for _, d in dbs]),
+                   "resource_group": (pa.string(), [d["resource_group"] for _, d in dbs]),
+                   "barrier_interval_ms": (pa.int32(), [d["barrier_interval_ms"] for _, d in dbs]),
+                   "checkpoint_frequency": (pa.int64(), [d["checkpoint_frequency"] for _, d in dbs])})
+
+
+def rw_hummock_compaction_group_configs(catalog: Catalog, session=None) -> pa.Table:
+    """Each compaction group's configuration as JSON (RisingWave's field names)."""
+    import json
+
+    from rw_cli.meta.compaction_groups import GROUP_IDS, default_config
+
+    configs = [catalog.compaction_configs.get(str(g)) or default_config() for g in GROUP_IDS]
+    return _table({"id": (pa.int64(), list(GROUP_IDS)), "parent_id": (pa.int64(), [0] * len(GROUP_IDS)),
+                   "member_tables": (pa.string(), ["[]"] * len(GROUP_IDS)),
+                   "compaction_config": (pa.string(), [json.dumps(c) for c in configs]),
+                   "active_write_limit": (pa.string(), [None] * len(GROUP_IDS))})
+
+
+def rw_secrets(catalog: Catalog, session=None) -> pa.Table:
+    """Each secret with its owner (never its value)."""
+    names = sorted(catalog.access.secrets, key=lambda n: catalog.access.secrets[n]["id"])
+    owners = [catalog.access.object_owners.get(f"secret:{n}", DEFAULT_USER) for n in names]
+    return _table({"id": (pa.int32(), [catalog.access.secrets[n]["id"] for n in names]),
+                   "name": (pa.string(), names),
+                   "schema_id": (pa.int32(), [PUBLIC_OID] * len(names)),
+                   "owner": (pa.int32(), [_owner_id(catalog, o) for o in owners])})
+
+
+def rw_functions(catalog: Catalog, session=None) -> pa.Table:
+    names = list(catalog.functions)
+    owners = [catalog.access.object_owners.get(f"function:{n}", DEFAULT_USER) for n in names]
+    return _table({"id": (pa.int32(), list(range(1, len(names) + 1))),
+                   "name": (pa.string(), [n.rpartition(".")[2] for n in names]),
+                   "schema_id": (pa.int32(), [_schema_oid(catalog, catalog.functions[n].get("schema", DEFAULT_SCHEMA))
+                                              for n in names]),
+                   "owner": (pa.int32(), [_owner_id(catalog, o) for o in owners])})
 
 
 def is_rw_catalog_name(name: str) -> bool:
@@ -420,8 +574,6 @@ _BUILDERS = {
     ("pg_catalog", "pg_settings"): pg_settings,
     ("pg_catalog", "pg_am"): pg_am,
     ("pg_catalog", "pg_stat_activity"): pg_stat_activity,
-    ("pg_catalog", "pg_roles"): pg_roles,
-    ("pg_catalog", "pg_user"): pg_roles,
     ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),
     ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace"),
     ("pg_catalog", "pg_attrdef"): pg_empty("oid", "adrelid", "adnum", "adbin"),
@@ -441,7 +593,7 @@ _BUILDERS = {
     ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
     ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
     ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat"),
-    ("pg_catalog", "pg_description"): pg_empty("objoid", "classoid", "objsubid", "description"),
+    ("pg_catalog", "pg_description"): pg_description,
     ("pg_catalog", "pg_constraint"): pg_constraint,
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
     ("pg_catalog", "pg_tablespace"): pg_empty("oid", "spcname"),
@@ -453,4 +605,14 @@ _BUILDERS = {
     ("rw_catalog", "rw_sinks"): rw_relations_of(SINK),
     ("rw_catalog", "rw_sources"): rw_relations_of(SOURCE),
     ("rw_catalog", "rw_schemas"): rw_schemas,
+    ("rw_catalog", "rw_users"): rw_users,
+    ("rw_catalog", "rw_databases"): rw_databases,
+    ("rw_catalog", "rw_functions"): rw_functions,
+    ("rw_catalog", "rw_secrets"): rw_secrets,
+    ("rw_catalog", "rw_streaming_jobs"): rw_streaming_jobs,
+    ("rw_catalog", "rw_fragment_id_to_ddl"): rw_fragment_id_to_ddl,
+    ("rw_catalog", "rw_table_fragments"): rw_table_fragments,
+    ("rw_catalog", "rw_hummock_compaction_group_configs"): rw_hummock_compaction_group_configs,
+    ("pg_catalog", "pg_roles"): pg_roles,
+    ("pg_catalog", "pg_user"): pg_user,
 }

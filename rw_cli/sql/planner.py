@@ -21,8 +21,8 @@ from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.expand import corresponding, expand, qualify_schema_names
 from rw_cli.sql.output_name import output_name
-from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
                              StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
@@ -59,9 +59,7 @@ def check_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCata
     for t in tree.find_all(exp.Table):
         if t.name in ctes or not isinstance(t.this, exp.Identifier):
             continue
-        if "." in catalog.qualified(t.name, t.text("db")):
-            raise NotSupported("a relation of a schema other than public in a materialized view")
-        rel = catalog.get(t.name)
+        rel = catalog.get(catalog.qualified(t.name, t.text("db")))
         if rel is None:
             raise CatalogError(f'relation "{t.name}" does not exist')
         if rel not in rels:
@@ -75,7 +73,8 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 
 
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
-    tree = name_subquery_items(inline_ctes(expand(tree.copy(), catalog)))  # views, tumble/hop, CTEs: subqueries
+    # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
+    tree = name_subquery_items(inline_ctes(qualify_schema_names(expand(tree.copy(), catalog), catalog)))
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
     dialect = RwDialect

@@ -116,7 +116,7 @@ def test_show_create_and_settings(db):
     db.execute("CREATE VIEW w AS SELECT id FROM t")
     assert rows(db, "SHOW CREATE VIEW w") == [["public.w", "CREATE VIEW w AS SELECT id FROM t"]]
     assert rows(db, "SHOW CREATE TABLE t")[0][1].startswith("CREATE TABLE t (id INT")
-    assert rows(db, "SHOW VIEWS") == [["w"]]
+    assert rows(db, "SHOW VIEWS") == [["public.w"]]
     assert rows(db, "SHOW server_version") == [["13.14.0"]]
     assert rows(db, "SELECT current_setting('server_version_num')") == [["130014"]]
 

@@ -1,0 +1,65 @@
+"""ALTER TABLE t ALTER WATERMARK FOR col AS expr [WITH TTL]: a table's watermark expression
+replaced while it runs.
+
+The table's data, its downstream jobs and their state are kept; the watermark tracker
+computes the new expression from the next rows on and never moves back (a watermark only
+advances), as in RisingWave. The column stays the same, the expression keeps its type, and
+whether the watermark cleans state (WITH TTL) cannot be toggled this way.
+"""
+from __future__ import annotations
+
+import sqlglot
+
+from rw_cli.errors import BindError, CatalogError
+from rw_cli.meta.catalog import TABLE
+from rw_cli.result import Result
+
+
+def handle(session, spec: dict) -> Result:
+    from rw_cli.handler.access import find_relation
+    from rw_cli.sql.stored_exprs import watermark_expr
+
+    rel = find_relation(session.catalog, spec["table"], TABLE)
+    column = spec["column"]
+    if not rel.watermark or rel.watermark[0] != column:
+        raise CatalogError(f'no watermark defined on column "{column}" of table "{spec["table"]}"')
+    had_ttl = len(rel.watermark) > 2 and bool(rel.watermark[2])
+    if had_ttl != spec["ttl"]:
+        raise BindError("ALTER WATERMARK does not support toggling WITH TTL",
+                        hint="the watermark keeps whether it cleans state; recreate the table to change that")
+    try:
+        text = sqlglot.parse_one(spec["expr"], read="postgres").sql(dialect="postgres")
+    except sqlglot.errors.ParseError:
+        raise BindError(f'syntax error in the watermark expression "{spec["expr"]}"') from None
+    new = [column, text, *rel.watermark[2:]]
+    old = rel.watermark
+    rel.watermark = new
+    try:
+        compiled = watermark_expr(rel)
+        _check_type(rel, compiled[0], compiled[1])
+    except BaseException:
+        rel.watermark = old
+        raise
+    tracker = getattr(session.runtime, "watermark", lambda _id: None)(rel.id)
+    if tracker is not None:
+        tracker.expr, tracker.expr_type = compiled
+    session.barrier()  # the catalog is durable when the statement returns
+    return Result("ALTER_TABLE")
+
+
+def _check_type(rel, expr: str, column_type) -> None:
+    """The expression must have the column's type (RisingWave's check)."""
+    from rw_cli.common.types import DataType
+    from rw_cli.engine import duck
+    from rw_cli.stream.builder import relation_schema
+
+    empty = relation_schema(rel).empty_table()
+    empty = empty.rename_columns([f"_{i}" for i in range(empty.num_columns)])
+    try:
+        result = duck.query(f"SELECT {expr} AS w FROM t", {"t": empty})
+    except Exception as e:  # noqa: BLE001 - DuckDB's binder says what is wrong with it
+        raise BindError(f"invalid watermark expression: {e}") from None
+    got = DataType.from_field(result.schema.field(0))
+    if got != column_type:
+        raise BindError("The return value type of the watermark expression must be identical to the "
+                        f"watermark column data type. Current data type of watermark return value: {got.name}")
