@@ -161,6 +161,8 @@ class FileRunner:
         self.differential: Differential | None = None
         self.substitution = False  # `control substitution on`: $__TEST_DIR__ and $ENV in SQL
         self._test_dir: str | None = None
+        # `connection name` records: each other connection's session settings, by name
+        self.connections: dict[str, object] = {}
 
     def substitute(self, sql: str) -> str:
         """sqllogictest-rs's substitution: `$__TEST_DIR__` (a directory of this file's own,
@@ -186,8 +188,6 @@ class FileRunner:
             self._test_dir = tempfile.mkdtemp(prefix="rw-slt-")
             weakref.finalize(self, shutil.rmtree, self._test_dir, True)
         return self._test_dir
-        # `connection name` records: each other connection's session settings, by name
-        self.connections: dict[str, object] = {}
 
     def _check_on(self, rec: Record):
         """`_check` on the record's connection: another connection of the same database has
