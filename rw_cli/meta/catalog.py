@@ -61,6 +61,8 @@ class RelationCatalog:
     parallelism_config: str = ""
     on_conflict: str = "overwrite"  # tables with a pk: overwrite | do nothing | do update [full|if not null]
     watermark: list | None = None  # [column, expression]: WATERMARK FOR column AS expression
+    # ON CONFLICT ... WITH VERSION COLUMN (...): positions of the columns deciding which write wins
+    version_columns: list[int] = field(default_factory=list)
     # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}
     connector: dict = field(default_factory=dict)
     # its stream job builds identical subplans once (jobs created before this was recorded

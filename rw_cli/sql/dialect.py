@@ -251,7 +251,8 @@ class RwDialect(RisingWave):
 
 _APPEND_ONLY = re.compile(r"\)\s*append\s+only\b", re.IGNORECASE)
 _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
-                          r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
+                          r"do\s+update\s+if\s+not\s+null|overwrite)\b"
+                          r"(?:\s*with\s+version\s+column\s*\(([^)]*)\))?", re.IGNORECASE)
 _SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
 _EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 # `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
@@ -275,6 +276,11 @@ def _include_clauses(text: str) -> tuple[str, list[list[str]]]:
     return _INCLUDE.sub(lambda m: " " * (m.end() - m.start()), text), out
 
 
+def _fold_name(name: str) -> str:
+    """An identifier as PostgreSQL binds it: a quoted one as written, else lower case."""
+    return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
+
+
 def _table_clauses(text: str) -> tuple[str, dict]:
     """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
     (the text keeps its length where it can, so error positions stay right)."""
@@ -284,6 +290,8 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         m = _ON_CONFLICT.search(text)
         if m:
             flags["on_conflict"] = " ".join(m.group(2).lower().split())
+            if m.group(3) is not None:  # WITH VERSION COLUMN (a, b): names fold as identifiers do
+                flags["version_columns"] = [_fold_name(n.strip()) for n in m.group(3).split(",") if n.strip()]
             text = text[: m.start() + 1] + (m.group(1) or "") + " " * (m.end() - m.start() - 1 - len(m.group(1) or "")) \
                 + text[m.end():]
         m = _APPEND_ONLY.search(text)

@@ -47,7 +47,8 @@ def table_job(store, rel: RelationCatalog, watermark: tuple[str, DataType] | Non
     SQL over the positional columns, and its type)."""
     types = [c.type for c in rel.columns]
     mat = Node(MaterializeExecutor(types, list(rel.pk), relation_state_table(store, rel),
-                                   conflict=rel.on_conflict if rel.user_pk else None))
+                                   conflict=rel.on_conflict if rel.user_pk else None,
+                                   version_columns=rel.version_columns))
     if not rel.watermark:
         return StreamJob(rel.id, [mat], [])
     expr, expr_type = watermark
