@@ -126,6 +126,20 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
                 written: list | None = None) -> int:
     """Insert rows given for the columns at `indices`: the others get their DEFAULT (or NULL),
     a hidden `_row_id` gets fresh ids; values are cast to the column types."""
+    table = table_rows(session, rel, data, indices)
+    n = data.num_rows
+    if written is not None:
+        written.append(table)
+    if n:
+        push_cancellable(session, rel, StreamChunk.inserts(table))
+        session.after_write()
+    return n
+
+
+def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int]) -> pa.Table:
+    """Whole rows of `rel` (named as its columns) from values for the columns at `indices`:
+    the others get their DEFAULT (or NULL), a hidden `_row_id` fresh ids, generated columns
+    their values; values cast to the column types, NOT NULL checked."""
     cols = cast_to(data, rel, indices)
     n = data.num_rows
     full = []
@@ -142,12 +156,7 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
     for k, c in enumerate(rel.columns):
         if c.not_null and table.column(k).null_count:  # RisingWave accepts NULL in pk columns
             raise ExecutionError(f'null value in column "{c.name}" violates not-null constraint')
-    if written is not None:
-        written.append(table)
-    if n:
-        push_cancellable(session, rel, StreamChunk.inserts(table))
-        session.after_write()
-    return n
+    return table
 
 
 PUSH_ROWS = 1 << 18  # a large write reaches the stream in pieces of this many rows
@@ -348,6 +357,11 @@ def handle_update(session, tree: exp.Update) -> Result:
         push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:
+    """Rows of `rel` as its job takes them: columns `_0`, `_1`, ... of the column types."""
+    return _positional(t, rel)
 
 
 def _positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:

@@ -21,6 +21,8 @@ def job_plan(session, rel: RelationCatalog) -> JobPlan:
         from rw_cli.handler import create_sink
 
         root, _ = create_sink.plan(session, tree, existing=True)
+        if rel.target is not None:
+            return JobPlan(root=root, into_rows=create_sink.into_rows(session, rel))
     elif rel.kind == INDEX:
         from rw_cli.handler import create_index
 

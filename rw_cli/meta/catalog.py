@@ -63,6 +63,8 @@ class RelationCatalog:
     watermark: list | None = None  # [column, expression]: WATERMARK FOR column AS expression
     # ON CONFLICT ... WITH VERSION COLUMN (...): positions of the columns deciding which write wins
     version_columns: list[int] = field(default_factory=list)
+    # CREATE SINK ... INTO table: the table's id (its changes enter that table as its DML does)
+    target: int | None = None
     # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}
     connector: dict = field(default_factory=dict)
     # its stream job builds identical subplans once (jobs created before this was recorded

@@ -276,6 +276,25 @@ def _include_clauses(text: str) -> tuple[str, list[list[str]]]:
     return _INCLUDE.sub(lambda m: " " * (m.end() - m.start()), text), out
 
 
+# CREATE SINK name INTO table [(columns)] ...: sqlglot reads no INTO; the clause is blanked
+_SINK_INTO = re.compile(r'^\s*create\s+sink\s+(?:if\s+not\s+exists\s+)?(?:"[^"]+"|[\w$.]+)\s+'
+                        r'(into\s+((?:"[^"]+"|[\w$]+)(?:\.(?:"[^"]+"|[\w$]+))?)\s*(\([^)]*\))?)', re.IGNORECASE)
+
+
+def _sink_into(text: str, flags: dict) -> str:
+    """`CREATE SINK s INTO t [(a, b)]`: flags `into` (the table's name as written, folded),
+    `into_span` (where the name is in the text: a rename edits it there) and `into_columns`;
+    the clause blanked out of the text (its length kept)."""
+    m = _SINK_INTO.match(text)
+    if not m:
+        return text
+    flags["into"] = ".".join(_fold_name(p) for p in re.findall(r'"[^"]+"|[^."]+', m.group(2)))
+    flags["into_span"] = [m.start(2), m.end(2)]
+    if m.group(3):
+        flags["into_columns"] = [_fold_name(n.strip()) for n in m.group(3)[1:-1].split(",") if n.strip()]
+    return text[: m.start(1)] + " " * (m.end(1) - m.start(1)) + text[m.end(1):]
+
+
 def _fold_name(name: str) -> str:
     """An identifier as PostgreSQL binds it: a quoted one as written, else lower case."""
     return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
@@ -298,6 +317,8 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         if m:
             flags["append_only"] = True
             text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
+    if head.startswith("create sink"):
+        text = _sink_into(text, flags)
     if head.startswith(("create table", "create source")):
         text, includes = _include_clauses(text)
         if includes:

@@ -9,6 +9,8 @@ builder hands to the executors: neither this module nor the builder imports sqlg
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -213,8 +215,10 @@ def append_only(p: PlanNode, strict: bool = False) -> bool:
 class JobPlan:
     """What a catalog relation's job is built from, as the SQL layer plans it: the stream plan
     of an MV, index or sink (`root`); a table's watermark (DuckDB SQL and type); a source's
-    generated columns (position, DuckDB SQL)."""
+    generated columns (position, DuckDB SQL); a sink into a table: how its output becomes
+    the table's rows (`into_rows`)."""
 
     root: StreamMaterialize | None = None
     watermark: tuple[str, DataType] | None = None
     generated: list[tuple[int, Expr]] = field(default_factory=list)
+    into_rows: Callable | None = None

@@ -28,7 +28,7 @@ def recover(ctx, plan_of: Callable[[RelationCatalog], JobPlan]) -> None:
             ctx.runtime.add_job(job)
             continue
         if rel.kind == SINK:
-            job = build_sink_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
+            job = build_sink_job(ctx, plan.root, rel, table_ids=rel.state_table_ids, into_rows=plan.into_rows)
         else:
             assert rel.kind in (INDEX, "materialized view"), rel.kind
             job = build_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
