@@ -14,6 +14,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.int256 import bignum_to_int
 from rw_cli.common.pg_json import jsonb_in
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_SCALE, DataType
 
@@ -35,6 +36,9 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
         return _per_value(col, format_float4)
     if name == "numeric":
         return _format_numeric(col, t.scale)
+    if name == "rw_int256":
+        return _per_value(col.storage if isinstance(col, pa.ExtensionArray) else col,
+                          lambda b: str(bignum_to_int(b)))
     if name == "jsonb":
         return _per_value(col if pa.types.is_string(col.type) else pc.cast(col, pa.string()), jsonb_in)
     if name == "character varying":

@@ -32,6 +32,17 @@ NUMERIC_NAN = "9999999999999999999999999999.9999999999"
 NUMERIC_INF = "9999999999999999999999999999.9999999998"
 NUMERIC_NEG_INF = "-" + NUMERIC_INF
 
+# rw_int256 (RisingWave's 256-bit signed integer) is DuckDB's BIGNUM, in Arrow the opaque
+# extension type DuckDB exports it as (its bytes: a header and the magnitude, big-endian,
+# ordered as the numbers are, so keys and sorts need nothing of their own). Why not Arrow's
+# decimal256: DuckDB reads no decimal wider than 38 digits, and 2^255 has 77; a fixed-size
+# binary would need every operation written anew. BIGNUM adds, subtracts, negates, compares,
+# sums and takes min/max exactly over the whole range; DuckDB multiplies and divides BIGNUM
+# only in floating point, so `*`, `/`, `%` and abs() go through HUGEINT (exact, but an operand
+# or result beyond 128 bits is an out-of-range error). The name in DuckDB's SQL is INT256, a
+# type alias of BIGNUM that rw_cli.engine.duck_functions creates (sqlglot knows INT256).
+INT256_ARROW = pa.opaque(pa.binary(), "bignum", "DuckDB")
+
 
 @dataclass(frozen=True)
 class DataType:
@@ -62,6 +73,8 @@ class DataType:
             return pa.struct([pa.field(n, t.arrow()) for n, t in zip(self.field_names, self.inner)])
         if self.name == "numeric":
             return pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE if self.scale is None else self.scale)
+        if self.name == "rw_int256":
+            return INT256_ARROW
         return _TO_ARROW[self.name]
 
     def duckdb(self) -> str:
@@ -75,7 +88,7 @@ class DataType:
 
     @property
     def is_numeric(self) -> bool:
-        return self.name in ("smallint", "integer", "bigint", "real", "double precision", "numeric")
+        return self.name in ("smallint", "integer", "bigint", "real", "double precision", "numeric", "rw_int256")
 
     @property
     def is_integer(self) -> bool:
@@ -88,6 +101,8 @@ class DataType:
 
     @staticmethod
     def from_arrow(t: pa.DataType) -> "DataType":
+        if isinstance(t, pa.OpaqueType) and t.type_name == "bignum":
+            return INT256
         if pa.types.is_decimal(t):
             # Our default scale means "unconstrained numeric": printed without trailing zeros.
             return DataType("numeric", None if t.scale == NUMERIC_SCALE else t.scale)
@@ -151,6 +166,7 @@ TIMESTAMP = DataType("timestamp without time zone")
 TIMESTAMPTZ = DataType("timestamp with time zone")
 INTERVAL = DataType("interval")
 JSONB = DataType("jsonb")
+INT256 = DataType("rw_int256")
 # field metadata marking a text column of Arrow as jsonb (DuckDB's JSON in a query's result)
 JSONB_FIELD_METADATA = {b"rw_type": b"jsonb"}
 
@@ -186,6 +202,7 @@ _TO_DUCKDB: dict[str, str] = {
     "timestamp with time zone": "TIMESTAMPTZ",
     "interval": "INTERVAL",
     "jsonb": "JSON",
+    "rw_int256": "INT256",
 }
 
 _ALIASES: dict[str, str] = {
@@ -196,7 +213,7 @@ _ALIASES: dict[str, str] = {
     "real": "real", "float4": "real",
     "double precision": "double precision", "float8": "double precision", "double": "double precision",
     "float": "double precision",
-    "numeric": "numeric", "decimal": "numeric",
+    "numeric": "numeric", "decimal": "numeric", "rw_int256": "rw_int256", "int256": "rw_int256",
     "varchar": "character varying", "character varying": "character varying", "text": "character varying",
     "string": "character varying", "char": "character varying", "character": "character varying",
     "bytea": "bytea",

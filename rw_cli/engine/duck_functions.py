@@ -23,7 +23,7 @@ from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMER
 # DuckDB's type names (as typeof() writes them) -> PostgreSQL's, in this order (case
 # sensitive: a name already rewritten is lower case and never matches again)
 _PG_TYPE_NAMES = [
-    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"),
+    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"), (r"\bBIGNUM\b", "rw_int256"),
     (r"\bTIMESTAMP WITH TIME ZONE\b", "timestamp with time zone"),
     (r"\bTIMESTAMP\b", "timestamp without time zone"), (r"\bTIME\b", "time without time zone"),
     (r"\b(?:SMALLINT|TINYINT)\b", "smallint"), (r"\bINTEGER\b", "integer"), (r"\bBIGINT\b", "bigint"),
@@ -45,7 +45,7 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
+RAISING_MACROS = frozenset({"pg_int256_div", "pg_int256_mod", "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
                             "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
                             "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})
@@ -147,7 +147,33 @@ _MATH_MACROS = [
     "ELSE asin(x) END)",
 ]
 
+# rw_int256 (rw_cli.common.types): DuckDB's BIGNUM under the alias INT256. BIGNUM's own `*`,
+# `/`, `%` and abs() answer in DOUBLE; these go through HUGEINT, exact (an operand or result
+# beyond 128 bits is an out-of-range error, never a rounded value).
+_HUGE = "CAST({} AS HUGEINT)"
+_ACC16 = "(((acc + acc) + (acc + acc)) + ((acc + acc) + (acc + acc)))"
+_ACC16 = f"({_ACC16} + {_ACC16})"  # acc * 16 by BIGNUM additions (exact)
+_HEX_DIGITS = "lower(regexp_replace(h, '^0[xX]', ''))"
+_INT256_MACROS = [
+    f"CREATE OR REPLACE MACRO pg_int256_mul(a, b) AS (CAST({_HUGE.format('a')} * {_HUGE.format('b')} AS INT256))",
+    "CREATE OR REPLACE MACRO pg_int256_div(a, b) AS (CASE WHEN b = 0 THEN error('Division by zero') "
+    f"ELSE CAST({_HUGE.format('a')} // {_HUGE.format('b')} AS INT256) END)",
+    "CREATE OR REPLACE MACRO pg_int256_mod(a, b) AS (CASE WHEN b = 0 THEN error('Division by zero') "
+    f"ELSE CAST({_HUGE.format('a')} % {_HUGE.format('b')} AS INT256) END)",
+    "CREATE OR REPLACE MACRO pg_int256_abs(a) AS (CASE WHEN a < 0 THEN -a ELSE a END)",
+    # hex_to_int256('0x...'): up to 64 hex digits, two's complement when all 64 are given
+    f"CREATE OR REPLACE MACRO hex_to_int256(h) AS (CASE "
+    f"WHEN NOT regexp_full_match({_HEX_DIGITS}, '[0-9a-f]{{1,64}}') "
+    "THEN error('invalid hexadecimal input for rw_int256: ' || h) "
+    f"ELSE list_reduce(list_transform(string_split({_HEX_DIGITS}, ''), "
+    "lambda c: CAST(strpos('0123456789abcdef', c) - 1 AS INT256)), "
+    f"lambda acc, d: {_ACC16} + d, CAST(0 AS INT256)) "
+    f"- CASE WHEN length({_HEX_DIGITS}) = 64 AND strpos('89abcdef', {_HEX_DIGITS}[1]) > 0 "
+    f"THEN CAST('{2 ** 256}' AS INT256) ELSE CAST(0 AS INT256) END END)",
+]
+
 MACROS = [
+    *_INT256_MACROS,
     # string_agg with a per-row delimiter (rw_cli.sql.functions): the first value, then each
     # later value with its delimiter in front, NULL values left out
     "CREATE OR REPLACE MACRO pg_string_agg(xs, pieces) AS (CASE WHEN len(list_filter(xs, lambda e: e IS NOT NULL)) = 0 "
@@ -565,6 +591,7 @@ UDFS = {
 
 def install(con: duckdb.DuckDBPyConnection) -> None:
     """Create the UDFs and the macros (some macros call UDFs) on `con`."""
+    con.execute("CREATE TYPE INT256 AS BIGNUM")  # rw_int256 (rw_cli.common.types)
     for name, (fn, params, ret) in UDFS.items():
         con.create_function(name, fn, [duckdb.sqltype(p) for p in params], duckdb.sqltype(ret),
                             type="arrow", null_handling="special", side_effects=False)

@@ -92,6 +92,7 @@ def handle_insert(session, tree: exp.Insert) -> Result:
         indices = [i for i, c in enumerate(rel.columns) if not c.hidden and not c.generated]
     source = tree.expression
     if isinstance(source, exp.Values):
+        _type_text_literals(source, [rel.columns[i].type for i in indices])
         source = exp.select("*").from_(exp.Subquery(this=source, alias=exp.TableAlias(this=exp.to_identifier("v"))))
     data, _ = run_query(session, source)
     if data.num_columns > len(indices):
@@ -103,6 +104,20 @@ def handle_insert(session, tree: exp.Insert) -> Result:
     inserted = []
     n = insert_rows(session, rel, data, indices, inserted)
     return _returning(session, rel, tree, inserted[0] if inserted else None, f"INSERT 0 {n}")
+
+
+def _type_text_literals(values: exp.Values, types: list) -> None:
+    """A quoted literal in INSERT ... VALUES has no type of its own: it takes its target
+    column's (PostgreSQL coerces each VALUES cell to the column). Done here for numeric
+    columns, where a row of numbers would otherwise make the literal an integer
+    (`VALUES (1), ('100000000000000000000')` into rw_int256 or numeric)."""
+    from rw_cli.sql.transpile import sqlglot_type
+
+    for row in values.expressions:
+        cells = row.expressions if isinstance(row, exp.Tuple) else [row]
+        for cell, t in zip(cells, types):
+            if isinstance(cell, exp.Literal) and cell.is_string and t.is_numeric:
+                cell.replace(exp.Cast(this=cell.copy(), to=exp.DataType.build(sqlglot_type(t), dialect="duckdb")))
 
 
 def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Table | None, status: str) -> Result:

@@ -133,6 +133,8 @@ class RwDialect(RisingWave):
 
     class Tokenizer(RisingWave.Tokenizer):
         COMMANDS = RisingWave.Tokenizer.COMMANDS - {TokenType.SHOW}
+        # RisingWave's 256-bit integer (rw_cli.common.types: DuckDB's BIGNUM)
+        KEYWORDS = {**RisingWave.Tokenizer.KEYWORDS, "RW_INT256": TokenType.INT256}
 
     class Parser(RisingWave.Parser):
         STATEMENT_PARSERS = {

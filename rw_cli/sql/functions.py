@@ -544,7 +544,29 @@ def _array_concat(left: exp.Expression, right: exp.Expression) -> exp.Expression
                     default=call)
 
 
+def _int256_op(node: exp.Expression) -> exp.Expression | None:
+    """rw_int256's `*`, `/`, `%` and abs() (rw_cli.common.types: DuckDB's BIGNUM computes
+    them in DOUBLE): exact macros; with a float operand, the product or quotient in double
+    precision, as RisingWave's int256 / float8 is."""
+    if isinstance(node, exp.Abs) and _type(node.this) == T.INT256:
+        return _fn("pg_int256_abs", node.this)
+    if not isinstance(node, (exp.Mul, exp.Div, exp.Mod)):
+        return None
+    lt, rt = _type(node.this), _type(node.expression)
+    if T.INT256 not in (lt, rt):
+        return None
+    if {lt, rt} & {T.DOUBLE, T.FLOAT, T.DECIMAL}:
+        side = "this" if lt == T.INT256 else "expression"
+        node.set(side, exp.Cast(this=node.args[side], to=exp.DataType.build("DOUBLE")))
+        return _fn("pg_div", node.this, node.expression) if isinstance(node, exp.Div) else None
+    name = {exp.Mul: "pg_int256_mul", exp.Div: "pg_int256_div", exp.Mod: "pg_int256_mod"}[type(node)]
+    return _fn(name, node.this, node.expression)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    int256 = _int256_op(node)
+    if int256 is not None:
+        return int256
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
     if isinstance(node, exp.CurrentVersion):
