@@ -99,6 +99,47 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     return q, rels
 
 
+_SET_RETURNING = (exp.ExplodingGenerateSeries, exp.GenerateSeries, exp.Unnest, exp.Explode)
+
+
+def scalar_sources(query: exp.Expression) -> exp.Expression:
+    """A query's sources as the planner takes them: a bare `VALUES ...` as `SELECT * FROM
+    (VALUES ...)`; a scalar function in FROM (`FROM abs(-1)`) as a one-row subquery whose
+    column is named after the function, as PostgreSQL names it; `FROM range(a, b)` as the
+    series a .. b - 1."""
+    if isinstance(query, exp.Values):
+        n = len(query.expressions[0].expressions) if query.expressions else 0
+        alias = exp.TableAlias(this=exp.to_identifier("_values"),
+                               columns=[exp.to_identifier(f"column_{i}") for i in range(n)])
+        values = query.copy()
+        values.set("alias", alias)
+        return exp.select("*").from_(values)
+    query = query.copy()
+    for table in list(query.find_all(exp.Table)):
+        fn = table.this
+        if not isinstance(fn, exp.Func) or (isinstance(fn, _SET_RETURNING) and _in_join_list(table)):
+            continue  # `FROM t, generate_series(...)`: the planner's own cross join with a series
+        name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
+        if name in ("tumble", "hop"):  # time windows over a relation (rw_cli.sql.expand)
+            continue
+        if isinstance(fn, exp.ExplodingGenerateSeries):
+            name = "generate_series"
+        if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) == 2:
+            fn = exp.ExplodingGenerateSeries(start=fn.expressions[0].copy(),
+                                             end=exp.Sub(this=fn.expressions[1].copy(), expression=exp.Literal.number(1)))
+        alias = table.args.get("alias")
+        col = alias.columns[0].name if alias is not None and alias.columns else (alias.name if alias else name)
+        sub_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None else name))
+        table.replace(exp.Subquery(this=exp.select(exp.alias_(fn.copy(), col)), alias=sub_alias))
+    return query
+
+
+def _in_join_list(table: exp.Table) -> bool:
+    """Whether a FROM item is one of several (`FROM t, f(...)` or a JOIN)."""
+    return isinstance(table.parent, exp.Join) or (isinstance(table.parent, exp.From)
+                                                   and bool(table.parent.parent.args.get("joins")))
+
+
 def name_subquery_items(tree: exp.Expression) -> exp.Expression:
     """A scalar subquery as a select item gets an alias of its own, as sqlglot names the
     other items (its qualify expects one where `ORDER BY 1` names that item)."""
@@ -487,7 +528,7 @@ class StreamPlanner:
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
 
-        q, rels = qualify_query(query, self.catalog)
+        q, rels = qualify_query(scalar_sources(query), self.catalog)
         q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
