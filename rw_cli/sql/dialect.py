@@ -297,6 +297,67 @@ def _sink_into(text: str, flags: dict) -> str:
     return text[: m.start(1)] + " " * (m.end(1) - m.start(1)) + text[m.end(1):]
 
 
+_WRAP_SCALAR = re.compile(r"\baggregate\s*:\s*([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    """The position of the `)` closing the `(` just before `start` (quotes skipped)."""
+    depth, i, quote = 1, start, None
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def wrap_scalar_aggregates(text: str) -> str:
+    """RisingWave's `aggregate:f(x [ORDER BY ...])`: the scalar array function f over the
+    group's values, i.e. `f(array_agg(x [ORDER BY ...]))`."""
+    while (m := _WRAP_SCALAR.search(text)) is not None:
+        end = _closing_paren(text, m.end())
+        if end is None:
+            return text
+        inner = text[m.end():end]
+        text = text[: m.start()] + f"{m.group(1)}(array_agg({inner}))" + text[end + 1:]
+    return text
+
+
+_CREATE_FUNCTION = re.compile(r"^\s*create\s+(?:or\s+replace\s+)?function\s+[\w$.\"]+\s*\(", re.IGNORECASE)
+_BARE_ARRAY_ARG = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*((?:\[\s*\])+)\s*$")
+
+
+def _name_array_args(text: str) -> str:
+    """`CREATE FUNCTION f(text[])`: an unnamed argument of an array type gets a name the
+    parser can take (`$1` in the body still means it)."""
+    m = _CREATE_FUNCTION.match(text)
+    end = _closing_paren(text, m.end()) if m else None
+    if end is None:
+        return text
+    args, depth, start = [], 0, m.end()
+    for i in range(m.end(), end + 1):
+        ch = text[i] if i < end else ","
+        if ch in "([<":
+            depth += 1
+        elif ch in ")]>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(text[start:i])
+            start = i + 1
+    named = [f"__arg{i + 1} {a.strip()}" if _BARE_ARRAY_ARG.match(a) and " " not in a.strip().split("[")[0]
+             else a for i, a in enumerate(args)]
+    return text[: m.end()] + ",".join(named) + text[end:]
+
+
 def _fold_name(name: str) -> str:
     """An identifier as PostgreSQL binds it: a quoted one as written, else lower case."""
     return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
@@ -374,6 +435,9 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
+    if "aggregate" in sql.lower():
+        sql = wrap_scalar_aggregates(sql)
+    sql = _name_array_args(sql)
     text, flags = _table_clauses(sql)
     if "\\" in text:
         _check_escape_strings(text, offset)
