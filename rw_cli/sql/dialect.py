@@ -425,7 +425,9 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
         return exp.Transaction(modes=modes)
     m = _SET_TIME_ZONE.match(sql)
+    quoted_zone = False
     if m:  # SET TIME ZONE x  ==  SET timezone = x
+        quoted_zone = sql[m.end(1):].lstrip().startswith('"')  # `"default"` is a name, not DEFAULT
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
     m = _RENAME.match(sql)
     if m:
@@ -455,6 +457,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         raise NotSupported(_statement_kind(text) or "this statement", position=offset)
     for key, value in flags.items():
         tree.set(key, value)
+    if quoted_zone and isinstance(tree, exp.Set) and tree.expressions:
+        tree.expressions[0].this.expression.meta["quoted"] = True
     if not isinstance(tree, (exp.Set, Show)):
         # PostgreSQL folds unquoted identifiers to lower case, in DDL and queries alike.
         from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
