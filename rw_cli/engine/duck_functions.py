@@ -45,7 +45,7 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_int256_div", "pg_int256_mod", "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
+RAISING_MACROS = frozenset({"pg_jsonb_number", "pg_int256_div", "pg_int256_mod", "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
                             "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
                             "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})
@@ -61,6 +61,13 @@ _JSON_ARRAY = "(CASE WHEN json_type({0}) = 'ARRAY' THEN CAST({0} AS JSON[]) ELSE
 
 # jsonb's operators with no DuckDB counterpart (rw_cli.sql.jsonb maps them here)
 _JSONB_MACROS = [
+    # jsonb -> a number: the jsonb must be a number
+    "CREATE OR REPLACE MACRO pg_jsonb_number(j) AS (CASE json_type(j) "
+    "WHEN 'VARCHAR' THEN error('cannot cast jsonb string to type number') "
+    "WHEN 'ARRAY' THEN error('cannot cast jsonb array to type number') "
+    "WHEN 'OBJECT' THEN error('cannot cast jsonb object to type number') "
+    "WHEN 'BOOLEAN' THEN error('cannot cast jsonb boolean to type number') "
+    "WHEN 'NULL' THEN NULL ELSE j END)",  # jsonb null: SQL NULL
     # a || b: objects merged (b's keys win), otherwise arrays (a scalar as a one-element array)
     "CREATE OR REPLACE MACRO pg_jsonb_concat(a, b) AS (CASE "
     "WHEN json_type(a) = 'OBJECT' AND json_type(b) = 'OBJECT' "

@@ -641,6 +641,12 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES and \
             (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return exp.Cast(this=_fn("pg_jsonb_in", node.this), to=exp.DataType.build("JSON"))
+    if isinstance(node, exp.Cast) and node.to.this in _NUMBERS and _type(node.this) in _JSON_TYPES \
+            and not node.meta.get("jsonb_number"):
+        # only a jsonb number casts to a number (RisingWave's error names the jsonb's kind)
+        checked = exp.Cast(this=_fn("pg_jsonb_number", node.this), to=node.to.copy())
+        checked.meta["jsonb_number"] = True
+        return checked
     jsonb = rewrite_jsonb(node)
     if jsonb is not None:
         return jsonb
