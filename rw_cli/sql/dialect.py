@@ -358,6 +358,18 @@ def _name_array_args(text: str) -> str:
     return text[: m.end()] + ",".join(named) + text[end:]
 
 
+# `WITH c AS CHANGELOG FROM rel`: read as `WITH c AS (SELECT * FROM <prefix>rel)`, a relation
+# name the planner resolves to rel's change log (rw_cli.sql.planner)
+CHANGELOG_PREFIX = "__rw_changelog__"
+_CHANGELOG = re.compile(r'\bas\s+changelog\s+from\s+("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
+
+
+def _changelog_ctes(text: str) -> str:
+    def repl(m: re.Match) -> str:
+        return f'AS (SELECT * FROM "{CHANGELOG_PREFIX}{_fold_name(m.group(1))}")'
+    return _CHANGELOG.sub(repl, text)
+
+
 def _fold_name(name: str) -> str:
     """An identifier as PostgreSQL binds it: a quoted one as written, else lower case."""
     return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
@@ -439,6 +451,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
     if "aggregate" in sql.lower():
         sql = wrap_scalar_aggregates(sql)
+    if "changelog" in sql.lower():
+        sql = _changelog_ctes(sql)
     sql = _name_array_args(sql)
     text, flags = _table_clauses(sql)
     if "\\" in text:

@@ -21,12 +21,12 @@ from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
-from rw_cli.sql.dialect import AS_WRITTEN, RwDialect
+from rw_cli.sql.dialect import AS_WRITTEN, CHANGELOG_PREFIX, RwDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.expr_compile import compile_plan
-from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
-                             StreamUnion, StreamValues)
+from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamHashAgg, StreamHashJoin,
+                             StreamMaterialize, StreamPartitionRecompute, StreamProject, StreamProjectSet,
+                             StreamTableScan, StreamUnion, StreamValues)
 from rw_cli.sql.transpile import expr_to_duckdb, expr_to_duckdb_tree, sqlglot_type, to_duckdb
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
@@ -61,12 +61,25 @@ def check_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCata
             continue
         if "." in catalog.qualified(t.name, t.text("db")):
             raise NotSupported("a relation of a schema other than public in a materialized view")
-        rel = catalog.get(t.name)
+        rel = catalog.get(changelog_of(t.name) or t.name)
         if rel is None:
             raise CatalogError(f'relation "{t.name}" does not exist')
         if rel not in rels:
             rels.append(rel)
     return rels
+
+
+def changelog_of(name: str) -> str | None:
+    """The relation whose change log `name` means (`AS CHANGELOG FROM rel`), or None."""
+    return name[len(CHANGELOG_PREFIX):] if name.startswith(CHANGELOG_PREFIX) else None
+
+
+def _changelog_schemas(tree: exp.Expression, schema: dict) -> None:
+    """A change log's columns for binding: its relation's, then `changelog_op`."""
+    for t in tree.find_all(exp.Table):
+        base = changelog_of(t.name)
+        if base is not None and base in schema:
+            schema[t.name] = {**schema[base], "changelog_op": "SMALLINT"}
 
 
 def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
@@ -78,6 +91,7 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     tree = name_subquery_items(inline_ctes(expand(tree.copy(), catalog)))  # views, tumble/hop, CTEs: subqueries
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
+    _changelog_schemas(tree, schema)
     dialect = RwDialect
     if any(c.name == ROW_ID for c in tree.find_all(exp.Column)):
         # the hidden `_row_id` named explicitly: it resolves, but `*` does not expand to it
@@ -698,6 +712,8 @@ class StreamPlanner:
         return out, [e.copy().transform(lambda n: exp.column(f"_{width}") if n.sql() == key else n) for e in exprs]
 
     def plan_source(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
+        if isinstance(src, exp.Table) and changelog_of(src.name) is not None:
+            return self.plan_changelog(src)
         if isinstance(src, exp.Table):
             rel = self.catalog.must_get(src.name)
             alias = src.alias_or_name
@@ -721,6 +737,17 @@ class StreamPlanner:
                                                                      else src, exp.Values):
             return self.plan_values(src)
         raise NotSupported(f"{type(src).__name__} in FROM of a materialized view")
+
+    def plan_changelog(self, src: exp.Table) -> tuple[PlanNode, list[tuple[str, str]]]:
+        """`AS CHANGELOG FROM rel`: rel's every change as a row (its columns, `changelog_op`),
+        numbered by a hidden row id, the stream key."""
+        rel = self.catalog.must_get(changelog_of(src.name))
+        alias = src.alias_or_name
+        scan = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
+        width = len(rel.columns)
+        node = StreamChangelog(scan.types + [DataType("smallint"), DataType("bigint")], [width + 1], [scan])
+        scope = [(alias, c.name) for c in rel.columns] + [(alias, "changelog_op"), (alias, "_changelog_row_id")]
+        return node, scope
 
     def plan_values(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
         """VALUES rows in FROM: constant rows numbered by a hidden column (their stream key)."""

@@ -27,8 +27,8 @@ from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.stream.plan import (PlanNode, append_only, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
-                             StreamUnion, StreamValues)
+                             StreamChangelog, StreamPartitionRecompute, StreamProject, StreamProjectSet,
+                             StreamTableScan, StreamUnion, StreamValues)
 from rw_cli.store.log_table import LogTable
 from rw_cli.store.state_table import StateTable
 
@@ -191,6 +191,10 @@ class StreamBuilder:
         return ExchangeExecutor([make(self.store, owned_vnodes(i, n), self.fresh) for i in range(n)], dist_keys)
 
     def _executor(self, p: PlanNode):
+        if isinstance(p, StreamChangelog):
+            from rw_cli.engine.changelog import ChangelogExecutor
+
+            return ChangelogExecutor(p.types, p.stream_key)
         if isinstance(p, StreamProject):
             inp = p.inputs[0].types
             return ProjectExecutor(_compiled(p, p.compiled), p.types, p.stream_key)

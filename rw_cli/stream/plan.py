@@ -57,6 +57,15 @@ class StreamTableScan(PlanNode):
 
 
 @dataclass
+class StreamChangelog(PlanNode):
+    """`AS CHANGELOG FROM rel`: every change of the input as an inserted row, with its op
+    (`changelog_op`) and a row id (the stream key)."""
+
+    def explain_name(self) -> str:
+        return "StreamChangeLog"
+
+
+@dataclass
 class StreamProject(PlanNode):
     exprs: list[exp.Expression] = field(default_factory=list)
     compiled: list[Expr] | None = field(default=None, repr=False, compare=False)  # set by sql's compile_plan
