@@ -255,6 +255,43 @@ def _filtered_agg(a: exp.Expression):
     return kind, exp.Case(ifs=[exp.If(this=cond, true=arg.copy())])
 
 
+def grouping_set_keys(group: exp.Group, key_sql: list[str]) -> list[list[int]]:
+    """GROUP BY's grouping sets as lists of key positions (`key_sql`: the keys' SQL): plain
+    keys, GROUPING SETS, ROLLUP (its prefixes) and CUBE (its subsets), crossed in order."""
+    def one(e: exp.Expression) -> list[int]:
+        items = e.expressions if isinstance(e, exp.Tuple) else [e.this] if isinstance(e, exp.Paren) else [e]
+        return [key_sql.index(x.sql()) for x in items]
+
+    out: list[list[int]] = [[]]
+    for item in group.expressions:
+        if isinstance(item, exp.GroupingSets):
+            choices = [one(e) for e in item.expressions]
+        elif isinstance(item, exp.Rollup):
+            parts = [one(e) for e in item.expressions]
+            choices = [sum(parts[:n], []) for n in range(len(parts), -1, -1)]
+        elif isinstance(item, exp.Cube):
+            parts = [one(e) for e in item.expressions]
+            choices = [sum((p for j, p in enumerate(parts) if mask >> (len(parts) - 1 - j) & 1), [])
+                       for mask in range((1 << len(parts)) - 1, -1, -1)]
+        else:
+            choices = [one(item)]
+        out = [a + b for a in out for b in choices]
+    return out
+
+
+def _grouping_values(agg: exp.Expression, key_sql: list[str], keep: list[int]) -> exp.Expression:
+    """`agg` with each GROUPING(a, b, ...) the constant it has in a grouping set that keeps
+    the keys `keep`: a bit per argument, the first the highest, set where it is not kept."""
+    def repl(n: exp.Expression) -> exp.Expression:
+        if not isinstance(n, exp.Grouping):
+            return n
+        bits = 0
+        for x in n.expressions:
+            bits = bits * 2 + (0 if x.sql() in key_sql and key_sql.index(x.sql()) in keep else 1)
+        return exp.Cast(this=exp.Literal.number(bits), to=exp.DataType.build("INT"))
+    return agg.copy().transform(repl)
+
+
 def _shift(e: exp.Expression, by: int) -> exp.Expression:
     """Positional column references moved by `by`."""
     def repl(n):
@@ -896,22 +933,30 @@ class StreamPlanner:
         pre = [self.rewrite(g, scope) for g in group_exprs] + [exp.column(f"_{i}") for i in range(width)]
         pre_types = self.expr_types(node, pre)
         project = StreamProject(pre_types, [ng + k for k in node.stream_key], [node], exprs=pre)
+        if grouping_sets is not None:
+            key_sql = [g.sql() for g in group_exprs]
+            sets = grouping_set_keys(grouping_sets, key_sql)
+            selects = []
+            for idx, keep in enumerate(sets):
+                # each set grouped on its own, its user GROUPING() calls constants; the set's
+                # position is a hidden key, so equal sets stay apart (as RisingWave's Expand)
+                set_aggs = [_shift(self.rewrite(_grouping_values(a, key_sql, keep), scope), ng) for a in agg_nodes]
+                if idx == 0:
+                    types = pre_types[:ng] + self.expr_types(project, set_aggs, group_by=list(range(ng)))
+                set_cols = [f"_{i}" if i in keep else f"CAST(NULL AS {types[i].duckdb()})" for i in range(ng)] + \
+                    [f"CAST({expr_to_duckdb(a, pre_types)} AS {t.duckdb()})" for a, t in zip(set_aggs, types[ng:])] + \
+                    [f"CAST({idx} AS BIGINT)"]
+                group_by = f" GROUP BY {', '.join(f'_{i}' for i in sorted(set(keep)))}" if keep else ""
+                selects.append(f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(set_cols))} FROM in0{group_by}")
+            types.append(BIGINT_T)
+            return StreamPartitionRecompute(types, list(range(ng)) + [len(types) - 1], [project],
+                                            name="StreamHashAgg [recompute]", partition_keys=[],
+                                            sql=" UNION ALL ".join(selects),
+                                            detail=f"grouping_sets: {grouping_sets.sql()}")
         aggs = [_shift(self.rewrite(a, scope), ng) for a in agg_nodes]
         keys = [f"_{i}" for i in range(ng)]
         cols = keys + [expr_to_duckdb(a, pre_types) for a in aggs]
         types = pre_types[:ng] + self.expr_types(project, aggs, group_by=list(range(ng)))
-        if grouping_sets is not None:
-            key_sql = [g.sql() for g in group_exprs]
-            clause = grouping_sets.copy().transform(
-                lambda n: exp.column(f"_{key_sql.index(n.sql())}") if isinstance(n, exp.Column) and n.sql() in key_sql
-                else n)
-            cols.append(f"GROUPING({', '.join(keys)})")
-            types.append(BIGINT_T)
-            sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0 " + \
-                clause.sql(dialect="duckdb")
-            return StreamPartitionRecompute(types, list(range(ng)) + [len(cols) - 1], [project],
-                                            name="StreamHashAgg [recompute]", partition_keys=[], sql=sql,
-                                            detail=f"grouping_sets: {clause.sql()}")
         sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
         if keys:
             sql += f" GROUP BY {', '.join(keys)}"
