@@ -936,6 +936,9 @@ class StreamPlanner:
         if grouping_sets is not None:
             key_sql = [g.sql() for g in group_exprs]
             sets = grouping_set_keys(grouping_sets, key_sql)
+            clause = grouping_sets.copy().transform(  # the clause over the key columns, as EXPLAIN shows it
+                lambda n: exp.column(f"_{key_sql.index(n.sql())}") if isinstance(n, exp.Column) and n.sql() in key_sql
+                else n)
             selects = []
             for idx, keep in enumerate(sets):
                 # each set grouped on its own, its user GROUPING() calls constants; the set's
@@ -952,7 +955,7 @@ class StreamPlanner:
             return StreamPartitionRecompute(types, list(range(ng)) + [len(types) - 1], [project],
                                             name="StreamHashAgg [recompute]", partition_keys=[],
                                             sql=" UNION ALL ".join(selects),
-                                            detail=f"grouping_sets: {grouping_sets.sql()}")
+                                            detail=f"grouping_sets: {clause.sql()}")
         aggs = [_shift(self.rewrite(a, scope), ng) for a in agg_nodes]
         keys = [f"_{i}" for i in range(ng)]
         cols = keys + [expr_to_duckdb(a, pre_types) for a in aggs]
