@@ -181,6 +181,9 @@ _INT256_MACROS = [
 
 MACROS = [
     *_INT256_MACROS,
+    # a[lo:hi] with PostgreSQL's bounds (rw_cli.sql.functions._array_slice)
+    "CREATE OR REPLACE MACRO pg_array_slice(a, lo, hi) AS (list_slice(a, greatest(coalesce(lo, 1), 1), "
+    "CASE WHEN coalesce(hi, len(a)) < 1 THEN 0 ELSE least(coalesce(hi, len(a)), len(a)) END))",
     # string_agg with a per-row delimiter (rw_cli.sql.functions): the first value, then each
     # later value with its delimiter in front, NULL values left out
     "CREATE OR REPLACE MACRO pg_string_agg(xs, pieces) AS (CASE WHEN len(list_filter(xs, lambda e: e IS NOT NULL)) = 0 "

@@ -563,7 +563,34 @@ def _int256_op(node: exp.Expression) -> exp.Expression | None:
     return _fn(name, node.this, node.expression)
 
 
+_INT4_MAX = 2**31 - 1
+
+
+def _array_slice(node: exp.Expression) -> exp.Expression | None:
+    """`a[lo:hi]` as PostgreSQL slices: bounds clamped to the array (a negative one is before
+    the start, not counted from the end as DuckDB counts it), a missing one the array's end;
+    a bound is an integer (a bigint literal is refused as RisingWave refuses it)."""
+    if not (isinstance(node, exp.Bracket) and len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Slice)
+            and _type(node.this) in (T.ARRAY, None)):
+        return None
+    if _type(node.this) is None and not isinstance(node.this, (exp.Array, exp.Paren)):
+        return None
+    sl = node.expressions[0]
+    bounds = []
+    for b in (sl.this, sl.expression):
+        lit = b.this if isinstance(b, exp.Neg) else b
+        if isinstance(lit, exp.Literal) and not lit.is_string and lit.is_int and abs(int(lit.this)) > _INT4_MAX:
+            from rw_cli.errors import BindError
+
+            raise BindError('cannot cast type "bigint" to "integer" in Implicit context')
+        bounds.append(exp.Null() if b is None else b)
+    return _fn("pg_array_slice", node.this, *bounds)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    sliced = _array_slice(node)
+    if sliced is not None:
+        return sliced
     int256 = _int256_op(node)
     if int256 is not None:
         return int256
