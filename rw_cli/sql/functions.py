@@ -587,7 +587,40 @@ def _array_slice(node: exp.Expression) -> exp.Expression | None:
     return _fn("pg_array_slice", node.this, *bounds)
 
 
+def _array_depth(t: exp.DataType | None) -> int:
+    depth = 0
+    while t is not None and t.this == T.ARRAY:
+        depth += 1
+        t = t.expressions[0] if t.expressions else None
+    return depth
+
+
+def _generate_subscripts(node: exp.Expression) -> exp.Expression | None:
+    """generate_subscripts(a, dim [, reverse]): the subscripts 1..n of the array's dimension
+    `dim` (none for a dimension it does not have), descending when `reverse`."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() == "generate_subscripts"
+            and len(node.expressions) in (2, 3)):
+        return None
+    arr, dim = node.expressions[0], node.expressions[1]
+    rev = node.expressions[2] if len(node.expressions) == 3 else exp.false()
+    depth = _array_depth(getattr(arr, "type", None))
+    if not (isinstance(dim, (exp.Literal, exp.Neg)) and depth):
+        return None
+    d = int(dim.sql())
+    if d < 1 or d > depth:
+        return _fn("unnest", exp.Cast(this=exp.Array(expressions=[]), to=exp.DataType.build("INT[]")))
+    inner = arr
+    for _ in range(d - 1):
+        inner = exp.Bracket(this=inner, expressions=[exp.Literal.number(1)])
+    n = _fn("len", inner)
+    subs = _fn("range", exp.Literal.number(1), exp.Add(this=n, expression=exp.Literal.number(1)))
+    return _fn("unnest", exp.If(this=rev, true=_fn("list_reverse", subs.copy()), false=subs))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    subscripts = _generate_subscripts(node)
+    if subscripts is not None:
+        return subscripts
     sliced = _array_slice(node)
     if sliced is not None:
         return sliced
