@@ -17,6 +17,7 @@ INDEX = "index"  # an arrangement of a table or MV, maintained like an MV
 VIEW = "view"  # a named query, expanded by batch queries; no state, no job
 SOURCE = "source"  # a connector's stream, not materialized; its job reads splits (rw_cli.connector)
 SINK = "sink"  # a query's changes delivered to a connector at each committed epoch
+SUBSCRIPTION = "subscription"  # a relation's change log kept for cursors (rw_cli.handler.subscription)
 ROW_ID = "_row_id"
 DEFAULT_SCHEMA = "public"
 SYSTEM_SCHEMA_NAMES = ("information_schema", "pg_catalog", "rw_catalog")

@@ -51,6 +51,57 @@ class RenameRelation(exp.Expression):
     arg_types = {"kind": True, "this": True, "to": True, "exists": False, "swap": False}
 
 
+class SubscriptionStatement(exp.Expression):
+    """Subscriptions and their cursors (rw_cli.handler.subscription): `kind` is one of
+    create (`this` the subscription, `source` the relation, `options`), drop (`this`,
+    `exists`), declare (`this` the cursor, `source` the subscription, `since` an expression
+    or None, `full`), fetch (`this` the cursor, `count`) or close (`this` the cursor)."""
+
+    arg_types = {"kind": True, "this": True, "source": False, "options": False, "exists": False,
+                 "since": False, "full": False, "count": False}
+
+
+_NAME = r'(?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?'
+_CREATE_SUBSCRIPTION = re.compile(rf"^\s*create\s+subscription\s+(if\s+not\s+exists\s+)?({_NAME})\s+from\s+({_NAME})"
+                                  r"\s*(?:with\s*\((.*)\))?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_DROP_SUBSCRIPTION = re.compile(rf"^\s*drop\s+subscription\s+(if\s+exists\s+)?({_NAME})\s*(cascade|restrict)?\s*;?\s*$",
+                                re.IGNORECASE)
+_DECLARE_CURSOR = re.compile(rf"^\s*declare\s+({_NAME})\s+subscription\s+cursor\s+for\s+({_NAME})"
+                             r"(?:\s+since\s+(.+?))?(\s+full)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_FETCH_CURSOR = re.compile(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
+_CLOSE_CURSOR = re.compile(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
+
+
+def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | None:
+    """The subscription and cursor statements (sqlglot reads none of them), or None."""
+    head = sql.lstrip()[:8].lower()
+    if not head.startswith(("create", "drop", "declare", "fetch", "close")):
+        return None
+    if m := _CREATE_SUBSCRIPTION.match(sql):
+        options = {}
+        if m.group(4):
+            props = sqlglot.parse_one(f"CREATE TABLE x (a INT) WITH ({m.group(4)})", read=RwDialect)
+            for p in props.args["properties"].expressions:
+                options[p.name.lower()] = p.args["value"].name
+        return SubscriptionStatement(kind="create", this=_relation_name(m.group(2)), source=_relation_name(m.group(3)),
+                                     options=options, exists=bool(m.group(1)))
+    if m := _DROP_SUBSCRIPTION.match(sql):
+        return SubscriptionStatement(kind="drop", this=_relation_name(m.group(2)), exists=bool(m.group(1)))
+    if m := _DECLARE_CURSOR.match(sql):
+        since = m.group(3)
+        if since is not None and re.fullmatch(r"begin\s*\(\s*\)", since.strip(), re.IGNORECASE):
+            since = exp.Anonymous(this="begin", expressions=[])  # BEGIN is a keyword to the parser
+        elif since is not None:
+            since = parse_statement(f"SELECT {since}", offset).expressions[0]
+        return SubscriptionStatement(kind="declare", this=_relation_name(m.group(1)), source=_relation_name(m.group(2)),
+                                     since=since, full=bool(m.group(4)))
+    if m := _FETCH_CURSOR.match(sql):
+        return SubscriptionStatement(kind="fetch", this=_relation_name(m.group(3)), count=int(m.group(2) or 1))
+    if m := _CLOSE_CURSOR.match(sql):
+        return SubscriptionStatement(kind="close", this=_relation_name(m.group(1)))
+    return None
+
+
 _RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
                      r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
@@ -446,6 +497,9 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         return RenameRelation(kind=" ".join(m.group(1).upper().split()), this=_relation_name(m.group(3)),
                               to=_relation_name(m.group(5)), exists=bool(m.group(2)),
                               swap=m.group(4).lower().startswith("swap"))
+    sub = _subscription_statement(sql, offset)
+    if sub is not None:
+        return sub
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
