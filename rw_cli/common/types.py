@@ -66,11 +66,24 @@ class DataType:
     def is_struct(self) -> bool:
         return self.name.startswith("struct<") and self.inner is not None
 
+    @property
+    def is_map(self) -> bool:
+        """RisingWave's map(K,V) (`inner`: key, value): Arrow's map, DuckDB's MAP."""
+        return self.name.startswith("map(") and self.name.endswith(")") and self.inner is not None
+
+    @staticmethod
+    def map_of(key: "DataType", value: "DataType") -> "DataType":
+        if key.name not in MAP_KEY_TYPES:
+            raise ValueError(f"invalid map key type: {key.name}")
+        return DataType(f"map({key.name},{value.name})", inner=(key, value))
+
     def arrow(self) -> pa.DataType:
         if self.is_list:
             return pa.list_(self.inner[0].arrow())
         if self.is_struct:
             return pa.struct([pa.field(n, t.arrow()) for n, t in zip(self.field_names, self.inner)])
+        if self.is_map:
+            return pa.map_(self.inner[0].arrow(), self.inner[1].arrow())
         if self.name == "numeric":
             return pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE if self.scale is None else self.scale)
         if self.name == "rw_int256":
@@ -82,6 +95,8 @@ class DataType:
             return f"{self.inner[0].duckdb()}[]"
         if self.is_struct:
             return "STRUCT(" + ", ".join(f'"{n}" {t.duckdb()}' for n, t in zip(self.field_names, self.inner)) + ")"
+        if self.is_map:
+            return f"MAP({self.inner[0].duckdb()}, {self.inner[1].duckdb()})"
         if self.name == "numeric":
             return f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE if self.scale is None else self.scale})"
         return _TO_DUCKDB[self.name]
@@ -120,6 +135,8 @@ class DataType:
                 or pa.types.is_list_view(t):
             inner = DataType.from_arrow(t.value_type)
             return DataType(f"{inner.name}[]", inner=(inner,))
+        if pa.types.is_map(t):
+            return DataType.map_of(DataType.from_arrow(t.key_type), DataType.from_arrow(t.item_type))
         if pa.types.is_struct(t):
             fields = [t.field(i) for i in range(t.num_fields)]
             inner = tuple(DataType.from_arrow(f.type) for f in fields)
@@ -167,6 +184,10 @@ TIMESTAMPTZ = DataType("timestamp with time zone")
 INTERVAL = DataType("interval")
 JSONB = DataType("jsonb")
 INT256 = DataType("rw_int256")
+# what a map's key may be (RisingWave refuses floats, numeric, and anything not hashed as is)
+MAP_KEY_TYPES = frozenset(("smallint", "integer", "bigint", "character varying", "boolean", "date",
+                           "time without time zone", "timestamp without time zone", "timestamp with time zone",
+                           "rw_int256", "bytea"))
 # field metadata marking a text column of Arrow as jsonb (DuckDB's JSON in a query's result)
 JSONB_FIELD_METADATA = {b"rw_type": b"jsonb"}
 

@@ -45,7 +45,7 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_jsonb_number", "pg_int256_div", "pg_int256_mod", "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
+RAISING_MACROS = frozenset({"pg_map_from_key_values", "pg_jsonb_number", "pg_int256_div", "pg_int256_mod", "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
                             "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
                             "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})
@@ -181,6 +181,11 @@ _INT256_MACROS = [
 
 MACROS = [
     *_INT256_MACROS,
+    # RisingWave's map_from_key_values, with its checks and messages
+    "CREATE OR REPLACE MACRO pg_map_from_key_values(k, v) AS (CASE WHEN k IS NULL OR v IS NULL THEN NULL "
+    "WHEN len(k) <> len(v) THEN error('map keys and values have different length') "
+    "WHEN list_contains(list_transform(k, lambda x: x IS NULL), true) THEN error('map keys must not be NULL') "
+    "WHEN len(list_distinct(k)) <> len(k) THEN error('map keys must be unique') ELSE MAP(k, v) END)",
     # a[lo:hi] with PostgreSQL's bounds (rw_cli.sql.functions._array_slice)
     "CREATE OR REPLACE MACRO pg_array_slice(a, lo, hi) AS (list_slice(a, greatest(coalesce(lo, 1), 1), "
     "CASE WHEN coalesce(hi, len(a)) < 1 THEN 0 ELSE least(coalesce(hi, len(a)), len(a)) END))",

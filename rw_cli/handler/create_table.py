@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.common.types import BIGINT, DataType
+from rw_cli.common.types import BIGINT, MAP_KEY_TYPES, DataType
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
@@ -17,6 +17,11 @@ def column_type(kind: exp.DataType) -> DataType:
         inner = tuple(column_type(f.args["kind"]) for f in kind.expressions)
         name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
         return DataType(name, inner=inner, field_names=names)
+    if kind.this == exp.DataType.Type.MAP and len(kind.expressions) == 2:
+        key, value = (column_type(k) for k in kind.expressions)
+        if key.name not in MAP_KEY_TYPES:
+            raise BindError(f"invalid map key type: {key.name}")
+        return DataType.map_of(key, value)
     if kind.this == exp.DataType.Type.ARRAY and kind.expressions:
         element = column_type(kind.expressions[0])
         return DataType(f"{element.name}[]", inner=(element,))

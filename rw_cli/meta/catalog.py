@@ -100,19 +100,36 @@ class RelationCatalog:
         return RelationCatalog(**{**d, "columns": cols})
 
 
+def _top_level_split(body: str) -> list[str]:
+    """`a,b` split at its commas outside <> and ()."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(body + ","):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i].strip())
+            start = i + 1
+    return parts
+
+
 def type_from_name(name: str, scale: int | None = None) -> DataType:
     """A type back from the name the catalog stores: `struct<a bigint, b character varying>`
     and `t[]` carry their inner types in the name."""
     if name.endswith("[]"):
         inner = type_from_name(name[:-2])
         return DataType(name, inner=(inner,))
+    if name.startswith("map(") and name.endswith(")"):
+        key, value = _top_level_split(name[len("map("):-1])
+        return DataType.map_of(type_from_name(key), type_from_name(value))
     if not name.startswith("struct<"):
         return DataType(name, scale)
     body, fields, depth, start = name[len("struct<"):-1], [], 0, 0
     for i, ch in enumerate(body + ","):
-        if ch == "<":
+        if ch in "<(":
             depth += 1
-        elif ch == ">":
+        elif ch in ">)":
             depth -= 1
         elif ch == "," and depth == 0:
             fields.append(body[start:i].strip())

@@ -421,6 +421,49 @@ def _changelog_ctes(text: str) -> str:
     return _CHANGELOG.sub(repl, text)
 
 
+_MAP_LITERAL = re.compile(r"\bmap\s*\{([^{}]*)\}", re.IGNORECASE)  # innermost first: no braces inside
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """`text` split at `sep` outside quotes and brackets (a `::` cast is no `:`)."""
+    parts, depth, quote, start, i = [], 0, None, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i) and not (sep == ":" and (text[i:i + 2] == "::" or text[i - 1] == ":")):
+            parts.append(text[start:i])
+            start = i + len(sep)
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def map_literals(text: str) -> str:
+    """RisingWave's `MAP {k: v, ...}` as `map_from_key_values(ARRAY[k, ...], ARRAY[v, ...])`
+    (sqlglot reads the braces as a struct, losing the keys' types); `MAP {}` has no type
+    until cast."""
+    while (m := _MAP_LITERAL.search(text)) is not None:
+        body = m.group(1).strip()
+        if not body:
+            call = "map_from_key_values(ARRAY[], ARRAY[])"
+        else:
+            pairs = [_split_top(e, ":") for e in _split_top(body, ",")]
+            if any(len(p) != 2 for p in pairs):
+                return text  # not a map literal: the parser says what is wrong
+            keys = ", ".join(p[0].strip() for p in pairs)
+            values = ", ".join(p[1].strip() for p in pairs)
+            call = f"map_from_key_values(ARRAY[{keys}], ARRAY[{values}])"
+        text = text[: m.start()] + call + text[m.end():]
+    return text
+
+
 def _fold_name(name: str) -> str:
     """An identifier as PostgreSQL binds it: a quoted one as written, else lower case."""
     return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
@@ -507,6 +550,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         sql = wrap_scalar_aggregates(sql)
     if "changelog" in sql.lower():
         sql = _changelog_ctes(sql)
+    if "{" in sql and "map" in sql.lower():
+        sql = map_literals(sql)
     sql = _name_array_args(sql)
     text, flags = _table_clauses(sql)
     if "\\" in text:

@@ -617,7 +617,25 @@ def _generate_subscripts(node: exp.Expression) -> exp.Expression | None:
     return _fn("unnest", exp.If(this=rev, true=_fn("list_reverse", subs.copy()), false=subs))
 
 
+def _map_function(node: exp.Expression) -> exp.Expression | None:
+    """map_from_key_values(keys, values): keys of a type a map may have, unique, not NULL."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() == "map_from_key_values"
+            and len(node.expressions) == 2):
+        return None
+    kt = getattr(node.expressions[0], "type", None)
+    element = kt.expressions[0] if kt is not None and kt.this == T.ARRAY and kt.expressions else None
+    if element is not None and element.this in (T.FLOAT, T.DOUBLE, T.DECIMAL):
+        from rw_cli.errors import BindError
+
+        name = {T.FLOAT: "real", T.DOUBLE: "double precision", T.DECIMAL: "numeric"}[element.this]
+        raise BindError(f"invalid map key type: {name}")
+    return _fn("pg_map_from_key_values", *node.expressions)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    mapped = _map_function(node)
+    if mapped is not None:
+        return mapped
     subscripts = _generate_subscripts(node)
     if subscripts is not None:
         return subscripts
