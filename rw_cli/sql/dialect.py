@@ -452,7 +452,12 @@ def map_literals(text: str) -> str:
     while (m := _MAP_LITERAL.search(text)) is not None:
         body = m.group(1).strip()
         if not body:
-            call = "map_from_key_values(ARRAY[], ARRAY[])"
+            if not text[m.end():].lstrip().startswith("::"):
+                from rw_cli.errors import BindError
+
+                raise BindError("cannot determine type of empty map",
+                                hint="Explicitly cast to the desired type, for example MAP{}::map(int,int).")
+            call = "map_from_key_values(ARRAY[]::int[], ARRAY[]::int[])"  # the cast gives the types
         else:
             pairs = [_split_top(e, ":") for e in _split_top(body, ",")]
             if any(len(p) != 2 for p in pairs):

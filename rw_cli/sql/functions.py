@@ -632,7 +632,20 @@ def _map_function(node: exp.Expression) -> exp.Expression | None:
     return _fn("pg_map_from_key_values", *node.expressions)
 
 
+def _check_empty_array(node: exp.Expression) -> None:
+    """`ARRAY[]` has no element type unless cast (PostgreSQL and RisingWave refuse it)."""
+    if isinstance(node, exp.Array) and not node.expressions and not isinstance(node.parent, exp.Cast) \
+            and _type(node) in (T.ARRAY, None) and (getattr(node, "type", None) is None
+                                                     or not node.type.expressions
+                                                     or node.type.expressions[0].this in (T.UNKNOWN, T.NULL)):
+        from rw_cli.errors import BindError
+
+        raise BindError("cannot determine type of empty array",
+                        hint="Explicitly cast to the desired type, for example ARRAY[]::integer[].")
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    _check_empty_array(node)
     mapped = _map_function(node)
     if mapped is not None:
         return mapped
