@@ -644,8 +644,41 @@ def _check_empty_array(node: exp.Expression) -> None:
                         hint="Explicitly cast to the desired type, for example ARRAY[]::integer[].")
 
 
+def _populate_record(node: exp.Expression) -> exp.Expression | None:
+    """jsonb_populate_record(base, j): `base`'s struct type with each field read from j's
+    member of the same name (text cast to the field's type), `base`'s value where j has
+    none; jsonb_populate_recordset(base, j): one such row per element of j's array."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() in ("jsonb_populate_record", "jsonb_populate_recordset")
+            and len(node.expressions) == 2):
+        return None
+    base, j = node.expressions
+    t = getattr(base, "type", None)
+    if t is None or t.this != T.STRUCT or not t.expressions:
+        return None
+    element = exp.to_identifier("__e")
+
+    def record(doc: exp.Expression) -> exp.Expression:
+        fields = []
+        for f in t.expressions:
+            name = f.name
+            text = exp.JSONExtractScalar(this=doc.copy(), expression=exp.Literal.string(f"$.{name}"))
+            value = exp.Cast(this=text, to=f.args["kind"].copy())
+            old = _fn("struct_extract", base.copy(), exp.Literal.string(name))
+            fields.append(exp.PropertyEQ(this=exp.to_identifier(name), expression=_fn("coalesce", value, old)))
+        return _fn("struct_pack", *fields)
+
+    if node.name.lower() == "jsonb_populate_record":
+        return record(exp.Cast(this=j, to=exp.DataType.build("JSON")))
+    elements = exp.Cast(this=j, to=exp.DataType.build("JSON[]", dialect="duckdb"))
+    lam = exp.Lambda(this=record(exp.column(element)), expressions=[element])
+    return _fn("unnest", _fn("list_transform", elements, lam))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
+    populated = _populate_record(node)
+    if populated is not None:
+        return populated
     mapped = _map_function(node)
     if mapped is not None:
         return mapped
