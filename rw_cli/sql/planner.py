@@ -26,7 +26,7 @@ from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamHashAgg, StreamHashJoin,
                              StreamMaterialize, StreamPartitionRecompute, StreamProject, StreamProjectSet,
-                             StreamTableScan, StreamUnion, StreamValues)
+                             StreamTableScan, StreamUnion, StreamValues, append_only)
 from rw_cli.sql.transpile import expr_to_duckdb, expr_to_duckdb_tree, sqlglot_type, to_duckdb
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
@@ -694,6 +694,11 @@ class StreamPlanner:
             temporal = isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
             node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join),
                                     cross_ok=temporal)
+            if temporal and isinstance(node, StreamHashJoin) and node.kind in ("inner", "left") \
+                    and append_only(node.inputs[0]):
+                # a lookup per left row; a left side that retracts keeps the maintained join
+                # (its retractions must match what was emitted, which a lookup cannot promise)
+                node.lookup = True
         return node, scope
 
     def prune(self, scan: PlanNode, scope: list[tuple[str, str]], alias: str):

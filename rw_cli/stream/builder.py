@@ -213,7 +213,7 @@ class StreamBuilder:
                           for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
-                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs)),
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs, lookup=p.lookup)),
                 [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]

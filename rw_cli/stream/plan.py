@@ -96,8 +96,11 @@ class StreamHashJoin(PlanNode):
     kind: str = "inner"
     null_safe: list[bool] = field(default_factory=list)
     compiled_condition: Condition | None = field(default=None, repr=False, compare=False)
+    lookup: bool = False  # FOR SYSTEM_TIME AS OF PROCTIME(): the right side is looked up, never joined back
 
     def explain_name(self) -> str:
+        if self.lookup:
+            return "StreamTemporalJoin"
         return "StreamHashJoin" if self.left_keys else "StreamNestedLoopJoin"
 
     def explain_fields(self) -> str:
