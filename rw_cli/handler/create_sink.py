@@ -14,6 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.errors import BindError, CatalogError
+from rw_cli.handler.create_mv import check_not_on_batch_refresh
 from rw_cli.meta.catalog import SINK, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
@@ -81,6 +82,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     if spec["options"]["connector"] == "table":
         raise BindError("unsupported sink type table", hint="a sink into a table is CREATE SINK name INTO table ...")
     root, upstreams = plan(session, tree)
+    check_not_on_batch_refresh(upstreams)
     spec = sink_type(spec, root)
     if spec["options"]["connector"] == "kafka":
         from rw_cli.connector.kafka import check_topic, client_config
@@ -118,6 +120,7 @@ def handle_into(session, tree: exp.Create, sql: str) -> Result:
     if spec["format"] or spec["encode"]:
         raise BindError("connector table is not supported by FORMAT ... ENCODE ... syntax")
     root, upstreams = plan(session, tree)
+    check_not_on_batch_refresh(upstreams)
     spec = sink_type(spec, root)
     append_only = spec["options"]["type"] == "append-only"
     if not target.user_pk and not append_only:

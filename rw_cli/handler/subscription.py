@@ -27,6 +27,7 @@ from sqlglot import exp
 from rw_cli.common.epoch import EPOCH_ORIGIN_MS, physical_now
 from rw_cli.common.types import BIGINT, VARCHAR
 from rw_cli.errors import BindError, CatalogError
+from rw_cli.handler.create_mv import check_not_on_batch_refresh
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, SUBSCRIPTION, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.dialect import SubscriptionStatement
@@ -91,6 +92,7 @@ def create(session, st: SubscriptionStatement) -> Result:
     source = catalog.get(catalog.qualified(src.name, src.text("db")))
     if source is None or source.kind not in (TABLE, MATERIALIZED_VIEW):
         raise CatalogError(f'table or materialized view "{src.sql()}" does not exist')
+    check_not_on_batch_refresh([source])
     retention = _retention_ms(st.args.get("options") or {})
     if session.dirty:
         session.barrier()

@@ -66,6 +66,8 @@ class RelationCatalog:
     version_columns: list[int] = field(default_factory=list)
     # CREATE SINK ... INTO table: the table's id (its changes enter that table as its DML does)
     target: int | None = None
+    # an MV WITH (refresh.interval.sec = N): RisingWave's batch refresh MV (rw_cli.handler.create_mv)
+    refresh_interval_sec: int | None = None
     # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}
     connector: dict = field(default_factory=dict)
     # its stream job builds identical subplans once (jobs created before this was recorded

@@ -102,6 +102,16 @@ def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | No
     return None
 
 
+class AlterMaterializedViewQuery(exp.Expression):
+    """ALTER MATERIALIZED VIEW name AS query: `this` the MV (a Table), `expression` the query."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+_ALTER_MV_AS = re.compile(rf"^\s*alter\s+materialized\s+view\s+({_NAME})\s+as\s+(.*?)\s*;?\s*$",
+                          re.IGNORECASE | re.DOTALL)
+
+
 _RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
                      r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
@@ -548,6 +558,10 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     sub = _subscription_statement(sql, offset)
     if sub is not None:
         return sub
+    m = _ALTER_MV_AS.match(sql)
+    if m:
+        return AlterMaterializedViewQuery(this=_relation_name(m.group(1)),
+                                          expression=parse_statement(m.group(2), offset + m.start(2)))
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
