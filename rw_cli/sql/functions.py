@@ -587,7 +587,8 @@ def _array_slice(node: exp.Expression) -> exp.Expression | None:
     return _fn("pg_array_slice", node.this, *bounds)
 
 
-def _array_depth(t: exp.DataType | None) -> int:
+def _type_depth(t: exp.DataType | None) -> int:
+    """How many array levels a type has (int[][] -> 2)."""
     depth = 0
     while t is not None and t.this == T.ARRAY:
         depth += 1
@@ -603,7 +604,7 @@ def _generate_subscripts(node: exp.Expression) -> exp.Expression | None:
         return None
     arr, dim = node.expressions[0], node.expressions[1]
     rev = node.expressions[2] if len(node.expressions) == 3 else exp.false()
-    depth = _array_depth(getattr(arr, "type", None))
+    depth = _type_depth(getattr(arr, "type", None))
     if not (isinstance(dim, (exp.Literal, exp.Neg)) and depth):
         return None
     d = int(dim.sql())
