@@ -61,6 +61,8 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
         return _per_value(col, format_bytea)
     if t.is_map:
         return _format_map(col, t)
+    if t.is_vector:  # pgvector's text form: [1,2.5,3]
+        return _format_vector(col)
     if t.is_list or t.is_struct:
         return _format_nested(col, t)
     return _per_value(col, str)
@@ -140,6 +142,10 @@ def _format_nested(col: pa.Array, t: DataType) -> list[str | None]:
     valid = col.is_valid().to_pylist()
     return [("(" + ",".join(_quote_record_item(f[i]) for f in fields) + ")") if ok else None
             for i, ok in enumerate(valid)]
+
+
+def _format_vector(col: pa.Array) -> list[str | None]:
+    return [None if v is None else "[" + ",".join(format_float4(x) for x in v) + "]" for v in col.to_pylist()]
 
 
 def _format_map(col: pa.Array, t: DataType) -> list[str | None]:

@@ -67,6 +67,15 @@ class DataType:
         return self.name.startswith("struct<") and self.inner is not None
 
     @property
+    def is_vector(self) -> bool:
+        """RisingWave's vector(n) (pgvector's): n reals, Arrow's fixed-size list, DuckDB's FLOAT[n]."""
+        return self.name.startswith("vector(")
+
+    @property
+    def vector_size(self) -> int:
+        return int(self.name[len("vector("):-1])
+
+    @property
     def is_map(self) -> bool:
         """RisingWave's map(K,V) (`inner`: key, value): Arrow's map, DuckDB's MAP."""
         return self.name.startswith("map(") and self.name.endswith(")") and self.inner is not None
@@ -84,6 +93,8 @@ class DataType:
             return pa.struct([pa.field(n, t.arrow()) for n, t in zip(self.field_names, self.inner)])
         if self.is_map:
             return pa.map_(self.inner[0].arrow(), self.inner[1].arrow())
+        if self.is_vector:
+            return pa.list_(pa.float32(), self.vector_size)
         if self.name == "numeric":
             return pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE if self.scale is None else self.scale)
         if self.name == "rw_int256":
@@ -97,6 +108,8 @@ class DataType:
             return "STRUCT(" + ", ".join(f'"{n}" {t.duckdb()}' for n, t in zip(self.field_names, self.inner)) + ")"
         if self.is_map:
             return f"MAP({self.inner[0].duckdb()}, {self.inner[1].duckdb()})"
+        if self.is_vector:
+            return f"FLOAT[{self.vector_size}]"
         if self.name == "numeric":
             return f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE if self.scale is None else self.scale})"
         return _TO_DUCKDB[self.name]
@@ -131,6 +144,8 @@ class DataType:
             return TIME
         if pa.types.is_null(t):
             return VARCHAR
+        if pa.types.is_fixed_size_list(t) and pa.types.is_float32(t.value_type):
+            return DataType(f"vector({t.list_size})")
         if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) \
                 or pa.types.is_list_view(t):
             inner = DataType.from_arrow(t.value_type)

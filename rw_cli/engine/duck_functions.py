@@ -179,8 +179,12 @@ _INT256_MACROS = [
     f"THEN CAST('{2 ** 256}' AS INT256) ELSE CAST(0 AS INT256) END END)",
 ]
 
+_VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
     *_INT256_MACROS,
+    # pgvector's `a <-> b`, the L2 distance (vector(n) is FLOAT[n]; a text '[1,2,3]' casts too)
+    "CREATE OR REPLACE MACRO pg_vector_l2(a, b) AS (sqrt(list_sum(list_transform("
+    f"list_zip({_VEC.format('a')}, {_VEC.format('b')}), lambda p: (p[1] - p[2]) * (p[1] - p[2])))))",
     # RisingWave's map_from_key_values, with its checks and messages
     "CREATE OR REPLACE MACRO pg_map_from_key_values(k, v) AS (CASE WHEN k IS NULL OR v IS NULL THEN NULL "
     "WHEN len(k) <> len(v) THEN error('map keys and values have different length') "

@@ -17,6 +17,11 @@ def column_type(kind: exp.DataType) -> DataType:
         inner = tuple(column_type(f.args["kind"]) for f in kind.expressions)
         name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
         return DataType(name, inner=inner, field_names=names)
+    if kind.this == exp.DataType.Type.VECTOR and kind.expressions:
+        n = int(kind.expressions[-1].name)
+        if not 1 <= n <= 16000:
+            raise BindError(f"vector dimension must be between 1 and 16000, not {n}")
+        return DataType(f"vector({n})")
     if kind.this == exp.DataType.Type.MAP and len(kind.expressions) == 2:
         key, value = (column_type(k) for k in kind.expressions)
         if key.name not in MAP_KEY_TYPES:

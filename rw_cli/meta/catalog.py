@@ -126,7 +126,7 @@ def type_from_name(name: str, scale: int | None = None) -> DataType:
         key, value = _top_level_split(name[len("map("):-1])
         return DataType.map_of(type_from_name(key), type_from_name(value))
     if not name.startswith("struct<"):
-        return DataType(name, scale)
+        return DataType(name, scale)  # a scalar, or vector(n) (its size in the name)
     body, fields, depth, start = name[len("struct<"):-1], [], 0, 0
     for i, ch in enumerate(body + ","):
         if ch in "<(":

@@ -675,8 +675,18 @@ def _populate_record(node: exp.Expression) -> exp.Expression | None:
     return _fn("unnest", _fn("list_transform", elements, lam))
 
 
+def _vector_distance(node: exp.Expression) -> exp.Expression | None:
+    """pgvector's `a <-> b` (L2 distance) on vector(n) values (or their text form)."""
+    if isinstance(node, exp.Distance):
+        return _fn("pg_vector_l2", node.this, node.expression)
+    return None
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
+    distance = _vector_distance(node)
+    if distance is not None:
+        return distance
     populated = _populate_record(node)
     if populated is not None:
         return populated
