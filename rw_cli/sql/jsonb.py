@@ -211,6 +211,15 @@ def _value(arg: exp.Expression) -> exp.Expression:
         return exp.Cast(this=arg, to=exp.DataType.build("DOUBLE"))
     if t == T.INT256:  # a string: JSON numbers stop short of 256 bits
         return _text(arg)
+    if t == T.ARRAY:
+        element = arg.type.expressions[0] if arg.type.expressions else None
+        if element is not None and element.this in (T.TIMESTAMP, T.TIMESTAMPTZ, T.DECIMAL, T.FLOAT, T.INT256):
+            # each element as it is embedded alone (timestamps in ISO 8601, ...)
+            x = exp.to_identifier("__x")
+            ref = exp.column(x)
+            ref.type = element.copy()
+            return _fn("list_transform", arg, exp.Lambda(this=_value(ref), expressions=[x]))
+        return arg
     if t == T.TIMESTAMP:
         return _fn("replace", _text(arg), exp.Literal.string(" "), exp.Literal.string("T"))
     if t == T.TIMESTAMPTZ:
