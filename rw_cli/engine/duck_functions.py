@@ -23,7 +23,8 @@ from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMER
 # DuckDB's type names (as typeof() writes them) -> PostgreSQL's, in this order (case
 # sensitive: a name already rewritten is lower case and never matches again)
 _PG_TYPE_NAMES = [
-    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"), (r"\bBIGNUM\b", "rw_int256"),
+    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"),
+    (r"\bBIGNUM\b", "rw_int256"),
     (r"\bTIMESTAMP WITH TIME ZONE\b", "timestamp with time zone"),
     (r"\bTIMESTAMP\b", "timestamp without time zone"), (r"\bTIME\b", "time without time zone"),
     (r"\b(?:SMALLINT|TINYINT)\b", "smallint"), (r"\bINTEGER\b", "integer"), (r"\bBIGINT\b", "bigint"),
@@ -45,7 +46,8 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_map_from_key_values", "pg_jsonb_number", "pg_int256_div", "pg_int256_mod", "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
+RAISING_MACROS = frozenset({"pg_map_from_key_values", "pg_jsonb_number", "pg_int256_div", "pg_int256_mod",
+                            "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
                             "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
                             "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})

@@ -17,7 +17,7 @@ starts with the relation's rows when the subscription was created (as inserts).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -127,7 +127,6 @@ class Cursor:
     subscription: int
     after: int  # the row id of the last change returned (or skipped)
     pending: pa.Table | None = None  # snapshot rows still to return, in the FETCH layout
-    columns: list = field(default_factory=list)
 
 
 def cursors(session) -> dict[str, Cursor]:

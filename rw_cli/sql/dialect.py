@@ -447,7 +447,8 @@ def _split_top(text: str, sep: str) -> list[str]:
             depth += 1
         elif ch in ")]":
             depth -= 1
-        elif depth == 0 and text.startswith(sep, i) and not (sep == ":" and (text[i:i + 2] == "::" or text[i - 1] == ":")):
+        elif depth == 0 and text.startswith(sep, i) \
+                and not (sep == ":" and (text[i:i + 2] == "::" or text[i - 1] == ":")):
             parts.append(text[start:i])
             start = i + len(sep)
         i += 1

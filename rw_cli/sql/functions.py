@@ -649,8 +649,8 @@ def _populate_record(node: exp.Expression) -> exp.Expression | None:
     """jsonb_populate_record(base, j): `base`'s struct type with each field read from j's
     member of the same name (text cast to the field's type), `base`'s value where j has
     none; jsonb_populate_recordset(base, j): one such row per element of j's array."""
-    if not (isinstance(node, exp.Anonymous) and node.name.lower() in ("jsonb_populate_record", "jsonb_populate_recordset")
-            and len(node.expressions) == 2):
+    if not (isinstance(node, exp.Anonymous) and len(node.expressions) == 2
+            and node.name.lower() in ("jsonb_populate_record", "jsonb_populate_recordset")):
         return None
     base, j = node.expressions
     t = getattr(base, "type", None)

@@ -139,8 +139,8 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
         if isinstance(fn, exp.ExplodingGenerateSeries):
             name = "generate_series"
         if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) == 2:
-            fn = exp.ExplodingGenerateSeries(start=fn.expressions[0].copy(),
-                                             end=exp.Sub(this=fn.expressions[1].copy(), expression=exp.Literal.number(1)))
+            end = exp.Sub(this=fn.expressions[1].copy(), expression=exp.Literal.number(1))
+            fn = exp.ExplodingGenerateSeries(start=fn.expressions[0].copy(), end=end)
         alias = table.args.get("alias")
         col = alias.columns[0].name if alias is not None and alias.columns else (alias.name if alias else name)
         sub_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None else name))
