@@ -676,9 +676,12 @@ def _populate_record(node: exp.Expression) -> exp.Expression | None:
 
 
 def _vector_distance(node: exp.Expression) -> exp.Expression | None:
-    """pgvector's `a <-> b` (L2 distance) on vector(n) values (or their text form)."""
+    """pgvector's `a <-> b` (L2 distance) on vector(n) values (or their text form); the type
+    vector(n) itself is DuckDB's FLOAT[n]."""
     if isinstance(node, exp.Distance):
         return _fn("pg_vector_l2", node.this, node.expression)
+    if isinstance(node, exp.DataType) and node.this == T.VECTOR and node.expressions:
+        return exp.DataType.build(f"FLOAT[{int(node.expressions[-1].name)}]", dialect="duckdb")
     return None
 
 
