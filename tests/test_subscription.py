@@ -50,3 +50,18 @@ def test_log_survives_restart_cursor_does_not(data_dir):
         s.execute("set rw_implicit_flush to true; insert into t values (8)")
         s.execute("declare c subscription cursor for sub since begin()")
         assert _rows(s.execute("fetch 10 from c")) == [(7, "Insert"), (8, "Insert")]
+
+
+def test_source_renamed_then_restart(data_dir):
+    """A rename of the subscribed table edits the subscription's definition; its log keeps
+    going after a restart."""
+    with rw_cli.connect(data_dir) as s:
+        s.execute("set rw_implicit_flush to true; create table t (k int)")
+        s.execute("create subscription sub from t with (retention = '1D')")
+        s.execute("alter table t rename to t2")
+        s.execute("insert into t2 values (1)")
+    with rw_cli.connect(data_dir) as s:
+        s.execute("set rw_implicit_flush to true; insert into t2 values (2)")
+        s.execute("declare c subscription cursor for sub since begin()")
+        assert _rows(s.execute("fetch 10 from c")) == [(1, "Insert"), (2, "Insert")]
+        assert s.catalog.get("sub").definition == "CREATE SUBSCRIPTION sub FROM t2 WITH (retention = '1D')"

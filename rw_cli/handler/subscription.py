@@ -101,7 +101,8 @@ def create(session, st: SubscriptionStatement) -> Result:
     root, _ = plan(session, rel, existing=False)
     rel.columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel.pk = list(root.stream_key)
-    rel.definition = f"CREATE SUBSCRIPTION {name} FROM {source.name} WITH (retention = '{retention} ms')"
+    given = (st.args.get("options") or {})["retention"].replace("'", "''")
+    rel.definition = f"CREATE SUBSCRIPTION {name} FROM {source.name} WITH (retention = '{given}')"
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_SUBSCRIPTION")
 

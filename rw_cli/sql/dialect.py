@@ -72,6 +72,18 @@ _FETCH_CURSOR = re.compile(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME}
 _CLOSE_CURSOR = re.compile(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
 
 
+def _name_at(m: re.Match, group: int) -> exp.Table:
+    """The relation name of a regex group, its identifiers' positions those in the statement
+    (a rename edits a stored definition there)."""
+    table = _relation_name(m.group(group))
+    for ident in table.find_all(exp.Identifier):
+        meta = ident.meta
+        if "start" in meta and "end" in meta:
+            meta["start"] += m.start(group)
+            meta["end"] += m.start(group)
+    return table
+
+
 def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | None:
     """The subscription and cursor statements (sqlglot reads none of them), or None."""
     head = sql.lstrip()[:8].lower()
@@ -83,7 +95,7 @@ def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | No
             props = sqlglot.parse_one(f"CREATE TABLE x (a INT) WITH ({m.group(4)})", read=RwDialect)
             for p in props.args["properties"].expressions:
                 options[p.name.lower()] = p.args["value"].name
-        return SubscriptionStatement(kind="create", this=_relation_name(m.group(2)), source=_relation_name(m.group(3)),
+        return SubscriptionStatement(kind="create", this=_name_at(m, 2), source=_name_at(m, 3),
                                      options=options, exists=bool(m.group(1)))
     if m := _DROP_SUBSCRIPTION.match(sql):
         return SubscriptionStatement(kind="drop", this=_relation_name(m.group(2)), exists=bool(m.group(1)))
