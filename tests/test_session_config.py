@@ -23,7 +23,7 @@ def test_set_validates_known_parameters_and_refuses_unknown_ones():
     c = SessionConfig()
     with pytest.raises(BindError, match='invalid value for parameter "rw_implicit_flush"'):
         c.set("rw_implicit_flush", "maybe")
-    with pytest.raises(BindError, match="TimeZone"):
+    with pytest.raises(BindError, match="Invalid value .* for parameter \"timezone\""):  # RisingWave's wording
         c.set("timezone", "Mars/Olympus")
     c.set("streaming_enable_delta_join", "true")
     assert c.known("streaming_enable_delta_join") and c.show("streaming_enable_delta_join") == "true"

@@ -13,6 +13,7 @@ from typing import Callable
 
 import pyarrow as pa
 
+from rw_cli.common.int256 import bignum_to_int
 from rw_cli.common.pg_json import jsonb_in
 from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_SCALE, DataType
 from rw_cli.common.lazy_import import lazy_import
@@ -45,6 +46,9 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
         return _per_value(col, format_float4)
     if name == "numeric":
         return _format_numeric(col, t.scale)
+    if name == "rw_int256":
+        return _per_value(col.storage if isinstance(col, pa.ExtensionArray) else col,
+                          lambda b: str(bignum_to_int(b)))
     if name == "jsonb":
         return _per_value(col if pa.types.is_string(col.type) else pc.cast(col, pa.string()), jsonb_in)
     if name == "character varying":
@@ -65,6 +69,10 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
         return _per_value(col, format_interval)
     if name == "bytea":
         return _per_value(col, format_bytea)
+    if t.is_map:
+        return _format_map(col, t)
+    if t.is_vector:  # pgvector's text form: [1,2.5,3]
+        return _format_vector(col)
     if t.is_list or t.is_struct:
         return _format_nested(col, t)
     return _per_value(col, str)
@@ -144,6 +152,31 @@ def _format_nested(col: pa.Array, t: DataType) -> list[str | None]:
     valid = col.is_valid().to_pylist()
     return [("(" + ",".join(_quote_record_item(f[i]) for f in fields) + ")") if ok else None
             for i, ok in enumerate(valid)]
+
+
+def _format_vector(col: pa.Array) -> list[str | None]:
+    return [None if v is None else "[" + ",".join(format_float4(x) for x in v) + "]" for v in col.to_pylist()]
+
+
+def _format_map(col: pa.Array, t: DataType) -> list[str | None]:
+    """Maps as RisingWave prints them: `{k:v,k2:NULL}`, keys and values in their text form."""
+    if isinstance(col, pa.MapArray):
+        keys, items = col.keys, col.items
+    else:  # a list of key/value structs (DuckDB's MAP at times reaches Arrow so)
+        entries = col.flatten()
+        keys, items = entries.field(0), entries.field(1)
+    keys = format_column(keys, t.inner[0])
+    items = format_column(items, t.inner[1])
+    offsets = col.offsets.to_pylist()
+    base = offsets[0]
+    out = []
+    for i, ok in enumerate(col.is_valid().to_pylist()):
+        if not ok:
+            out.append(None)
+            continue
+        a, b = offsets[i] - base, offsets[i + 1] - base
+        out.append("{" + ",".join(f"{k}:{'NULL' if v is None else v}" for k, v in zip(keys[a:b], items[a:b])) + "}")
+    return out
 
 
 def _quote_array_item(v: str | None, t: DataType) -> str:

@@ -31,12 +31,13 @@ def _boolean(name: str, text: str) -> str:
 def _time_zone(name: str, text: str) -> str:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-    if text.upper() in ("UTC", "GMT", "Z", "LOCAL", "DEFAULT"):
+    if text.upper() in ("UTC", "Z", "LOCAL", "DEFAULT"):
         return "UTC"
     try:
         ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError, IsADirectoryError):
-        raise BindError(f'invalid value for parameter "TimeZone": "{text}"') from None
+        # RisingWave's wording (PostgreSQL: invalid value for parameter "TimeZone")
+        raise BindError(f'Invalid value "{text}" for parameter "timezone"') from None
     return text
 
 

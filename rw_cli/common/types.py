@@ -32,6 +32,17 @@ NUMERIC_NAN = "9999999999999999999999999999.9999999999"
 NUMERIC_INF = "9999999999999999999999999999.9999999998"
 NUMERIC_NEG_INF = "-" + NUMERIC_INF
 
+# rw_int256 (RisingWave's 256-bit signed integer) is DuckDB's BIGNUM, in Arrow the opaque
+# extension type DuckDB exports it as (its bytes: a header and the magnitude, big-endian,
+# ordered as the numbers are, so keys and sorts need nothing of their own). Why not Arrow's
+# decimal256: DuckDB reads no decimal wider than 38 digits, and 2^255 has 77; a fixed-size
+# binary would need every operation written anew. BIGNUM adds, subtracts, negates, compares,
+# sums and takes min/max exactly over the whole range; DuckDB multiplies and divides BIGNUM
+# only in floating point, so `*`, `/`, `%` and abs() go through HUGEINT (exact, but an operand
+# or result beyond 128 bits is an out-of-range error). The name in DuckDB's SQL is INT256, a
+# type alias of BIGNUM that rw_cli.engine.duck_functions creates (sqlglot knows INT256).
+INT256_ARROW = pa.opaque(pa.binary(), "bignum", "DuckDB")
+
 
 @dataclass(frozen=True)
 class DataType:
@@ -55,13 +66,39 @@ class DataType:
     def is_struct(self) -> bool:
         return self.name.startswith("struct<") and self.inner is not None
 
+    @property
+    def is_vector(self) -> bool:
+        """RisingWave's vector(n) (pgvector's): n reals, Arrow's fixed-size list, DuckDB's FLOAT[n]."""
+        return self.name.startswith("vector(")
+
+    @property
+    def vector_size(self) -> int:
+        return int(self.name[len("vector("):-1])
+
+    @property
+    def is_map(self) -> bool:
+        """RisingWave's map(K,V) (`inner`: key, value): Arrow's map, DuckDB's MAP."""
+        return self.name.startswith("map(") and self.name.endswith(")") and self.inner is not None
+
+    @staticmethod
+    def map_of(key: "DataType", value: "DataType") -> "DataType":
+        if key.name not in MAP_KEY_TYPES:
+            raise ValueError(f"invalid map key type: {key.name}")
+        return DataType(f"map({key.name},{value.name})", inner=(key, value))
+
     def arrow(self) -> pa.DataType:
         if self.is_list:
             return pa.list_(self.inner[0].arrow())
         if self.is_struct:
             return pa.struct([pa.field(n, t.arrow()) for n, t in zip(self.field_names, self.inner)])
+        if self.is_map:
+            return pa.map_(self.inner[0].arrow(), self.inner[1].arrow())
+        if self.is_vector:
+            return pa.list_(pa.float32(), self.vector_size)
         if self.name == "numeric":
             return pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE if self.scale is None else self.scale)
+        if self.name == "rw_int256":
+            return INT256_ARROW
         return _TO_ARROW[self.name]
 
     def duckdb(self) -> str:
@@ -69,13 +106,17 @@ class DataType:
             return f"{self.inner[0].duckdb()}[]"
         if self.is_struct:
             return "STRUCT(" + ", ".join(f'"{n}" {t.duckdb()}' for n, t in zip(self.field_names, self.inner)) + ")"
+        if self.is_map:
+            return f"MAP({self.inner[0].duckdb()}, {self.inner[1].duckdb()})"
+        if self.is_vector:
+            return f"FLOAT[{self.vector_size}]"
         if self.name == "numeric":
             return f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE if self.scale is None else self.scale})"
         return _TO_DUCKDB[self.name]
 
     @property
     def is_numeric(self) -> bool:
-        return self.name in ("smallint", "integer", "bigint", "real", "double precision", "numeric")
+        return self.name in ("smallint", "integer", "bigint", "real", "double precision", "numeric", "rw_int256")
 
     @property
     def is_integer(self) -> bool:
@@ -88,6 +129,8 @@ class DataType:
 
     @staticmethod
     def from_arrow(t: pa.DataType) -> "DataType":
+        if isinstance(t, pa.OpaqueType) and t.type_name == "bignum":
+            return INT256
         if pa.types.is_decimal(t):
             # Our default scale means "unconstrained numeric": printed without trailing zeros.
             return DataType("numeric", None if t.scale == NUMERIC_SCALE else t.scale)
@@ -101,10 +144,14 @@ class DataType:
             return TIME
         if pa.types.is_null(t):
             return VARCHAR
+        if pa.types.is_fixed_size_list(t) and pa.types.is_float32(t.value_type):
+            return DataType(f"vector({t.list_size})")
         if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) \
                 or pa.types.is_list_view(t):
             inner = DataType.from_arrow(t.value_type)
             return DataType(f"{inner.name}[]", inner=(inner,))
+        if pa.types.is_map(t):
+            return DataType.map_of(DataType.from_arrow(t.key_type), DataType.from_arrow(t.item_type))
         if pa.types.is_struct(t):
             fields = [t.field(i) for i in range(t.num_fields)]
             inner = tuple(DataType.from_arrow(f.type) for f in fields)
@@ -151,6 +198,11 @@ TIMESTAMP = DataType("timestamp without time zone")
 TIMESTAMPTZ = DataType("timestamp with time zone")
 INTERVAL = DataType("interval")
 JSONB = DataType("jsonb")
+INT256 = DataType("rw_int256")
+# what a map's key may be (RisingWave refuses floats, numeric, and anything not hashed as is)
+MAP_KEY_TYPES = frozenset(("smallint", "integer", "bigint", "character varying", "boolean", "date",
+                           "time without time zone", "timestamp without time zone", "timestamp with time zone",
+                           "rw_int256", "bytea"))
 # field metadata marking a text column of Arrow as jsonb (DuckDB's JSON in a query's result)
 JSONB_FIELD_METADATA = {b"rw_type": b"jsonb"}
 
@@ -186,6 +238,7 @@ _TO_DUCKDB: dict[str, str] = {
     "timestamp with time zone": "TIMESTAMPTZ",
     "interval": "INTERVAL",
     "jsonb": "JSON",
+    "rw_int256": "INT256",
 }
 
 _ALIASES: dict[str, str] = {
@@ -196,7 +249,7 @@ _ALIASES: dict[str, str] = {
     "real": "real", "float4": "real",
     "double precision": "double precision", "float8": "double precision", "double": "double precision",
     "float": "double precision",
-    "numeric": "numeric", "decimal": "numeric",
+    "numeric": "numeric", "decimal": "numeric", "rw_int256": "rw_int256", "int256": "rw_int256",
     "varchar": "character varying", "character varying": "character varying", "text": "character varying",
     "string": "character varying", "char": "character varying", "character": "character varying",
     "bytea": "bytea",

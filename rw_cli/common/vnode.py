@@ -44,7 +44,7 @@ def normalize_array(arr) -> pa.Array:
             arr = pa.array([], type=arr.type)
     if not isinstance(arr, pa.Array):
         arr = pa.array(arr)
-    if isinstance(arr.type, pa.ExtensionType):
+    if isinstance(arr.type, pa.BaseExtensionType):  # also the opaque types DuckDB exports
         arr = arr.storage
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)

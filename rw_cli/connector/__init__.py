@@ -43,12 +43,17 @@ def _props(props: exp.Properties | None) -> dict[str, str]:
     return out
 
 
-def connector_spec(tree: exp.Create) -> dict:
-    """{"options", "format", "encode", "encode_options"}; empty when there is no connector."""
+def connector_spec(tree: exp.Create, default: str | None = None) -> dict:
+    """{"options", "format", "encode", "encode_options"}; empty when there is no connector
+    (`default`: the connector when the options name none, as a sink INTO a table has)."""
     props = tree.args.get("properties")
-    if props is None:
+    if props is None and default is None:
         return {}
     spec = {"options": _props(props), "format": None, "encode": None, "encode_options": {}}
+    if default is not None:
+        spec["options"].setdefault("connector", default)
+    if props is None:
+        return spec
     for p in props.expressions:
         if isinstance(p, exp.FileFormatProperty):
             spec["format"] = _text(p.this).lower()

@@ -34,7 +34,7 @@ def agg_return_type(kind: str, arg_type: DataType | None) -> DataType:
             return DataType("numeric", 0)
         return arg_type
     if kind == "avg":
-        if arg_type.name in ("real", "double precision"):
+        if arg_type.name in ("real", "double precision", "rw_int256"):
             return DOUBLE
         if arg_type.name == "interval":
             return arg_type

@@ -26,6 +26,7 @@ def connection() -> duckdb.DuckDBPyConnection:
         con = duckdb.connect(":memory:", config={"threads": 1})
         con.execute("SET TimeZone='UTC'")
         con.execute("SET order_by_non_integer_literal = true")  # PostgreSQL ignores ORDER BY 'x'
+        con.execute("CREATE TYPE INT256 AS BIGNUM")  # rw_int256 (rw_cli.common.types)
         # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
         # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
         _local.con = con

@@ -25,6 +25,7 @@ from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMER
 # sensitive: a name already rewritten is lower case and never matches again)
 _PG_TYPE_NAMES = [
     (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"),
+    (r"\bBIGNUM\b", "rw_int256"),
     (r"\bTIMESTAMP WITH TIME ZONE\b", "timestamp with time zone"),
     (r"\bTIMESTAMP\b", "timestamp without time zone"), (r"\bTIME\b", "time without time zone"),
     (r"\b(?:SMALLINT|TINYINT)\b", "smallint"), (r"\bINTEGER\b", "integer"), (r"\bBIGINT\b", "bigint"),
@@ -46,7 +47,8 @@ _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUME
 
 # the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
 # no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
+RAISING_MACROS = frozenset({"pg_map_from_key_values", "pg_jsonb_number", "pg_int256_div", "pg_int256_mod",
+                            "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
                             "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
                             "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
                             "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})
@@ -62,6 +64,13 @@ _JSON_ARRAY = "(CASE WHEN json_type({0}) = 'ARRAY' THEN CAST({0} AS JSON[]) ELSE
 
 # jsonb's operators with no DuckDB counterpart (rw_cli.sql.jsonb maps them here)
 _JSONB_MACROS = [
+    # jsonb -> a number: the jsonb must be a number
+    "CREATE OR REPLACE MACRO pg_jsonb_number(j) AS (CASE json_type(j) "
+    "WHEN 'VARCHAR' THEN error('cannot cast jsonb string to type number') "
+    "WHEN 'ARRAY' THEN error('cannot cast jsonb array to type number') "
+    "WHEN 'OBJECT' THEN error('cannot cast jsonb object to type number') "
+    "WHEN 'BOOLEAN' THEN error('cannot cast jsonb boolean to type number') "
+    "WHEN 'NULL' THEN NULL ELSE j END)",  # jsonb null: SQL NULL
     # a || b: objects merged (b's keys win), otherwise arrays (a scalar as a one-element array)
     "CREATE OR REPLACE MACRO pg_jsonb_concat(a, b) AS (CASE "
     "WHEN json_type(a) = 'OBJECT' AND json_type(b) = 'OBJECT' "
@@ -148,7 +157,45 @@ _MATH_MACROS = [
     "ELSE asin(x) END)",
 ]
 
+# rw_int256 (rw_cli.common.types): DuckDB's BIGNUM under the alias INT256. BIGNUM's own `*`,
+# `/`, `%` and abs() answer in DOUBLE; these go through HUGEINT, exact (an operand or result
+# beyond 128 bits is an out-of-range error, never a rounded value).
+_HUGE = "CAST({} AS HUGEINT)"
+_ACC16 = "(((acc + acc) + (acc + acc)) + ((acc + acc) + (acc + acc)))"
+_ACC16 = f"({_ACC16} + {_ACC16})"  # acc * 16 by BIGNUM additions (exact)
+_HEX_DIGITS = "lower(regexp_replace(h, '^0[xX]', ''))"
+_INT256_MACROS = [
+    f"CREATE OR REPLACE MACRO pg_int256_mul(a, b) AS (CAST({_HUGE.format('a')} * {_HUGE.format('b')} AS INT256))",
+    "CREATE OR REPLACE MACRO pg_int256_div(a, b) AS (CASE WHEN b = 0 THEN error('Division by zero') "
+    f"ELSE CAST({_HUGE.format('a')} // {_HUGE.format('b')} AS INT256) END)",
+    "CREATE OR REPLACE MACRO pg_int256_mod(a, b) AS (CASE WHEN b = 0 THEN error('Division by zero') "
+    f"ELSE CAST({_HUGE.format('a')} % {_HUGE.format('b')} AS INT256) END)",
+    "CREATE OR REPLACE MACRO pg_int256_abs(a) AS (CASE WHEN a < 0 THEN -a ELSE a END)",
+    # hex_to_int256('0x...'): up to 64 hex digits, two's complement when all 64 are given
+    f"CREATE OR REPLACE MACRO hex_to_int256(h) AS (CASE "
+    f"WHEN NOT regexp_full_match({_HEX_DIGITS}, '[0-9a-f]{{1,64}}') "
+    "THEN error('invalid hexadecimal input for rw_int256: ' || h) "
+    f"ELSE list_reduce(list_transform(string_split({_HEX_DIGITS}, ''), "
+    "lambda c: CAST(strpos('0123456789abcdef', c) - 1 AS INT256)), "
+    f"lambda acc, d: {_ACC16} + d, CAST(0 AS INT256)) "
+    f"- CASE WHEN length({_HEX_DIGITS}) = 64 AND strpos('89abcdef', {_HEX_DIGITS}[1]) > 0 "
+    f"THEN CAST('{2 ** 256}' AS INT256) ELSE CAST(0 AS INT256) END END)",
+]
+
+_VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
+    *_INT256_MACROS,
+    # pgvector's `a <-> b`, the L2 distance (vector(n) is FLOAT[n]; a text '[1,2,3]' casts too)
+    "CREATE OR REPLACE MACRO pg_vector_l2(a, b) AS (sqrt(list_sum(list_transform("
+    f"list_zip({_VEC.format('a')}, {_VEC.format('b')}), lambda p: (p[1] - p[2]) * (p[1] - p[2])))))",
+    # RisingWave's map_from_key_values, with its checks and messages
+    "CREATE OR REPLACE MACRO pg_map_from_key_values(k, v) AS (CASE WHEN k IS NULL OR v IS NULL THEN NULL "
+    "WHEN len(k) <> len(v) THEN error('map keys and values have different length') "
+    "WHEN list_contains(list_transform(k, lambda x: x IS NULL), true) THEN error('map keys must not be NULL') "
+    "WHEN len(list_distinct(k)) <> len(k) THEN error('map keys must be unique') ELSE MAP(k, v) END)",
+    # a[lo:hi] with PostgreSQL's bounds (rw_cli.sql.functions._array_slice)
+    "CREATE OR REPLACE MACRO pg_array_slice(a, lo, hi) AS (CASE WHEN lo IS NULL OR hi IS NULL THEN NULL "
+    "ELSE list_slice(a, greatest(lo, 1), CASE WHEN hi < 1 THEN 0 ELSE least(hi, len(a)) END) END)",
     # string_agg with a per-row delimiter (rw_cli.sql.functions): the first value, then each
     # later value with its delimiter in front, NULL values left out
     "CREATE OR REPLACE MACRO pg_string_agg(xs, pieces) AS (CASE WHEN len(list_filter(xs, lambda e: e IS NOT NULL)) = 0 "

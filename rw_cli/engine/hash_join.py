@@ -5,6 +5,11 @@ Each side is materialized-input state keyed by its stream key. On a barrier, for
 keys touched in the epoch, the join of those keys' rows is computed before and after the
 epoch and the difference is emitted (see partition_recompute.py) — which also handles what a
 degree table handles in RisingWave: a left row losing its last match becomes NULL-padded.
+
+A temporal join (`JOIN t FOR SYSTEM_TIME AS OF PROCTIME()`, `lookup`) is a lookup instead:
+each left change joins the right side as it is at that epoch's barrier (its changes of the
+epoch applied first) and is emitted once; a right change only updates what later left rows
+see, never the output already emitted.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
+from rw_cli.common.vnode import unique_hashes
 from rw_cli.engine import arrow_expr, duck, expr
 from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
@@ -40,7 +46,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
     def __init__(self, kind: str, left_types: list[DataType], right_types: list[DataType],
                  left_keys: list[int], right_keys: list[int], null_safe: list[bool],
                  condition: expr.Condition | None, left_sk: list[int], right_sk: list[int], state_tables: tuple,
-                 fresh: bool = True, vnodes=None):
+                 fresh: bool = True, vnodes=None, lookup: bool = False):
         """`condition`: the non-equi part, over the joined columns; its numpy form (if it
         has one) joins inserts, its DuckDB SQL is the reference either way."""
         nl, nr = len(left_types), len(right_types)
@@ -62,6 +68,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.keys = (list(left_keys), list(right_keys))
         self.null_safe = list(null_safe)
         self.condition = condition
+        self.lookup = lookup
 
     def _index_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality (Arrow's `equal`, which checks the
@@ -80,6 +87,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         """An inner equi-join changes by the delta rule: ΔL ⋈ R + L ⋈ ΔR + ΔL ⋈ ΔR (with the
         deltas' signs), looking only at the other side's rows with the delta's join keys — the
         cost follows the changes and their matches, not the size of a hot key's history."""
+        if self.lookup:
+            return self._lookup()
         if self.kind != "inner" or not self.partition_keys[0] or self.fresh:
             return super()._recompute()
         deltas = self._take_deltas()
@@ -122,6 +131,37 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         out = duck.query(f"SELECT {cols}, CAST(SUM(__s) AS BIGINT) AS __n FROM ({' UNION ALL '.join(parts)}) "
                          f"GROUP BY ALL HAVING SUM(__s) <> 0", tables)
         return _signed_rows(out, self.schema)
+
+    def _apply(self, side: int, delta: StreamChunk) -> np.ndarray | None:
+        """Bring a side's cache up to date with its delta; the delta's partition hashes."""
+        hashes = self._hash(side, delta.data)
+        if delta.is_insert().all():
+            self._append(side, delta, hashes)
+        else:
+            self._update_cache(side, delta, None if hashes is None else unique_hashes(hashes))
+        return hashes
+
+    def _lookup(self) -> list[StreamChunk]:
+        """A temporal join's epoch: the right side's changes applied, then each left change
+        joined with the right rows of its keys (NULL-padded when none, for a left join)."""
+        left, right = self._take_deltas()
+        if len(right):
+            self._apply(1, right)
+        if not len(left):
+            return []
+        hashes = self._apply(0, left)
+        matches = self._matching(1, unique_hashes(hashes) if hashes is not None else None)
+        lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
+        rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
+        join = "LEFT JOIN" if self.kind == "left" else "JOIN"
+        signed = left.data.append_column("__s", pa.array(left.signs()))
+        out = duck.query(f"SELECT {lcols}, {rcols}, l.__s AS __s FROM dl l {join} ro r ON {self.on or 'TRUE'}",
+                         {"dl": signed, "ro": matches})
+        if out.num_rows == 0:
+            return []
+        ops = np.where(out.column("__s").to_numpy() > 0, INSERT, DELETE).astype(np.int8)
+        rows = out.drop_columns(["__s"]).rename_columns(self.schema.names).cast(self.schema)
+        return [StreamChunk(rows, ops)]
 
     def _insert_only(self, deltas: list[StreamChunk], hashes: list) -> list[StreamChunk]:
         """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R comes from the right

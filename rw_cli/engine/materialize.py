@@ -3,12 +3,17 @@
 For tables with a user-declared primary key it also resolves conflicts as the table's
 `ON CONFLICT` clause says: `overwrite` (the default; the old row is replaced and the change
 is forwarded as an update pair), `do nothing` (the insert is dropped), `do update if not
-null` (the new row's non-NULL values replace the old ones).
+null` (the new row's non-NULL values replace the old ones). With `WITH VERSION COLUMN (a, b)`
+a write over an existing key wins only when its versions, compared in order (NULL lowest), are
+greater than or equal to the stored row's; several writes of one key in a chunk then apply in
+order, one round per occurrence (round k holds each key's k-th write, so a round is one
+vectorized lookup and each key's writes still see their predecessors).
 """
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
@@ -23,10 +28,12 @@ CONFLICT_CACHE_BYTES = 16 << 20  # recent rows; the key filter stays past evicti
 class MaterializeExecutor(Executor):
     identity = "StreamMaterialize"
 
-    def __init__(self, types: list[DataType], pk: list[int], state_table, conflict: str | None = None):
+    def __init__(self, types: list[DataType], pk: list[int], state_table, conflict: str | None = None,
+                 version_columns: list[int] | None = None):
         super().__init__(types, pk)
         self.table = state_table
         self.conflict = conflict  # None: no conflicts possible (MVs, tables with a _row_id)
+        self.version_columns = list(version_columns or [])
         if conflict and hasattr(state_table, "enable_cache"):
             # an insert looks its key up: the cache's filter of every key written knows a new
             # key is absent without a store read (RisingWave's materialize cache)
@@ -37,12 +44,34 @@ class MaterializeExecutor(Executor):
             return []
         chunk = self.conform(chunk)
         if self.conflict and chunk.is_insert().all():
-            chunk = self._resolve_conflicts(chunk)
-        elif self.conflict and np.isin(chunk.ops, (INSERT, DELETE)).all():
+            out = [self._write(self._resolve_conflicts(part)) for part in self._rounds(chunk)]
+            out = [c for c in out if len(c)]
+            if len(out) > 1:
+                return [StreamChunk(pa.concat_tables([c.data for c in out]), np.concatenate([c.ops for c in out]))]
+            return out
+        if self.conflict and np.isin(chunk.ops, (INSERT, DELETE)).all():
             chunk = self._resolve_upserts(chunk)
+        chunk = self._write(chunk)
+        return [chunk] if len(chunk) else []
+
+    def _write(self, chunk: StreamChunk) -> StreamChunk:
         if len(chunk):
             self.table.write_chunk(to_schema(chunk.data, self.table.schema), chunk.ops)
-        return [chunk] if len(chunk) else []
+        return chunk
+
+    def _rounds(self, chunk: StreamChunk) -> list[StreamChunk]:
+        """The chunk's inserts in rounds of one write per key, in order, where a later write of
+        a key depends on the earlier (versions, or NULLs keeping old values); otherwise the
+        whole chunk (its last write per key wins)."""
+        if not self.version_columns and self.conflict != "do update if not null":
+            return [chunk]
+        keys = ", ".join(f"_{k}" for k in self.stream_key)
+        pos = chunk.data.append_column("__pos", pa.array(np.arange(len(chunk))))
+        nth = duck.query(f"SELECT row_number() OVER (PARTITION BY {keys} ORDER BY __pos) - 1 AS r FROM t "
+                         "ORDER BY __pos", {"t": pos}).column("r").to_numpy()
+        if nth.max() == 0:
+            return [chunk]
+        return [chunk.filter(nth == r) for r in range(int(nth.max()) + 1)]
 
     def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
         self.table.commit(epoch.prev)
@@ -83,12 +112,15 @@ class MaterializeExecutor(Executor):
             return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))
         old = pa.Table.from_batches([old]) if isinstance(old, pa.RecordBatch) else old
         old = old.rename_columns(data.column_names).cast(data.schema)
+        if self.version_columns:
+            wins = ~found | self._newer_or_equal(old, data)
+            if not wins.all():
+                keep = pa.array(wins)
+                data, old, found = data.filter(keep), old.filter(keep), found[wins]
         if self.conflict == "do nothing":
             keep = ~found
             return StreamChunk(data.filter(pa.array(keep)), np.full(int(keep.sum()), INSERT, dtype=np.int8))
         if self.conflict == "do update if not null":
-            import pyarrow.compute as pc
-
             data = pa.Table.from_arrays([pc.coalesce(new, prev) if np.any(found) else new
                                          for new, prev in zip(data.columns, old.columns)], schema=data.schema)
         idx_old = np.where(found)[0]
@@ -97,3 +129,20 @@ class MaterializeExecutor(Executor):
         ops = np.concatenate([np.full(len(idx_old), UPDATE_DELETE), np.where(found, UPDATE_INSERT, INSERT)])
         perm = np.argsort(order, kind="stable")
         return StreamChunk(rows.take(pa.array(perm)), ops[perm].astype(np.int8))
+
+    def _newer_or_equal(self, old: pa.Table, new: pa.Table) -> np.ndarray:
+        """Per row: are the new row's version columns, compared in order with NULL lowest,
+        greater than or equal to the old row's? (Equal versions: the later write wins.)"""
+        n = new.num_rows
+        result = np.ones(n, dtype=bool)
+        decided = np.zeros(n, dtype=bool)
+        for i in self.version_columns:
+            o, w = old.column(i), new.column(i)
+            o_null = o.is_null().to_numpy(zero_copy_only=False)
+            w_null = w.is_null().to_numpy(zero_copy_only=False)
+            gt = pc.fill_null(pc.greater(w, o), False).to_numpy(zero_copy_only=False) | (o_null & ~w_null)
+            lt = pc.fill_null(pc.less(w, o), False).to_numpy(zero_copy_only=False) | (w_null & ~o_null)
+            result[~decided & lt] = False
+            result[~decided & gt] = True
+            decided |= gt | lt
+        return result

@@ -6,6 +6,11 @@ pushed through immediately; a barrier visits jobs in creation order (a topologic
 a job is created after everything it reads) and each job's nodes leaves-first, so every
 executor has seen all chunks of the epoch before it sees the barrier — the alignment the
 design asks of multi-input executors comes from that order.
+
+A sink into a table (`StreamJob.into`) feeds that table's job as its DML does; such a table
+is visited after the sinks feeding it (the order is the dataflow's topological order, by
+creation where nothing constrains it), so what a sink emits on a barrier still belongs to
+the epoch that barrier closes.
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ class StreamJob:
     relation_id: int
     nodes: list[Node]  # leaves first, root last
     scans: list[tuple[int, Node]]  # (upstream relation id, entry node)
+    into: int | None = None  # a sink into a table: the table whose job its output enters
 
     @property
     def root(self) -> Node:
@@ -48,6 +54,7 @@ class EmbeddedRuntime:
     def __init__(self) -> None:
         self.jobs: dict[int, StreamJob] = {}
         self.subscribers: dict[int, list[Node]] = {}
+        self._order: list[int] | None = None  # barrier order, recomputed after a change
 
     def default_parallelism(self) -> int:
         return 1
@@ -58,6 +65,7 @@ class EmbeddedRuntime:
     def add_job(self, job: StreamJob) -> None:
         self.jobs[job.relation_id] = job
         self.subscribers.setdefault(job.relation_id, [])
+        self._order = None
 
     def connect(self, job: StreamJob) -> None:
         """Start delivering upstream changes to the job (after its backfill)."""
@@ -77,6 +85,7 @@ class EmbeddedRuntime:
 
     def drop_job(self, relation_id: int) -> None:
         job = self.jobs.pop(relation_id)
+        self._order = None
         for node in job.nodes:
             node.executor.close()
         for upstream, node in job.scans:
@@ -99,8 +108,32 @@ class EmbeddedRuntime:
     def push_to(self, job: StreamJob, node: Node, chunk: StreamChunk) -> None:
         self._deliver(job, node, chunk, 0)
 
+    def barrier_order(self) -> list[int]:
+        """Job ids with every job after the jobs it reads from (scans) and after the sinks
+        feeding it; by id (creation) among jobs nothing orders."""
+        if self._order is None:
+            feeds: dict[int, list[int]] = {}
+            for job in self.jobs.values():
+                if job.into is not None:
+                    feeds.setdefault(job.into, []).append(job.relation_id)
+            order: list[int] = []
+            seen: set[int] = set()
+
+            def visit(rel_id: int) -> None:
+                if rel_id in seen or rel_id not in self.jobs:
+                    return
+                seen.add(rel_id)
+                for up in sorted({u for u, _ in self.jobs[rel_id].scans} | set(feeds.get(rel_id, []))):
+                    visit(up)
+                order.append(rel_id)
+
+            for rel_id in sorted(self.jobs):
+                visit(rel_id)
+            self._order = order
+        return self._order
+
     def barrier(self, epoch: EpochPair) -> None:
-        for rel_id in sorted(self.jobs):
+        for rel_id in self.barrier_order():
             job = self.jobs[rel_id]
             for node in job.nodes:
                 for out in node.executor.on_barrier(epoch):
@@ -117,6 +150,9 @@ class EmbeddedRuntime:
             for entry in list(self.subscribers.get(job.relation_id, [])):
                 owner = self._owner(entry)
                 self._deliver(owner, entry, chunk, 0)
+            target = self.jobs.get(job.into) if job.into is not None else None
+            if target is not None:
+                self._deliver(target, target.nodes[0], chunk, 0)
 
     def _owner(self, node: Node) -> StreamJob:
         for job in self.jobs.values():

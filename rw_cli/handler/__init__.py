@@ -6,7 +6,8 @@ from sqlglot import exp
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
-from rw_cli.sql.dialect import Explain, Flush, Recover, RenameRelation, Savepoint, Show
+from rw_cli.sql.dialect import (AlterMaterializedViewQuery, Explain, Flush, Recover, RenameRelation, Savepoint, Show,
+                               SubscriptionStatement)
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
@@ -46,6 +47,16 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
+    if isinstance(tree, AlterMaterializedViewQuery):
+        from rw_cli.handler.create_mv import alter_query
+
+        return alter_query(session, tree)
+    if isinstance(tree, SubscriptionStatement):
+        from rw_cli.handler import subscription
+
+        if tree.args["kind"] in ("create", "drop"):
+            utility.check_not_in_transaction(session, f"{tree.args['kind'].upper()} SUBSCRIPTION")
+        return subscription.handle(session, tree)
     if isinstance(tree, exp.Copy):
         from rw_cli.handler import copy
 

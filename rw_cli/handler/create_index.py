@@ -3,6 +3,8 @@ relation's rows ordered by the index columns, maintained like a materialized vie
 storage pk is the index columns followed by the relation's pk)."""
 from __future__ import annotations
 
+from rw_cli.handler.create_mv import check_not_on_batch_refresh
+
 from sqlglot import exp
 
 from rw_cli.errors import BindError, CatalogError
@@ -90,6 +92,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     if base.kind not in ("table", "materialized view"):
         raise CatalogError(f'"{base.name}" is not a table or materialized view')
     root, upstreams, pk = plan(session, tree)
+    check_not_on_batch_refresh(upstreams)
     if session.dirty:
         session.barrier()
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]

@@ -2,6 +2,11 @@
 
 The view's job is built, filled from a snapshot of its upstreams (backfill), then connected
 to their change streams; a barrier commits it together with the catalog.
+
+`WITH (refresh.interval.sec = N)` makes RisingWave's batch refresh MV, with its rules: it
+reads no source, no streaming job (MV, sink, index, subscription) may read it, and it cannot
+be altered. Its rows are maintained incrementally like any MV's, so they are never staler
+than RisingWave's refresh every N seconds would leave them.
 """
 from __future__ import annotations
 
@@ -97,7 +102,27 @@ def _emit_when(root, cond: str, table, column: str):
     return root
 
 
-MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order", "resource_group")
+MV_OPTIONS = ("backfill_rate_limit", "streaming_parallelism", "source_rate_limit", "backfill_order",
+              "resource_group", "refresh.interval.sec")
+BATCH_REFRESH = "refresh.interval.sec"
+ON_BATCH_REFRESH = "creating streaming jobs on batch refresh materialized views is not supported"
+
+
+def check_not_on_batch_refresh(upstreams) -> None:
+    """No streaming job reads a batch refresh MV (RisingWave's rule)."""
+    if any(u.refresh_interval_sec is not None for u in upstreams):
+        raise BindError(ON_BATCH_REFRESH)
+
+
+def _refresh_interval(options: dict[str, str], upstreams) -> int | None:
+    if BATCH_REFRESH not in options:
+        return None
+    text = options[BATCH_REFRESH]
+    if not text.isdigit() or int(text) <= 0:
+        raise BindError(f"{BATCH_REFRESH} must be a positive number of seconds, not {text!r}")
+    if any(u.kind == "source" for u in upstreams):
+        raise BindError("batch refresh materialized views must not depend on sources")
+    return int(text)
 
 
 def check_options(tree: exp.Create) -> dict[str, str]:
@@ -106,9 +131,10 @@ def check_options(tree: exp.Create) -> dict[str, str]:
     options: dict[str, str] = {}
     unknown = []
     for p in (props.expressions if props is not None else []):
-        if not isinstance(p, exp.Property) or isinstance(p, exp.MaterializedProperty) or not p.name:
+        dotted = isinstance(p, exp.Property) and isinstance(p.this, exp.Dot)  # refresh.interval.sec
+        if not isinstance(p, exp.Property) or isinstance(p, exp.MaterializedProperty) or not (p.name or dotted):
             continue
-        key = p.name.lower()
+        key = p.this.sql().lower() if dotted else p.name.lower()
         if key in options:
             raise BindError(f'Duplicated option: "{key}"')
         options[key] = p.args["value"].name if p.args.get("value") is not None else ""
@@ -132,6 +158,8 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
             return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])
         raise BindError(f'relation "{name}" already exists')
     root, upstreams = plan(session, tree)
+    check_not_on_batch_refresh(upstreams)
+    refresh = _refresh_interval(options, upstreams)
     if session.dirty:
         session.barrier()  # the snapshot below must be what upstream has emitted so far
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
@@ -139,7 +167,8 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
                           definition=sql, dependencies=_dependencies(session, tree, upstreams),
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
-                          resource_group=_resource_group(options.get("resource_group")))
+                          resource_group=_resource_group(options.get("resource_group")),
+                          refresh_interval_sec=refresh)
     from rw_cli.stream.job import build_job, start_job
 
     start_job(session, rel, build_job(session, root, rel))
@@ -170,3 +199,17 @@ def streaming_parallelism(session, kind: str) -> int:
 
     n = fixed_actors(session.settings.job_parallelism(kind)) or session.settings.streaming_parallelism()
     return session.runtime.default_parallelism() if n is None else n
+
+
+def alter_query(session, tree) -> Result:
+    """ALTER MATERIALIZED VIEW m AS query: refused (a batch refresh MV with RisingWave's
+    words; replacing a maintained MV's query is not implemented)."""
+    from rw_cli.errors import CatalogError
+
+    target = tree.this
+    rel = session.catalog.get(session.catalog.qualified(target.name, target.text("db")))
+    if rel is None or rel.kind != MATERIALIZED_VIEW:
+        raise CatalogError(f'materialized view "{target.sql()}" does not exist')
+    if rel.refresh_interval_sec is not None:
+        raise BindError("ALTER MATERIALIZED VIEW is not supported for batch refresh materialized views")
+    raise NotSupported("ALTER MATERIALIZED VIEW ... AS", hint="drop the view and create it again")

@@ -1,5 +1,6 @@
 """CREATE SINK name FROM relation | AS SELECT ... WITH (connector = 'blackhole' | 'file', ...)
-[FORMAT PLAIN ENCODE JSON | CSV | PARQUET].
+[FORMAT PLAIN ENCODE JSON | CSV | PARQUET], and CREATE SINK name INTO table [(columns)]
+FROM relation | AS SELECT ... [WITH (type = ..., force_append_only = ...)].
 
 A sink's job is the query's stream plan ending in a SinkExecutor instead of a materialize.
 Like RisingWave, a sink over a table or MV first delivers the relation's current rows
@@ -13,7 +14,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.errors import BindError, CatalogError
-from rw_cli.meta.catalog import SINK, ColumnCatalog, RelationCatalog
+from rw_cli.handler.create_mv import check_not_on_batch_refresh
+from rw_cli.meta.catalog import SINK, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 
 
@@ -72,10 +74,15 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         if tree.args.get("exists"):
             return Result("CREATE_SINK", notices=[f'relation "{name}" already exists, skipping'])
         raise CatalogError(f'relation "{name}" already exists')
+    if tree.args.get("into") is not None:
+        return handle_into(session, tree, sql)
     spec = connector_spec(tree)
     if not spec:
         raise BindError("a sink needs WITH (connector = '...')")
+    if spec["options"]["connector"] == "table":
+        raise BindError("unsupported sink type table", hint="a sink into a table is CREATE SINK name INTO table ...")
     root, upstreams = plan(session, tree)
+    check_not_on_batch_refresh(upstreams)
     spec = sink_type(spec, root)
     if spec["options"]["connector"] == "kafka":
         from rw_cli.connector.kafka import check_topic, client_config
@@ -90,3 +97,107 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
                           parallelism_config=session.settings.job_parallelism(SINK))
     start_job(session, rel, build_sink_job(session, root, rel))
     return Result("CREATE_SINK")
+
+
+# A sink INTO a table: its changes enter the table as the table's own DML does (the table's
+# primary key resolves conflicts between sinks and DML); RisingWave's rules for which sinks a
+# table accepts are kept.
+_NPK_APPEND_ONLY = "Only append-only sinks can sink to a table without primary keys."
+_CYCLE = "Creating such a sink will result in circular dependency"
+
+
+def handle_into(session, tree: exp.Create, sql: str) -> Result:
+    from rw_cli.connector import connector_spec
+    from rw_cli.handler.create_mv import streaming_parallelism
+    from rw_cli.stream.job import start_job
+    from rw_cli.stream.sink_job import build_sink_job
+
+    name = tree.this.name
+    target = into_table(session, tree.args["into"])
+    spec = connector_spec(tree, default="table")
+    if spec["options"]["connector"] != "table":
+        raise BindError(f"a sink INTO a table takes no connector (got '{spec['options']['connector']}')")
+    if spec["format"] or spec["encode"]:
+        raise BindError("connector table is not supported by FORMAT ... ENCODE ... syntax")
+    root, upstreams = plan(session, tree)
+    check_not_on_batch_refresh(upstreams)
+    spec = sink_type(spec, root)
+    append_only = spec["options"]["type"] == "append-only"
+    if not target.user_pk and not append_only:
+        raise BindError(_NPK_APPEND_ONLY)
+    if target.append_only and not append_only:
+        raise BindError("Only append-only sinks can sink to an append-only table.")
+    check_no_cycle(session.catalog, [u.id for u in upstreams], target.id)
+    visible = [(n, t) for n, t, h in zip(root.names, root.types, root.hidden) if not h]
+    spec["into_columns"] = into_columns(target, tree.args.get("into_columns"), len(visible))
+    if session.dirty:
+        session.barrier()
+    columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
+    rel = RelationCatalog(session.catalog.alloc_id(), name, SINK, columns, list(root.stream_key),
+                          definition=sql, dependencies=[u.id for u in upstreams] + [target.id],
+                          parallelism=streaming_parallelism(session, SINK), connector=spec,
+                          parallelism_config=session.settings.job_parallelism(SINK), target=target.id)
+    rows = into_rows(session, rel)
+    import pyarrow as pa
+
+    rows(pa.table({f"_{i}": pa.nulls(0, t.arrow()) for i, (_, t) in enumerate(visible)}))  # casts exist
+    start_job(session, rel, build_sink_job(session, root, rel, into_rows=rows))
+    return Result("CREATE_SINK")
+
+
+def into_table(session, name: str) -> RelationCatalog:
+    schema, _, bare = name.rpartition(".")
+    target = session.catalog.get(session.catalog.qualified(bare, schema or None))
+    if target is None or target.kind != TABLE:
+        raise CatalogError(f'table "{name}" does not exist')
+    if target.connector:
+        raise BindError(f'table "{name}" has a connector: a sink cannot write into it')
+    return target
+
+
+def into_columns(target: RelationCatalog, names: list[str] | None, n: int) -> list[str]:
+    """The target's columns the sink's n columns go to, in order: those named, else its
+    first n columns (not hidden, not generated); the others get their defaults."""
+    free = [c.name for c in target.columns if not c.hidden and not c.generated]
+    if names:
+        for c in names:
+            if c not in free:
+                raise BindError(f'column "{c}" of table "{target.name}" does not exist or is generated')
+        if len(set(names)) != len(names):
+            raise BindError("column specified more than once")
+    else:
+        names = free[:n]
+    if len(names) != n:
+        raise BindError(f'the sink has {n} columns, but {len(names)} columns of table "{target.name}" receive them')
+    return names
+
+
+def into_rows(session, sink: RelationCatalog):
+    """The function turning the sink's visible columns into whole rows of its target table
+    (defaults, row ids, casts as an INSERT of those columns makes them), looked up by id so a
+    renamed table is still found."""
+    from rw_cli.handler.dml import positional, table_rows
+
+    def rows(data):
+        target = session.catalog.relations[sink.target]
+        indices = [target.column_index(n) for n in sink.connector["into_columns"]]
+        return positional(table_rows(session, target, data, indices), target)
+    return rows
+
+
+def check_no_cycle(catalog, upstream_ids: list[int], target_id: int) -> None:
+    """The table a sink writes into must not feed the sink's query: not directly, through
+    MVs, indexes or views over it, nor through other sinks into the tables it reads."""
+    feeds: dict[int, list[int]] = {}
+    for r in catalog.relations.values():
+        if r.target is not None:
+            feeds.setdefault(r.target, []).append(r.id)
+    stack, seen = list(upstream_ids), set()
+    while stack:
+        i = stack.pop()
+        if i == target_id:
+            raise BindError(_CYCLE)
+        if i in seen or i not in catalog.relations:
+            continue
+        seen.add(i)
+        stack += catalog.relations[i].dependencies + feeds.get(i, [])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.common.types import BIGINT, DataType
+from rw_cli.common.types import BIGINT, MAP_KEY_TYPES, DataType
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
@@ -17,6 +17,16 @@ def column_type(kind: exp.DataType) -> DataType:
         inner = tuple(column_type(f.args["kind"]) for f in kind.expressions)
         name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
         return DataType(name, inner=inner, field_names=names)
+    if kind.this == exp.DataType.Type.VECTOR and kind.expressions:
+        n = int(kind.expressions[-1].name)
+        if not 1 <= n <= 16000:
+            raise BindError(f"vector dimension must be between 1 and 16000, not {n}")
+        return DataType(f"vector({n})")
+    if kind.this == exp.DataType.Type.MAP and len(kind.expressions) == 2:
+        key, value = (column_type(k) for k in kind.expressions)
+        if key.name not in MAP_KEY_TYPES:
+            raise BindError(f"invalid map key type: {key.name}")
+        return DataType.map_of(key, value)
     if kind.this == exp.DataType.Type.ARRAY and kind.expressions:
         element = column_type(kind.expressions[0])
         return DataType(f"{element.name}[]", inner=(element,))
@@ -110,10 +120,37 @@ def handle(session, tree: exp.Create) -> Result:
                             hint="use ON CONFLICT DO NOTHING (the default for append-only tables), or drop APPEND ONLY")
         on_conflict = "do nothing"
     on_conflict = on_conflict or "overwrite"
+    version_columns = _version_columns(columns, tree.args.get("version_columns"), on_conflict)
     rel = RelationCatalog(session.catalog.alloc_id(), name, TABLE, columns, pk, user_pk=user_pk,
-                          append_only=append_only, on_conflict=on_conflict, watermark=watermark)
+                          append_only=append_only, on_conflict=on_conflict, watermark=watermark,
+                          version_columns=version_columns)
     add_table(session, rel)
     return Result("CREATE_TABLE")
+
+
+# types whose order means "newer": a version column compares lexicographically, in this order
+_VERSION_TYPES = frozenset(("smallint", "integer", "bigint", "real", "double precision", "numeric",
+                            "character varying", "bytea", "date", "time without time zone",
+                            "timestamp without time zone", "timestamp with time zone"))
+
+
+def _version_columns(columns: list[ColumnCatalog], names: list[str] | None, on_conflict: str) -> list[int]:
+    """`ON CONFLICT ... WITH VERSION COLUMN (a, b)`: the positions of the columns whose values,
+    compared in order, decide whether a write over an existing key wins (RisingWave: it wins
+    when its versions are greater or equal, NULL lowest)."""
+    if not names:
+        return []
+    if on_conflict == "do nothing":
+        raise BindError("The with version column syntax cannot be used with the ignore behavior of on conflict")
+    out = []
+    for n in names:
+        idx = next((i for i, c in enumerate(columns) if c.name == n and not c.hidden), None)
+        if idx is None:
+            raise BindError(f"Version column {n} not found")
+        if columns[idx].type.name not in _VERSION_TYPES:
+            raise BindError(f"Version column {n} must be of a comparable data type")
+        out.append(idx)
+    return out
 
 
 def _check_generated(columns: list[ColumnCatalog]) -> None:

@@ -87,6 +87,7 @@ def handle_insert(session, tree: exp.Insert) -> Result:
         indices = [i for i, c in enumerate(rel.columns) if not c.hidden and not c.generated]
     source = tree.expression
     if isinstance(source, exp.Values):
+        _type_text_literals(source, [rel.columns[i].type for i in indices])
         source = exp.select("*").from_(exp.Subquery(this=source, alias=exp.TableAlias(this=exp.to_identifier("v"))))
     data, _ = run_query(session, source)
     if data.num_columns > len(indices):
@@ -136,6 +137,18 @@ def _as_arrow(data) -> pa.Table:
         return pa.table(data)
     raise BindError(f"cannot insert a {type(data).__name__}",
                     hint="pass a pyarrow Table or RecordBatch, a pandas or polars DataFrame, or a dict of lists")
+def _type_text_literals(values: exp.Values, types: list) -> None:
+    """A quoted literal in INSERT ... VALUES has no type of its own: it takes its target
+    column's (PostgreSQL coerces each VALUES cell to the column). Done here for numeric
+    columns, where a row of numbers would otherwise make the literal an integer
+    (`VALUES (1), ('100000000000000000000')` into rw_int256 or numeric)."""
+    from rw_cli.sql.transpile import sqlglot_type
+
+    for row in values.expressions:
+        cells = row.expressions if isinstance(row, exp.Tuple) else [row]
+        for cell, t in zip(cells, types):
+            if isinstance(cell, exp.Literal) and cell.is_string and t.is_numeric:
+                cell.replace(exp.Cast(this=cell.copy(), to=exp.DataType.build(sqlglot_type(t), dialect="duckdb")))
 
 
 def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Table | None, status: str) -> Result:
@@ -159,6 +172,20 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
                 written: list | None = None) -> int:
     """Insert rows given for the columns at `indices`: the others get their DEFAULT (or NULL),
     a hidden `_row_id` gets fresh ids; values are cast to the column types."""
+    table = table_rows(session, rel, data, indices)
+    n = data.num_rows
+    if written is not None:
+        written.append(table)
+    if n:
+        push_cancellable(session, rel, StreamChunk.inserts(table))
+        session.after_write()
+    return n
+
+
+def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int]) -> pa.Table:
+    """Whole rows of `rel` (named as its columns) from values for the columns at `indices`:
+    the others get their DEFAULT (or NULL), a hidden `_row_id` fresh ids, generated columns
+    their values; values cast to the column types, NOT NULL checked."""
     cols = cast_to(data, rel, indices)
     n = data.num_rows
     full = []
@@ -175,12 +202,7 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
     for k, c in enumerate(rel.columns):
         if c.not_null and table.column(k).null_count:  # RisingWave accepts NULL in pk columns
             raise ExecutionError(f'null value in column "{c.name}" violates not-null constraint')
-    if written is not None:
-        written.append(table)
-    if n:
-        push_cancellable(session, rel, StreamChunk.inserts(table))
-        session.after_write()
-    return n
+    return table
 
 
 PUSH_ROWS = 1 << 18  # a large write reaches the stream in pieces of this many rows
@@ -381,6 +403,11 @@ def handle_update(session, tree: exp.Update) -> Result:
         push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:
+    """Rows of `rel` as its job takes them: columns `_0`, `_1`, ... of the column types."""
+    return _positional(t, rel)
 
 
 def _positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:

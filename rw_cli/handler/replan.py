@@ -2,7 +2,7 @@
 watermark, generated columns): what recovery builds the jobs from."""
 from __future__ import annotations
 
-from rw_cli.meta.catalog import INDEX, SINK, SOURCE, TABLE, VIEW, RelationCatalog
+from rw_cli.meta.catalog import INDEX, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
 from rw_cli.stream.plan import JobPlan
 
 
@@ -14,6 +14,11 @@ def job_plan(session, rel: RelationCatalog) -> JobPlan:
     if rel.kind in (SOURCE, TABLE):
         return JobPlan(watermark=watermark_expr(rel) if rel.kind == TABLE else None,
                        generated=generated_exprs(rel) if rel.connector else [])
+    if rel.kind == SUBSCRIPTION:
+        from rw_cli.handler import subscription
+
+        root, _ = subscription.plan(session, rel)
+        return JobPlan(root=root)
     from rw_cli.sql.dialect import parse_statement
 
     tree = parse_statement(rel.definition)
@@ -21,6 +26,8 @@ def job_plan(session, rel: RelationCatalog) -> JobPlan:
         from rw_cli.handler import create_sink
 
         root, _ = create_sink.plan(session, tree, existing=True)
+        if rel.target is not None:
+            return JobPlan(root=root, into_rows=create_sink.into_rows(session, rel))
     elif rel.kind == INDEX:
         from rw_cli.handler import create_index
 

@@ -34,8 +34,28 @@ def handle_set(session, tree: exp.Set) -> Result:
         if name == "iceberg_engine_connection" and text:
             # it names a CONNECTION object, which rw has none of (RisingWave's wording)
             raise CatalogError(f'Catalog error: connection "{text}" does not exist')
+        if name == "timezone":
+            text = _time_zone_text(value, text)
         session.settings.set(name, text)
     return Result("SET_VARIABLE")
+
+
+def _time_zone_text(value: exp.Expression, text: str) -> str:
+    """SET TIME ZONE's value as RisingWave reads it: a zone name (quoted or not); DEFAULT and
+    LOCAL unquoted only; `INTERVAL '+00:00' HOUR TO MINUTE` (what some clients send on
+    connecting) as UTC; no NULL, number or other interval."""
+    bad = BindError(f'Invalid value "{text}" for parameter "timezone"')
+    ident = value.this if isinstance(value, exp.Column) else value
+    quoted = (isinstance(ident, exp.Identifier) and ident.quoted) or value.meta.get("quoted")
+    if quoted and text.lower() in ("default", "local"):
+        raise bad
+    if isinstance(value, exp.Null) or (isinstance(value, exp.Literal) and not value.is_string):
+        raise bad
+    if isinstance(value, exp.Interval):
+        if value.this is not None and value.this.name.strip() in ("+00:00", "00:00", "-00:00"):
+            return "UTC"
+        raise bad
+    return text
 
 
 def _show_create(session, kind: str, name: str) -> Result:

@@ -18,6 +18,7 @@ INDEX = "index"  # an arrangement of a table or MV, maintained like an MV
 VIEW = "view"  # a named query, expanded by batch queries; no state, no job
 SOURCE = "source"  # a connector's stream, not materialized; its job reads splits (rw_cli.connector)
 SINK = "sink"  # a query's changes delivered to a connector at each committed epoch
+SUBSCRIPTION = "subscription"  # a relation's change log kept for cursors (rw_cli.handler.subscription)
 ROW_ID = "_row_id"
 DEFAULT_SCHEMA = "public"
 SYSTEM_SCHEMA_NAMES = ("information_schema", "pg_catalog", "rw_catalog")
@@ -62,6 +63,12 @@ class RelationCatalog:
     parallelism_config: str = ""
     on_conflict: str = "overwrite"  # tables with a pk: overwrite | do nothing | do update [full|if not null]
     watermark: list | None = None  # [column, expression]: WATERMARK FOR column AS expression
+    # ON CONFLICT ... WITH VERSION COLUMN (...): positions of the columns deciding which write wins
+    version_columns: list[int] = field(default_factory=list)
+    # CREATE SINK ... INTO table: the table's id (its changes enter that table as its DML does)
+    target: int | None = None
+    # an MV WITH (refresh.interval.sec = N): RisingWave's batch refresh MV (rw_cli.handler.create_mv)
+    refresh_interval_sec: int | None = None
     # sources, sinks and tables WITH (connector = ...): {"options", "format", "encode", "encode_options"}
     connector: dict = field(default_factory=dict)
     # its stream job builds identical subplans once (jobs created before this was recorded
@@ -103,19 +110,36 @@ class RelationCatalog:
         return RelationCatalog(**{**d, "columns": cols})
 
 
+def _top_level_split(body: str) -> list[str]:
+    """`a,b` split at its commas outside <> and ()."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(body + ","):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i].strip())
+            start = i + 1
+    return parts
+
+
 def type_from_name(name: str, scale: int | None = None) -> DataType:
     """A type back from the name the catalog stores: `struct<a bigint, b character varying>`
     and `t[]` carry their inner types in the name."""
     if name.endswith("[]"):
         inner = type_from_name(name[:-2])
         return DataType(name, inner=(inner,))
+    if name.startswith("map(") and name.endswith(")"):
+        key, value = _top_level_split(name[len("map("):-1])
+        return DataType.map_of(type_from_name(key), type_from_name(value))
     if not name.startswith("struct<"):
-        return DataType(name, scale)
+        return DataType(name, scale)  # a scalar, or vector(n) (its size in the name)
     body, fields, depth, start = name[len("struct<"):-1], [], 0, 0
     for i, ch in enumerate(body + ","):
-        if ch == "<":
+        if ch in "<(":
             depth += 1
-        elif ch == ">":
+        elif ch in ">)":
             depth -= 1
         elif ch == "," and depth == 0:
             fields.append(body[start:i].strip())

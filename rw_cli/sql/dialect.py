@@ -64,6 +64,79 @@ class RenameRelation(exp.Expression):
     arg_types = {"kind": True, "this": True, "to": True, "exists": False, "swap": False}
 
 
+class SubscriptionStatement(exp.Expression):
+    """Subscriptions and their cursors (rw_cli.handler.subscription): `kind` is one of
+    create (`this` the subscription, `source` the relation, `options`), drop (`this`,
+    `exists`), declare (`this` the cursor, `source` the subscription, `since` an expression
+    or None, `full`), fetch (`this` the cursor, `count`) or close (`this` the cursor)."""
+
+    arg_types = {"kind": True, "this": True, "source": False, "options": False, "exists": False,
+                 "since": False, "full": False, "count": False}
+
+
+_NAME = r'(?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?'
+_CREATE_SUBSCRIPTION = re.compile(rf"^\s*create\s+subscription\s+(if\s+not\s+exists\s+)?({_NAME})\s+from\s+({_NAME})"
+                                  r"\s*(?:with\s*\((.*)\))?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_DROP_SUBSCRIPTION = re.compile(rf"^\s*drop\s+subscription\s+(if\s+exists\s+)?({_NAME})\s*(cascade|restrict)?\s*;?\s*$",
+                                re.IGNORECASE)
+_DECLARE_CURSOR = re.compile(rf"^\s*declare\s+({_NAME})\s+subscription\s+cursor\s+for\s+({_NAME})"
+                             r"(?:\s+since\s+(.+?))?(\s+full)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_FETCH_CURSOR = re.compile(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
+_CLOSE_CURSOR = re.compile(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
+
+
+def _name_at(m: re.Match, group: int) -> exp.Table:
+    """The relation name of a regex group, its identifiers' positions those in the statement
+    (a rename edits a stored definition there)."""
+    table = _relation_name(m.group(group))
+    for ident in table.find_all(exp.Identifier):
+        meta = ident.meta
+        if "start" in meta and "end" in meta:
+            meta["start"] += m.start(group)
+            meta["end"] += m.start(group)
+    return table
+
+
+def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | None:
+    """The subscription and cursor statements (sqlglot reads none of them), or None."""
+    head = sql.lstrip()[:8].lower()
+    if not head.startswith(("create", "drop", "declare", "fetch", "close")):
+        return None
+    if m := _CREATE_SUBSCRIPTION.match(sql):
+        options = {}
+        if m.group(4):
+            props = sqlglot.parse_one(f"CREATE TABLE x (a INT) WITH ({m.group(4)})", read=RwDialect)
+            for p in props.args["properties"].expressions:
+                options[p.name.lower()] = p.args["value"].name
+        return SubscriptionStatement(kind="create", this=_name_at(m, 2), source=_name_at(m, 3),
+                                     options=options, exists=bool(m.group(1)))
+    if m := _DROP_SUBSCRIPTION.match(sql):
+        return SubscriptionStatement(kind="drop", this=_relation_name(m.group(2)), exists=bool(m.group(1)))
+    if m := _DECLARE_CURSOR.match(sql):
+        since = m.group(3)
+        if since is not None and re.fullmatch(r"begin\s*\(\s*\)", since.strip(), re.IGNORECASE):
+            since = exp.Anonymous(this="begin", expressions=[])  # BEGIN is a keyword to the parser
+        elif since is not None:
+            since = parse_statement(f"SELECT {since}", offset).expressions[0]
+        return SubscriptionStatement(kind="declare", this=_relation_name(m.group(1)), source=_relation_name(m.group(2)),
+                                     since=since, full=bool(m.group(4)))
+    if m := _FETCH_CURSOR.match(sql):
+        return SubscriptionStatement(kind="fetch", this=_relation_name(m.group(3)), count=int(m.group(2) or 1))
+    if m := _CLOSE_CURSOR.match(sql):
+        return SubscriptionStatement(kind="close", this=_relation_name(m.group(1)))
+    return None
+
+
+class AlterMaterializedViewQuery(exp.Expression):
+    """ALTER MATERIALIZED VIEW name AS query: `this` the MV (a Table), `expression` the query."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+_ALTER_MV_AS = re.compile(rf"^\s*alter\s+materialized\s+view\s+({_NAME})\s+as\s+(.*?)\s*;?\s*$",
+                          re.IGNORECASE | re.DOTALL)
+
+
 _RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
                      r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
@@ -146,6 +219,8 @@ class RwDialect(RisingWave):
 
     class Tokenizer(RisingWave.Tokenizer):
         COMMANDS = RisingWave.Tokenizer.COMMANDS - {TokenType.SHOW}
+        # RisingWave's 256-bit integer (rw_cli.common.types: DuckDB's BIGNUM)
+        KEYWORDS = {**RisingWave.Tokenizer.KEYWORDS, "RW_INT256": TokenType.INT256}
 
     class Parser(RisingWave.Parser):
         STATEMENT_PARSERS = {
@@ -284,7 +359,8 @@ class RwDialect(RisingWave):
 
 _APPEND_ONLY = re.compile(r"\)\s*append\s+only\b", re.IGNORECASE)
 _ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
-                          r"do\s+update\s+if\s+not\s+null|overwrite)\b", re.IGNORECASE)
+                          r"do\s+update\s+if\s+not\s+null|overwrite)\b"
+                          r"(?:\s*with\s+version\s+column\s*\(([^)]*)\))?", re.IGNORECASE)
 # SET name TO a, b (a list value, search_path's): sqlglot reads one value only
 _SET_LIST = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
                        r"((?:[^,;']+|'[^']*')(?:\s*,\s*(?:[^,;']+|'[^']*'))+)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
@@ -327,6 +403,152 @@ def _distribution_key(text: str) -> list[str]:
     return [normalize_identifiers(e, dialect=RwDialect).sql(dialect="postgres") for e in tree.expressions]
 
 
+# CREATE SINK name INTO table [(columns)] ...: sqlglot reads no INTO; the clause is blanked
+_SINK_INTO = re.compile(r'^\s*create\s+sink\s+(?:if\s+not\s+exists\s+)?(?:"[^"]+"|[\w$.]+)\s+'
+                        r'(into\s+((?:"[^"]+"|[\w$]+)(?:\.(?:"[^"]+"|[\w$]+))?)\s*(\([^)]*\))?)', re.IGNORECASE)
+
+
+def _sink_into(text: str, flags: dict) -> str:
+    """`CREATE SINK s INTO t [(a, b)]`: flags `into` (the table's name as written, folded),
+    `into_span` (where the name is in the text: a rename edits it there) and `into_columns`;
+    the clause blanked out of the text (its length kept)."""
+    m = _SINK_INTO.match(text)
+    if not m:
+        return text
+    flags["into"] = ".".join(_fold_name(p) for p in re.findall(r'"[^"]+"|[^."]+', m.group(2)))
+    flags["into_span"] = [m.start(2), m.end(2)]
+    if m.group(3):
+        flags["into_columns"] = [_fold_name(n.strip()) for n in m.group(3)[1:-1].split(",") if n.strip()]
+    return text[: m.start(1)] + " " * (m.end(1) - m.start(1)) + text[m.end(1):]
+
+
+_WRAP_SCALAR = re.compile(r"\baggregate\s*:\s*([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    """The position of the `)` closing the `(` just before `start` (quotes skipped)."""
+    depth, i, quote = 1, start, None
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def wrap_scalar_aggregates(text: str) -> str:
+    """RisingWave's `aggregate:f(x [ORDER BY ...])`: the scalar array function f over the
+    group's values, i.e. `f(array_agg(x [ORDER BY ...]))`."""
+    while (m := _WRAP_SCALAR.search(text)) is not None:
+        end = _closing_paren(text, m.end())
+        if end is None:
+            return text
+        inner = text[m.end():end]
+        text = text[: m.start()] + f"{m.group(1)}(array_agg({inner}))" + text[end + 1:]
+    return text
+
+
+_CREATE_FUNCTION = re.compile(r"^\s*create\s+(?:or\s+replace\s+)?function\s+[\w$.\"]+\s*\(", re.IGNORECASE)
+_BARE_ARRAY_ARG = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*((?:\[\s*\])+)\s*$")
+
+
+def _name_array_args(text: str) -> str:
+    """`CREATE FUNCTION f(text[])`: an unnamed argument of an array type gets a name the
+    parser can take (`$1` in the body still means it)."""
+    m = _CREATE_FUNCTION.match(text)
+    end = _closing_paren(text, m.end()) if m else None
+    if end is None:
+        return text
+    args, depth, start = [], 0, m.end()
+    for i in range(m.end(), end + 1):
+        ch = text[i] if i < end else ","
+        if ch in "([<":
+            depth += 1
+        elif ch in ")]>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(text[start:i])
+            start = i + 1
+    named = [f"__arg{i + 1} {a.strip()}" if _BARE_ARRAY_ARG.match(a) and " " not in a.strip().split("[")[0]
+             else a for i, a in enumerate(args)]
+    return text[: m.end()] + ",".join(named) + text[end:]
+
+
+# `WITH c AS CHANGELOG FROM rel`: read as `WITH c AS (SELECT * FROM <prefix>rel)`, a relation
+# name the planner resolves to rel's change log (rw_cli.sql.planner)
+CHANGELOG_PREFIX = "__rw_changelog__"
+_CHANGELOG = re.compile(r'\bas\s+changelog\s+from\s+("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
+
+
+def _changelog_ctes(text: str) -> str:
+    def repl(m: re.Match) -> str:
+        return f'AS (SELECT * FROM "{CHANGELOG_PREFIX}{_fold_name(m.group(1))}")'
+    return _CHANGELOG.sub(repl, text)
+
+
+_MAP_LITERAL = re.compile(r"\bmap\s*\{([^{}]*)\}", re.IGNORECASE)  # innermost first: no braces inside
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """`text` split at `sep` outside quotes and brackets (a `::` cast is no `:`)."""
+    parts, depth, quote, start, i = [], 0, None, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i) \
+                and not (sep == ":" and (text[i:i + 2] == "::" or text[i - 1] == ":")):
+            parts.append(text[start:i])
+            start = i + len(sep)
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def map_literals(text: str) -> str:
+    """RisingWave's `MAP {k: v, ...}` as `map_from_key_values(ARRAY[k, ...], ARRAY[v, ...])`
+    (sqlglot reads the braces as a struct, losing the keys' types); `MAP {}` has no type
+    until cast."""
+    while (m := _MAP_LITERAL.search(text)) is not None:
+        body = m.group(1).strip()
+        if not body:
+            if not text[m.end():].lstrip().startswith("::"):
+                from rw_cli.errors import BindError
+
+                raise BindError("cannot determine type of empty map",
+                                hint="Explicitly cast to the desired type, for example MAP{}::map(int,int).")
+            call = "map_from_key_values(ARRAY[]::int[], ARRAY[]::int[])"  # the cast gives the types
+        else:
+            pairs = [_split_top(e, ":") for e in _split_top(body, ",")]
+            if any(len(p) != 2 for p in pairs):
+                return text  # not a map literal: the parser says what is wrong
+            keys = ", ".join(p[0].strip() for p in pairs)
+            values = ", ".join(p[1].strip() for p in pairs)
+            call = f"map_from_key_values(ARRAY[{keys}], ARRAY[{values}])"
+        text = text[: m.start()] + call + text[m.end():]
+    return text
+
+
+def _fold_name(name: str) -> str:
+    """An identifier as PostgreSQL binds it: a quoted one as written, else lower case."""
+    return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
+
+
 def _table_clauses(text: str) -> tuple[str, dict]:
     """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
     (the text keeps its length where it can, so error positions stay right)."""
@@ -336,12 +558,16 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         m = _ON_CONFLICT.search(text)
         if m:
             flags["on_conflict"] = " ".join(m.group(2).lower().split())
+            if m.group(3) is not None:  # WITH VERSION COLUMN (a, b): names fold as identifiers do
+                flags["version_columns"] = [_fold_name(n.strip()) for n in m.group(3).split(",") if n.strip()]
             text = text[: m.start() + 1] + (m.group(1) or "") + " " * (m.end() - m.start() - 1 - len(m.group(1) or "")) \
                 + text[m.end():]
         m = _APPEND_ONLY.search(text)
         if m:
             flags["append_only"] = True
             text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
+    if head.startswith("create sink"):
+        text = _sink_into(text, flags)
     if head.startswith(("create table", "create source")):
         text, includes = _include_clauses(text)
         if includes:
@@ -408,7 +634,9 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         eq = exp.EQ(this=exp.column(m.group(1).lower()), expression=exp.Literal.string(", ".join(items)))
         return exp.Set(expressions=[exp.SetItem(this=eq)])
     m = _SET_TIME_ZONE.match(sql)
+    quoted_zone = False
     if m:  # SET TIME ZONE x  ==  SET timezone = x
+        quoted_zone = sql[m.end(1):].lstrip().startswith('"')  # `"default"` is a name, not DEFAULT
         sql = sql[: m.start(1)] + "timezone = " + sql[m.end(1):]
     from rw_cli.sql.admin import parse_admin
 
@@ -420,9 +648,23 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         return RenameRelation(kind=" ".join(m.group(1).upper().split()), this=_relation_name(m.group(3)),
                               to=_relation_name(m.group(5)), exists=bool(m.group(2)),
                               swap=m.group(4).lower().startswith("swap"))
+    sub = _subscription_statement(sql, offset)
+    if sub is not None:
+        return sub
+    m = _ALTER_MV_AS.match(sql)
+    if m:
+        return AlterMaterializedViewQuery(this=_relation_name(m.group(1)),
+                                          expression=parse_statement(m.group(2), offset + m.start(2)))
     m = _EXPLAIN.match(sql)
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
+    if "aggregate" in sql.lower():
+        sql = wrap_scalar_aggregates(sql)
+    if "changelog" in sql.lower():
+        sql = _changelog_ctes(sql)
+    if "{" in sql and "map" in sql.lower():
+        sql = map_literals(sql)
+    sql = _name_array_args(sql)
     text, flags = _table_clauses(sql)
     if "\\" in text:
         _check_escape_strings(text, offset)
@@ -440,6 +682,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         raise NotSupported(_statement_kind(text) or "this statement", position=offset)
     for key, value in flags.items():
         tree.set(key, value)
+    if quoted_zone and isinstance(tree, exp.Set) and tree.expressions:
+        tree.expressions[0].this.expression.meta["quoted"] = True
     if not isinstance(tree, (exp.Set, Show)):
         # PostgreSQL folds unquoted identifiers to lower case, in DDL and queries alike.
         from sqlglot.optimizer.normalize_identifiers import normalize_identifiers

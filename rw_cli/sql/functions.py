@@ -594,8 +594,7 @@ def _array_text_out(arr: exp.Expression, element: exp.DataType | None, depth: in
 
 def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     """PostgreSQL's array subscripts over DuckDB's lists: an index below 1 is out of bounds
-    (NULL; DuckDB counts a negative one from the end), a slice's bounds are clamped to the
-    array (`a[-1:2]` is `a[1:2]`; DuckDB: the last element), and text has no subscripts."""
+    (NULL; DuckDB counts a negative one from the end), and text has no subscripts."""
     if node.meta.get("pg_subscript"):
         return None
     at = _type(node.this)
@@ -604,29 +603,181 @@ def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     if at != T.ARRAY or len(node.expressions) != 1:
         return None
     index = node.expressions[0]
+    if isinstance(index, exp.Slice):
+        return None  # _array_slice
     out = node.copy()
     out.meta["pg_subscript"] = True
-    if not isinstance(index, exp.Slice) and not _parser_made_zero_based(node):
+    if not _parser_made_zero_based(node):
         out.set("offset", 1)  # already 1-based: DuckDB's generator must not move it
-    if isinstance(index, exp.Slice):
-        lo, hi = index.this, index.expression
-        if lo is not None:
-            out.expressions[0].set("this", exp.If(  # not greatest(): a NULL bound stays NULL
-                this=exp.LT(this=lo.copy(), expression=exp.Literal.number(1)),
-                true=exp.Literal.number(1), false=lo.copy()))
-        if hi is not None:
-            out.expressions[0].set("expression", exp.If(
-                this=exp.LT(this=hi.copy(), expression=exp.Literal.number(1)),
-                true=exp.Literal.number(0), false=hi.copy()))
-        return out
     if isinstance(index, exp.Literal) and not index.is_string:
         return out  # a positive constant: DuckDB's meaning is PostgreSQL's
     return exp.Case(ifs=[exp.If(this=exp.GTE(this=index.copy(), expression=exp.Literal.number(1)), true=out)])
 
 
+def _int256_op(node: exp.Expression) -> exp.Expression | None:
+    """rw_int256's `*`, `/`, `%` and abs() (rw_cli.common.types: DuckDB's BIGNUM computes
+    them in DOUBLE): exact macros; with a float operand, the product or quotient in double
+    precision, as RisingWave's int256 / float8 is."""
+    if isinstance(node, exp.Abs) and _type(node.this) == T.INT256:
+        return _fn("pg_int256_abs", node.this)
+    if not isinstance(node, (exp.Mul, exp.Div, exp.Mod)):
+        return None
+    lt, rt = _type(node.this), _type(node.expression)
+    if T.INT256 not in (lt, rt):
+        return None
+    if {lt, rt} & {T.DOUBLE, T.FLOAT, T.DECIMAL}:
+        side = "this" if lt == T.INT256 else "expression"
+        node.set(side, exp.Cast(this=node.args[side], to=exp.DataType.build("DOUBLE")))
+        return _fn("pg_div", node.this, node.expression) if isinstance(node, exp.Div) else None
+    name = {exp.Mul: "pg_int256_mul", exp.Div: "pg_int256_div", exp.Mod: "pg_int256_mod"}[type(node)]
+    return _fn(name, node.this, node.expression)
+
+
+_INT4_MAX = 2**31 - 1
+
+
+def _array_slice(node: exp.Expression) -> exp.Expression | None:
+    """`a[lo:hi]` as PostgreSQL slices: bounds clamped to the array (a negative one is before
+    the start, not counted from the end as DuckDB counts it), a missing one the array's end;
+    a bound is an integer (a bigint literal is refused as RisingWave refuses it)."""
+    if not (isinstance(node, exp.Bracket) and len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Slice)
+            and _type(node.this) in (T.ARRAY, None)):
+        return None
+    if _type(node.this) is None and not isinstance(node.this, (exp.Array, exp.Paren)):
+        return None
+    sl = node.expressions[0]
+    bounds = []
+    for which, b in enumerate((sl.this, sl.expression)):
+        lit = b.this if isinstance(b, exp.Neg) else b
+        if isinstance(lit, exp.Literal) and not lit.is_string and lit.is_int and abs(int(lit.this)) > _INT4_MAX:
+            from rw_cli.errors import BindError
+
+            raise BindError('cannot cast type "bigint" to "integer" in Implicit context')
+        # a missing bound is the array's end; a NULL one makes the slice NULL
+        bounds.append(b if b is not None else exp.Literal.number(_INT4_MAX if which else 1))
+    return _fn("pg_array_slice", node.this, *bounds)
+
+
+def _type_depth(t: exp.DataType | None) -> int:
+    """How many array levels a type has (int[][] -> 2)."""
+    depth = 0
+    while t is not None and t.this == T.ARRAY:
+        depth += 1
+        t = t.expressions[0] if t.expressions else None
+    return depth
+
+
+def _generate_subscripts(node: exp.Expression) -> exp.Expression | None:
+    """generate_subscripts(a, dim [, reverse]): the subscripts 1..n of the array's dimension
+    `dim` (none for a dimension it does not have), descending when `reverse`."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() == "generate_subscripts"
+            and len(node.expressions) in (2, 3)):
+        return None
+    arr, dim = node.expressions[0], node.expressions[1]
+    rev = node.expressions[2] if len(node.expressions) == 3 else exp.false()
+    depth = _type_depth(getattr(arr, "type", None))
+    if not (isinstance(dim, (exp.Literal, exp.Neg)) and depth):
+        return None
+    d = int(dim.sql())
+    if d < 1 or d > depth:
+        return _fn("unnest", exp.Cast(this=exp.Array(expressions=[]), to=exp.DataType.build("INT[]")))
+    inner = arr
+    for _ in range(d - 1):
+        inner = exp.Bracket(this=inner, expressions=[exp.Literal.number(1)])
+    n = _fn("len", inner)
+    subs = _fn("range", exp.Literal.number(1), exp.Add(this=n, expression=exp.Literal.number(1)))
+    return _fn("unnest", exp.If(this=rev, true=_fn("list_reverse", subs.copy()), false=subs))
+
+
+def _map_function(node: exp.Expression) -> exp.Expression | None:
+    """map_from_key_values(keys, values): keys of a type a map may have, unique, not NULL."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() == "map_from_key_values"
+            and len(node.expressions) == 2):
+        return None
+    kt = getattr(node.expressions[0], "type", None)
+    element = kt.expressions[0] if kt is not None and kt.this == T.ARRAY and kt.expressions else None
+    if element is not None and element.this in (T.FLOAT, T.DOUBLE, T.DECIMAL):
+        from rw_cli.errors import BindError
+
+        name = {T.FLOAT: "real", T.DOUBLE: "double precision", T.DECIMAL: "numeric"}[element.this]
+        raise BindError(f"invalid map key type: {name}")
+    return _fn("pg_map_from_key_values", *node.expressions)
+
+
+def _check_empty_array(node: exp.Expression) -> None:
+    """`ARRAY[]` has no element type unless cast (PostgreSQL and RisingWave refuse it)."""
+    if isinstance(node, exp.Array) and not node.expressions and not isinstance(node.parent, exp.Cast) \
+            and _type(node) in (T.ARRAY, None) and (getattr(node, "type", None) is None
+                                                     or not node.type.expressions
+                                                     or node.type.expressions[0].this in (T.UNKNOWN, T.NULL)):
+        from rw_cli.errors import BindError
+
+        raise BindError("cannot determine type of empty array",
+                        hint="Explicitly cast to the desired type, for example ARRAY[]::integer[].")
+
+
+def _populate_record(node: exp.Expression) -> exp.Expression | None:
+    """jsonb_populate_record(base, j): `base`'s struct type with each field read from j's
+    member of the same name (text cast to the field's type), `base`'s value where j has
+    none; jsonb_populate_recordset(base, j): one such row per element of j's array."""
+    if not (isinstance(node, exp.Anonymous) and len(node.expressions) == 2
+            and node.name.lower() in ("jsonb_populate_record", "jsonb_populate_recordset")):
+        return None
+    base, j = node.expressions
+    t = getattr(base, "type", None)
+    if t is None or t.this != T.STRUCT or not t.expressions:
+        return None
+    element = exp.to_identifier("__e")
+
+    def record(doc: exp.Expression) -> exp.Expression:
+        fields = []
+        for f in t.expressions:
+            name = f.name
+            text = exp.JSONExtractScalar(this=doc.copy(), expression=exp.Literal.string(f"$.{name}"))
+            value = exp.Cast(this=text, to=f.args["kind"].copy())
+            old = _fn("struct_extract", base.copy(), exp.Literal.string(name))
+            fields.append(exp.PropertyEQ(this=exp.to_identifier(name), expression=_fn("coalesce", value, old)))
+        return _fn("struct_pack", *fields)
+
+    if node.name.lower() == "jsonb_populate_record":
+        return record(exp.Cast(this=j, to=exp.DataType.build("JSON")))
+    elements = exp.Cast(this=j, to=exp.DataType.build("JSON[]", dialect="duckdb"))
+    lam = exp.Lambda(this=record(exp.column(element)), expressions=[element])
+    return _fn("unnest", _fn("list_transform", elements, lam))
+
+
+def _vector_distance(node: exp.Expression) -> exp.Expression | None:
+    """pgvector's `a <-> b` (L2 distance) on vector(n) values (or their text form); the type
+    vector(n) itself is DuckDB's FLOAT[n]."""
+    if isinstance(node, exp.Distance):
+        return _fn("pg_vector_l2", node.this, node.expression)
+    if isinstance(node, exp.DataType) and node.this == T.VECTOR and node.expressions:
+        return exp.DataType.build(f"FLOAT[{int(node.expressions[-1].name)}]", dialect="duckdb")
+    return None
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
+    _check_empty_array(node)
+    distance = _vector_distance(node)
+    if distance is not None:
+        return distance
+    populated = _populate_record(node)
+    if populated is not None:
+        return populated
+    mapped = _map_function(node)
+    if mapped is not None:
+        return mapped
+    subscripts = _generate_subscripts(node)
+    if subscripts is not None:
+        return subscripts
+    sliced = _array_slice(node)
+    if sliced is not None:
+        return sliced
+    int256 = _int256_op(node)
+    if int256 is not None:
+        return int256
     if isinstance(node, exp.Bracket):
-        return _pg_subscript(node)
+        return _pg_subscript(node)  # slices: _array_slice, above
     if type(node) in SESSION_VALUES and not node.args.get("this"):
         return exp.Literal.string(SESSION_VALUES[type(node)])
     if isinstance(node, exp.CurrentVersion):
@@ -701,6 +852,12 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES and \
             (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return exp.Cast(this=_fn("pg_jsonb_in", node.this), to=exp.DataType.build("JSON"))
+    if isinstance(node, exp.Cast) and node.to.this in _NUMBERS and _type(node.this) in _JSON_TYPES \
+            and not node.meta.get("jsonb_number"):
+        # only a jsonb number casts to a number (RisingWave's error names the jsonb's kind)
+        checked = exp.Cast(this=_fn("pg_jsonb_number", node.this), to=node.to.copy())
+        checked.meta["jsonb_number"] = True
+        return checked
     jsonb = rewrite_jsonb(node)
     if jsonb is not None:
         return jsonb

@@ -209,6 +209,17 @@ def _value(arg: exp.Expression) -> exp.Expression:
                         default=_fn("to_json", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE"))))
     if t == T.FLOAT:
         return exp.Cast(this=arg, to=exp.DataType.build("DOUBLE"))
+    if t == T.INT256:  # a string: JSON numbers stop short of 256 bits
+        return _text(arg)
+    if t == T.ARRAY:
+        element = arg.type.expressions[0] if arg.type.expressions else None
+        if element is not None and element.this in (T.TIMESTAMP, T.TIMESTAMPTZ, T.DECIMAL, T.FLOAT, T.INT256):
+            # each element as it is embedded alone (timestamps in ISO 8601, ...)
+            x = exp.to_identifier("__x")
+            ref = exp.column(x)
+            ref.type = element.copy()
+            return _fn("list_transform", arg, exp.Lambda(this=_value(ref), expressions=[x]))
+        return arg
     if t == T.TIMESTAMP:
         return _fn("replace", _text(arg), exp.Literal.string(" "), exp.Literal.string("T"))
     if t == T.TIMESTAMPTZ:
@@ -220,7 +231,9 @@ def _value(arg: exp.Expression) -> exp.Expression:
 
 def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
     if name in ("to_jsonb", "to_json") and len(args) == 1:
-        return _json(args[0]) if _is_json(args[0]) else _fn("to_json", _value(args[0]))
+        # RisingWave's to_jsonb(NULL) is the jsonb null, not SQL NULL
+        value = _json(args[0]) if _is_json(args[0]) else _fn("to_json", _value(args[0]))
+        return _fn("coalesce", value, exp.Cast(this=exp.Literal.string("null"), to=exp.DataType.build("JSON")))
     if name in ("jsonb_build_object", "json_build_object"):
         if len(args) % 2:
             from rw_cli.errors import BindError

@@ -20,13 +20,13 @@ from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
-from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.dialect import CHANGELOG_PREFIX, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names
 from rw_cli.sql.output_name import output_name
 from rw_cli.sql.expr_compile import compile_plan
-from rw_cli.stream.plan import (PlanNode, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
-                             StreamUnion, StreamValues)
+from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamHashAgg, StreamHashJoin,
+                             StreamMaterialize, StreamPartitionRecompute, StreamProject, StreamProjectSet,
+                             StreamTableScan, StreamUnion, StreamValues, append_only)
 from rw_cli.sql.transpile import expr_to_duckdb, expr_to_duckdb_tree, sqlglot_type, to_duckdb
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
@@ -59,12 +59,25 @@ def check_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCata
     for t in tree.find_all(exp.Table):
         if t.name in ctes or not isinstance(t.this, exp.Identifier):
             continue
-        rel = catalog.get(catalog.qualified(t.name, t.text("db")))
+        rel = catalog.get(changelog_of(t.name) or catalog.qualified(t.name, t.text("db")))
         if rel is None:
             raise CatalogError(f'relation "{t.name}" does not exist')
         if rel not in rels:
             rels.append(rel)
     return rels
+
+
+def changelog_of(name: str) -> str | None:
+    """The relation whose change log `name` means (`AS CHANGELOG FROM rel`), or None."""
+    return name[len(CHANGELOG_PREFIX):] if name.startswith(CHANGELOG_PREFIX) else None
+
+
+def _changelog_schemas(tree: exp.Expression, schema: dict) -> None:
+    """A change log's columns for binding: its relation's, then `changelog_op`."""
+    for t in tree.find_all(exp.Table):
+        base = changelog_of(t.name)
+        if base is not None and base in schema:
+            schema[t.name] = {**schema[base], "changelog_op": "SMALLINT"}
 
 
 def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
@@ -77,6 +90,7 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     tree = name_subquery_items(inline_ctes(qualify_schema_names(expand(tree.copy(), catalog), catalog)))
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
+    _changelog_schemas(tree, schema)
     dialect = RwDialect
     if any(c.name == ROW_ID for c in tree.find_all(exp.Column)):
         # the hidden `_row_id` named explicitly: it resolves, but `*` does not expand to it
@@ -96,6 +110,47 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
             raise BindError(f'column "{name}" does not exist') from None
         raise BindError(msg) from None
     return q, rels
+
+
+_SET_RETURNING = (exp.ExplodingGenerateSeries, exp.GenerateSeries, exp.Unnest, exp.Explode)
+
+
+def scalar_sources(query: exp.Expression) -> exp.Expression:
+    """A query's sources as the planner takes them: a bare `VALUES ...` as `SELECT * FROM
+    (VALUES ...)`; a scalar function in FROM (`FROM abs(-1)`) as a one-row subquery whose
+    column is named after the function, as PostgreSQL names it; `FROM range(a, b)` as the
+    series a .. b - 1."""
+    if isinstance(query, exp.Values):
+        n = len(query.expressions[0].expressions) if query.expressions else 0
+        alias = exp.TableAlias(this=exp.to_identifier("_values"),
+                               columns=[exp.to_identifier(f"column_{i}") for i in range(n)])
+        values = query.copy()
+        values.set("alias", alias)
+        return exp.select("*").from_(values)
+    query = query.copy()
+    for table in list(query.find_all(exp.Table)):
+        fn = table.this
+        if not isinstance(fn, exp.Func) or (isinstance(fn, _SET_RETURNING) and _in_join_list(table)):
+            continue  # `FROM t, generate_series(...)`: the planner's own cross join with a series
+        name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
+        if name in ("tumble", "hop"):  # time windows over a relation (rw_cli.sql.expand)
+            continue
+        if isinstance(fn, exp.ExplodingGenerateSeries):
+            name = "generate_series"
+        if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) == 2:
+            end = exp.Sub(this=fn.expressions[1].copy(), expression=exp.Literal.number(1))
+            fn = exp.ExplodingGenerateSeries(start=fn.expressions[0].copy(), end=end)
+        alias = table.args.get("alias")
+        col = alias.columns[0].name if alias is not None and alias.columns else (alias.name if alias else name)
+        sub_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None else name))
+        table.replace(exp.Subquery(this=exp.select(exp.alias_(fn.copy(), col)), alias=sub_alias))
+    return query
+
+
+def _in_join_list(table: exp.Table) -> bool:
+    """Whether a FROM item is one of several (`FROM t, f(...)` or a JOIN)."""
+    return isinstance(table.parent, exp.Join) or (isinstance(table.parent, exp.From)
+                                                   and bool(table.parent.parent.args.get("joins")))
 
 
 def name_subquery_items(tree: exp.Expression) -> exp.Expression:
@@ -197,6 +252,43 @@ def _filtered_agg(a: exp.Expression):
         return None
     cond = a.expression.this.copy()
     return kind, exp.Case(ifs=[exp.If(this=cond, true=arg.copy())])
+
+
+def grouping_set_keys(group: exp.Group, key_sql: list[str]) -> list[list[int]]:
+    """GROUP BY's grouping sets as lists of key positions (`key_sql`: the keys' SQL): plain
+    keys, GROUPING SETS, ROLLUP (its prefixes) and CUBE (its subsets), crossed in order."""
+    def one(e: exp.Expression) -> list[int]:
+        items = e.expressions if isinstance(e, exp.Tuple) else [e.this] if isinstance(e, exp.Paren) else [e]
+        return [key_sql.index(x.sql()) for x in items]
+
+    out: list[list[int]] = [[]]
+    for item in group.expressions:
+        if isinstance(item, exp.GroupingSets):
+            choices = [one(e) for e in item.expressions]
+        elif isinstance(item, exp.Rollup):
+            parts = [one(e) for e in item.expressions]
+            choices = [sum(parts[:n], []) for n in range(len(parts), -1, -1)]
+        elif isinstance(item, exp.Cube):
+            parts = [one(e) for e in item.expressions]
+            choices = [sum((p for j, p in enumerate(parts) if mask >> (len(parts) - 1 - j) & 1), [])
+                       for mask in range((1 << len(parts)) - 1, -1, -1)]
+        else:
+            choices = [one(item)]
+        out = [a + b for a in out for b in choices]
+    return out
+
+
+def _grouping_values(agg: exp.Expression, key_sql: list[str], keep: list[int]) -> exp.Expression:
+    """`agg` with each GROUPING(a, b, ...) the constant it has in a grouping set that keeps
+    the keys `keep`: a bit per argument, the first the highest, set where it is not kept."""
+    def repl(n: exp.Expression) -> exp.Expression:
+        if not isinstance(n, exp.Grouping):
+            return n
+        bits = 0
+        for x in n.expressions:
+            bits = bits * 2 + (0 if x.sql() in key_sql and key_sql.index(x.sql()) in keep else 1)
+        return exp.Cast(this=exp.Literal.number(bits), to=exp.DataType.build("INT"))
+    return agg.copy().transform(repl)
 
 
 def _shift(e: exp.Expression, by: int) -> exp.Expression:
@@ -443,7 +535,7 @@ class StreamPlanner:
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
 
-        q, rels = qualify_query(query, self.catalog)
+        q, rels = qualify_query(scalar_sources(query), self.catalog)
         q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
@@ -558,6 +650,11 @@ class StreamPlanner:
             temporal = isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
             node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join),
                                     cross_ok=temporal)
+            if temporal and isinstance(node, StreamHashJoin) and node.kind in ("inner", "left") \
+                    and append_only(node.inputs[0]):
+                # a lookup per left row; a left side that retracts keeps the maintained join
+                # (its retractions must match what was emitted, which a lookup cannot promise)
+                node.lookup = True
         return node, scope
 
     def prune(self, scan: PlanNode, scope: list[tuple[str, str]], alias: str):
@@ -613,6 +710,8 @@ class StreamPlanner:
         return out, [e.copy().transform(lambda n: exp.column(f"_{width}") if n.sql() == key else n) for e in exprs]
 
     def plan_source(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
+        if isinstance(src, exp.Table) and changelog_of(src.name) is not None:
+            return self.plan_changelog(src)
         if isinstance(src, exp.Table):
             rel = self.catalog.must_get(src.name)
             alias = src.alias_or_name
@@ -636,6 +735,17 @@ class StreamPlanner:
                                                                      else src, exp.Values):
             return self.plan_values(src)
         raise NotSupported(f"{type(src).__name__} in FROM of a materialized view")
+
+    def plan_changelog(self, src: exp.Table) -> tuple[PlanNode, list[tuple[str, str]]]:
+        """`AS CHANGELOG FROM rel`: rel's every change as a row (its columns, `changelog_op`),
+        numbered by a hidden row id, the stream key."""
+        rel = self.catalog.must_get(changelog_of(src.name))
+        alias = src.alias_or_name
+        scan = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
+        width = len(rel.columns)
+        node = StreamChangelog(scan.types + [DataType("smallint"), DataType("bigint")], [width + 1], [scan])
+        scope = [(alias, c.name) for c in rel.columns] + [(alias, "changelog_op"), (alias, "_changelog_row_id")]
+        return node, scope
 
     def plan_values(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
         """VALUES rows in FROM: constant rows numbered by a hidden column (their stream key)."""
@@ -784,22 +894,33 @@ class StreamPlanner:
         pre = [self.rewrite(g, scope) for g in group_exprs] + [exp.column(f"_{i}") for i in range(width)]
         pre_types = self.expr_types(node, pre)
         project = StreamProject(pre_types, [ng + k for k in node.stream_key], [node], exprs=pre)
+        if grouping_sets is not None:
+            key_sql = [g.sql() for g in group_exprs]
+            sets = grouping_set_keys(grouping_sets, key_sql)
+            clause = grouping_sets.copy().transform(  # the clause over the key columns, as EXPLAIN shows it
+                lambda n: exp.column(f"_{key_sql.index(n.sql())}") if isinstance(n, exp.Column) and n.sql() in key_sql
+                else n)
+            selects = []
+            for idx, keep in enumerate(sets):
+                # each set grouped on its own, its user GROUPING() calls constants; the set's
+                # position is a hidden key, so equal sets stay apart (as RisingWave's Expand)
+                set_aggs = [_shift(self.rewrite(_grouping_values(a, key_sql, keep), scope), ng) for a in agg_nodes]
+                if idx == 0:
+                    types = pre_types[:ng] + self.expr_types(project, set_aggs, group_by=list(range(ng)))
+                set_cols = [f"_{i}" if i in keep else f"CAST(NULL AS {types[i].duckdb()})" for i in range(ng)] + \
+                    [f"CAST({expr_to_duckdb(a, pre_types)} AS {t.duckdb()})" for a, t in zip(set_aggs, types[ng:])] + \
+                    [f"CAST({idx} AS BIGINT)"]
+                group_by = f" GROUP BY {', '.join(f'_{i}' for i in sorted(set(keep)))}" if keep else ""
+                selects.append(f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(set_cols))} FROM in0{group_by}")
+            types.append(BIGINT_T)
+            return StreamPartitionRecompute(types, list(range(ng)) + [len(types) - 1], [project],
+                                            name="StreamHashAgg [recompute]", partition_keys=[],
+                                            sql=" UNION ALL ".join(selects),
+                                            detail=f"grouping_sets: {clause.sql()}")
         aggs = [_shift(self.rewrite(a, scope), ng) for a in agg_nodes]
         keys = [f"_{i}" for i in range(ng)]
         cols = keys + [expr_to_duckdb(a, pre_types) for a in aggs]
         types = pre_types[:ng] + self.expr_types(project, aggs, group_by=list(range(ng)))
-        if grouping_sets is not None:
-            key_sql = [g.sql() for g in group_exprs]
-            clause = grouping_sets.copy().transform(
-                lambda n: exp.column(f"_{key_sql.index(n.sql())}") if isinstance(n, exp.Column) and n.sql() in key_sql
-                else n)
-            cols.append(f"GROUPING({', '.join(keys)})")
-            types.append(BIGINT_T)
-            sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0 " + \
-                clause.sql(dialect="duckdb")
-            return StreamPartitionRecompute(types, list(range(ng)) + [len(cols) - 1], [project],
-                                            name="StreamHashAgg [recompute]", partition_keys=[], sql=sql,
-                                            detail=f"grouping_sets: {clause.sql()}")
         sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
         if keys:
             sql += f" GROUP BY {', '.join(keys)}"

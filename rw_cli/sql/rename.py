@@ -72,6 +72,13 @@ def rename_references(definition: str, renames: dict[str, str], resolve: Callabl
                 and isinstance(table.parent.parent, exp.Select) and table is not bare_from:
             text += " AS " + quote_name(table.name)
         edits.append((*span, text))
+    into = tree.args.get("into")  # CREATE SINK s INTO table: the clause is not in the tree
+    if into is not None:
+        schema, _, bare = into.rpartition(".")
+        new_bare = renames.get(resolve(exp.to_table(bare, db=schema or None)) or "")
+        if new_bare is not None:
+            start, end = tree.args["into_span"]
+            edits.append((start, end, (quote_name(schema) + "." if schema else "") + quote_name(new_bare)))
     return _apply(definition, edits)
 
 

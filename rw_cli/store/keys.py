@@ -74,6 +74,12 @@ def _encode_fixed(arr: pa.Array) -> np.ndarray | None:
         return _be_int(fixed_values_u8(arr, t.bit_width // 8), True)
     if pa.types.is_fixed_size_binary(t):
         return fixed_values_u8(arr, t.byte_width)
+    if pa.types.is_fixed_size_list(t) and pa.types.is_floating(t.value_type) and t.value_type.bit_width in (32, 64):
+        # vector(n): its floats in order, each order-preserving (a NULL vector's slots are
+        # whatever they hold: the NULL marker before them decides)
+        k, w = t.list_size, t.value_type.bit_width // 8
+        values = arr.values.slice(arr.offset * k, len(arr) * k).fill_null(0.0)
+        return _encode_float(values, w).reshape(len(arr), k * w)
     if pa.types.is_integer(t) or pa.types.is_temporal(t):
         w = fixed_width(t)
         if w is None:

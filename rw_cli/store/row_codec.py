@@ -24,7 +24,10 @@ _VARLEN = ("string", "large_string", "binary", "large_binary")
 
 
 def value_kind(t: pa.DataType) -> str:
-    """How the row codec encodes a column of type `t`: bool, null, varlen, fixed or other."""
+    """How the row codec encodes a column of type `t`: bool, null, varlen, fixed or other
+    (an extension type as its storage type)."""
+    if isinstance(t, pa.BaseExtensionType):
+        t = t.storage_type
     if pa.types.is_boolean(t):
         return "bool"
     if pa.types.is_null(t):
@@ -176,7 +179,9 @@ def decode_rows_arrays(values, schema: pa.Schema) -> pa.RecordBatch:
                     base = pa.large_string() if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t) \
                         else pa.large_binary()
                     col = pa.Array.from_buffers(base, n, [_validity(nulls), pa.py_buffer(vo), pa.py_buffer(body.tobytes())])
-                    if col.type != t:
+                    if isinstance(t, pa.BaseExtensionType):
+                        col = pa.ExtensionArray.from_storage(t, col.cast(t.storage_type))
+                    elif col.type != t:
                         col = col.cast(t)
                     columns.append(col)
                 else:

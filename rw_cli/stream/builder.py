@@ -27,8 +27,8 @@ from rw_cli.engine.project_set import ProjectSetExecutor
 from rw_cli.engine.runtime import Node, PassThrough, StreamJob
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.stream.plan import (PlanNode, append_only, StreamFilter, StreamHashAgg, StreamHashJoin, StreamMaterialize,
-                             StreamPartitionRecompute, StreamProject, StreamProjectSet, StreamTableScan,
-                             StreamUnion, StreamValues)
+                             StreamChangelog, StreamPartitionRecompute, StreamProject, StreamProjectSet,
+                             StreamTableScan, StreamUnion, StreamValues)
 from rw_cli.store.log_table import LogTable
 from rw_cli.store.state_table import StateTable
 
@@ -47,7 +47,8 @@ def table_job(store, rel: RelationCatalog, watermark: tuple[str, DataType] | Non
     SQL over the positional columns, and its type)."""
     types = [c.type for c in rel.columns]
     mat = Node(MaterializeExecutor(types, list(rel.pk), relation_state_table(store, rel),
-                                   conflict=rel.on_conflict if rel.user_pk else None))
+                                   conflict=rel.on_conflict if rel.user_pk else None,
+                                   version_columns=rel.version_columns))
     if not rel.watermark:
         return StreamJob(rel.id, [mat], [])
     expr, expr_type = watermark
@@ -190,6 +191,10 @@ class StreamBuilder:
         return ExchangeExecutor([make(self.store, owned_vnodes(i, n), self.fresh) for i in range(n)], dist_keys)
 
     def _executor(self, p: PlanNode):
+        if isinstance(p, StreamChangelog):
+            from rw_cli.engine.changelog import ChangelogExecutor
+
+            return ChangelogExecutor(p.types, p.stream_key)
         if isinstance(p, StreamProject):
             inp = p.inputs[0].types
             return ProjectExecutor(_compiled(p, p.compiled), p.types, p.stream_key)
@@ -208,7 +213,7 @@ class StreamBuilder:
                           for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
-                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs)),
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs, lookup=p.lookup)),
                 [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]

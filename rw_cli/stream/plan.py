@@ -9,6 +9,8 @@ builder hands to the executors: neither this module nor the builder imports sqlg
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -55,6 +57,15 @@ class StreamTableScan(PlanNode):
 
 
 @dataclass
+class StreamChangelog(PlanNode):
+    """`AS CHANGELOG FROM rel`: every change of the input as an inserted row, with its op
+    (`changelog_op`) and a row id (the stream key)."""
+
+    def explain_name(self) -> str:
+        return "StreamChangeLog"
+
+
+@dataclass
 class StreamProject(PlanNode):
     exprs: list[exp.Expression] = field(default_factory=list)
     compiled: list[Expr] | None = field(default=None, repr=False, compare=False)  # set by sql's compile_plan
@@ -85,8 +96,11 @@ class StreamHashJoin(PlanNode):
     kind: str = "inner"
     null_safe: list[bool] = field(default_factory=list)
     compiled_condition: Condition | None = field(default=None, repr=False, compare=False)
+    lookup: bool = False  # FOR SYSTEM_TIME AS OF PROCTIME(): the right side is looked up, never joined back
 
     def explain_name(self) -> str:
+        if self.lookup:
+            return "StreamTemporalJoin"
         return "StreamHashJoin" if self.left_keys else "StreamNestedLoopJoin"
 
     def explain_fields(self) -> str:
@@ -213,8 +227,10 @@ def append_only(p: PlanNode, strict: bool = False) -> bool:
 class JobPlan:
     """What a catalog relation's job is built from, as the SQL layer plans it: the stream plan
     of an MV, index or sink (`root`); a table's watermark (DuckDB SQL and type); a source's
-    generated columns (position, DuckDB SQL)."""
+    generated columns (position, DuckDB SQL); a sink into a table: how its output becomes
+    the table's rows (`into_rows`)."""
 
     root: StreamMaterialize | None = None
     watermark: tuple[str, DataType] | None = None
     generated: list[tuple[int, Expr]] = field(default_factory=list)
+    into_rows: Callable | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rw_cli.meta.catalog import INDEX, SINK, SOURCE, TABLE, VIEW, RelationCatalog
+from rw_cli.meta.catalog import INDEX, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
 from rw_cli.stream.builder import table_job
 from rw_cli.stream.job import build_job
 from rw_cli.stream.plan import JobPlan
@@ -28,9 +28,9 @@ def recover(ctx, plan_of: Callable[[RelationCatalog], JobPlan]) -> None:
             ctx.runtime.add_job(job)
             continue
         if rel.kind == SINK:
-            job = build_sink_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
+            job = build_sink_job(ctx, plan.root, rel, table_ids=rel.state_table_ids, into_rows=plan.into_rows)
         else:
-            assert rel.kind in (INDEX, "materialized view"), rel.kind
+            assert rel.kind in (INDEX, "materialized view", SUBSCRIPTION), rel.kind
             job = build_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
         ctx.runtime.add_job(job)
         ctx.runtime.connect(job)

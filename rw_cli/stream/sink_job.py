@@ -70,8 +70,11 @@ def kafka_writer(rel: RelationCatalog, types, staging):
                        kafka_key_columns(rel, fmt), staging, rel.id)
 
 
-def build_sink_job(ctx, root: StreamMaterialize, rel: RelationCatalog, table_ids=None) -> StreamJob:
-    """The query's executors with a SinkExecutor at the end (state table ids as for an MV)."""
+def build_sink_job(ctx, root: StreamMaterialize, rel: RelationCatalog, table_ids=None,
+                   into_rows=None) -> StreamJob:
+    """The query's executors with a SinkExecutor at the end (state table ids as for an MV);
+    for a sink into a table (`rel.target`), a TableSinkExecutor whose rows (`into_rows`: the
+    sink's visible columns -> the table's rows) enter the table's job."""
     from rw_cli.engine.sink import SinkExecutor
 
     builder = stream_builder(ctx, rel, table_ids)
@@ -79,6 +82,16 @@ def build_sink_job(ctx, root: StreamMaterialize, rel: RelationCatalog, table_ids
     opts = rel.connector["options"]
     append_only = opts.get("type", "append-only").lower() != "upsert"
     visible = sum(1 for c in rel.columns if not c.hidden)
+    if rel.target is not None:
+        from rw_cli.engine.table_sink import TableSinkExecutor
+
+        table = ctx.catalog.relations[rel.target]
+        # `ignore_delete = 'true'`: retractions dropped, an update's new row kept (an upsert)
+        inserts_only = append_only or opts.get("ignore_delete", "false").lower() == "true"
+        sink = TableSinkExecutor([c.type for c in table.columns], list(table.pk), visible, into_rows, inserts_only)
+        job = builder.finish(child, sink, rel)
+        job.into = rel.target
+        return job
     writer = sink_writer(rel, [c.type for c in rel.columns], getattr(ctx.store, "object_store", None))
     writer.recover(ctx.store.committed_epoch)
     sink = SinkExecutor(root.types, list(root.stream_key), [c.name for c in rel.columns], visible, writer,
