@@ -342,11 +342,11 @@ class Session:
 
     def _deliver_committed(self) -> None:
         """Sinks deliver every epoch that is durable by now (and no later one)."""
-        from rw_cli.engine.sink import notify_committed
-
         committed = self.store.committed_epoch
         runtime = getattr(self, "_runtime", None)
         if committed > getattr(self, "_delivered_epoch", 0) and runtime is not None:
+            from rw_cli.engine.sink import notify_committed
+
             notify_committed(runtime, committed)
             self._delivered_epoch = committed
 
