@@ -28,7 +28,7 @@ from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError
 from rw_cli.sql.privileges import answer_privilege_calls
 from rw_cli.meta.catalog import DEFAULT_SCHEMA, ROW_ID, RW_TIMESTAMP, Catalog, RelationCatalog
-from rw_cli.sql.dialect import NORMALIZED, RwDialect, RwRowIdDialect
+from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, RwRowIdDialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
@@ -368,7 +368,12 @@ def _session_user(found: list, catalog: Catalog, session) -> None:
     settings = getattr(session, "settings", None)
     user = catalog.access.acting_user(settings.get("session_authorization") if settings is not None else None)
     for call in calls:
-        call.replace(exp.Literal.string(user))
+        value = exp.Literal.string(user)
+        if isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
+            # a select item keeps PostgreSQL's name for it: current_user, not ?column?
+            value = exp.alias_(value, "current_user" if isinstance(call, exp.CurrentUser) else "session_user")
+            value.meta[AS_WRITTEN] = True
+        call.replace(value)
 
 
 def _schema_qualified_columns(found: list[exp.Expression]) -> None:

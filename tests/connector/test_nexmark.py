@@ -94,7 +94,7 @@ def test_source_mv_and_table(session):
     assert session.execute("SELECT count(*), min(id), max(id) FROM person").fetchall() == [(400, 1000, 1399)]
     jobs = {r[1]: r for r in session.execute("SHOW JOBS").fetchall()}
     assert "exhausted" in jobs["bid"][3] and jobs["n"][2] == "materialized view"
-    assert session.execute("SHOW SOURCES").fetchall() == [("bid",)]
+    assert session.execute("SHOW SOURCES").fetchall() == [("public.bid",)]
 
 
 def test_source_without_consumers_does_not_run(session):

@@ -28,7 +28,7 @@ def test_blackhole_and_errors(session):
     drain(session, 300)
     jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
     assert jobs["b"].startswith("1000 rows delivered")
-    assert session.execute("SHOW SINKS").fetchall() == [("b",)]
+    assert session.execute("SHOW SINKS").fetchall() == [("public.b",)]
     with pytest.raises(BindError):
         session.execute("CREATE SINK x AS SELECT v FROM s")
     with pytest.raises(NotSupported):
