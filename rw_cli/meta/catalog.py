@@ -6,7 +6,7 @@ version's `extra` blob), so catalog and state can never disagree after a crash.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from rw_cli.common.types import DataType
 from rw_cli.errors import CatalogError
@@ -135,15 +135,7 @@ def type_from_name(name: str, scale: int | None = None) -> DataType:
         return DataType.map_of(type_from_name(key), type_from_name(value))
     if not name.startswith("struct<"):
         return DataType(name, scale)  # a scalar, or vector(n) (its size in the name)
-    body, fields, depth, start = name[len("struct<"):-1], [], 0, 0
-    for i, ch in enumerate(body + ","):
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            fields.append(body[start:i].strip())
-            start = i + 1
+    fields = _top_level_split(name[len("struct<"):-1])
     names = tuple(f.split(" ", 1)[0] for f in fields)
     inner = tuple(type_from_name(f.split(" ", 1)[1]) for f in fields)
     return DataType(name, inner=inner, field_names=names)

@@ -758,24 +758,11 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
 
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
-    distance = _vector_distance(node)
-    if distance is not None:
-        return distance
-    populated = _populate_record(node)
-    if populated is not None:
-        return populated
-    mapped = _map_function(node)
-    if mapped is not None:
-        return mapped
-    subscripts = _generate_subscripts(node)
-    if subscripts is not None:
-        return subscripts
-    sliced = _array_slice(node)
-    if sliced is not None:
-        return sliced
-    int256 = _int256_op(node)
-    if int256 is not None:
-        return int256
+    for rewrite in (_vector_distance, _populate_record, _map_function, _generate_subscripts, _array_slice,
+                    _int256_op):
+        out = rewrite(node)
+        if out is not None:
+            return out
     if isinstance(node, exp.Bracket):
         return _pg_subscript(node)  # slices: _array_slice, above
     if type(node) in SESSION_VALUES and not node.args.get("this"):
