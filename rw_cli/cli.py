@@ -12,6 +12,7 @@ import sys
 import click
 
 from rw_cli import __version__
+from rw_cli.common import startup_gc
 from rw_cli.config import FORMATS  # cheap: the standard library and rw_cli.errors only
 
 ENGINES = ("embedded", "spark")
@@ -212,6 +213,8 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
     With -c or -f (or SQL on a non-terminal stdin) run the statements and exit; otherwise
     open the interactive shell.
     """
+    startup_gc.pause()  # until the first statement ends (rw_cli.common.startup_gc)
+    ctx.call_on_close(startup_gc.resume)
     ctx.ensure_object(dict)
     if ctx.invoked_subcommand == "config":
         ctx.obj.update(config_path=config_path)

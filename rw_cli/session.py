@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from rw_cli.errors import EpochFailed, InternalError, ReadOnlyError, RwError, SqlSyntaxError, StorageError
 from rw_cli.meta.catalog import TABLE, VIEW, Catalog
+from rw_cli.common import startup_gc
 from rw_cli.common.epoch import EPOCH_SHIFT, EpochPair, next_epoch, physical_now
 from rw_cli.common.row_id import RowIdGenerator
 from rw_cli.common.session_config import SessionConfig
@@ -151,6 +152,8 @@ class Session:
                 raise
             except Exception as e:  # a bug: an error like any other, not a traceback
                 raise _reported(e) from e
+            finally:
+                startup_gc.resume()  # start-up is over (rw_cli.common.startup_gc)
             yield result
 
     def insert(self, table: str, data) -> int:

@@ -12,6 +12,7 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common.lazy_regex import lazy_regex
 from rw_cli.common.types import JSONB_FIELD_METADATA
 from rw_cli.engine import duck_functions
 from rw_cli.errors import ExecutionError
@@ -168,21 +169,21 @@ def eval_exprs(data: pa.Table, exprs: list[str]) -> pa.Table:
 
 # DuckDB's wording -> PostgreSQL's, for the errors users meet most
 _PG_MESSAGES = [
-    (re.compile(r"^Division by zero\b.*", re.S), "division by zero"),
-    (re.compile(r"^Could not convert string '(.*)' to INT(?:16|32|64).*", re.S),
+    (lazy_regex(r"^Division by zero\b.*", re.S), "division by zero"),
+    (lazy_regex(r"^Could not convert string '(.*)' to INT(?:16|32|64).*", re.S),
      r'invalid input syntax for type integer: "\1"'),
-    (re.compile(r"^Could not convert string '(.*)' to (?:DOUBLE|FLOAT).*", re.S),
+    (lazy_regex(r"^Could not convert string '(.*)' to (?:DOUBLE|FLOAT).*", re.S),
      r'invalid input syntax for type double precision: "\1"'),
-    (re.compile(r"^Could not convert string ['\"](.*)['\"] to DECIMAL.*", re.S),
+    (lazy_regex(r"^Could not convert string ['\"](.*)['\"] to DECIMAL.*", re.S),
      r'invalid input syntax for type numeric: "\1"'),
-    (re.compile(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
-    (re.compile(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
-    (re.compile(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
+    (lazy_regex(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
+    (lazy_regex(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
+    (lazy_regex(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
      "timestamp out of range"),
-    (re.compile(r"^Date out of range.*", re.S), "date out of range"),
-    (re.compile(r"^Like pattern must not end with escape character.*", re.S),
+    (lazy_regex(r"^Date out of range.*", re.S), "date out of range"),
+    (lazy_regex(r"^Like pattern must not end with escape character.*", re.S),
      "LIKE pattern must not end with escape character"),
-    (re.compile(r"^More than one row returned by a subquery.*", re.S),
+    (lazy_regex(r"^More than one row returned by a subquery.*", re.S),
      "Scalar subquery produced more than one row"),
 ]
 
@@ -195,7 +196,7 @@ def _integer_out_of_range() -> list:
         for pattern in (rf"^Overflow in (?:addition|subtraction|multiplication|negation|division)? ?of {duck_name}\b.*",
                         rf"^Type \w+ with value \S+ can't be cast .*destination type {duck_name}\b.*",
                         rf"^Failed to cast decimal value \S+ to type {duck_name}\b.*"):
-            out.append((re.compile(pattern, re.S), f"Numeric out of range: {pg_name} out of range"))
+            out.append((lazy_regex(pattern, re.S), f"Numeric out of range: {pg_name} out of range"))
     return out
 
 
@@ -211,7 +212,7 @@ def _cast_message(m: re.Match) -> str:
     return f'cannot cast type "{a}" to "{b}" in Explicit context'
 
 
-_PG_MESSAGES.append((re.compile(r"^Unimplemented type for cast \((\w+) -> (\w+)\).*", re.S), _cast_message))
+_PG_MESSAGES.append((lazy_regex(r"^Unimplemented type for cast \((\w+) -> (\w+)\).*", re.S), _cast_message))
 
 
 def _clean_message(e: Exception) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
@@ -55,7 +56,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
     table = session.catalog.must_get(session.catalog.qualified(args[0].name, args[0].text("db")))
     if not table.watermark or table.watermark[0] != args[1].name:
         raise BindError(f'EMIT ON WINDOW CLOSE needs a watermark on "{table.name}.{args[1].name}"')
-    size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect="duckdb")
+    size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect=duckdb_dialect())
     visible = [n for n, h in zip(root.names, root.hidden) if not h]
     if "window_end" in visible:
         cond = f"_{root.names.index('window_end')} <= {{now}}"

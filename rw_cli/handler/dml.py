@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
@@ -148,7 +149,7 @@ def _type_text_literals(values: exp.Values, types: list) -> None:
         cells = row.expressions if isinstance(row, exp.Tuple) else [row]
         for cell, t in zip(cells, types):
             if isinstance(cell, exp.Literal) and cell.is_string and t.is_numeric:
-                cell.replace(exp.Cast(this=cell.copy(), to=exp.DataType.build(sqlglot_type(t), dialect="duckdb")))
+                cell.replace(exp.Cast(this=cell.copy(), to=exp.DataType.build(sqlglot_type(t), dialect=duckdb_dialect())))
 
 
 def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Table | None, status: str) -> Result:

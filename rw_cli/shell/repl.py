@@ -10,9 +10,14 @@ import os
 import sys
 from typing import TextIO
 
-from rw_cli.shell import catalog, meta
+from rw_cli.common import startup_gc
+from rw_cli.common.lazy_import import lazy_import
 from rw_cli.shell.execute import StatementRunner
 from rw_cli.sql.split import is_complete, split_meta, why_incomplete
+
+# imported when a backslash command or completion first needs them, not for `rw -c SQL`
+catalog = lazy_import("rw_cli.shell.catalog")
+meta = lazy_import("rw_cli.shell.meta")
 
 PROMPT = "rw=> "
 _OPEN_CHAR = {"'": "'", '"': '"', "/*": "*", "(": "(", "[": "["}
@@ -249,6 +254,7 @@ def run_shell(session, cfg=None, *, input=None, output=None, history: str | None
     shell.out.write(f"rw {__version__} ({cfg.engine}, data directory {getattr(session, 'data_dir', '?')})\n"
                     "Type \\? for help.\n\n")
     shell.out.flush()
+    startup_gc.resume()  # the shell may wait long for its first statement (rw_cli.common.startup_gc)
     while True:
         default, shell.next_input = shell.next_input, ""
         shell.runner.canceled = False

@@ -15,6 +15,7 @@ from sqlglot.dialects.risingwave import RisingWave
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from rw_cli.common.lazy_regex import lazy_regex
 from rw_cli.errors import NotSupported, SqlSyntaxError
 from rw_cli.sql.walk import nodes
 
@@ -75,14 +76,14 @@ class SubscriptionStatement(exp.Expression):
 
 
 _NAME = r'(?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?'
-_CREATE_SUBSCRIPTION = re.compile(rf"^\s*create\s+subscription\s+(if\s+not\s+exists\s+)?({_NAME})\s+from\s+({_NAME})"
+_CREATE_SUBSCRIPTION = lazy_regex(rf"^\s*create\s+subscription\s+(if\s+not\s+exists\s+)?({_NAME})\s+from\s+({_NAME})"
                                   r"\s*(?:with\s*\((.*)\))?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
-_DROP_SUBSCRIPTION = re.compile(rf"^\s*drop\s+subscription\s+(if\s+exists\s+)?({_NAME})\s*(cascade|restrict)?\s*;?\s*$",
+_DROP_SUBSCRIPTION = lazy_regex(rf"^\s*drop\s+subscription\s+(if\s+exists\s+)?({_NAME})\s*(cascade|restrict)?\s*;?\s*$",
                                 re.IGNORECASE)
-_DECLARE_CURSOR = re.compile(rf"^\s*declare\s+({_NAME})\s+subscription\s+cursor\s+for\s+({_NAME})"
+_DECLARE_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+subscription\s+cursor\s+for\s+({_NAME})"
                              r"(?:\s+since\s+(.+?))?(\s+full)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
-_FETCH_CURSOR = re.compile(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
-_CLOSE_CURSOR = re.compile(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
+_FETCH_CURSOR = lazy_regex(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
+_CLOSE_CURSOR = lazy_regex(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
 
 
 def _name_at(m: re.Match, group: int) -> exp.Table:
@@ -133,11 +134,11 @@ class AlterMaterializedViewQuery(exp.Expression):
     arg_types = {"this": True, "expression": True}
 
 
-_ALTER_MV_AS = re.compile(rf"^\s*alter\s+materialized\s+view\s+({_NAME})\s+as\s+(.*?)\s*;?\s*$",
+_ALTER_MV_AS = lazy_regex(rf"^\s*alter\s+materialized\s+view\s+({_NAME})\s+as\s+(.*?)\s*;?\s*$",
                           re.IGNORECASE | re.DOTALL)
 
 
-_RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
+_RENAME = lazy_regex(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
                      r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
@@ -152,7 +153,7 @@ def _relation_name(text: str) -> exp.Table:
     return normalize_identifiers(table, dialect=RwDialect)
 
 
-_EXPLAIN = re.compile(r"^(\s*explain\s+)", re.IGNORECASE)
+_EXPLAIN = lazy_regex(r"^(\s*explain\s+)", re.IGNORECASE)
 
 
 def _real_op_numeric(default):
@@ -357,22 +358,22 @@ class RwDialect(RisingWave):
             return Show(this=" ".join(low.split()).upper())
 
 
-_APPEND_ONLY = re.compile(r"\)\s*append\s+only\b", re.IGNORECASE)
-_ON_CONFLICT = re.compile(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
+_APPEND_ONLY = lazy_regex(r"\)\s*append\s+only\b", re.IGNORECASE)
+_ON_CONFLICT = lazy_regex(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
                           r"do\s+update\s+if\s+not\s+null|overwrite)\b"
                           r"(?:\s*with\s+version\s+column\s*\(([^)]*)\))?", re.IGNORECASE)
 # SET name TO a, b (a list value, search_path's): sqlglot reads one value only
-_SET_LIST = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
+_SET_LIST = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
                        r"((?:[^,;']+|'[^']*')(?:\s*,\s*(?:[^,;']+|'[^']*'))+)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
-_SET_AUTHORIZATION = re.compile(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
+_SET_AUTHORIZATION = lazy_regex(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
                                 r"(?:\s+(?:to\s+|=\s*)?(\"[^\"]+\"|'[^']+'|\w+))?\s*;?\s*$", re.IGNORECASE)
-_SET_TIME_ZONE = re.compile(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
-_EOWC = re.compile(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
+_SET_TIME_ZONE = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
+_EOWC = lazy_regex(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 # `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
-_EOWC_BEFORE_AS = re.compile(r"\s+emit\s+on\s+window\s+close(?=\s+as\b)", re.IGNORECASE)
+_EOWC_BEFORE_AS = lazy_regex(r"\s+emit\s+on\s+window\s+close(?=\s+as\b)", re.IGNORECASE)
 
 
-_INCLUDE = re.compile(r'\binclude\s+(key|partition|offset|timestamp)\b(?:\s+as\s+("[^"]+"|[a-z_][a-z0-9_$]*))?',
+_INCLUDE = lazy_regex(r'\binclude\s+(key|partition|offset|timestamp)\b(?:\s+as\s+("[^"]+"|[a-z_][a-z0-9_$]*))?',
                       re.IGNORECASE)
 
 
@@ -389,7 +390,7 @@ def _include_clauses(text: str) -> tuple[str, list[list[str]]]:
     return _INCLUDE.sub(lambda m: " " * (m.end() - m.start()), text), out
 
 
-_DISTRIBUTED_BY = re.compile(r"\)\s*distributed\s+by\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_DISTRIBUTED_BY = lazy_regex(r"\)\s*distributed\s+by\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
 def _distribution_key(text: str) -> list[str]:
@@ -404,7 +405,7 @@ def _distribution_key(text: str) -> list[str]:
 
 
 # CREATE SINK name INTO table [(columns)] ...: sqlglot reads no INTO; the clause is blanked
-_SINK_INTO = re.compile(r'^\s*create\s+sink\s+(?:if\s+not\s+exists\s+)?(?:"[^"]+"|[\w$.]+)\s+'
+_SINK_INTO = lazy_regex(r'^\s*create\s+sink\s+(?:if\s+not\s+exists\s+)?(?:"[^"]+"|[\w$.]+)\s+'
                         r'(into\s+((?:"[^"]+"|[\w$]+)(?:\.(?:"[^"]+"|[\w$]+))?)\s*(\([^)]*\))?)', re.IGNORECASE)
 
 
@@ -422,7 +423,7 @@ def _sink_into(text: str, flags: dict) -> str:
     return text[: m.start(1)] + " " * (m.end(1) - m.start(1)) + text[m.end(1):]
 
 
-_WRAP_SCALAR = re.compile(r"\baggregate\s*:\s*([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
+_WRAP_SCALAR = lazy_regex(r"\baggregate\s*:\s*([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
 
 
 def _closing_paren(text: str, start: int) -> int | None:
@@ -457,8 +458,8 @@ def wrap_scalar_aggregates(text: str) -> str:
     return text
 
 
-_CREATE_FUNCTION = re.compile(r"^\s*create\s+(?:or\s+replace\s+)?function\s+[\w$.\"]+\s*\(", re.IGNORECASE)
-_BARE_ARRAY_ARG = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*((?:\[\s*\])+)\s*$")
+_CREATE_FUNCTION = lazy_regex(r"^\s*create\s+(?:or\s+replace\s+)?function\s+[\w$.\"]+\s*\(", re.IGNORECASE)
+_BARE_ARRAY_ARG = lazy_regex(r"^\s*([A-Za-z_][\w ]*?)\s*((?:\[\s*\])+)\s*$")
 
 
 def _name_array_args(text: str) -> str:
@@ -486,7 +487,7 @@ def _name_array_args(text: str) -> str:
 # `WITH c AS CHANGELOG FROM rel`: read as `WITH c AS (SELECT * FROM <prefix>rel)`, a relation
 # name the planner resolves to rel's change log (rw_cli.sql.planner)
 CHANGELOG_PREFIX = "__rw_changelog__"
-_CHANGELOG = re.compile(r'\bas\s+changelog\s+from\s+("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
+_CHANGELOG = lazy_regex(r'\bas\s+changelog\s+from\s+("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
 
 
 def _changelog_ctes(text: str) -> str:
@@ -495,7 +496,7 @@ def _changelog_ctes(text: str) -> str:
     return _CHANGELOG.sub(repl, text)
 
 
-_MAP_LITERAL = re.compile(r"\bmap\s*\{([^{}]*)\}", re.IGNORECASE)  # innermost first: no braces inside
+_MAP_LITERAL = lazy_regex(r"\bmap\s*\{([^{}]*)\}", re.IGNORECASE)  # innermost first: no braces inside
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -597,9 +598,18 @@ class RwRowIdDialect(RwDialect):
     EXCLUDES_PSEUDOCOLUMNS_FROM_STAR = True
 
 
-_SAVEPOINT = re.compile(r'^\s*(savepoint|release)(\s+savepoint)?\s+("[^"]+"|[a-z_][a-z0-9_$]*)\s*;?\s*$', re.I)
-_BEGIN = re.compile(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))?((?:\s+[a-z ,]+?)?)\s*;?\s*$",
+_SAVEPOINT = lazy_regex(r'^\s*(savepoint|release)(\s+savepoint)?\s+("[^"]+"|[a-z_][a-z0-9_$]*)\s*;?\s*$', re.I)
+_BEGIN = lazy_regex(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))?((?:\s+[a-z ,]+?)?)\s*;?\s*$",
                     re.IGNORECASE | re.DOTALL)
+
+
+def _first_word(sql: str) -> str:
+    """The statement's first keyword, lower case ('' when it starts with no letter)."""
+    text = sql.lstrip()
+    end = 0
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    return text[:end].lower()
 
 
 def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
@@ -614,26 +624,27 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         return Flush()
     if sql.strip().rstrip(";").strip().lower() == "recover":
         return Recover()
-    m = _BEGIN.match(sql)
+    head = _first_word(sql)  # every pattern below is anchored at a statement's first keyword
+    m = _BEGIN.match(sql) if head in ("begin", "start") else None
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]
         return exp.Transaction(modes=modes)
-    m = _SAVEPOINT.match(sql)
+    m = _SAVEPOINT.match(sql) if head in ("savepoint", "release") else None
     if m:  # drivers (psycopg's nested transactions, SQLAlchemy) send these
         return Savepoint(this=exp.to_identifier(m.group(3)), release=m.group(1).lower() == "release")
-    m = _SET_AUTHORIZATION.match(sql)
+    m = _SET_AUTHORIZATION.match(sql) if head in ("set", "reset") else None
     if m:  # SET SESSION AUTHORIZATION u | SET ROLE u | RESET ...: the session_authorization parameter
         user = m.group(3)
         value = exp.Var(this="default") if m.group(1).lower() == "reset" or user.lower() in ("default", "none") \
             else exp.Literal.string(user[1:-1] if user.startswith(("'", '"')) else user.lower())
         return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.column("session_authorization"),
                                                              expression=value))])
-    m = _SET_LIST.match(sql)
+    m = _SET_LIST.match(sql) if head == "set" else None
     if m:
         items = [x.strip().strip("'") for x in m.group(2).split(",")]
         eq = exp.EQ(this=exp.column(m.group(1).lower()), expression=exp.Literal.string(", ".join(items)))
         return exp.Set(expressions=[exp.SetItem(this=eq)])
-    m = _SET_TIME_ZONE.match(sql)
+    m = _SET_TIME_ZONE.match(sql) if head == "set" else None
     quoted_zone = False
     if m:  # SET TIME ZONE x  ==  SET timezone = x
         quoted_zone = sql[m.end(1):].lstrip().startswith('"')  # `"default"` is a name, not DEFAULT
@@ -643,7 +654,7 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     admin = parse_admin(sql, offset)
     if admin is not None:
         return admin
-    m = _RENAME.match(sql)
+    m = _RENAME.match(sql) if head == "alter" else None
     if m:
         return RenameRelation(kind=" ".join(m.group(1).upper().split()), this=_relation_name(m.group(3)),
                               to=_relation_name(m.group(5)), exists=bool(m.group(2)),
@@ -651,11 +662,11 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     sub = _subscription_statement(sql, offset)
     if sub is not None:
         return sub
-    m = _ALTER_MV_AS.match(sql)
+    m = _ALTER_MV_AS.match(sql) if head == "alter" else None
     if m:
         return AlterMaterializedViewQuery(this=_relation_name(m.group(1)),
                                           expression=parse_statement(m.group(2), offset + m.start(2)))
-    m = _EXPLAIN.match(sql)
+    m = _EXPLAIN.match(sql) if head == "explain" else None
     if m:
         return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
     if "aggregate" in sql.lower():
@@ -664,7 +675,8 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         sql = _changelog_ctes(sql)
     if "{" in sql and "map" in sql.lower():
         sql = map_literals(sql)
-    sql = _name_array_args(sql)
+    if head == "create":
+        sql = _name_array_args(sql)
     text, flags = _table_clauses(sql)
     if "\\" in text:
         _check_escape_strings(text, offset)
@@ -711,7 +723,7 @@ AS_WRITTEN = "as_written"  # meta of an alias the statement spells out
 NORMALIZED = "normalized"
 
 
-_BYTE_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
+_BYTE_ESCAPE = lazy_regex(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.S)
 
 
 def _check_escape_strings(text: str, offset: int) -> None:

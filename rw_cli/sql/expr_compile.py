@@ -10,6 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
+from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.types import DataType
 from rw_cli.engine.expr import Condition, Conjunct, Expr, comparable
 from rw_cli.sql import arrow_compile
@@ -30,7 +31,7 @@ def compile_duckdb(tree: exp.Expression, input_types: list[DataType], result: Da
         return Expr(f"_{plain}", (plain,), result, column=plain)
     if not strict:
         tree = non_strict(tree)
-    return Expr(tree.sql(dialect="duckdb"), _columns(tree), result,
+    return Expr(tree.sql(dialect=duckdb_dialect()), _columns(tree), result,
                 form=arrow_compile.compile_expr(tree, input_types))
 
 
@@ -67,7 +68,7 @@ _INT64 = 1 << 63
 
 
 def _conjunct(tree: exp.Expression, types: list[DataType]) -> Conjunct:
-    return Conjunct(tree.sql(dialect="duckdb"), _columns(tree), _fast(_unparen(tree), types))
+    return Conjunct(tree.sql(dialect=duckdb_dialect()), _columns(tree), _fast(_unparen(tree), types))
 
 
 def _fast(node: exp.Expression, types: list[DataType]) -> tuple | None:
@@ -132,7 +133,7 @@ def compile_series(tree: exp.Expression) -> tuple[Expr, bool]:
     the same list for every row."""
     constant = _literal_series(_unparen(tree))
     wrapped = exp.Try(this=null_forms(tree.copy()))
-    return Expr(wrapped.sql(dialect="duckdb"), _columns(wrapped)), constant
+    return Expr(wrapped.sql(dialect=duckdb_dialect()), _columns(wrapped)), constant
 
 
 def _literal_series(node: exp.Expression) -> bool:

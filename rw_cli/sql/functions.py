@@ -10,6 +10,7 @@ import re
 
 from sqlglot import exp
 
+from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
@@ -741,7 +742,7 @@ def _populate_record(node: exp.Expression) -> exp.Expression | None:
 
     if node.name.lower() == "jsonb_populate_record":
         return record(exp.Cast(this=j, to=exp.DataType.build("JSON")))
-    elements = exp.Cast(this=j, to=exp.DataType.build("JSON[]", dialect="duckdb"))
+    elements = exp.Cast(this=j, to=exp.DataType.build("JSON[]", dialect=duckdb_dialect()))
     lam = exp.Lambda(this=record(exp.column(element)), expressions=[element])
     return _fn("unnest", _fn("list_transform", elements, lam))
 
@@ -752,7 +753,7 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Distance):
         return _fn("pg_vector_l2", node.this, node.expression)
     if isinstance(node, exp.DataType) and node.this == T.VECTOR and node.expressions:
-        return exp.DataType.build(f"FLOAT[{int(node.expressions[-1].name)}]", dialect="duckdb")
+        return exp.DataType.build(f"FLOAT[{int(node.expressions[-1].name)}]", dialect=duckdb_dialect())
     return None
 
 
@@ -1149,7 +1150,7 @@ def _check_known(node: exp.Anonymous) -> None:
         if t is None or t.this in (T.UNKNOWN, T.NULL):
             return "unknown"
         try:
-            return str(DataType.from_sql(t.sql("duckdb")))
+            return str(DataType.from_sql(t.sql(duckdb_dialect())))
         except Exception:  # noqa: BLE001 - a type we have no name for: PostgreSQL's word
             return "unknown"
 
@@ -1274,7 +1275,7 @@ def inline_sql_functions(tree: exp.Expression, functions: dict[str, dict]) -> ex
             if len(call.expressions) != len(params):
                 raise BindError(f"function {call.name.lower()}({', '.join(t for _, t in params)}) "
                                 f"called with {len(call.expressions)} arguments")
-            args = [exp.Cast(this=a.copy(), to=exp.DataType.build(DataType.from_sql(t).duckdb(), dialect="duckdb"))
+            args = [exp.Cast(this=a.copy(), to=exp.DataType.build(DataType.from_sql(t).duckdb(), dialect=duckdb_dialect()))
                     for a, (_, t) in zip(call.expressions, params)]
             names = {n.lower(): i for i, (n, _) in enumerate(params) if n}
 
@@ -1289,7 +1290,7 @@ def inline_sql_functions(tree: exp.Expression, functions: dict[str, dict]) -> ex
 
             body = function_body(record).transform(subst)
             ret = DataType.from_sql(record["returns"])
-            out = exp.Cast(this=exp.paren(body), to=exp.DataType.build(ret.duckdb(), dialect="duckdb"))
+            out = exp.Cast(this=exp.paren(body), to=exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect()))
             if isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
                 out = exp.alias_(out, call.name.lower())  # the select item is named after the function
             call.replace(out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.sql.agg_wrappers import aggregate_result
 
 T = exp.DataType.Type
@@ -87,7 +88,7 @@ def _member_path(key: exp.Expression) -> exp.Expression:
     """The path of `j -> key`: a key of an object (text), or an index into an array
     (integer; from the end if negative)."""
     if isinstance(key, exp.JSONPath):
-        return exp.Literal.string(key.sql(dialect="duckdb").strip("'"))
+        return exp.Literal.string(key.sql(dialect=duckdb_dialect()).strip("'"))
     if isinstance(key, exp.Neg) and isinstance(key.this, exp.Literal) and not key.this.is_string:
         return exp.Literal.string(f"$[#-{key.this.this}]")
     if _type(key) in _INTS:

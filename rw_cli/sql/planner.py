@@ -13,6 +13,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
+from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
@@ -705,7 +706,7 @@ class StreamPlanner:
         list_expr = expr_to_duckdb_tree(lst, node.types)
         element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
         out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
-                               list_sql=list_expr.sql(dialect="duckdb"), list_expr=list_expr)
+                               list_sql=list_expr.sql(dialect=duckdb_dialect()), list_expr=list_expr)
         key = srf.sql()
         return out, [e.copy().transform(lambda n: exp.column(f"_{width}") if n.sql() == key else n) for e in exprs]
 

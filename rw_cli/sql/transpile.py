@@ -9,6 +9,7 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.schema import MappingSchema
 
+from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE, DataType
 from rw_cli.sql.dialect import RwDialect
 from rw_cli.sql.non_strict import non_strict
@@ -76,14 +77,14 @@ def to_duckdb(tree: exp.Expression, schema: dict | None = None, owned: bool = Fa
     NULL (rw_cli.sql.non_strict), as RisingWave's batch_expr_strict_mode = false does."""
     if owned:
         out = _to_duckdb(tree, schema, copy=False)
-        return (out if strict else non_strict(out)).sql(dialect="duckdb", copy=False)
+        return (out if strict else non_strict(out)).sql(dialect=duckdb_dialect(), copy=False)
     # repr, not tree.sql(): the generic SQL of some nodes is lossy (E'...' strings all print
     # alike), and two different trees must never share an entry
     key = (repr(tree), repr(schema), strict)
     hit = _CACHE.get(key)
     if hit is None:
         out = _to_duckdb(tree, schema)
-        hit = (out if strict else non_strict(out)).sql(dialect="duckdb", copy=False)
+        hit = (out if strict else non_strict(out)).sql(dialect=duckdb_dialect(), copy=False)
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = hit
@@ -168,7 +169,7 @@ def _transform_post(node: exp.Expression, fn) -> exp.Expression:
 
 def expr_to_duckdb(tree: exp.Expression, input_types: list[DataType]) -> str:
     """DuckDB SQL for an expression over positional input columns `_0.._n`."""
-    return expr_to_duckdb_tree(tree, input_types).sql(dialect="duckdb", copy=False)
+    return expr_to_duckdb_tree(tree, input_types).sql(dialect=duckdb_dialect(), copy=False)
 
 
 def expr_to_duckdb_tree(tree: exp.Expression, input_types: list[DataType]) -> exp.Expression:
