@@ -12,6 +12,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from servers import seaweedfs_server, weed_binary  # noqa: E402
 
+# Spark's JVMs in the tests (local mode here and in `rw` subprocesses, the standalone master,
+# workers and their executors) run minutes at most: the JIT's optimizing compiler and the
+# parallel collector cost them more CPU than they save (about half of Java's CPU in a run of
+# the slt specs on Spark). rw_cli.spark.context passes this to the driver and executors.
+SPARK_TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("RW_SPARK_JAVA_OPTIONS", SPARK_TEST_JAVA_OPTIONS)
+
 
 @pytest.fixture(scope="session")
 def seaweedfs(tmp_path_factory):

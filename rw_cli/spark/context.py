@@ -80,8 +80,8 @@ def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
             "spark.task.maxFailures": os.environ.get("RW_SPARK_TASK_MAX_FAILURES", "4"),
             "spark.driver.host": "127.0.0.1" if is_local(master) or "127.0.0.1" in master else None,
             "spark.executor.memory": os.environ.get("RW_SPARK_EXECUTOR_MEMORY"),
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
-            "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
+            "spark.driver.extraJavaOptions": _java_options(),
+            "spark.executor.extraJavaOptions": _java_options(),
         }.items():
             if v is not None:
                 builder = builder.config(k, v)
@@ -160,6 +160,15 @@ def cancel(spark, tag: str) -> None:
             spark.sparkContext.cancelJobGroup(tag)
     except Exception:  # noqa: BLE001 - best effort: the epoch fails anyway
         pass
+
+
+def _java_options() -> str:
+    """The JVM options of Spark's driver and executors: our log4j configuration, then
+    $RW_SPARK_JAVA_OPTIONS. (A short run on a small machine spends as much CPU in the JIT's
+    optimizing compiler as in its work: the tests set `-XX:TieredStopAtLevel=1`, halving
+    Java's CPU in them; a long-running pipeline is better off with the default.)"""
+    extra = os.environ.get("RW_SPARK_JAVA_OPTIONS", "").strip()
+    return f"-Dlog4j2.configurationFile=file:{LOG4J}" + (f" {extra}" if extra else "")
 
 
 def with_task_retries(master: str) -> str:

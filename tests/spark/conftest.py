@@ -23,7 +23,9 @@ def spark_home() -> str:
 
 def _env() -> dict:
     return {**os.environ, "SPARK_HOME": spark_home(), "PYSPARK_PYTHON": sys.executable,
-            "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+            "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
+            # the master's and workers' JVMs, as the drivers' (tests/conftest.py)
+            "SPARK_DAEMON_JAVA_OPTS": os.environ.get("RW_SPARK_JAVA_OPTIONS", "")}
 
 
 def _wait_port(port: int, proc: subprocess.Popen, log: str, timeout: float = 120) -> None:
