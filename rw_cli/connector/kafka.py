@@ -4,7 +4,8 @@ Each partition of `topic` is a split; a split's offset is the Kafka offset of th
 message to read, committed with the epoch like every source's offsets, so a restart resumes
 exactly after the last committed epoch. Partitions are read by assignment with explicit
 offsets, never through a consumer group (nothing is committed to the broker). Partitions
-added later are picked up (the topic's metadata is re-read every few seconds).
+added later are picked up: the topic's metadata is re-read every few seconds, a new partition
+starts at its first message, and its offset commits with the next epoch like the others'.
 
 Options: `topic`, `properties.bootstrap.server`, `scan.startup.mode` = 'earliest' (default)
 | 'latest', `scan.startup.timestamp.millis` (the first message at or after that time),
@@ -197,11 +198,16 @@ class KafkaReader(SourceReader):
                 self._listed = now  # and ask again after the TTL rather than on every tick
         return list(self._partitions)
 
-    def start_offset(self, split: str) -> int:
+    def start_offset(self, split: str, discovered: bool = False) -> int:
         """Where a partition seen for the first time starts: its first message (earliest), its
-        end now (latest), or the first message at or after `scan.startup.timestamp.millis`."""
+        end now (latest), or the first message at or after `scan.startup.timestamp.millis`.
+        A partition added after the source started starts at its first message whatever the
+        mode (as RisingWave's new splits do): all it holds was produced after the start, and
+        its end now would skip what was produced into it before the metadata showed it."""
         p = int(split)
         lo, _hi = self.consumer.get_watermark_offsets(self._tp(p), timeout=10)
+        if discovered:
+            return max(lo, 0)
         if self.start_millis is not None:
             found = self.consumer.offsets_for_times([self._tp(p, self.start_millis)], timeout=10)[0].offset
             if found >= 0:

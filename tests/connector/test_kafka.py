@@ -9,7 +9,7 @@ import rw_cli
 from rw_cli.errors import BindError
 
 from .conftest import drain, drain_until
-from .kafka_broker import dedup, kafka_broker, new_topic, produce  # noqa: F401 - the fixture
+from .kafka_broker import dedup, kafka_broker, new_topic, produce, restartable_broker  # noqa: F401 - the fixtures
 
 
 def _with(bootstrap, topic, extra=""):
@@ -126,6 +126,52 @@ def test_restart_resumes_after_the_committed_offsets(tmp_path, kafka_broker):
         assert drain_until(s, "SELECT count(*), count(DISTINCT id) FROM tb", [(1500, 1500)]) == [(1500, 1500)]
         jobs = {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}
         assert "1500 rows read" in jobs["src"], jobs["src"]
+    finally:
+        s.close()
+
+
+def test_partitions_added_later_are_read_from_their_start(tmp_path, restartable_broker):
+    """A topic grows from 2 to 4 partitions while a 'latest' source reads it: the new
+    partitions are found (the metadata is re-read), read from their first message (not from
+    their end, which would lose what was produced before the source saw them), their offsets
+    commit with the epochs, and a restart goes on from those offsets."""
+    broker = restartable_broker
+    b = broker.bootstrap
+    topic = new_topic(b, 2)
+
+    def send(ids, partition):
+        produce(b, topic, [json.dumps({"id": i}) for i in ids], partition=partition)
+
+    send(range(0, 100), 0)  # before the source: 'latest' skips these
+    data = str(tmp_path / "data")
+    s = rw_cli.connect(data)
+    query = "SELECT p, n, t FROM m ORDER BY p"
+    try:
+        latest = _with(b, topic, ", scan.startup.mode = 'latest'")
+        s.execute(f"CREATE TABLE t (id INT) INCLUDE partition AS p {latest} FORMAT PLAIN ENCODE JSON")
+        s.execute("CREATE MATERIALIZED VIEW m AS SELECT p, count(*) AS n, sum(id) AS t FROM t GROUP BY p")
+        drain(s)
+        send(range(100, 200), 0)
+        send(range(200, 300), 1)
+        want = [("0", 100, sum(range(100, 200))), ("1", 100, sum(range(200, 300)))]
+        assert drain_until(s, query, want) == want
+        broker.add_partitions(topic, 4)
+        send(range(300, 400), 2)  # produced before the source's metadata shows partition 2
+        send(range(400, 450), 3)
+        send(range(450, 460), 0)
+        want = [("0", 110, sum(range(100, 200)) + sum(range(450, 460))), ("1", 100, sum(range(200, 300))),
+                ("2", 100, sum(range(300, 400))), ("3", 50, sum(range(400, 450)))]
+        assert drain_until(s, query, want) == want
+        jobs = {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}
+        assert "lag p0:0 p1:0 p2:0 p3:0" in jobs["t"], jobs["t"]
+    finally:
+        s.close()
+    send(range(460, 470), 3)  # while rw is down
+    s = rw_cli.connect(data)
+    try:
+        want[3] = ("3", 60, sum(range(400, 450)) + sum(range(460, 470)))
+        assert drain_until(s, query, want) == want  # nothing of p2/p3 read again, nothing lost
+        assert s.execute("SELECT count(*), count(DISTINCT id) FROM t").fetchall() == [(370, 370)]
     finally:
         s.close()
 
