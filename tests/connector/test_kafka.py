@@ -28,12 +28,20 @@ def test_json_source_aggregate_include_and_bad_messages(session, kafka_broker):
                     "FROM s GROUP BY grp")
     session.execute("CREATE MATERIALIZED VIEW meta AS SELECT count(DISTINCT p) AS parts, "
                     "count(*) FILTER (WHERE k = convert_to(id::varchar, 'UTF8')) AS keyed, "
-                    "count(_rw_kafka_offset) AS offs, min(_rw_kafka_timestamp) > '2000-01-01' AS ts FROM s")
+                    "count(DISTINCT p || ':' || _rw_kafka_offset) AS offs, "
+                    "min(_rw_kafka_timestamp) > '2000-01-01' AS ts, "
+                    "max(_rw_kafka_timestamp) < now() + interval '1 minute' AS ts2, "
+                    "sum(_rw_kafka_offset::bigint) FILTER (WHERE p = '1') AS p1, "
+                    "count(*) FILTER (WHERE p = '1') AS n1 FROM s")
     drain(session)
     want = sorted((g, sum(1 for r in rows if r["grp"] == g), sum(r["v"] for r in rows if r["grp"] == g),
                    max(r["id"] for r in rows if r["grp"] == g)) for g in ("g0", "g1", "g2", "g3"))
     assert session.execute("SELECT grp, n, sv, mx FROM m ORDER BY grp").fetchall() == want
-    assert session.execute("SELECT * FROM meta").fetchall() == [(3, 3000, 3000, True)]
+    got = session.execute("SELECT parts, keyed, offs, ts, ts2 FROM meta").fetchall()
+    assert got == [(3, 3000, 3000, True, True)]
+    # partition 1's good messages hold offsets 0 .. n1-1 (its bad ones come after them)
+    (p1, n1), = session.execute("SELECT p1, n1 FROM meta").fetchall()
+    assert n1 > 0 and p1 == n1 * (n1 - 1) // 2, (p1, n1)
     jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
     assert "3003 rows read" not in jobs["s"] and "3000 rows read" in jobs["s"], jobs["s"]
     assert "3 bad records skipped" in jobs["s"], jobs["s"]
