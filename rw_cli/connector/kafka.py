@@ -232,7 +232,7 @@ class KafkaReader(SourceReader):
         """Where a partition seen for the first time starts: its first message (earliest), its
         end now (latest), or the first message at or after `scan.startup.timestamp.millis`.
         A partition added after the source started starts at its first message whatever the
-        mode (as RisingWave's new splits do): all it holds was produced after the start, and
+        mode: all it holds was produced after the source started, and
         its end now would skip what was produced into it before the metadata showed it."""
         p = int(split)
         lo, _hi = self.consumer.get_watermark_offsets(self._tp(p), timeout=10)
