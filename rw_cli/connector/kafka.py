@@ -85,9 +85,9 @@ def _prefetch_defaults(ck) -> dict:
     `properties.*` override them). Since librdkafka 2.4 a partition whose local queue has
     reached `queued.min.messages` is not fetched again for `fetch.queue.backoff.ms` (1 s by
     default): a pipeline that takes an epoch's batch every few milliseconds empties the queue
-    long before that, and then reads nothing for most of the second (a 1,000,000-event
-    Nexmark topic read 3.5 times slower). A few milliseconds keeps the queue filled at a cost
-    of a wake-up per backoff while it is full."""
+    long before that, and then reads nothing for most of the second (Nexmark q0 over
+    1,000,000 events took 2.5 times as long). A few milliseconds keeps the queue filled at a
+    cost of a wake-up per backoff while it is full."""
     return {"fetch.queue.backoff.ms": _QUEUE_BACKOFF_MS} if ck.libversion()[1] >= 0x02040000 else {}
 
 
@@ -232,8 +232,8 @@ class KafkaReader(SourceReader):
         """Where a partition seen for the first time starts: its first message (earliest), its
         end now (latest), or the first message at or after `scan.startup.timestamp.millis`.
         A partition added after the source started starts at its first message whatever the
-        mode: all it holds was produced after the source started, and
-        its end now would skip what was produced into it before the metadata showed it."""
+        mode: all it holds was produced after the source started, and its end now would skip
+        what was produced into it before the metadata showed it."""
         p = int(split)
         lo, _hi = self.consumer.get_watermark_offsets(self._tp(p), timeout=10)
         if discovered:
