@@ -123,8 +123,8 @@ class RestartableBroker:
     again on the same port with its topics and messages, and a topic can gain partitions.
 
     Tansu 0.6 does not implement CreatePartitions (API key 37: it does not advertise it in
-    ApiVersions, and closes the connection on the request), so `add_partitions` does what
-    that request does to the broker's own record: it stops the broker, raises the topic's
+    ApiVersions, and closes the connection on the request), so `add_partitions`, when the
+    broker refuses CreatePartitions, does what that request does to the broker's own record: it stops the broker, raises the topic's
     partition count in the cluster's meta.json in S3, and starts it again. Clients see what a
     real partition increase shows them: the topic's metadata lists more partitions, the old
     ones keep their messages and offsets, and the new ones take produce and fetch requests."""
@@ -148,11 +148,21 @@ class RestartableBroker:
             self._proc = None
 
     def add_partitions(self, topic: str, count: int) -> None:
-        """Give `topic` `count` partitions in all (more than it has), the broker restarted."""
+        """Give `topic` `count` partitions in all (more than it has): by CreatePartitions where
+        the broker has it, else by its stored record, the broker restarted."""
         import json
 
         import boto3
+        from confluent_kafka import KafkaError, KafkaException
+        from confluent_kafka.admin import AdminClient, NewPartitions
 
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        try:
+            admin.create_partitions([NewPartitions(topic, count)])[topic].result(30)
+            return
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError._UNSUPPORTED_FEATURE:
+                raise
         s3 = boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1")
         key = f"clusters/{self.cluster}/meta.json"
         self.stop()
