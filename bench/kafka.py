@@ -8,7 +8,8 @@ per event type, `--partitions` each), then for each query (q0, q4, q7 by default
 `blackhole` sink over the query, as in bench/nexmark.py) creates the three sources with
 `connector = 'kafka'` in a fresh data directory and runs tick + barrier until every partition
 is read. Events/s = N / seconds (producing not counted); the epochs it took show whether
-reading waited for the broker (about N / --epoch-rows when it did not). The in-process generator's figure
+reading waited for the broker (about N / --epoch-rows when it did not, plus the empty epochs
+of the last 0.3 s, in which the sources make sure every partition is at its end). The in-process generator's figure
 for the same N and query is measured beside it (bench/nexmark.py's rw run); for q0 (append
 only) the sink's row count must agree between the two (an aggregate's count of updates
 depends on where the epochs cut the events, which differs: a Kafka epoch reads up to
