@@ -139,6 +139,59 @@ def _encode_varlen(arr: pa.Array, nulls: np.ndarray, descending: bool) -> pa.Arr
     return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(out_offs), pa.py_buffer(out.tobytes())])
 
 
+def _is_nested(t: pa.DataType) -> bool:
+    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_struct(t) or pa.types.is_map(t)
+            or (pa.types.is_fixed_size_list(t) and _encode_fixed(pa.array([], t)) is None))
+
+
+def _with_marker(arr: pa.Array) -> pa.Array:
+    """Any column's ascending memcomparable bytes (its NULL marker first), as large_binary."""
+    arr = normalize_array(arr)
+    if _is_nested(arr.type):
+        return _encode_nested(arr)
+    if _is_varlen(arr.type):
+        return _encode_varlen(arr, null_mask(arr), False)
+    return matrix_to_binary(_fixed_pk_piece(arr, False))
+
+
+_ELEMENT = pa.scalar(b"\x01", pa.large_binary())
+_END = pa.scalar(b"\x00", pa.large_binary())
+_EMPTY = pa.scalar(b"", pa.large_binary())
+
+
+def _encode_nested(arr: pa.Array) -> pa.Array:
+    """An array's or struct's memcomparable bytes, ordered as PostgreSQL orders them: a list
+    is its elements in turn, each after a 0x01 byte, then 0x00 (a prefix sorts first; a NULL
+    element, marked 0x02, after any value); a struct is its fields in turn. Each element and
+    field carries its own NULL marker and delimits itself, so the bytes compare as the
+    values do. A NULL array or struct is the NULL marker alone."""
+    t = arr.type
+    if pa.types.is_struct(t):
+        fields = [_with_marker(arr.field(i)) for i in range(t.num_fields)]
+        body = pc.binary_join_element_wise(*fields, _EMPTY) if fields else pa.array([b""] * len(arr), pa.large_binary())
+    else:
+        if pa.types.is_fixed_size_list(t):
+            k = t.list_size
+            values = arr.values.slice(arr.offset * k, len(arr) * k)
+            offsets = pa.array(np.arange(len(arr) + 1, dtype=np.int64) * k)
+        else:
+            values, offsets = arr.values, arr.offsets.cast(pa.int64())
+        pieces = pc.binary_join_element_wise(_ELEMENT, _with_marker(values), _EMPTY)
+        lists = pa.LargeListArray.from_arrays(offsets, pieces)
+        body = pc.binary_join_element_wise(pc.binary_join(lists, _EMPTY), _END, _EMPTY)
+    marked = pc.binary_join_element_wise(pa.scalar(bytes([NOT_NULL]), pa.large_binary()), body, _EMPTY)
+    if not arr.null_count:
+        return marked
+    return pc.if_else(null_mask(arr), pa.scalar(bytes([NULL]), pa.large_binary()), marked)
+
+
+def _flipped(arr: pa.Array) -> pa.Array:
+    """Every byte of a binary array inverted (a DESC key column)."""
+    offs, data = binary_parts(arr)
+    return pa.Array.from_buffers(pa.large_binary(), len(arr), [None, pa.py_buffer(offs.astype(np.int64)),
+                                                               pa.py_buffer((data ^ 0xFF).tobytes())])
+
+
 def encode_pk_array(columns: list, descending: list[bool] | None = None,
                     num_rows: int | None = None) -> pa.Array:
     """Memcomparable encoding of each row as a large_binary Arrow array."""
@@ -153,6 +206,10 @@ def encode_pk_array(columns: list, descending: list[bool] | None = None,
     for arr, desc in zip(cols, descending):
         if _is_varlen(arr.type):
             pieces.append(_encode_varlen(arr, null_mask(arr), desc))
+            continue
+        if _is_nested(arr.type):
+            nested = _encode_nested(arr)
+            pieces.append(_flipped(nested) if desc else nested)
             continue
         pieces.append(_fixed_pk_piece(arr, desc))
     # merge adjacent fixed-width matrices, then concatenate row-wise
