@@ -435,6 +435,33 @@ def _like_quantified(node: exp.Expression) -> exp.Expression | None:
                          exp.If(this=has_null, true=exp.Null())], default=default)
 
 
+def _quantified_operand(e: exp.Expression) -> exp.Expression | None:
+    """The operand of ANY / SOME / ALL (the parser reads SOME(...) and ALL(...) as calls)."""
+    if isinstance(e, (exp.Any, exp.All)):
+        return e.this
+    if isinstance(e, exp.Anonymous) and e.name.lower() in _QUANTIFIERS and len(e.expressions) == 1:
+        return e.expressions[0]
+    return None
+
+
+def _compare_quantified(node: exp.Expression) -> exp.Expression | None:
+    """`x op ANY|ALL (array)`: NULL when the array is NULL, as in PostgreSQL (DuckDB reads a
+    NULL list as an empty one: false for ANY, true for ALL); an operand that is no array is
+    PostgreSQL's error. A subquery's quantifier is DuckDB's own, which agrees."""
+    if node.meta.get("null_array_checked"):
+        return None
+    arr = _quantified_operand(node.expression)
+    while isinstance(arr, exp.Paren):
+        arr = arr.this
+    if isinstance(arr, (exp.Query, exp.Subquery)):
+        return None
+    if isinstance(arr, exp.Literal) and not arr.is_string:  # (a string may be an array's text)
+        raise BindError("op ANY/ALL (array) requires array on right side")
+    node.meta["null_array_checked"] = True
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=arr.copy(), expression=exp.Null()), true=exp.Null())],
+                    default=node.copy())
+
+
 def _default_like_escape(node: exp.Expression) -> exp.Expression | None:
     """LIKE without ESCAPE escapes with a backslash in PostgreSQL (DuckDB: no escape at all)."""
     pattern = node.expression
@@ -792,6 +819,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _first_last_aggregate(node)
     if isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
         return _like_quantified(node)
+    if isinstance(node, _COMPARISONS) and _quantified_operand(node.expression) is not None:
+        return _compare_quantified(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
         return _default_like_escape(node)
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
