@@ -97,6 +97,7 @@ def table_sql(rel) -> str:
     """The CREATE TABLE of a table that keeps no definition text, from its catalog: columns,
     the primary key (inline when it is one column), the watermark, APPEND ONLY."""
     from rw_cli.sql.rename import quote_name
+    from rw_cli.sql.unparse import format_definition
 
     visible = [c for c in rel.columns if not c.hidden]
     single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 else None
@@ -105,7 +106,9 @@ def table_sql(rel) -> str:
     if rel.user_pk and single_pk is None:
         items.append("PRIMARY KEY (" + ", ".join(quote_name(rel.columns[k].name) for k in rel.pk) + ")")
     if rel.watermark:
-        items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {rel.watermark[1]}")
+        ttl = " WITH TTL" if rel.ttl_column is not None else ""
+        expr = format_definition(rel.watermark[1])
+        items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {expr}{ttl}")
     sql = f"CREATE TABLE {quote_name(rel.name.rpartition('.')[2])} ({', '.join(items)})"
     return sql + (" APPEND ONLY" if rel.append_only else "") + connector_sql(rel.connector)
 

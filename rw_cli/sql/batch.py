@@ -473,7 +473,7 @@ def quote_unsafe(tree: exp.Expression) -> exp.Expression:
 def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
     """`tree` qualified in place, or _Unqualified (with sqlglot's message, if it gave one)."""
     try:
-        dialect = RwRowIdDialect if bound.row_id else RwDialect
+        dialect = RwRowIdDialect if bound.row_id or bound.rw_timestamp else RwDialect
         return quote_unsafe(qualify(tree, schema=mapping_schema(bound.schema, dialect), dialect=dialect,
                                     quote_identifiers=False,
                                     identify=False, validate_qualify_columns=True))

@@ -236,6 +236,22 @@ class RwDialect(RisingWave):
         STRING_PARSERS = {**RisingWave.Parser.STRING_PARSERS, TokenType.HEREDOC_STRING: lambda self, token:
                           self.expression(exp.Literal(this=token.text, is_string=True), token)}
         PRIMARY_PARSERS = {**RisingWave.Parser.PRIMARY_PARSERS, **STRING_PARSERS}
+        # `WATERMARK FOR col AS expr [WITH TTL]`: TTL marks a watermark that also cleans the
+        # table's expired rows (RisingWave's TTL tables)
+        CONSTRAINT_PARSERS = {**RisingWave.Parser.CONSTRAINT_PARSERS,
+                              "WATERMARK": lambda self: self._parse_watermark_constraint()}
+
+        def _parse_watermark_constraint(self) -> exp.WatermarkColumnConstraint:
+            this = self._match(TokenType.FOR) and self._parse_column()
+            expression = text = None
+            if self._match(TokenType.ALIAS) and self._curr is not None:
+                start = self._curr.start
+                expression = self._parse_disjunction()
+                # the expression as written: SHOW CREATE TABLE shows it so (RisingWave keeps its AST)
+                text = self.sql[start:self._prev.end + 1] if self.sql else None
+            ttl = self._match_text_seq("WITH", "TTL")
+            return self.expression(exp.WatermarkColumnConstraint(this=this, expression=expression, ttl=ttl or None,
+                                                                 text=text))
 
         def _parse_file_location(self):
             # COPY's STDIN / STDOUT are keywords, also before the options' parenthesis
@@ -590,10 +606,10 @@ def _table_clauses(text: str) -> tuple[str, dict]:
 
 
 class RwRowIdDialect(RwDialect):
-    """RwDialect for binding a query that names the hidden `_row_id` explicitly: it resolves
-    like a column, but `*` does not expand to it."""
+    """RwDialect for binding a query that names the hidden `_row_id` or `_rw_timestamp`
+    explicitly: they resolve like columns, but `*` does not expand to them."""
 
-    PSEUDOCOLUMNS = {"_ROW_ID"}
+    PSEUDOCOLUMNS = {"_ROW_ID", "_RW_TIMESTAMP"}
     EXCLUDES_PSEUDOCOLUMNS_FROM_STAR = True
 
 

@@ -715,7 +715,7 @@ class StreamPlanner:
         if isinstance(src, exp.Table):
             rel = self.catalog.must_get(src.name)
             alias = src.alias_or_name
-            node = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
+            node = StreamTableScan([c.type for c in rel.columns], rel.stream_key, relation=rel)
             scope = [(alias, c.name) for c in rel.columns]
             return self.prune(node, scope, alias)
         if isinstance(src, exp.Subquery) and isinstance(src.this, (exp.Select, exp.Union, exp.Except, exp.Intersect)):
@@ -741,7 +741,7 @@ class StreamPlanner:
         numbered by a hidden row id, the stream key."""
         rel = self.catalog.must_get(changelog_of(src.name))
         alias = src.alias_or_name
-        scan = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
+        scan = StreamTableScan([c.type for c in rel.columns], rel.stream_key, relation=rel)
         width = len(rel.columns)
         node = StreamChangelog(scan.types + [DataType("smallint"), DataType("bigint")], [width + 1], [scan])
         scope = [(alias, c.name) for c in rel.columns] + [(alias, "changelog_op"), (alias, "_changelog_row_id")]
