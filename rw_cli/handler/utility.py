@@ -26,7 +26,7 @@ def handle_set(session, tree: exp.Set) -> Result:
         text = value.name if isinstance(value, (exp.Literal, exp.Column, exp.Identifier, exp.Var)) else value.sql()
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
-        if isinstance(value, exp.Var) and text.lower() == "default":
+        if isinstance(value, exp.Var) and text.lower() == "default" and not value.meta.get("quoted"):
             session.settings.reset(name)
             continue
         if name in ("session_authorization", "role") and not isinstance(value, exp.Var):
