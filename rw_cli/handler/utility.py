@@ -59,10 +59,10 @@ def _time_zone_text(value: exp.Expression, text: str) -> str:
 
 
 def _show_create(session, kind: str, name: str) -> Result:
-    from rw_cli.meta.catalog import INDEX, SINK, SOURCE, VIEW
+    from rw_cli.meta.catalog import INDEX, SINK, SOURCE, SUBSCRIPTION, VIEW
 
     want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
-            "SINK": SINK, "SOURCE": SOURCE}[kind]
+            "SINK": SINK, "SOURCE": SOURCE, "SUBSCRIPTION": SUBSCRIPTION}[kind]
     schema, _, bare = name.rpartition(".")
     rel = session.catalog.get(session.catalog.qualified(bare, schema or None))
     if rel is None or rel.kind != want:
@@ -133,7 +133,7 @@ def handle_show(session, tree) -> Result:
     what = tree.this
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
-    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)
+    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE|SUBSCRIPTION) (\S+)", what)
     if m:
         return _show_create(session, m.group(1), m.group(2).lower().strip('"'))
     if what == "PARAMETERS":

@@ -137,7 +137,8 @@ _ALTER_MV_AS = re.compile(rf"^\s*alter\s+materialized\s+view\s+({_NAME})\s+as\s+
                           re.IGNORECASE | re.DOTALL)
 
 
-_RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
+_RENAME = re.compile(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source|subscription)\s+"
+                     r"(if\s+exists\s+)?"
                      r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
