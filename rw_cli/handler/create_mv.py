@@ -15,6 +15,7 @@ from sqlglot import exp
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
+from rw_cli.sql.dialect import changelog_display
 
 
 def mv_target(tree: exp.Create, catalog) -> tuple[str, list[str] | None]:
@@ -164,7 +165,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         session.barrier()  # the snapshot below must be what upstream has emitted so far
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
-                          definition=sql, dependencies=_dependencies(session, tree, upstreams),
+                          definition=changelog_display(sql), dependencies=_dependencies(session, tree, upstreams),
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
                           resource_group=_resource_group(options.get("resource_group")),

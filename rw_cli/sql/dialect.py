@@ -506,6 +506,17 @@ CHANGELOG_PREFIX = "__rw_changelog__"
 _CHANGELOG = re.compile(r'\bas\s+changelog\s+from\s+("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
 
 
+def changelog_clauses(text: str) -> list[tuple[int, int, int, int, str]]:
+    """Each `AS CHANGELOG FROM rel` of `text`: the clause's span, its relation name's span,
+    and the name as it binds (what renames and RisingWave's display of the clause need)."""
+    return [(m.start(), m.end(), m.start(1), m.end(1), _fold_name(m.group(1))) for m in _CHANGELOG.finditer(text)]
+
+
+def changelog_display(text: str) -> str:
+    """`text` with each change log clause as RisingWave displays it: `AS changelog from rel`."""
+    return _CHANGELOG.sub(lambda m: f"AS changelog from {m.group(1)}", text)
+
+
 def _changelog_ctes(text: str) -> str:
     def repl(m: re.Match) -> str:
         return f'AS (SELECT * FROM "{CHANGELOG_PREFIX}{_fold_name(m.group(1))}")'
