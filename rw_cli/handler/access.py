@@ -362,6 +362,10 @@ def _alter_system(session, spec: dict) -> Result:
     if name in system_params.PARAMS:
         if not system_params.PARAMS[name][1]:
             raise CatalogError(f'system parameter "{name}" cannot be changed while running')
+        if name == "time_travel_retention_ms" and value is not None:
+            from rw_cli.handler.time_travel import check_retention
+
+            check_retention(value)
     elif is_parameter(name):
         name = canonical(name)
         if value is not None:
