@@ -37,7 +37,9 @@ def plan(session, tree: exp.Create, existing: bool = False):
     query = tree.expression
     if query is None:
         raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
-    root, upstreams = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(query, name, aliases)
+    planner = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join)
+    planner.eowc = bool(tree.args.get("emit_on_window_close"))
+    root, upstreams = planner.plan_mv(query, name, aliases)
     if tree.args.get("emit_on_window_close"):
         root = emit_on_window_close(session, query, root)
     return root, upstreams
