@@ -185,7 +185,43 @@ def _dependencies(session, tree: exp.Create, upstreams) -> list[int]:
 
     ids = [u.id for u in upstreams]
     named = referenced_relations(tree.expression, session.catalog) if tree.expression is not None else []
-    return ids + [r.id for r in named if r.id not in ids]
+    ids += [r.id for r in named if r.id not in ids]
+    if tree.expression is not None and str(session.settings.get("streaming_enable_delta_join")).lower() == "true":
+        ids += [i for i in delta_join_indexes(tree.expression, session.catalog) if i not in ids]
+    return ids
+
+
+def delta_join_indexes(query: exp.Expression, catalog) -> list[int]:
+    """With streaming_enable_delta_join, RisingWave joins two tables through their indexes
+    (an arrangement led by the join key on each side) and the view depends on those indexes:
+    dropping one is refused while it stands. The ids of the indexes an equi-join of two
+    tables would use, when both sides have one."""
+    from rw_cli.meta.catalog import INDEX, TABLE
+
+    tables = {}
+    for t in query.find_all(exp.Table):
+        rel = catalog.get(catalog.qualified(t.name, t.text("db"))) if isinstance(t.this, exp.Identifier) else None
+        if rel is not None and rel.kind == TABLE:
+            tables[t.alias_or_name] = rel
+
+    def index_on(col: exp.Column) -> int | None:
+        rel = tables.get(col.table) if col.table else None
+        if rel is None:
+            return None
+        for idx in catalog.in_creation_order():
+            if idx.kind == INDEX and rel.id in idx.dependencies and idx.pk and idx.columns[idx.pk[0]].name == col.name:
+                return idx.id
+        return None
+
+    out: list[int] = []
+    for join in query.find_all(exp.Join):
+        on = join.args.get("on")
+        for eq in (on.find_all(exp.EQ) if on is not None else []):
+            if isinstance(eq.this, exp.Column) and isinstance(eq.expression, exp.Column):
+                pair = (index_on(eq.this), index_on(eq.expression))
+                if None not in pair:
+                    out += [i for i in pair if i not in out]
+    return out
 
 
 def _resource_group(value: str | None) -> str:
