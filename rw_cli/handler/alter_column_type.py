@@ -44,19 +44,34 @@ def handle(session, tree: exp.Alter, action: exp.AlterColumn) -> Result:
     check_compatible(old, new)
     if idx in rel.pk or rel.connector or rel.columns[idx].generated:
         raise NotSupported("ALTER COLUMN TYPE of a key, generated or connector column")
-    _check_downstream(session, rel, idx, new)
+    def change() -> None:
+        rel.columns[idx].type = new
+
+    def undo() -> None:
+        rel.columns[idx].type = old
+
+    check_downstream(session, rel, change, undo)
+
+    def rewrite(rows: pa.Table) -> pa.Table:
+        change()
+        return rows.set_column(idx, rows.schema.field(idx).name,
+                               evolve(rows.column(idx).combine_chunks(), old, new))
+    rewrite_table(session, rel, rewrite)
+    return Result("ALTER_TABLE")
+
+
+def rewrite_table(session, rel, rewrite) -> None:
+    """Change a table's layout: its committed rows are read, `rewrite` changes the catalog
+    and returns the rows in the new layout; every job is rebuilt from the catalog (as on a
+    restart) and the rows are written back, durable with the catalog."""
     session.barrier()  # the rows to rewrite are committed
-    live = session.runtime.live_table(rel.id)
-    rows = live.scan()
-    rows = rows.set_column(idx, rows.schema.field(idx).name, evolve(rows.column(idx).combine_chunks(), old, new))
-    rel.columns[idx].type = new
-    session.recover()  # every job rebuilt from the catalog, reading the column's new type
+    rows = rewrite(session.runtime.live_table(rel.id).scan())
+    session.recover()  # every job rebuilt from the catalog, reading the new layout
     table = session.runtime.live_table(rel.id)
     if rows.num_rows:
         batch = pa.Table.from_arrays(rows.columns, schema=table.schema).combine_chunks().to_batches()[0]
         table.write_chunk(batch, np.zeros(rows.num_rows, dtype=np.int8))
     session.barrier()  # the catalog and the rewritten rows are durable together
-    return Result("ALTER_TABLE")
 
 
 def _name(table: exp.Table) -> str:
@@ -123,22 +138,20 @@ def evolve(array: pa.Array, old: DataType, new: DataType) -> pa.Array:
     return array.cast(new.arrow())
 
 
-def _check_downstream(session, rel, idx: int, new: DataType) -> None:
-    """Every job downstream of the table must still plan, with its columns' types unchanged."""
+def check_downstream(session, rel, change, undo) -> None:
+    """Every job downstream of the table must still plan after `change` (undone after), with
+    its columns' types unchanged: a job whose own columns would change is in the way."""
     from rw_cli.handler.replan import job_plan
 
-    old = rel.columns[idx].type
     dependents = [r for r in session.catalog.in_creation_order() if rel.id in r.dependencies]
     if not dependents:
         return
-    rel.columns[idx].type = new
+    change()
     try:
         for dep in dependents:
-            plan = job_plan(session, dep)
-            root = plan.root
-            if root is not None and getattr(root, "types", None) is not None and \
-                    [t for t in root.types][:len(dep.columns)] != [c.type for c in dep.columns]:
-                raise NotSupported(f'ALTER COLUMN TYPE: the columns of "{dep.name}", which reads "{rel.name}", '
-                                   "would change type", hint="drop it first, alter the column, then create it again")
+            root = job_plan(session, dep).root
+            if root is not None and list(root.types) != [c.type for c in dep.columns]:
+                raise NotSupported(f'ALTER TABLE: the columns of "{dep.name}", which reads "{rel.name}", '
+                                   "would change", hint="drop it first, alter the table, then create it again")
     finally:
-        rel.columns[idx].type = old
+        undo()
