@@ -92,6 +92,12 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
 
         utility.check_not_in_transaction(session, "ALTER TABLE")
         return alter_add_column.handle(session, tree, actions[0])
+    if len(actions) == 1 and isinstance(actions[0], exp.Drop) and (actions[0].args.get("kind") or "").upper() == "COLUMN" \
+            and (tree.args.get("kind") or "").upper() == "TABLE":
+        from rw_cli.handler import alter_drop_column
+
+        utility.check_not_in_transaction(session, "ALTER TABLE")
+        return alter_drop_column.handle(session, tree, actions[0])
     return _dispatch_rest(session, tree, sql)
 
 
