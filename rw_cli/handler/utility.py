@@ -78,7 +78,7 @@ def _show_create(session, kind: str, name: str) -> Result:
 
 # RisingWave's spelling of a type in the CREATE TABLE it shows (its purified definition)
 _TYPE_WORDS = {"integer": "INT", "double precision": "DOUBLE", "time without time zone": "TIME",
-               "timestamp without time zone": "TIMESTAMP"}
+               "timestamp without time zone": "TIMESTAMP", "rw_int256": "rw_int256"}
 
 
 def type_sql(t) -> str:
@@ -90,6 +90,8 @@ def type_sql(t) -> str:
         return type_sql(t.inner[0]) + "[]"
     if t.is_struct:
         return "STRUCT<" + ", ".join(f"{quote_name(n)} {type_sql(f)}" for n, f in zip(t.field_names, t.inner)) + ">"
+    if t.is_map:
+        return f"MAP({type_sql(t.inner[0])},{type_sql(t.inner[1])})"
     return _TYPE_WORDS.get(t.name, t.name.upper())
 
 
