@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Iterator
 
 from rw_cli.errors import EpochFailed, InternalError, ReadOnlyError, RwError, SqlSyntaxError, StorageError
-from rw_cli.meta.catalog import TABLE, VIEW, Catalog
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, TABLE, VIEW, Catalog
 from rw_cli.common import startup_gc
 from rw_cli.common.epoch import EPOCH_SHIFT, EpochPair, next_epoch, physical_now
 from rw_cli.common.row_id import RowIdGenerator
@@ -63,6 +63,7 @@ class Session:
             self.store = self._open_store(read_only)
             self._load_committed()
             self._runtime = None
+            self._retained_for: bytes | None = None  # the catalog compaction's retention follows
             self.settings = self.new_settings()
             self.dirty = False
             self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
@@ -220,6 +221,8 @@ class Session:
                 self._roll_back()
                 raise
             catalog = self.catalog.to_bytes()
+            if catalog != self._retained_for:
+                self._retain_time_travel(catalog)
             wait = wait or self.implicit_flush or catalog != self.store.requested_extra
             self.store.commit_epoch(pair.prev, catalog, wait=False)
             self.runtime.committed(pair.prev)
@@ -227,6 +230,18 @@ class Session:
             self.dirty = False
             self.store.wait_for_commits(0 if wait else self.MAX_EPOCHS_IN_FLIGHT)
             self._deliver_committed()
+
+    def _retain_time_travel(self, catalog: bytes) -> None:
+        """Tell compaction which tables time travel reads (tables, MVs, indexes) and for how
+        long (time_travel_retention_ms), after each change of the catalog."""
+        from rw_cli.meta import system_params
+
+        retain = getattr(self.store, "retain_versions", None)
+        if retain is not None:
+            ids = frozenset(r.id for r in self.catalog.in_creation_order()
+                            if r.kind in (TABLE, MATERIALIZED_VIEW, INDEX))
+            retain(ids, int(system_params.value(self.catalog.system_params, "time_travel_retention_ms")))
+        self._retained_for = catalog
 
     def roll_back_uncommitted(self) -> None:
         """Forget the writes of the current epoch (a statement cancelled mid-way: its writes
@@ -298,6 +313,7 @@ class Session:
                                     "rw goes on from the last committed epoch by itself") from None
         self.store.close()
         self.store = store
+        self._retained_for = None  # the new store learns the retention at the next barrier
         self._load_committed()
         self.dirty = False
 

@@ -291,9 +291,11 @@ MACROS = [
     "greatest(CAST(ln AS BIGINT) + least(CAST(st AS BIGINT), 1) - 1, 0)) END)",
     "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (CASE WHEN st IS NULL THEN NULL "
     "ELSE substring(s, greatest(st, 1)) END)",
-    "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE json_type(j::JSON) WHEN 'OBJECT' THEN 'object' "
+    # a SQL NULL (not JSON null) has no JSON type: NULL
+    "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE WHEN j IS NULL THEN NULL ELSE CASE json_type(j::JSON) "
+    "WHEN 'OBJECT' THEN 'object' "
     "WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean' "
-    "WHEN 'NULL' THEN 'null' ELSE 'number' END)",
+    "WHEN 'NULL' THEN 'null' ELSE 'number' END END)",
     # PostgreSQL's millennia start at years 1, 1001, 2001 (DuckDB's at 0, 1000, 2000)
     "CREATE OR REPLACE MACRO pg_date_trunc(u, t) AS (CASE WHEN lower(u) IN ('millennium', 'millennia') "
     "THEN date_trunc('year', t) - to_years(CAST(year(t) - ((year(t) - 1) // 1000 * 1000 + 1) AS INTEGER)) "

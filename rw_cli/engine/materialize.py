@@ -34,12 +34,24 @@ class MaterializeExecutor(Executor):
         self.table = state_table
         self.conflict = conflict  # None: no conflicts possible (MVs, tables with a _row_id)
         self.version_columns = list(version_columns or [])
+        # a TTL table's watermark tracker (rw_cli.engine.watermark), set by its job: a stored
+        # row it says has expired counts as absent, a change of an expired row is not
+        # forwarded, and a write moving a row's TTL column is a delete and an insert (that
+        # column is in the stream key downstream)
+        self.ttl = None
         if conflict and hasattr(state_table, "enable_cache"):
             # an insert looks its key up: the cache's filter of every key written knows a new
             # key is absent without a store read (RisingWave's materialize cache)
             state_table.enable_cache(CONFLICT_CACHE_BYTES)
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
+        out = self._apply(chunk)
+        if self.ttl is not None:  # a TTL table forwards no change of an expired row
+            out = [c for c in (c.filter(~self.ttl.expired(c.data)) for c in out) if len(c)]
+        return out
+
+    def _apply(self, chunk: StreamChunk) -> list[StreamChunk]:
+        """Write the chunk (conflicts resolved); the changes it made."""
         if len(chunk) == 0:
             return []
         chunk = self.conform(chunk)
@@ -112,6 +124,8 @@ class MaterializeExecutor(Executor):
             return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))
         old = pa.Table.from_batches([old]) if isinstance(old, pa.RecordBatch) else old
         old = old.rename_columns(data.column_names).cast(data.schema)
+        if self.ttl is not None:
+            found = found & ~self.ttl.expired(old)
         if self.version_columns:
             wins = ~found | self._newer_or_equal(old, data)
             if not wins.all():
@@ -126,9 +140,20 @@ class MaterializeExecutor(Executor):
         idx_old = np.where(found)[0]
         rows = pa.concat_tables([old.take(pa.array(idx_old)), data])
         order = np.concatenate([idx_old * 2, np.arange(data.num_rows) * 2 + 1])
-        ops = np.concatenate([np.full(len(idx_old), UPDATE_DELETE), np.where(found, UPDATE_INSERT, INSERT)])
+        moved = self._ttl_moved(old, data) & found
+        ops = np.concatenate([np.where(moved[idx_old], DELETE, UPDATE_DELETE),
+                              np.where(found & ~moved, UPDATE_INSERT, INSERT)])
         perm = np.argsort(order, kind="stable")
         return StreamChunk(rows.take(pa.array(perm)), ops[perm].astype(np.int8))
+
+    def _ttl_moved(self, old: pa.Table, new: pa.Table) -> np.ndarray:
+        """Per row: does the write change a TTL table's watermark column?"""
+        if self.ttl is None:
+            return np.zeros(new.num_rows, dtype=bool)
+        o, w = old.column(self.ttl.ttl_column), new.column(self.ttl.ttl_column)
+        same = pc.fill_null(pc.equal(o, w), False).to_numpy(zero_copy_only=False)
+        both_null = (o.is_null().to_numpy(zero_copy_only=False) & w.is_null().to_numpy(zero_copy_only=False))
+        return ~(same | both_null)
 
     def _newer_or_equal(self, old: pa.Table, new: pa.Table) -> np.ndarray:
         """Per row: are the new row's version columns, compared in order with NULL lowest,

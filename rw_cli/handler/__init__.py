@@ -80,6 +80,24 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         return access.handle(session, tree)
     if isinstance(tree, exp.Create):
         return _create_with_defaults(session, tree, sql)
+    actions = tree.args.get("actions") or [] if isinstance(tree, exp.Alter) else []
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterColumn) and actions[0].args.get("dtype") is not None \
+            and (tree.args.get("kind") or "").upper() == "TABLE":
+        from rw_cli.handler import alter_column_type
+
+        utility.check_not_in_transaction(session, "ALTER TABLE")
+        return alter_column_type.handle(session, tree, actions[0])
+    if len(actions) == 1 and isinstance(actions[0], exp.ColumnDef) and (tree.args.get("kind") or "").upper() == "TABLE":
+        from rw_cli.handler import alter_add_column
+
+        utility.check_not_in_transaction(session, "ALTER TABLE")
+        return alter_add_column.handle(session, tree, actions[0])
+    if len(actions) == 1 and isinstance(actions[0], exp.Drop) and (actions[0].args.get("kind") or "").upper() == "COLUMN" \
+            and (tree.args.get("kind") or "").upper() == "TABLE":
+        from rw_cli.handler import alter_drop_column
+
+        utility.check_not_in_transaction(session, "ALTER TABLE")
+        return alter_drop_column.handle(session, tree, actions[0])
     return _dispatch_rest(session, tree, sql)
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from rw_cli.errors import CatalogError, NotSupported, SqlSyntaxError
 from rw_cli.meta.access import ACTIONS, DEFAULT_DATABASE
-from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, RelationCatalog
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
 from rw_cli.handler.authz import current_user
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
 
 _RELATION_KINDS = {"table": TABLE, "materialized view": MATERIALIZED_VIEW, "view": VIEW, "index": INDEX,
-                   "sink": SINK, "source": SOURCE}
+                   "sink": SINK, "source": SOURCE, "subscription": SUBSCRIPTION}
 
 
 def handle(session, tree: Admin) -> Result:
@@ -362,6 +362,10 @@ def _alter_system(session, spec: dict) -> Result:
     if name in system_params.PARAMS:
         if not system_params.PARAMS[name][1]:
             raise CatalogError(f'system parameter "{name}" cannot be changed while running')
+        if name == "time_travel_retention_ms" and value is not None:
+            from rw_cli.handler.time_travel import check_retention
+
+            check_retention(value)
     elif is_parameter(name):
         name = canonical(name)
         if value is not None:

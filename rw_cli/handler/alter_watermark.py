@@ -28,7 +28,8 @@ def handle(session, spec: dict) -> Result:
         raise BindError("ALTER WATERMARK does not support toggling WITH TTL",
                         hint="the watermark keeps whether it cleans state; recreate the table to change that")
     try:
-        text = sqlglot.parse_one(spec["expr"], read="postgres").sql(dialect="postgres")
+        sqlglot.parse_one(spec["expr"], read="postgres")
+        text = spec["expr"]  # kept as written, as CREATE TABLE keeps it
     except sqlglot.errors.ParseError:
         raise BindError(f'syntax error in the watermark expression "{spec["expr"]}"') from None
     new = [column, text, *rel.watermark[2:]]

@@ -16,6 +16,7 @@ from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
+from rw_cli.sql.dialect import changelog_display
 
 
 def mv_target(tree: exp.Create, catalog) -> tuple[str, list[str] | None]:
@@ -37,7 +38,9 @@ def plan(session, tree: exp.Create, existing: bool = False):
     query = tree.expression
     if query is None:
         raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
-    root, upstreams = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(query, name, aliases)
+    planner = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join)
+    planner.eowc = bool(tree.args.get("emit_on_window_close"))
+    root, upstreams = planner.plan_mv(query, name, aliases)
     if tree.args.get("emit_on_window_close"):
         root = emit_on_window_close(session, query, root)
     return root, upstreams
@@ -165,7 +168,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         session.barrier()  # the snapshot below must be what upstream has emitted so far
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
-                          definition=sql, dependencies=_dependencies(session, tree, upstreams),
+                          definition=changelog_display(sql), dependencies=_dependencies(session, tree, upstreams),
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
                           resource_group=_resource_group(options.get("resource_group")),
@@ -183,7 +186,43 @@ def _dependencies(session, tree: exp.Create, upstreams) -> list[int]:
 
     ids = [u.id for u in upstreams]
     named = referenced_relations(tree.expression, session.catalog) if tree.expression is not None else []
-    return ids + [r.id for r in named if r.id not in ids]
+    ids += [r.id for r in named if r.id not in ids]
+    if tree.expression is not None and str(session.settings.get("streaming_enable_delta_join")).lower() == "true":
+        ids += [i for i in delta_join_indexes(tree.expression, session.catalog) if i not in ids]
+    return ids
+
+
+def delta_join_indexes(query: exp.Expression, catalog) -> list[int]:
+    """With streaming_enable_delta_join, RisingWave joins two tables through their indexes
+    (an arrangement led by the join key on each side) and the view depends on those indexes:
+    dropping one is refused while it stands. The ids of the indexes an equi-join of two
+    tables would use, when both sides have one."""
+    from rw_cli.meta.catalog import INDEX, TABLE
+
+    tables = {}
+    for t in query.find_all(exp.Table):
+        rel = catalog.get(catalog.qualified(t.name, t.text("db"))) if isinstance(t.this, exp.Identifier) else None
+        if rel is not None and rel.kind == TABLE:
+            tables[t.alias_or_name] = rel
+
+    def index_on(col: exp.Column) -> int | None:
+        rel = tables.get(col.table) if col.table else None
+        if rel is None:
+            return None
+        for idx in catalog.in_creation_order():
+            if idx.kind == INDEX and rel.id in idx.dependencies and idx.pk and idx.columns[idx.pk[0]].name == col.name:
+                return idx.id
+        return None
+
+    out: list[int] = []
+    for join in query.find_all(exp.Join):
+        on = join.args.get("on")
+        for eq in (on.find_all(exp.EQ) if on is not None else []):
+            if isinstance(eq.this, exp.Column) and isinstance(eq.expression, exp.Column):
+                pair = (index_on(eq.this), index_on(eq.expression))
+                if None not in pair:
+                    out += [i for i in pair if i not in out]
+    return out
 
 
 def _resource_group(value: str | None) -> str:

@@ -85,7 +85,9 @@ def handle(session, tree: exp.Create) -> Result:
                 elif isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null"):
                     columns[-1].not_null = True
         elif isinstance(item, exp.WatermarkColumnConstraint):
-            watermark = [item.this.name, item.expression.sql(dialect="postgres")]
+            watermark = [item.this.name, item.args.get("text") or item.expression.sql(dialect="postgres")]
+            if item.args.get("ttl"):
+                watermark.append(True)
         elif isinstance(item, exp.PrimaryKey):
             if pk_names:
                 raise BindError("multiple primary keys for table are not allowed")
@@ -105,7 +107,7 @@ def handle(session, tree: exp.Create) -> Result:
         pk = [len(columns) - 1]
     append_only = bool(tree.args.get("append_only"))
     if watermark is not None:
-        if not append_only:
+        if not append_only and len(watermark) < 3:  # a TTL watermark's table may change its rows
             raise BindError("Defining watermarks on table requires the table to be append only.")
         if watermark[0] not in names:
             raise BindError(f'column "{watermark[0]}" named in WATERMARK FOR does not exist')

@@ -44,6 +44,12 @@ def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
         element = f"__e{depth}"
         return f"list_transform({col}, lambda {element}: " \
                f"{_cast_sql(element, source.value_type, target.inner[0], depth + 1)})"
+    if target.is_map and not target.is_list and pa.types.is_map(source) and _has_struct(source.item_type):
+        entry = f"__m{depth}"  # each entry's value cast as above (a row in it by position)
+        value = _cast_sql(f"{entry}.value", source.item_type, target.inner[1], depth + 1)
+        return (f"CASE WHEN {col} IS NULL THEN NULL ELSE map_from_entries(list_transform(map_entries({col}), "
+                f"lambda {entry}: struct_pack(key := CAST({entry}.key AS {target.inner[0].duckdb()}), "
+                f"value := {value}))) END")
     if target.name == "numeric" and target.scale is None:
         if pa.types.is_string(source) or pa.types.is_large_string(source):
             return f"pg_numeric_in({col})"
@@ -60,6 +66,17 @@ def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
     if target.name == "jsonb" and (pa.types.is_string(source) or pa.types.is_large_string(source)):
         return f"CAST(pg_jsonb_in({col}) AS JSON)"  # checked, keys in jsonb's order
     return f"CAST({col} AS {target.duckdb()})"
+
+
+def _has_struct(t: pa.DataType) -> bool:
+    """Whether an Arrow type has a struct in it (at any depth of lists and maps)."""
+    if pa.types.is_struct(t):
+        return True
+    if pa.types.is_map(t):
+        return _has_struct(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_struct(t.value_type)
+    return False
 
 
 def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa.Array]:

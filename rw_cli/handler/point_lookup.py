@@ -48,6 +48,8 @@ def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
     from_ = tree.args.get("from_") or tree.args.get("from")
     if from_ is None or tree.args.get("joins") or tree.args.get("with") or tree.args.get("laterals"):
         return None
+    if isinstance(from_.this, exp.Table) and from_.this.args.get("version") is not None:
+        return None  # a time travel reads an older version
     src = from_.this
     if not isinstance(src, exp.Table) or not isinstance(src.this, exp.Identifier):
         return None

@@ -50,6 +50,16 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=Non
     return pk_order(rows, rel)
 
 
+def snapshot_at(session, rel: RelationCatalog, epoch: int, write_times: bool = False) -> pa.Table:
+    """A relation's rows (all columns, named) as committed at `epoch` (time travel)."""
+    from rw_cli.stream.builder import relation_state_table
+
+    table = relation_state_table(session.store, rel)
+    if write_times:
+        return _with_write_times(table, epoch, rel)
+    return pk_order(table.scan(epoch=epoch), rel)
+
+
 def _with_write_times(table, epoch: int, rel: RelationCatalog) -> pa.Table:
     batches, times = [], []
     for batch, epochs in table.iter_batches_with_epochs(epoch=epoch):
@@ -111,6 +121,13 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
         for reg, rel in bound.relations.items():
             if overrides and rel.id in overrides:
                 tables[reg] = _columns(overrides[rel.id], rel, hidden, bound.row_id, bound.rw_timestamp)
+                continue
+            if reg in bound.as_of:  # FOR SYSTEM_TIME AS OF: the relation as of then, never cached
+                from rw_cli.handler.time_travel import as_of_epoch
+
+                epoch = as_of_epoch(session, bound.as_of[reg], rel, run_query)
+                tables[reg] = _columns(snapshot_at(session, rel, epoch, bound.rw_timestamp), rel, hidden,
+                                       bound.row_id, bound.rw_timestamp)
                 continue
             key = _snapshot_key(session, rel, hidden, bound.row_id, bound.rw_timestamp) if cache is not None else None
             data = cache.get(key) if cache is not None else None

@@ -1,4 +1,4 @@
-"""ALTER TABLE | MATERIALIZED VIEW | VIEW | INDEX | SINK | SOURCE name RENAME TO new, and
+"""ALTER TABLE | MATERIALIZED VIEW | VIEW | INDEX | SINK | SOURCE | SUBSCRIPTION name RENAME TO new, and
 ALTER ... a SWAP WITH b (two relations of one kind trade names).
 
 A relation keeps its id, its state and its running job; only names change. Every stored
@@ -10,12 +10,12 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rw_cli.errors import CatalogError
-from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, RelationCatalog
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.dialect import RenameRelation
 
 _KINDS = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
-          "SINK": SINK, "SOURCE": SOURCE}
+          "SINK": SINK, "SOURCE": SOURCE, "SUBSCRIPTION": SUBSCRIPTION}
 
 
 def handle(session, tree: RenameRelation) -> Result:

@@ -26,7 +26,7 @@ def handle_set(session, tree: exp.Set) -> Result:
         text = value.name if isinstance(value, (exp.Literal, exp.Column, exp.Identifier, exp.Var)) else value.sql()
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
-        if isinstance(value, exp.Var) and text.lower() == "default":
+        if isinstance(value, exp.Var) and text.lower() == "default" and not value.meta.get("quoted"):
             session.settings.reset(name)
             continue
         if name in ("session_authorization", "role") and not isinstance(value, exp.Var):
@@ -59,10 +59,10 @@ def _time_zone_text(value: exp.Expression, text: str) -> str:
 
 
 def _show_create(session, kind: str, name: str) -> Result:
-    from rw_cli.meta.catalog import INDEX, SINK, SOURCE, VIEW
+    from rw_cli.meta.catalog import INDEX, SINK, SOURCE, SUBSCRIPTION, VIEW
 
     want = {"TABLE": TABLE, "MATERIALIZED VIEW": MATERIALIZED_VIEW, "VIEW": VIEW, "INDEX": INDEX,
-            "SINK": SINK, "SOURCE": SOURCE}[kind]
+            "SINK": SINK, "SOURCE": SOURCE, "SUBSCRIPTION": SUBSCRIPTION}[kind]
     schema, _, bare = name.rpartition(".")
     rel = session.catalog.get(session.catalog.qualified(bare, schema or None))
     if rel is None or rel.kind != want:
@@ -78,7 +78,7 @@ def _show_create(session, kind: str, name: str) -> Result:
 
 # RisingWave's spelling of a type in the CREATE TABLE it shows (its purified definition)
 _TYPE_WORDS = {"integer": "INT", "double precision": "DOUBLE", "time without time zone": "TIME",
-               "timestamp without time zone": "TIMESTAMP"}
+               "timestamp without time zone": "TIMESTAMP", "rw_int256": "rw_int256"}
 
 
 def type_sql(t) -> str:
@@ -90,6 +90,8 @@ def type_sql(t) -> str:
         return type_sql(t.inner[0]) + "[]"
     if t.is_struct:
         return "STRUCT<" + ", ".join(f"{quote_name(n)} {type_sql(f)}" for n, f in zip(t.field_names, t.inner)) + ">"
+    if t.is_map:
+        return f"MAP({type_sql(t.inner[0])},{type_sql(t.inner[1])})"
     return _TYPE_WORDS.get(t.name, t.name.upper())
 
 
@@ -97,6 +99,7 @@ def table_sql(rel) -> str:
     """The CREATE TABLE of a table that keeps no definition text, from its catalog: columns,
     the primary key (inline when it is one column), the watermark, APPEND ONLY."""
     from rw_cli.sql.rename import quote_name
+    from rw_cli.sql.unparse import format_definition
 
     visible = [c for c in rel.columns if not c.hidden]
     single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 else None
@@ -105,7 +108,9 @@ def table_sql(rel) -> str:
     if rel.user_pk and single_pk is None:
         items.append("PRIMARY KEY (" + ", ".join(quote_name(rel.columns[k].name) for k in rel.pk) + ")")
     if rel.watermark:
-        items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {rel.watermark[1]}")
+        ttl = " WITH TTL" if rel.ttl_column is not None else ""
+        expr = format_definition(rel.watermark[1])
+        items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {expr}{ttl}")
     sql = f"CREATE TABLE {quote_name(rel.name.rpartition('.')[2])} ({', '.join(items)})"
     return sql + (" APPEND ONLY" if rel.append_only else "") + connector_sql(rel.connector)
 
@@ -130,7 +135,7 @@ def handle_show(session, tree) -> Result:
     what = tree.this
     if what == "COLUMNS":
         return describe(session, tree.args["target"], with_keys=False)
-    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE) (\S+)", what)
+    m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE|SUBSCRIPTION) (\S+)", what)
     if m:
         return _show_create(session, m.group(1), m.group(2).lower().strip('"'))
     if what == "PARAMETERS":

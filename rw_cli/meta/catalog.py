@@ -62,7 +62,9 @@ class RelationCatalog:
     # `bounded(N)`, `ratio(x)` or a fixed `N`; "" for streaming jobs created before it was recorded
     parallelism_config: str = ""
     on_conflict: str = "overwrite"  # tables with a pk: overwrite | do nothing | do update [full|if not null]
-    watermark: list | None = None  # [column, expression]: WATERMARK FOR column AS expression
+    # [column, expression] or [column, expression, True]: WATERMARK FOR column AS expression
+    # [WITH TTL] (TTL: the rows whose column falls below the watermark expire)
+    watermark: list | None = None
     # ON CONFLICT ... WITH VERSION COLUMN (...): positions of the columns deciding which write wins
     version_columns: list[int] = field(default_factory=list)
     # CREATE SINK ... INTO table: the table's id (its changes enter that table as its DML does)
@@ -88,6 +90,21 @@ class RelationCatalog:
     @property
     def visible_columns(self) -> list[ColumnCatalog]:
         return [c for c in self.columns if not c.hidden]
+
+    @property
+    def ttl_column(self) -> int | None:
+        """The position of the column of a `WITH TTL` watermark (rows below it expire), or None."""
+        if self.watermark and len(self.watermark) > 2 and self.watermark[2]:
+            return self.column_index(self.watermark[0])
+        return None
+
+    @property
+    def stream_key(self) -> list[int]:
+        """The key of the changes the relation emits: its pk, and a TTL watermark's column
+        (as RisingWave: a row whose time changes is deleted and inserted anew, so an expired
+        row and its key's newer row are distinct rows downstream)."""
+        ttl = self.ttl_column
+        return list(self.pk) if ttl is None or ttl in self.pk else [*self.pk, ttl]
 
     def column_index(self, name: str) -> int:
         for i, c in enumerate(self.columns):

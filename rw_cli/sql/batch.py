@@ -45,6 +45,9 @@ class BoundQuery:
     qualified: bool = True
     row_id: bool = False  # the query names the hidden `_row_id` (its snapshots keep it)
     rw_timestamp: bool = False  # the query names `_rw_timestamp` (its snapshots carry it)
+    # FOR SYSTEM_TIME AS OF expr (time travel): registered name -> the expression of the time
+    # its relation is read as of (the handler evaluates it)
+    as_of: dict[str, exp.Expression] = field(default_factory=dict)
 
 
 class _Unqualified(Exception):
@@ -115,6 +118,10 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         if rel is None:
             raise CatalogError(f'relation "{name}" does not exist')
         reg = f"__rel_{rel.id}"
+        as_of = _as_of(t)
+        if as_of is not None:  # each time travel reads its own snapshot
+            reg = f"__rel_{rel.id}_as_of_{len(bound.as_of)}"
+            bound.as_of[reg] = as_of
         if rel not in rels:
             rels.append(rel)
         bound.relations[reg] = rel
@@ -406,6 +413,29 @@ def _schema_qualified_columns(found: list[exp.Expression]) -> None:
         col.set("catalog", None)
 
 
+_INTERVAL_UNITS = frozenset("year years month months week weeks day days hour hours minute minutes "
+                            "second seconds".split())
+
+
+def _as_of(t: exp.Table) -> exp.Expression | None:
+    """`t FOR SYSTEM_TIME AS OF expr`: expr, taken off the table (None without one).
+    RisingWave reads `now() - '5' second` as an interval of 5 seconds: sqlglot leaves the
+    unit as the table's alias, which goes back into the expression here."""
+    version = t.args.get("version")
+    if version is None:
+        return None
+    t.set("version", None)
+    expr = version.expression
+    alias = t.args.get("alias")
+    unit = alias.name.lower() if alias is not None and not alias.columns else ""
+    if unit in _INTERVAL_UNITS and isinstance(expr, (exp.Sub, exp.Add)) \
+            and isinstance(expr.expression, exp.Literal) and expr.expression.is_string:
+        expr = expr.copy()
+        expr.set("expression", exp.Interval(this=expr.expression.copy(), unit=exp.Var(this=unit.upper())))
+        t.set("alias", None)
+    return expr
+
+
 def _rename(t: exp.Table, reg: str) -> None:
     alias = t.alias_or_name
     t.set("this", exp.to_identifier(reg))
@@ -473,7 +503,7 @@ def quote_unsafe(tree: exp.Expression) -> exp.Expression:
 def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
     """`tree` qualified in place, or _Unqualified (with sqlglot's message, if it gave one)."""
     try:
-        dialect = RwRowIdDialect if bound.row_id else RwDialect
+        dialect = RwRowIdDialect if bound.row_id or bound.rw_timestamp else RwDialect
         return quote_unsafe(qualify(tree, schema=mapping_schema(bound.schema, dialect), dialect=dialect,
                                     quote_identifiers=False,
                                     identify=False, validate_qualify_columns=True))

@@ -138,7 +138,8 @@ _ALTER_MV_AS = lazy_regex(rf"^\s*alter\s+materialized\s+view\s+({_NAME})\s+as\s+
                           re.IGNORECASE | re.DOTALL)
 
 
-_RENAME = lazy_regex(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source)\s+(if\s+exists\s+)?"
+_RENAME = lazy_regex(r"^\s*alter\s+(table|materialized\s+view|view|index|sink|source|subscription)\s+"
+                     r"(if\s+exists\s+)?"
                      r"(\S+)\s+(rename\s+to|swap\s+with)\s+(\S+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
@@ -237,6 +238,22 @@ class RwDialect(RisingWave):
         STRING_PARSERS = {**RisingWave.Parser.STRING_PARSERS, TokenType.HEREDOC_STRING: lambda self, token:
                           self.expression(exp.Literal(this=token.text, is_string=True), token)}
         PRIMARY_PARSERS = {**RisingWave.Parser.PRIMARY_PARSERS, **STRING_PARSERS}
+        # `WATERMARK FOR col AS expr [WITH TTL]`: TTL marks a watermark that also cleans the
+        # table's expired rows (RisingWave's TTL tables)
+        CONSTRAINT_PARSERS = {**RisingWave.Parser.CONSTRAINT_PARSERS,
+                              "WATERMARK": lambda self: self._parse_watermark_constraint()}
+
+        def _parse_watermark_constraint(self) -> exp.WatermarkColumnConstraint:
+            this = self._match(TokenType.FOR) and self._parse_column()
+            expression = text = None
+            if self._match(TokenType.ALIAS) and self._curr is not None:
+                start = self._curr.start
+                expression = self._parse_disjunction()
+                # the expression as written: SHOW CREATE TABLE shows it so (RisingWave keeps its AST)
+                text = self.sql[start:self._prev.end + 1] if self.sql else None
+            ttl = self._match_text_seq("WITH", "TTL")
+            return self.expression(exp.WatermarkColumnConstraint(this=this, expression=expression, ttl=ttl or None,
+                                                                 text=text))
 
         def _parse_file_location(self):
             # COPY's STDIN / STDOUT are keywords, also before the options' parenthesis
@@ -490,6 +507,17 @@ CHANGELOG_PREFIX = "__rw_changelog__"
 _CHANGELOG = lazy_regex(r'\bas\s+changelog\s+from\s+("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
 
 
+def changelog_clauses(text: str) -> list[tuple[int, int, int, int, str]]:
+    """Each `AS CHANGELOG FROM rel` of `text`: the clause's span, its relation name's span,
+    and the name as it binds (what renames and RisingWave's display of the clause need)."""
+    return [(m.start(), m.end(), m.start(1), m.end(1), _fold_name(m.group(1))) for m in _CHANGELOG.finditer(text)]
+
+
+def changelog_display(text: str) -> str:
+    """`text` with each change log clause as RisingWave displays it: `AS changelog from rel`."""
+    return _CHANGELOG.sub(lambda m: f"AS changelog from {m.group(1)}", text)
+
+
 def _changelog_ctes(text: str) -> str:
     def repl(m: re.Match) -> str:
         return f'AS (SELECT * FROM "{CHANGELOG_PREFIX}{_fold_name(m.group(1))}")'
@@ -591,10 +619,10 @@ def _table_clauses(text: str) -> tuple[str, dict]:
 
 
 class RwRowIdDialect(RwDialect):
-    """RwDialect for binding a query that names the hidden `_row_id` explicitly: it resolves
-    like a column, but `*` does not expand to it."""
+    """RwDialect for binding a query that names the hidden `_row_id` or `_rw_timestamp`
+    explicitly: they resolve like columns, but `*` does not expand to them."""
 
-    PSEUDOCOLUMNS = {"_ROW_ID"}
+    PSEUDOCOLUMNS = {"_ROW_ID", "_RW_TIMESTAMP"}
     EXCLUDES_PSEUDOCOLUMNS_FROM_STAR = True
 
 

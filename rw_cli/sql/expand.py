@@ -67,7 +67,9 @@ def qualify_schema_names(tree: exp.Expression, catalog: Catalog) -> exp.Expressi
             t.set("catalog", None)
             continue
         alias = t.args.get("alias") or exp.TableAlias(this=exp.to_identifier(t.name))
-        t.replace(exp.Table(this=exp.to_identifier(name, quoted=True), alias=alias))
+        renamed = exp.Table(this=exp.to_identifier(name, quoted=True), alias=alias)
+        renamed.meta.update(t.meta)  # marks (a gap fill's arguments) stay with the table
+        t.replace(renamed)
     return tree
 
 

@@ -25,6 +25,7 @@ from rw_cli.sql.dialect import CHANGELOG_PREFIX, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names
 from rw_cli.sql.output_name import output_name
 from rw_cli.sql.expr_compile import compile_plan
+from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
 from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamHashAgg, StreamHashJoin,
                              StreamMaterialize, StreamPartitionRecompute, StreamProject, StreamProjectSet,
                              StreamTableScan, StreamUnion, StreamValues, append_only)
@@ -532,11 +533,12 @@ class StreamPlanner:
         # instead of refusing it as RisingWave does (rw_streaming_allow_cross_join)
         self.allow_cross_join = allow_cross_join
         self.used: dict[str, set[str]] = {}
+        self.eowc = False  # EMIT ON WINDOW CLOSE: a gap fill fills between released rows only
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
 
-        q, rels = qualify_query(scalar_sources(query), self.catalog)
+        q, rels = qualify_query(scalar_sources(gap_fill_sources(query.copy())), self.catalog)
         q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
@@ -716,8 +718,10 @@ class StreamPlanner:
         if isinstance(src, exp.Table):
             rel = self.catalog.must_get(src.name)
             alias = src.alias_or_name
-            node = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
+            node = StreamTableScan([c.type for c in rel.columns], rel.stream_key, relation=rel)
             scope = [(alias, c.name) for c in rel.columns]
+            if GAP_FILL in src.meta:  # GAP_FILL(t, ...): t's rows and the filled ones
+                return gap_fill_node(node, rel, src.meta[GAP_FILL], self.eowc), scope
             return self.prune(node, scope, alias)
         if isinstance(src, exp.Subquery) and isinstance(src.this, (exp.Select, exp.Union, exp.Except, exp.Intersect)):
             inner = self.plan_query(src.this)
@@ -742,7 +746,7 @@ class StreamPlanner:
         numbered by a hidden row id, the stream key."""
         rel = self.catalog.must_get(changelog_of(src.name))
         alias = src.alias_or_name
-        scan = StreamTableScan([c.type for c in rel.columns], list(rel.pk), relation=rel)
+        scan = StreamTableScan([c.type for c in rel.columns], rel.stream_key, relation=rel)
         width = len(rel.columns)
         node = StreamChangelog(scan.types + [DataType("smallint"), DataType("bigint")], [width + 1], [scan])
         scope = [(alias, c.name) for c in rel.columns] + [(alias, "changelog_op"), (alias, "_changelog_row_id")]

@@ -48,9 +48,15 @@ def rename_references(definition: str, renames: dict[str, str], resolve: Callabl
     """`definition` with every reference to a relation of `renames` (catalog name -> its
     new name within the same schema) renamed, all at once (a swap is two renames); `resolve`
     gives the catalog name a table reference means (None for a CTE or an unknown schema)."""
-    from rw_cli.sql.dialect import parse_statement
+    from rw_cli.sql.dialect import changelog_clauses, parse_statement
 
-    tree = parse_statement(definition)
+    # a change log clause (`AS CHANGELOG FROM rel`) is masked by a CTE of the same length,
+    # so that the other names keep their places; its relation is renamed by its own span
+    clauses = changelog_clauses(definition)
+    masked = definition
+    for start, end, *_ in clauses:
+        masked = masked[:start] + "AS (SELECT 1)".ljust(end - start) + masked[end:]
+    tree = parse_statement(masked)
     created = tree.this if isinstance(tree, exp.Create) else None
     if isinstance(created, exp.Schema):
         created = created.this
@@ -60,6 +66,10 @@ def rename_references(definition: str, renames: dict[str, str], resolve: Callabl
         from_ = tree.expression.args.get("from_") or tree.expression.args.get("from")
         bare_from = from_.this if from_ is not None else None
     edits: list[tuple[int, int, str]] = []
+    for *_, name_start, name_end, name in clauses:
+        new_bare = renames.get(resolve(exp.Table(this=exp.to_identifier(name, quoted=True))) or "")
+        if new_bare is not None:
+            edits.append((name_start, name_end, quote_name(new_bare)))
     for table in tree.find_all(exp.Table):
         if table is created or (not table.text("db") and table.name in ctes):
             continue

@@ -20,7 +20,7 @@ def watermark_expr(rel: RelationCatalog) -> tuple[str, DataType] | None:
     type of its column (None without a watermark)."""
     if not rel.watermark:
         return None
-    col, text = rel.watermark
+    col, text = rel.watermark[:2]
     tree = sqlglot.parse_one(text, read="postgres")
     names = [c.name for c in rel.columns]
     tree = tree.transform(lambda n: exp.column(f"_{names.index(n.name)}") if isinstance(n, exp.Column) else n)

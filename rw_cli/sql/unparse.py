@@ -33,10 +33,20 @@ def format_definition(sql: str) -> str:
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         # a keyword is upper case, unless it is part of a dotted name (`datagen.rows.per.second`)
         keyword = re.fullmatch(r"[A-Za-z_]\w*", tok) and tok.lower() in _KEYWORDS and "." not in (prev, after)
+        keyword = keyword or _interval_unit(tokens, i)
         if prev is not None and not _joined(tokens, i):
             out.append(" ")
         out.append(tok.upper() if keyword else tok)
     return "".join(out)
+
+
+_INTERVAL_UNITS = frozenset("year month week day hour minute second millisecond microsecond".split())
+
+
+def _interval_unit(tokens: list[str], i: int) -> bool:
+    """`INTERVAL '10' SECOND`: the unit after an interval's string is a keyword."""
+    return (i >= 2 and tokens[i].lower().rstrip("s") in _INTERVAL_UNITS and tokens[i - 1].startswith("'")
+            and tokens[i - 2].lower() == "interval")
 
 
 def _joined(tokens: list[str], i: int) -> bool:

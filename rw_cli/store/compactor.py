@@ -157,9 +157,9 @@ class Compactor(BackgroundLoop):
             outputs = [s for _, ssts in task.inputs for s in ssts]
         elif remote:
             from rw_cli.store.compactor_process import merge_remote
-            outputs = merge_remote(self.sstables, task, self.versions.low_watermark())
+            outputs = merge_remote(self.sstables, task, self.versions.compaction_watermark())
         else:
-            outputs = merge_task(self.sstables, task, self.versions.low_watermark())
+            outputs = merge_task(self.sstables, task, self.versions.compaction_watermark())
 
         def make(v: HummockVersion) -> HummockVersion | None:
             if not task.input_ids <= v.sst_ids():

@@ -233,6 +233,10 @@ class HummockStorage:
             snap.pinned = False
             self.version_manager.unpin_epoch(snap.epoch, snap.version)
 
+    def retain_versions(self, table_ids: frozenset[int], retention_ms: int) -> None:
+        """Time travel: compaction keeps the versions of these tables for `retention_ms`."""
+        self.version_manager.retention = (frozenset(table_ids), int(retention_ms))
+
     def low_watermark(self) -> int:
         """The lowest epoch compaction must keep readable; what it returns stays readable
         (later pins at older epochs are refused)."""

@@ -74,18 +74,19 @@ def dedup_same_epoch(run: Run, form: KeyForm) -> Run:
     return run.filter(~dup) if dup.any() else run
 
 
-def compaction_filter(run: Run, watermark: int, drop_tombstones: bool) -> Run:
+def compaction_filter(run: Run, watermark, drop_tombstones: bool) -> Run:
     """Keep every version above the watermark and the newest version at or below it (dropped
     too if it is a tombstone and nothing older can exist below)."""
     n = len(run)
     if n == 0:
         return run
     e = run.epochs
-    wm = np.uint64(watermark)
+    # an int, or per entry (rw_cli.store.retention: time travel keeps relations' versions)
+    wm = np.uint64(watermark) if isinstance(watermark, int) else watermark.per_entry(run.keys)
     le = e <= wm
     starts = run.key_starts()
     prev_gt = np.ones(n, dtype=bool)
-    prev_gt[1:] = e[:-1] > wm
+    prev_gt[1:] = e[:-1] > (wm if isinstance(watermark, int) else wm[:-1])
     first_le = le & (starts | prev_gt)
     keep = ~le | first_le
     if drop_tombstones and run.has_tombstones:

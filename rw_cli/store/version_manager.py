@@ -41,6 +41,9 @@ class VersionManager:
         self.claim = version.id  # the version number this open claimed (the SST ids' prefix)
         # versions below this epoch may have been collapsed by an earlier compaction
         self.watermark_floor = version.max_committed_epoch
+        # time travel (rw_cli.store.retention): the tables whose versions stay readable for
+        # the retention (ms); set by the session from its catalog
+        self.retention: tuple[frozenset[int], int] = (frozenset(), 0)
 
     # -- pins --------------------------------------------------------------------------------
     def pin(self, v: HummockVersion | None = None) -> HummockVersion:
@@ -76,6 +79,16 @@ class VersionManager:
             if self._pinned_epochs[epoch] <= 0:
                 del self._pinned_epochs[epoch]
             self.unpin(v)
+
+    def compaction_watermark(self):
+        """The watermark compaction runs with: the low watermark, or (time travel) a
+        rw_cli.store.retention.Retention keeping the retained tables' recent versions."""
+        from rw_cli.common.epoch import EPOCH_SHIFT, physical_now
+        from rw_cli.store.retention import compaction_watermark
+
+        low = self.low_watermark()
+        tables, retention_ms = self.retention
+        return compaction_watermark(low, tables, max(physical_now() - retention_ms, 0) << EPOCH_SHIFT)
 
     def low_watermark(self) -> int:
         """The lowest epoch compaction must keep readable; what it returns stays readable

@@ -52,7 +52,10 @@ def table_job(store, rel: RelationCatalog, watermark: tuple[str, DataType] | Non
     if not rel.watermark:
         return StreamJob(rel.id, [mat], [])
     expr, expr_type = watermark
-    wm = Node(WatermarkExecutor(expr, expr_type, types, list(rel.pk), mat.executor.table), [(mat, 0)])
+    wm = Node(WatermarkExecutor(expr, expr_type, types, rel.stream_key, mat.executor.table,
+                                ttl_column=rel.ttl_column), [(mat, 0)])
+    if rel.ttl_column is not None:
+        mat.executor.ttl = wm.executor
     return StreamJob(rel.id, [wm, mat], [])
 
 
