@@ -732,6 +732,9 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         tree.meta[NORMALIZED] = True
     for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
+    for dot in nodes(tree, exp.Dot):  # `(s).a.b.*`: the fields of (s).a.b, as `((s).a.b).*` reads
+        if isinstance(dot.expression, exp.Star) and isinstance(dot.this, exp.Dot):
+            dot.set("this", exp.paren(dot.this.copy(), copy=False))
     return tree
 
 
