@@ -78,9 +78,21 @@ class MaterializeExecutor(Executor):
         return []
 
     def _last_per_key(self, data: pa.Table) -> np.ndarray:
-        """The position of each key's last row in `data`, in order."""
+        """The position of each key's last row in `data`, in order: every position when the
+        keys are unique (a load of new rows), else by Arrow's hash aggregation where it
+        groups as DuckDB does (keys of plain types), else by DuckDB."""
+        n = data.num_rows
+        names = [data.column_names[k] for k in self.stream_key]
+        plain = all(_plain_key(data.schema.field(k).type) for k in self.stream_key)
+        if plain and len(names) == 1 and pc.count_distinct(data.column(names[0]), mode="all").as_py() == n:
+            return np.arange(n)
+        if plain:
+            t = pa.Table.from_arrays([data.column(k) for k in self.stream_key] + [pa.array(np.arange(n))],
+                                     names=[f"k{j}" for j in range(len(names))] + ["__pos"])
+            g = t.group_by([f"k{j}" for j in range(len(names))], use_threads=False).aggregate([("__pos", "max")])
+            return np.sort(g.column("__pos_max").to_numpy())
         keys = ", ".join(f"_{k}" for k in self.stream_key)
-        pos = data.append_column("__pos", pa.array(np.arange(data.num_rows)))
+        pos = data.append_column("__pos", pa.array(np.arange(n)))
         last = duck.query(f"SELECT max(__pos) AS p FROM t GROUP BY {keys} ORDER BY p", {"t": pos})
         return last.column("p").to_numpy()
 
@@ -146,3 +158,11 @@ class MaterializeExecutor(Executor):
             result[~decided & gt] = True
             decided |= gt | lt
         return result
+
+
+def _plain_key(t: pa.DataType) -> bool:
+    """Whether Arrow's hash grouping finds the same keys as DuckDB's for this type (no
+    floats, whose NaNs and zeros the two treat their own ways, nor nested types)."""
+    return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_boolean(t)
+            or pa.types.is_decimal(t) or pa.types.is_time(t) or pa.types.is_binary(t))
