@@ -419,10 +419,9 @@ class HashAggExecutor(Executor):
         groups = merged.select([f"_{j}" for j in range(nk)]).append_column("_pos", pa.array(np.arange(merged.num_rows)))
         groups = groups.filter(pa.array(recompute))
         if nk and (groups.num_rows <= 64 or groups.num_rows * PREFIX_SCAN_ROWS <= table.estimated_rows()):
-            # one key range per group: the cost follows the groups, not the table
-            parts = [table.scan_prefix([groups.column(j)[r].as_py() for j in range(nk)])
-                     for r in range(groups.num_rows)]
-            all_rows = pa.concat_tables(parts) if parts else table.schema.empty_table()
+            # one key range per group, all read in one pass: the cost follows the groups, not
+            # the table
+            all_rows = table.scan_prefixes([groups.column(j).combine_chunks() for j in range(nk)])
         else:
             all_rows = table.scan()
         all_rows = all_rows.rename_columns([f"_{j}" for j in range(nk)] + ["v", "c"])

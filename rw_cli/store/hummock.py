@@ -434,6 +434,15 @@ class HummockStorage:
         finally:
             self.version_manager.unpin(version)
 
+    def scan_ranges(self, starts: list[bytes], ends: list[bytes | None], epoch: int = MAX_EPOCH) -> Run:
+        """The visible live entries of sorted, disjoint key ranges [starts[i], ends[i]) at
+        `epoch`, read in one pass (VersionReader.scan_ranges)."""
+        version, buffer = self._view(None)
+        try:
+            return self.reader.scan_ranges(version, buffer, starts, ends, epoch)
+        finally:
+            self.version_manager.unpin(version)
+
     def iter_batches(self, start: bytes = b"", end: bytes | None = None, epoch: int = MAX_EPOCH,
                      snapshot: Snapshot | None = None) -> Iterator[pa.RecordBatch]:
         """Record batches (key, value) of the live entries of [start, end) at `epoch`."""
