@@ -170,9 +170,10 @@ class VersionReader:
         lo_key, hi_key = starts[0], ends[-1]
         sources: list = []
         forms: list[KeyForm] = []
+        bounds: dict = {}
         for b in reversed(buffer):
             if b.epoch <= epoch:
-                r = restrict_to_ranges(b.range_run(lo_key, hi_key), b.form, starts, ends)
+                r = restrict_to_ranges(b.range_run(lo_key, hi_key), b.form, starts, ends, bounds)
                 if len(r):
                     sources.append([r])
                     forms.append(b.form)
@@ -186,7 +187,7 @@ class VersionReader:
             infos.extend(i for i in level if overlaps(i))
         for info in infos:
             rd = self.sstables.reader(info)
-            r = _sst_ranges(rd, starts, ends)
+            r = _sst_ranges(rd, starts, ends, bounds)
             if len(r):
                 sources.append([r])
                 forms.append(rd.meta.form)
@@ -196,8 +197,9 @@ class VersionReader:
         return Run.concat([r for r in runs if len(r)])
 
 
-def _sst_ranges(rd: SstReader, starts: list[bytes], ends: list[bytes | None]) -> Run:
-    """The entries of one SST inside the ranges: the blocks any range touches, read once."""
+def _sst_ranges(rd: SstReader, starts: list[bytes], ends: list[bytes | None], bounds: dict) -> Run:
+    """The entries of one SST inside the ranges: the blocks any range touches, read once,
+    each cut to the ranges by its own sortable keys (kept with the cached block)."""
     blocks: set[int] = set()
     for s, e in zip(starts, ends):
         lo, hi = rd.block_range(s, e)
@@ -206,36 +208,61 @@ def _sst_ranges(rd: SstReader, starts: list[bytes], ends: list[bytes | None]) ->
         return Run.empty()
     blks = rd.blocks_at(sorted(blocks), fill=rd.should_fill(len(blocks)))
     unique = rd.meta.distinct_keys == rd.meta.key_count
-    run = Run.concat(blks)
-    run.unique = unique
-    return restrict_to_ranges(run, rd.meta.form, starts, ends)
+    run = Run.concat([restrict_to_ranges(b, rd.meta.form, starts, ends, bounds) for b in blks])
+    if len(run):
+        run.unique = unique
+    return run
 
 
-def restrict_to_ranges(run: Run, form: KeyForm, starts: list[bytes], ends: list[bytes | None]) -> Run:
-    """The entries of a sorted run inside the sorted, disjoint ranges [starts[i], ends[i])."""
+def restrict_to_ranges(run: Run, form: KeyForm, starts: list[bytes], ends: list[bytes | None],
+                       bounds: dict | None = None) -> Run:
+    """The entries of a sorted run inside the sorted, disjoint ranges [starts[i], ends[i]).
+    `bounds` caches the ranges' sortable forms by key form, for many runs cut alike."""
     if not len(run):
         return run
-    sk = run.skeys(form)
-    lo = np.array([_count_below(run, sk, form, s) for s in starts], dtype=np.int64)
-    hi = np.array([len(run) if e is None else _count_below(run, sk, form, e) for e in ends], dtype=np.int64)
+    b = _range_bounds(form, starts, ends, {} if bounds is None else bounds)
+    if b is None:  # a bound that does not fit the form: compared as bytes
+        lo = np.array([_count_below(run, s) for s in starts], dtype=np.int64)
+        hi = np.array([len(run) if e is None else _count_below(run, e) for e in ends], dtype=np.int64)
+    else:
+        sk = run.skeys(form)
+        lo = np.searchsorted(sk, b[0], "left").astype(np.int64)
+        hi = np.searchsorted(sk, b[1], "left").astype(np.int64)
+        hi[b[2]] = len(run)
     hi = np.maximum(lo, hi)
     sizes = hi - lo
     total = int(sizes.sum())
     if total == len(run):
         return run
+    if total == 0:
+        return run.slice(0, 0)
     # the positions lo[i]..hi[i]-1 of every range, without a loop over them
     idx = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(sizes) - sizes), sizes)
     return run.take(idx)
 
 
-def _count_below(run: Run, sk: np.ndarray, form: KeyForm, key: bytes) -> int:
-    """How many of the run's keys are < `key`. A key shorter than a fixed form compares with
-    every key of that width as itself padded with zero bytes does."""
-    if form.fixed and len(key) < form.width:
-        key = key.ljust(form.width, b"\0")
-    one = sortable_one(key, form)
-    if one is not None:
-        return int(np.searchsorted(sk, np.array(one, sk.dtype), "left"))
+def _range_bounds(form: KeyForm, starts: list[bytes], ends: list[bytes | None], cache: dict):
+    """(starts, ends, open ends) in `form`'s sortable bytes, or None when a bound does not
+    fit it. A key shorter than a fixed form compares with every key of that width as itself
+    padded with zero bytes does."""
+    key = form.key()
+    if key not in cache:
+        def conv(k: bytes) -> bytes | None:
+            if form.fixed and len(k) < form.width:
+                k = k.ljust(form.width, b"\0")
+            return sortable_one(k, form)
+        s = [conv(k) for k in starts]
+        e = [b"" if k is None else conv(k) for k in ends]
+        if any(x is None for x in s) or any(x is None for x in e):
+            cache[key] = None
+        else:
+            dt = f"S{form.itemsize}"
+            cache[key] = (np.array(s, dt), np.array(e, dt), np.array([k is None for k in ends], dtype=bool))
+    return cache[key]
+
+
+def _count_below(run: Run, key: bytes) -> int:
+    """How many of the run's keys are < `key`, compared as bytes."""
     import pyarrow.compute as pc
     return int(pc.sum(pc.less(run.keys, pa.scalar(key, pa.binary()))).as_py() or 0)
 
