@@ -84,7 +84,7 @@ class MaterializeExecutor(Executor):
         n = data.num_rows
         names = [data.column_names[k] for k in self.stream_key]
         plain = all(_plain_key(data.schema.field(k).type) for k in self.stream_key)
-        if plain and len(names) == 1 and pc.count_distinct(data.column(names[0]), mode="all").as_py() == n:
+        if plain and len(names) == 1 and _all_distinct(data.column(self.stream_key[0])):
             return np.arange(n)
         if plain:
             t = pa.Table.from_arrays([data.column(k) for k in self.stream_key] + [pa.array(np.arange(n))],
@@ -158,6 +158,15 @@ class MaterializeExecutor(Executor):
             result[~decided & gt] = True
             decided |= gt | lt
         return result
+
+
+def _all_distinct(col) -> bool:
+    """Whether a key column holds no value twice: integers by numpy (ascending keys, as a
+    load by key writes them, without a sort), others by Arrow's hash count."""
+    if pa.types.is_integer(col.type) and col.null_count == 0:
+        a = col.to_numpy() if isinstance(col, pa.Array) else col.combine_chunks().to_numpy()
+        return bool((a[1:] > a[:-1]).all()) or len(np.unique(a)) == len(a)
+    return pc.count_distinct(col, mode="all").as_py() == len(col)
 
 
 def _plain_key(t: pa.DataType) -> bool:
