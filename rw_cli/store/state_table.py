@@ -295,7 +295,8 @@ class StateTable:
         if self._mem_k:
             keys = pa.concat_arrays(self._mem_k) if len(self._mem_k) > 1 else self._mem_k[0]
             values = pa.concat_arrays(self._mem_v) if len(self._mem_v) > 1 else self._mem_v[0]
-            self.store.ingest_arrays(keys, values, epoch)  # sorts; the last write of a key wins
+            # sorts, the last write of a key winning, unless the memtable is sorted already
+            self.store.ingest_arrays(keys, values, epoch, sorted_unique=self._mem_sorted)
         self._mem_k, self._mem_v, self._mem_sorted = [], [], True
 
     @property
