@@ -391,15 +391,13 @@ class HashAggExecutor(Executor):
         counts = self._minput_deltas(call, data)
         if counts.num_rows:
             key_cols = [counts.column(j).cast(table.schema.field(j).type) for j in range(nk + 1)]
-            old, found = table.get_rows(key_cols)
+            keys = table.pk_keys(key_cols)  # for the read and the write both
+            old, found = table.get_rows(key_cols, keys)
             old_cnt = np.where(found, old.column(nk + 1).to_numpy(zero_copy_only=False), 0)
             new_cnt = old_cnt + counts.column("d").to_numpy()
             rows = pa.Table.from_arrays(key_cols + [pa.array(new_cnt, pa.int64())], names=table.schema.names)
-            live = new_cnt > 0
-            if live.any():
-                table.insert(to_schema(rows.filter(pa.array(live)), table.schema))
-            if (~live).any():
-                table.delete(to_schema(rows.filter(pa.array(~live)), table.schema))
+            ops = np.where(new_cnt > 0, INSERT, DELETE).astype(np.int8)  # a count of 0: the value is gone
+            table.write_chunk(to_schema(rows, table.schema), ops, keys)
         recompute = merged.column(f"a{i}_recompute").to_numpy(zero_copy_only=False).astype(bool)
         if recompute.any():
             # GREATEST/LEAST(old extreme, the epoch's inserted extreme) is still the extreme if

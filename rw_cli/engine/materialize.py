@@ -100,7 +100,10 @@ class MaterializeExecutor(Executor):
         """Inserts and deletes by key (an upsert stream, whose deletes may carry only the key):
         each key's last change wins; a delete retracts the stored row, if there is one."""
         last = self._last_per_key(chunk.data)
-        data, ops = chunk.data.take(pa.array(last)), chunk.ops[last]
+        if len(last) == len(chunk):  # every key once
+            data, ops = chunk.data, chunk.ops
+        else:
+            data, ops = chunk.data.take(pa.array(last)), chunk.ops[last]
         dels = ops == DELETE
         out = []
         if dels.any():
@@ -118,7 +121,8 @@ class MaterializeExecutor(Executor):
 
     def _resolve_conflicts(self, chunk: StreamChunk) -> StreamChunk:
         """Keep the last insert per key; turn inserts over existing keys into update pairs."""
-        data = chunk.data.take(pa.array(self._last_per_key(chunk.data)))
+        last = self._last_per_key(chunk.data)
+        data = chunk.data if len(last) == chunk.data.num_rows else chunk.data.take(pa.array(last))
         old, found = self.table.get_rows([data.column(k) for k in self.stream_key])
         if not found.any():
             return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))
