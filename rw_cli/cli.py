@@ -228,6 +228,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
         cfg.format = fmt
     ctx.obj.update(data_dir=data_dir, engine=cfg.engine, config=cfg)
     if ctx.invoked_subcommand is not None:
+        startup_gc.resume()  # a subcommand (slt, run, serve, store ...) may run long before a statement
         if commands or file:
             raise click.UsageError("-c and -f cannot be combined with a subcommand")
         if host is not None:
