@@ -6,8 +6,7 @@ collector walks them, and its full passes walk all of them, freeing nothing: abo
 CPU, a fifth of what `rw -c "select 1"` spends beyond importing its libraries. The CLI pauses
 the collector when it starts; the first statement to finish (or the shell's first prompt, a
 subcommand's start, or the command's end) resumes it, after moving every object alive then
-into the permanent
-generation (`gc.freeze`), so that later full passes skip them too.
+into the permanent generation (`gc.freeze`), so that later full passes skip them too.
 """
 from __future__ import annotations
 
