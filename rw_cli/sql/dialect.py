@@ -255,6 +255,14 @@ class RwDialect(RisingWave):
             return self.expression(exp.WatermarkColumnConstraint(this=this, expression=expression, ttl=ttl or None,
                                                                  text=text))
 
+        def _parse_property(self):
+            # a dotted option name whose first part is a property keyword of some dialect
+            # (`auto.schema.change = 'true'`, AUTO being one) is a key = value option
+            if self._curr and self._next and self._next.token_type == TokenType.DOT \
+                    and self._curr.text.upper() in self.PROPERTY_PARSERS:
+                return self._parse_key_value_property()
+            return super()._parse_property()
+
         def _parse_file_location(self):
             # COPY's STDIN / STDOUT are keywords, also before the options' parenthesis
             # (`TO STDOUT (FORMAT csv)`), where sqlglot would read a call of a function STDOUT
