@@ -123,7 +123,8 @@ class Session:
         return result
 
     def execute_iter(self, sql: str) -> Iterator[Result]:
-        from rw_cli.handler import dispatch
+        from rw_cli.handler import dispatch, prepared
+        from rw_cli.handler.query import run_prepared
         from rw_cli.sql.dialect import parse_statement
         from rw_cli.sql.split import split_statements, unterminated
 
@@ -134,14 +135,21 @@ class Session:
             raise SqlSyntaxError(found[0], position=found[1])
         for text, offset in split_statements(sql):
             try:
-                tree = parse_statement(text, offset)
+                # a SELECT run before under the same catalog and parameters is not parsed again
+                tree = parse_statement(text, offset) if prepared.find(self, text) is None else None
                 with self.mutex:
                     if self.read_only:
-                        result = self._read_only_dispatch(dispatch, tree, text)
+                        result = self._read_only_dispatch(dispatch, tree or parse_statement(text, offset), text)
                     else:
                         try:
-                            self._prepare(tree)
-                            result = dispatch(self, tree, text)
+                            bound = prepared.find(self, text) if tree is None else None  # still valid?
+                            if bound is not None:
+                                self._prepare_for(writes=False)
+                                result = run_prepared(self, bound)
+                            else:
+                                tree = tree or parse_statement(text, offset)
+                                self._prepare(tree)
+                                result = self._dispatch(dispatch, tree, text)
                         except StorageError:
                             self._reported_failure = self.store.failed  # this statement said so
                             raise
@@ -155,6 +163,17 @@ class Session:
             finally:
                 startup_gc.resume()  # start-up is over (rw_cli.common.startup_gc)
             yield result
+
+    def _dispatch(self, dispatch, tree, text: str) -> Result:
+        """Run a statement; unless it is one that leaves the catalog as it was (a query, DML,
+        FLUSH), the catalog is said to have changed, even when it failed half-way."""
+        from rw_cli.handler import keeps_catalog
+
+        try:
+            return dispatch(self, tree, text)
+        finally:
+            if not keeps_catalog(tree):
+                self.catalog.changed()
 
     def insert(self, table: str, data) -> int:
         """Insert rows from Python: a pyarrow Table or RecordBatch, a pandas or polars
