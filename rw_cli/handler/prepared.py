@@ -6,7 +6,8 @@ statements over and over between writes. What binding produces depends on the st
 text, the catalog (relations, views, functions, privileges, system parameters) and the
 session's parameters, and on nothing else once these conditions hold:
 - the catalog is the same object at the same `version` (the session bumps it after every
-  statement that may change it: rw_cli.session);
+  statement that may change it; a read-only session keeps its object while the committed
+  catalog is the same: rw_cli.session);
 - the session SET the same parameters (`SessionConfig.fingerprint`) and acts as its default
   user (another user's privileges are checked on the tree, each time);
 - the query reads no system catalog (those rows are taken while binding) and is no primary
@@ -56,12 +57,11 @@ _LOCK = threading.Lock()  # the server's connections run statements on their own
 
 def _key(session, text: str) -> tuple | None:
     """What an entry for `text` is found under in this session, or None when the session
-    must bind every statement (read-only: its catalog is reloaded under it; acting as
-    another user)."""
+    must bind every statement (acting as another user)."""
     from rw_cli.handler.authz import current_user
     from rw_cli.meta.access import DEFAULT_USER
 
-    if len(text) > MAX_TEXT or getattr(session, "read_only", False):
+    if len(text) > MAX_TEXT:
         return None
     settings = getattr(session, "settings", None)
     if settings is None or current_user(session) != DEFAULT_USER:

@@ -200,3 +200,18 @@ def test_unchanged_relation_keeps_its_snapshot(tmp_path, monkeypatch):
         s.execute("INSERT INTO a VALUES (2); FLUSH")
         assert rows(s, "SELECT count(*) FROM a") == [["2"]]
         assert reads == ["a", "a"]
+
+
+def test_read_only_session_reuses_a_bound_select_while_the_catalog_stays(tmp_path, binds):
+    path = str(tmp_path / "data")
+    with rw_cli.connect(path) as w:
+        w.execute("CREATE TABLE t (v int); INSERT INTO t VALUES (1); FLUSH")
+        with rw_cli.connect(path, read_only=True) as r:
+            assert rows(r, "SELECT count(*) FROM t") == [["1"]]
+            w.execute("INSERT INTO t VALUES (2); FLUSH")
+            before = binds[0]
+            assert rows(r, "SELECT count(*) FROM t") == [["2"]]  # the newest commit's rows
+            assert binds[0] == before  # under the same catalog: not bound again
+            w.execute("ALTER TABLE t RENAME TO t0; CREATE TABLE t (v int, w int); INSERT INTO t VALUES (5, 6); FLUSH")
+            assert rows(r, "SELECT count(*) FROM t") == [["1"]]  # the new catalog's t
+            assert rows(r, "SELECT * FROM t") == [["5", "6"]]
