@@ -448,6 +448,16 @@ class HummockStorage:
         finally:
             self.version_manager.unpin(version)
 
+    def content_token(self, start: bytes, end: bytes | None, epoch: int) -> tuple[int, ...] | None:
+        """What the entries of [start, end) at `epoch` are read from, when that alone
+        determines them (`VersionReader.content_token`): a reader of a range the last epochs
+        left as it was reuses what it read. None when it cannot say."""
+        version, buffer = self._view(None)
+        try:
+            return self.reader.content_token(version, buffer, start, end, epoch)
+        finally:
+            self.version_manager.unpin(version)
+
     def iter_batches(self, start: bytes = b"", end: bytes | None = None, epoch: int = MAX_EPOCH,
                      snapshot: Snapshot | None = None) -> Iterator[pa.RecordBatch]:
         """Record batches (key, value) of the live entries of [start, end) at `epoch`."""

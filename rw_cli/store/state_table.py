@@ -473,6 +473,11 @@ class StateTable:
         return pa.Table.from_batches([self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
                                                    else values)])
 
+    def content_token(self, epoch: int) -> tuple[int, ...] | None:
+        """What the committed rows at `epoch` are read from, when that alone determines them
+        (`HummockStorage.content_token`): the same token, the same rows."""
+        return self.store.content_token(self._prefix, self._end, epoch)
+
     def iter_batches(self, epoch: int | None = None):
         """Decoded record batches of the committed rows at `epoch` (default: latest, without
         this epoch's memtable), streaming."""

@@ -139,6 +139,27 @@ class VersionReader:
             sources = [coalesce(src) for src in sources]
         return sources, KeyForm.common(forms)
 
+    @staticmethod
+    def content_token(version: HummockVersion, buffer: list[SharedBufferBatch], start: bytes,
+                      end: bytes | None, epoch: int) -> tuple[int, ...] | None:
+        """The ids of the SSTs that hold the entries of [start, end) read at `epoch`, when
+        they hold no newer entry and no buffered batch holds any: SSTs never change and their
+        ids are never reused, so two reads with the same token see the same entries, at any
+        two such epochs. None otherwise (a reader keys on the epoch instead)."""
+        for b in buffer:
+            if b.epoch <= epoch and len(b.range_run(start, end)):
+                return None
+        ids: list[int] = []
+        for level in version.levels:
+            for info in level:
+                if info.largest_key < start or (end is not None and info.smallest_key >= end) \
+                        or info.min_epoch > epoch:
+                    continue  # not read at `epoch` (as `_sources` decides)
+                if info.max_epoch > epoch:
+                    return None
+                ids.append(info.id)
+        return tuple(sorted(ids))
+
     def iter_runs(self, version: HummockVersion, buffer: list[SharedBufferBatch], start: bytes,
                   end: bytes | None, epoch: int, include_tombstones: bool = False) -> Iterator[Run]:
         """Stream the visible entries of [start, end) at `epoch` as Runs (one entry per key)."""
