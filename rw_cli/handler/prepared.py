@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -40,6 +40,8 @@ class BoundSelect:
     names: list[str] | None                    # PostgreSQL's output names (None: DuckDB's)
     row_id: bool = False
     rw_timestamp: bool = False
+    # registered name -> FOR SYSTEM_TIME AS OF expression, evaluated at each run (`now() - ...`)
+    as_of: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,8 @@ def bind(session, tree: exp.Expression, hidden: bool = False, reparse=None) -> B
     bound = bind_query(tree, session.catalog, hidden=hidden, session=session, reparse=reparse)
     names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
     sql = to_duckdb(bound.tree, bound.schema, owned=True, strict=session.settings.batch_strict)
-    return BoundSelect(sql, bound.relations, dict(bound.system), names, bound.row_id, bound.rw_timestamp)
+    return BoundSelect(sql, bound.relations, dict(bound.system), names, bound.row_id, bound.rw_timestamp,
+                       dict(bound.as_of))
 
 
 def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None = None,
@@ -143,7 +144,7 @@ def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None
             if reg in bound.as_of:  # FOR SYSTEM_TIME AS OF: the relation as of then, never cached
                 from rw_cli.handler.time_travel import as_of_epoch
 
-                epoch = as_of_epoch(session, bound.as_of[reg], rel, run_query)
+                epoch = as_of_epoch(session, bound.as_of[reg].copy(), rel, run_query)  # (kept for reruns)
                 tables[reg] = _columns(snapshot_at(session, rel, epoch, bound.rw_timestamp), rel, hidden,
                                        bound.row_id, bound.rw_timestamp)
                 continue
