@@ -388,6 +388,8 @@ def _kept_type(e: exp.Expression, types: list[DataType]) -> DataType | None:
 
 
 def join_kind(join: exp.Join) -> str:
+    if (join.method or "").upper() == "ASOF":  # the closest match, not every match: not maintained yet
+        raise NotSupported("ASOF JOIN in a materialized view")
     side = (join.side or "").lower()
     kind = (join.kind or "").lower()
     if side in ("left", "right", "full"):
