@@ -153,8 +153,9 @@ _WHOLE_PARTITION = (exp.CumeDist, exp.PercentRank, exp.Ntile)
 
 
 def _frame_close(w: exp.Window) -> list[exp.Expression]:
-    """For EMIT ON WINDOW CLOSE: the order keys that the watermark must have reached before
-    window `w`'s value for a row is final (no row may still join its frame): the row's own
+    """For EMIT ON WINDOW CLOSE: the order keys that the watermark must have passed before
+    window `w`'s value for a row is final (a row at the watermark is not late, and may still
+    join its frame; RisingWave releases a row below the watermark too): the row's own
     key, the key N rows ahead for `N FOLLOWING` rows or lead(x, N), the key plus N for a
     RANGE frame `N FOLLOWING` (NULL while that row has not come: the row waits)."""
     order = w.args.get("order")
@@ -767,11 +768,13 @@ class StreamPlanner:
     def lateral_set(self, node: PlanNode, scope: list[tuple[str, str]], join: exp.Join):
         """`, LATERAL unnest(o.arr) AS u(x)` (also without LATERAL, or generate_series over
         columns): each row times the elements of its own list, a row whose list is empty or
-        NULL giving none (so LEFT JOIN ... ON TRUE, which keeps it, is refused); an inner
-        join's ON filters the rows."""
-        if join_kind(join) != "inner":
-            raise NotSupported("a join with a set-returning function other than an inner join in a "
-                               "materialized view")
+        NULL giving none; an inner join's ON filters the rows. `LEFT JOIN LATERAL ... ON TRUE`
+        keeps such a row, once, with a NULL element: its list is read as `[NULL]`."""
+        kind = join_kind(join)
+        on = [c for c in conjuncts(join.args.get("on")) if not (isinstance(c, exp.Boolean) and c.this)]
+        if kind not in ("inner", "left") or (kind == "left" and on):
+            raise NotSupported("a join with a set-returning function other than an inner join or LEFT JOIN "
+                               "... ON TRUE in a materialized view")
         src = join.this
         srf = _lateral_srf(src)
         if isinstance(srf, exp.Unnest) and (len(srf.expressions) != 1 or srf.args.get("offset")):
@@ -783,10 +786,15 @@ class StreamPlanner:
         width = len(node.types)
         list_expr = expr_to_duckdb_tree(lst, node.types)
         element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        if kind == "left":
+            empty = exp.EQ(this=exp.Coalesce(this=exp.Anonymous(this="len", expressions=[list_expr.copy()]),
+                                             expressions=[exp.Literal.number(0)]), expression=exp.Literal.number(0))
+            nulls = exp.Array(expressions=[exp.Cast(this=exp.Null(), to=exp.DataType.build(
+                element.duckdb(), dialect="duckdb"))])
+            list_expr = exp.Case(ifs=[exp.If(this=empty, true=nulls)], default=list_expr)
         out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
                                list_sql=list_expr.sql(dialect=duckdb_dialect()), list_expr=list_expr)
         scope = scope + [(name, col), (name, "__ordinality")]
-        on = [c for c in conjuncts(join.args.get("on")) if not (isinstance(c, exp.Boolean) and c.this)]
         if on:
             return _push_where(out, conjuncts(self.rewrite(exp.and_(*on), scope))), scope
         return out, scope
@@ -1054,7 +1062,7 @@ class StreamPlanner:
             closes = list(dict.fromkeys(expr_to_duckdb(k, node.types) for w in windows for k in _frame_close(w)))
             outs = ", ".join(f"_{i}" for i in range(len(cols)))
             sql = (f"SELECT {outs} FROM (SELECT *, {', '.join(f'{c} AS __close{i}' for i, c in enumerate(closes))} "
-                   f"FROM ({sql})) WHERE {' AND '.join(f'__close{i} <= {{now}}' for i in range(len(closes)))}")
+                   f"FROM ({sql})) WHERE {' AND '.join(f'__close{i} < {{now}}' for i in range(len(closes)))}")
         out = StreamPartitionRecompute(types, list(node.stream_key), [node],
                                        name="StreamOverWindow" if table is None else "StreamEowcOverWindow",
                                        partition_keys=pkeys, sql=sql, detail=detail, temporal=table is not None,
