@@ -316,40 +316,43 @@ class Decorrelator:
             raise NotSupported("LATERAL as the first FROM item of a materialized view")
         joins = list(s.args.get("joins") or [])
         for i, j in enumerate(joins):
-            lateral = j.this
-            if not isinstance(lateral, exp.Lateral) or not isinstance(lateral.this, exp.Subquery):
-                continue
-            q = subquery_body(lateral)
-            alias = lateral.args.get("alias")
-            name = alias.name if alias is not None and alias.name else self.fresh("l")
-            if not outer_columns(q):
-                sub = exp.Subquery(this=q.copy(), alias=alias.copy() if alias is not None else
-                                   exp.TableAlias(this=exp.to_identifier(name)))
-                j.set("this", sub)
-                continue
-            if not isinstance(q, exp.Select) or not (is_plain(q) or is_grouped(q) or is_scalar_agg(q)) \
-                    or q.args.get("having") and is_scalar_agg(q):
-                raise NotSupported("a correlated LATERAL subquery with LIMIT, window functions, HAVING without "
-                                   "GROUP BY or set operations in a materialized view")
-            if q.args.get("distinct") is not None and q.args["distinct"].args.get("on") is not None:
-                raise NotSupported("a correlated LATERAL subquery with DISTINCT ON in a materialized view")
-            cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
-            names = cols + [e.alias_or_name for e in q.expressions[len(cols):]]
-            outer = _Outer(f.copy(), [x.copy() for x in joins[:i]], [])
-            left = {src.alias_or_name for src in [f.this] + [x.this for x in joins[:i]]}
-            if any(c.table not in left for c in outer_columns(q)):
-                raise NotSupported("a LATERAL subquery reading columns of an enclosing query, in a "
-                                   "materialized view")
-            body, keys = self.lateral_body(q, s, outer, names)
-            on = j.args.get("on")
-            cond = _and([c for c in (_domain_cond(keys, name, "__k"), on) if c is not None
-                         and not (isinstance(c, exp.Boolean) and c.this)]) or exp.true()
-            side = "LEFT" if (j.side or "").upper() == "LEFT" else None
-            if (j.side or "").upper() in ("RIGHT", "FULL"):
-                raise NotSupported(f"{j.side.upper()} JOIN LATERAL")
-            joins[i] = exp.Join(this=_subquery(body, name), side=side, on=cond) if side else \
-                exp.Join(this=_subquery(body, name), on=cond)
+            if isinstance(j.this, exp.Lateral) and isinstance(j.this.this, exp.Subquery):
+                joins[i] = self.lateral_join(s, _Outer(f.copy(), [x.copy() for x in joins[:i]], []), j)
         s.set("joins", joins or None)
+
+    def lateral_join(self, s: exp.Select, outer: _Outer, j: exp.Join) -> exp.Join:
+        """The join `j` of a LATERAL subquery, `outer` being the FROM items left of it."""
+        lateral = j.this
+        q = subquery_body(lateral)
+        alias = lateral.args.get("alias")
+        name = alias.name if alias is not None and alias.name else self.fresh("l")
+        if not outer_columns(q):  # uncorrelated: a derived table
+            j = j.copy()
+            j.set("this", exp.Subquery(this=q.copy(), alias=alias.copy() if alias is not None else
+                                       exp.TableAlias(this=exp.to_identifier(name))))
+            return j
+        side = (j.side or "").upper()
+        if side in ("RIGHT", "FULL"):
+            raise NotSupported(f"{side} JOIN LATERAL in a materialized view")
+        if not isinstance(q, exp.Select) or not (is_plain(q) or is_grouped(q) or is_scalar_agg(q)) \
+                or q.args.get("having") and is_scalar_agg(q):
+            raise NotSupported("a correlated LATERAL subquery with LIMIT, window functions, HAVING without "
+                               "GROUP BY or set operations in a materialized view")
+        if q.args.get("distinct") is not None and q.args["distinct"].args.get("on") is not None:
+            raise NotSupported("a correlated LATERAL subquery with DISTINCT ON in a materialized view")
+        left = {src.alias_or_name for src in [outer.from_.this] + [x.this for x in outer.joins]}
+        if any(c.table not in left for c in outer_columns(q)):
+            raise NotSupported("a LATERAL subquery reading columns of an enclosing query, in a "
+                               "materialized view")
+        cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        names = cols + [e.alias_or_name for e in q.expressions[len(cols):]]
+        body, keys = self.lateral_body(q, s, outer, names)
+        on = j.args.get("on")
+        cond = _and([c for c in (_domain_cond(keys, name, "__k"), on) if c is not None
+                     and not (isinstance(c, exp.Boolean) and c.this)]) or exp.true()
+        if side == "LEFT":
+            return exp.Join(this=_subquery(body, name), side="LEFT", on=cond)
+        return exp.Join(this=_subquery(body, name), on=cond)
 
     def lateral_body(self, q: exp.Select, s: exp.Select, outer: _Outer, names: list[str]):
         """q with the domain of its outer references joined in, its items named `names`
