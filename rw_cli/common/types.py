@@ -148,13 +148,13 @@ class DataType:
             return DataType(f"vector({t.list_size})")
         if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) \
                 or pa.types.is_list_view(t):
-            inner = DataType.from_arrow(t.value_type)
+            inner = DataType.from_field(t.value_field)
             return DataType(f"{inner.name}[]", inner=(inner,))
         if pa.types.is_map(t):
-            return DataType.map_of(DataType.from_arrow(t.key_type), DataType.from_arrow(t.item_type))
+            return DataType.map_of(DataType.from_field(t.key_field), DataType.from_field(t.item_field))
         if pa.types.is_struct(t):
             fields = [t.field(i) for i in range(t.num_fields)]
-            inner = tuple(DataType.from_arrow(f.type) for f in fields)
+            inner = tuple(DataType.from_field(f) for f in fields)
             name = "struct<" + ", ".join(f"{f.name} {d.name}" for f, d in zip(fields, inner)) + ">"
             return DataType(name, inner=inner, field_names=tuple(f.name for f in fields))
         if pa.types.is_float16(t):

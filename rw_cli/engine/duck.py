@@ -98,13 +98,32 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
 def _result(rel: duckdb.DuckDBPyRelation) -> pa.Table:
     """The query's rows as Arrow; its JSON columns (text in Arrow) are marked as such."""
     table = rel.to_arrow_table()
-    json_columns = [i for i, t in enumerate(rel.types) if str(t) == "JSON"]
+    json_columns = [i for i, t in enumerate(rel.types) if "JSON" in str(t)]
     if not json_columns:
         return table
     schema = table.schema
     for i in json_columns:
-        schema = schema.set(i, schema.field(i).with_metadata(JSONB_FIELD_METADATA))
+        schema = schema.set(i, _mark_json(schema.field(i), rel.types[i]))
     return pa.Table.from_arrays(table.columns, schema=schema)
+
+
+def _mark_json(field: pa.Field, duck_type) -> pa.Field:
+    """`field` with each JSON part of its DuckDB type marked jsonb, nested ones too (a list of
+    jsonb, a struct's jsonb field): Arrow holds them as text."""
+    if str(duck_type) == "JSON":
+        return field.with_metadata(JSONB_FIELD_METADATA)
+    if "JSON" not in str(duck_type):
+        return field
+    t = field.type
+    children = [c for _, c in duck_type.children]
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and children:
+        inner = _mark_json(t.value_field, children[0])
+        return field.with_type(pa.large_list(inner) if pa.types.is_large_list(t) else pa.list_(inner))
+    if pa.types.is_map(t) and len(children) == 2:
+        return field.with_type(pa.map_(_mark_json(t.key_field, children[0]), _mark_json(t.item_field, children[1])))
+    if pa.types.is_struct(t) and len(children) == t.num_fields:
+        return field.with_type(pa.struct([_mark_json(t.field(i), c) for i, c in enumerate(children)]))
+    return field
 
 
 def _discard_connection() -> None:

@@ -304,6 +304,12 @@ def _srf(node: exp.Expression) -> list[tuple[str, exp.Expression]] | None:
     return None
 
 
+def is_table_function(node: exp.Expression) -> bool:
+    """Whether `node` is one of the set-returning jsonb functions (jsonb_each, ...): in FROM,
+    a relation of its own columns (key and value), not one column named after it."""
+    return _srf(node) is not None
+
+
 def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
     """jsonb_array_elements(j) and its kin as `unnest` of a list: in the select list (one
     column; jsonb_each's a record of key and value), and in FROM as a subquery of one unnest per output column (`jsonb_each`: key
@@ -335,5 +341,9 @@ def _from_item(table: exp.Table, columns: list[tuple[str, exp.Expression]]) -> e
         names = [columns[0][0] if columns[0][0] != table.this.name.lower() else name]
     select = exp.select(*(exp.Alias(this=exp.Unnest(expressions=[lst]), alias=exp.to_identifier(n))
                           for (_, lst), n in zip(columns, names)))
-    return exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(name),
-                                                        columns=[exp.to_identifier(n) for n in names]))
+    alias = exp.TableAlias(this=exp.to_identifier(name), columns=[exp.to_identifier(n) for n in names])
+    if isinstance(table.parent, exp.Join) and table.this.find(exp.Column):
+        # `FROM t, jsonb_each(t.doc)`: a function in FROM reads the items left of it (it is
+        # LATERAL implicitly in PostgreSQL); the subquery it becomes must say so
+        return exp.Lateral(this=exp.Subquery(this=select), alias=alias)
+    return exp.Subquery(this=select, alias=alias)

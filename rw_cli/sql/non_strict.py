@@ -37,6 +37,9 @@ def non_strict(tree: exp.Expression) -> exp.Expression:
         new = non_strict(child)
         if new is not child:
             child.replace(new)
+    if isinstance(tree, exp.Anonymous) and tree.name.lower() == "error":
+        # PostgreSQL's error for a bad value, written inline (to_timestamp's fraction check)
+        return exp.Null()
     if isinstance(tree, exp.Anonymous) and tree.name.lower() in _NON_STRICT_FORMS:
         return exp.Anonymous(this=_NON_STRICT_FORMS[tree.name.lower()], expressions=[a.copy() for a in tree.expressions])
     if (isinstance(tree, _MAY_FAIL) or isinstance(tree, exp.Anonymous) and tree.name.lower() in _MAY_FAIL_FUNCTIONS) \
@@ -48,7 +51,9 @@ def non_strict(tree: exp.Expression) -> exp.Expression:
 def null_forms(tree: exp.Expression) -> exp.Expression:
     """`tree` with each of our raising macros in its NULL-returning form."""
     for n in list(tree.find_all(exp.Anonymous)):
-        if n.name.lower() in _NON_STRICT_FORMS:
+        if n.name.lower() == "error":
+            n.replace(exp.Null())
+        elif n.name.lower() in _NON_STRICT_FORMS:
             n.set("this", _NON_STRICT_FORMS[n.name.lower()])
     return tree
 
@@ -57,4 +62,5 @@ def _raises(tree: exp.Expression) -> bool:
     """Whether a call of one of our macros that may raise (through error()) is in `tree`."""
     from rw_cli.engine.duck_functions import RAISING_MACROS
 
-    return any(isinstance(n, exp.Anonymous) and n.name.lower() in RAISING_MACROS for n in tree.walk())
+    return any(isinstance(n, exp.Anonymous) and (n.name.lower() in RAISING_MACROS or n.name.lower() == "error")
+               for n in tree.walk())

@@ -26,6 +26,7 @@ from rw_cli.sql.expand import corresponding, expand, qualify_schema_names
 from rw_cli.sql.output_name import output_name
 from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
+from rw_cli.sql.jsonb import is_table_function
 from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamHashAgg, StreamHashJoin,
                              StreamMaterialize, StreamPartitionRecompute, StreamProject, StreamProjectSet,
                              StreamTableScan, StreamUnion, StreamValues, append_only)
@@ -135,8 +136,8 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
         if not isinstance(fn, exp.Func) or (isinstance(fn, _SET_RETURNING) and _in_join_list(table)):
             continue  # `FROM t, generate_series(...)`: the planner's own cross join with a series
         name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
-        if name in ("tumble", "hop"):  # time windows over a relation (rw_cli.sql.expand)
-            continue
+        if name in ("tumble", "hop") or is_table_function(fn):
+            continue  # time windows over a relation, jsonb_each and its kin: rw_cli.sql.expand
         if isinstance(fn, exp.ExplodingGenerateSeries):
             name = "generate_series"
         if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) == 2:
@@ -183,6 +184,17 @@ def _frame_close(w: exp.Window) -> list[exp.Expression]:
                                  partition_by=[p.copy() for p in w.args.get("partition_by") or []],
                                  order=order.copy()))
     return closes
+
+
+# functions returning a set that the translation to DuckDB writes as unnest of a list
+_SET_RETURNING_CALLS = frozenset({"generate_subscripts", "jsonb_populate_recordset"})
+
+
+def _srf_nodes(e: exp.Expression) -> list[exp.Expression]:
+    """The set-returning function calls in an expression of the select list."""
+    return [n for n in e.walk() if isinstance(n, (exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest,
+                                                   exp.Posexplode))
+            or isinstance(n, exp.Anonymous) and n.name.lower() in _SET_RETURNING_CALLS]
 
 
 def _srf_list(srf: exp.Expression) -> exp.Expression:
@@ -421,7 +433,7 @@ def prune_select(s: exp.Select, used: set[str] | None) -> bool:
         return False
     items = list(s.expressions)
     if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-           or e.find(exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest, exp.Posexplode) for e in items):
+           or _srf_nodes(e) for e in items):
         return False
     keep = [e for e in items if e.alias_or_name in used or output_name(e) in used]
     if not keep or len(keep) == len(items):
@@ -431,12 +443,21 @@ def prune_select(s: exp.Select, used: set[str] | None) -> bool:
 
 
 def _kept_type(e: exp.Expression, types: list[DataType]) -> DataType | None:
-    """An input column passed through keeps its type (Arrow's alone may lose it: jsonb is
-    text to Arrow)."""
-    if isinstance(e, exp.Column) and not e.table and e.name.startswith("_") and e.name[1:].isdigit():
-        i = int(e.name[1:])
-        return types[i] if i < len(types) and types[i].name == "jsonb" else None
-    return None
+    """An input column passed through, or a field of one (`(_3).f1`), keeps its type
+    (Arrow's alone may lose it: jsonb is text to Arrow)."""
+    fields = []
+    while isinstance(e, exp.Dot):
+        fields.append(e.expression.name)
+        e = e.this.unnest() if isinstance(e.this, exp.Paren) else e.this
+    if not (isinstance(e, exp.Column) and not e.table and e.name.startswith("_") and e.name[1:].isdigit()):
+        return None
+    i = int(e.name[1:])
+    t = types[i] if i < len(types) else None
+    for name in reversed(fields):
+        if t is None or not t.is_struct or name not in t.field_names:
+            return None
+        t = t.inner[t.field_names.index(name)]
+    return t if t is not None and t.name == "jsonb" else None
 
 
 def join_kind(join: exp.Join) -> str:
@@ -675,7 +696,7 @@ class StreamPlanner:
         if any(e.find(exp.Window) for e in exprs + order_exprs):
             node, rewritten = self.over_window(node, exprs + order_exprs)
             exprs, order_exprs = rewritten[: len(exprs)], rewritten[len(exprs):]
-        if any(e.find(exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest) for e in exprs):
+        if any(_srf_nodes(e) for e in exprs):
             node, exprs = self.project_set_srf(node, exprs)
         order_exprs, on_exprs = order_exprs[:n_order], order_exprs[n_order:]
         distinct = s.args.get("distinct")
@@ -752,20 +773,46 @@ class StreamPlanner:
         return out, scope + [(name, col), (name, "__ordinality")]
 
     def project_set_srf(self, node: PlanNode, exprs: list[exp.Expression]):
-        """A set-returning function in the select list (generate_series, unnest): rows times
-        its elements, which the projection then refers to."""
-        srfs = [n for e in exprs for n in e.find_all(exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest)]
-        if len({n.sql() for n in srfs}) > 1:
-            raise NotSupported("more than one set-returning function in the select list of a materialized view")
-        srf = srfs[0]
-        lst = _srf_list(srf)
+        """Set-returning functions in the select list (generate_series, unnest, ...): rows times
+        their elements, which the projection then refers to. Several are zipped, as in
+        PostgreSQL: row i holds each one's i-th element, NULL where one has fewer."""
+        srfs: dict[str, exp.Expression] = {}
+        for e in exprs:
+            for n in _srf_nodes(e):
+                srfs.setdefault(n.sql(), n)
         width = len(node.types)
-        list_expr = expr_to_duckdb_tree(lst, node.types)
-        element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        lists, elements = zip(*(self._srf_list_and_element(node, srf) for srf in srfs.values()))
+        if len(srfs) == 1:
+            list_expr, element = lists[0], elements[0]
+            refs = {key: exp.column(f"_{width}") for key in srfs}
+        else:
+            names = [f"f{i}" for i in range(len(srfs))]
+            zipped = exp.Anonymous(this="list_zip", expressions=list(lists))
+            x = exp.to_identifier("__x")
+            fields = [exp.PropertyEQ(this=exp.to_identifier(n), expression=exp.Anonymous(
+                this="struct_extract", expressions=[exp.column(x), exp.Literal.number(i + 1)])) for i, n in enumerate(names)]
+            list_expr = exp.Anonymous(this="list_transform", expressions=[zipped, exp.Lambda(
+                this=exp.Anonymous(this="struct_pack", expressions=fields), expressions=[x])])
+            element = DataType("struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, elements)) + ">",
+                               inner=tuple(elements), field_names=tuple(names))
+            refs = {key: exp.Dot(this=exp.Paren(this=exp.column(f"_{width}")), expression=exp.to_identifier(n))
+                    for key, n in zip(srfs, names)}
         out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
                                list_sql=list_expr.sql(dialect=duckdb_dialect()), list_expr=list_expr)
-        key = srf.sql()
-        return out, [e.copy().transform(lambda n: exp.column(f"_{width}") if n.sql() == key else n) for e in exprs]
+        return out, [e.copy().transform(lambda n: refs[n.sql()].copy() if n.sql() in refs else n) for e in exprs]
+
+    def _srf_list_and_element(self, node: PlanNode, srf: exp.Expression) -> tuple[exp.Expression, DataType]:
+        """A set-returning function's list (its DuckDB tree over the input) and element type."""
+        if isinstance(srf, exp.Posexplode):
+            raise NotSupported("unnest WITH ORDINALITY in the select list of a materialized view")
+        if isinstance(srf, exp.Anonymous):  # its DuckDB form is unnest(list)
+            unnest = expr_to_duckdb_tree(srf, node.types)
+            if not (isinstance(unnest, (exp.Anonymous, exp.Unnest)) and unnest.name.lower() in ("unnest", "")):
+                raise NotSupported(f"{srf.name} with these arguments in a materialized view")
+            return (unnest.expressions[0] if unnest.expressions else unnest.this).copy(), self.expr_types(node, [srf])[0]
+        lst = _srf_list(srf)
+        element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        return expr_to_duckdb_tree(lst, node.types), element
 
     def lateral_set(self, node: PlanNode, scope: list[tuple[str, str]], join: exp.Join):
         """`, LATERAL unnest(o.arr) AS u(x)` (also without LATERAL, or generate_series over
