@@ -40,11 +40,16 @@ def build_job(ctx, root: StreamMaterialize, rel: RelationCatalog, table_ids=None
 def start_job(ctx, rel: RelationCatalog, job) -> None:
     """Register a new job, fill it from its upstreams' snapshots, connect it to their change
     streams and commit it with the catalog; a failed backfill leaves nothing behind."""
+    from rw_cli.stream import background
+
     ctx.catalog.add(rel)
-    ctx.runtime.add_job(job)
     try:
-        backfill(ctx, job)
-        ctx.runtime.connect(job)
+        if background.wanted(ctx, rel):  # BACKGROUND_DDL: returns at once, status Creating
+            background.start(ctx, rel, job)
+        else:
+            ctx.runtime.add_job(job)
+            backfill(ctx, job)
+            ctx.runtime.connect(job)
         ctx.barrier()
     except BaseException:
         if not _handed_to_store(ctx, rel):  # a failure before the commit: undo every step
@@ -84,7 +89,11 @@ def backfill(ctx, job) -> None:
 def drop_job(ctx, rel: RelationCatalog) -> None:
     """Stop a relation's job; its rows and its job's internal state (append logs and keys)
     go with it at the current epoch, and the catalog forgets it."""
-    ctx.runtime.drop_job(rel.id)
+    from rw_cli.stream import background
+
+    background.forget(ctx, rel.id)
+    if rel.id in ctx.runtime.jobs:
+        ctx.runtime.drop_job(rel.id)
     for table_id in [rel.id, *rel.state_table_ids]:
         ctx.store.drop_log(table_id, ctx.epoch.curr)
         ctx.store.truncate_table(table_id, ctx.epoch.curr)
