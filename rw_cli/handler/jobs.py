@@ -60,6 +60,9 @@ def handle_alter(session, spec: dict) -> Result:
                 config[key] = value
         rel.job_config = config
     else:
+        from rw_cli.stream import throttle
+
         rate_limit.alter(rel, spec["key"], spec["value"])
+        throttle.apply(session, rel)
     session.barrier()
     return Result(tag)

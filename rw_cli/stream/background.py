@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, RelationCatalog
+from rw_cli.stream.throttle import job_limit
 
 if TYPE_CHECKING:  # imported when a job backfills, not when a session opens
     import pyarrow as pa
@@ -87,16 +88,6 @@ def restart(ctx, rel: RelationCatalog) -> None:
     """On recovery, before the job is built: forget a creating job's partial rows and state."""
     for table_id in [rel.id, *rel.state_table_ids]:
         ctx.store.truncate_table(table_id, ctx.epoch.curr)
-
-
-def job_limit(rel: RelationCatalog, kind: str) -> int | None:
-    """The job's `kind` rate limit for the whole job (per unit times its configured fixed
-    parallelism, else its actors), or None."""
-    n = rel.rate_limits.get(kind)
-    if n is None:
-        return None
-    config = rel.parallelism_config
-    return n * max(1, int(config) if config.isdigit() else rel.parallelism)
 
 
 def _budget(c: Creating, limit: int | None) -> int:
