@@ -62,6 +62,13 @@ def wanted(ctx, rel: RelationCatalog) -> bool:
     return on and rel.kind in KINDS and rel.refresh_interval_sec is None and hasattr(ctx.runtime, "held")
 
 
+def throttled(ctx, rel: RelationCatalog) -> bool:
+    """Whether a foreground CREATE must backfill under its BACKFILL_RATE_LIMIT (on barriers,
+    as a background job does, waiting for it)."""
+    return (not wanted(ctx, rel) and rel.kind in KINDS and "backfill" in rel.rate_limits
+            and rel.refresh_interval_sec is None and hasattr(ctx.runtime, "held"))
+
+
 def start(ctx, rel: RelationCatalog, job: StreamJob) -> None:
     """Register the creating job, take its snapshots, connect it with its changes held."""
     rel.creating = True
@@ -164,9 +171,14 @@ def progress(ctx, rel_id: int) -> tuple[int, int] | None:
     return None if c is None else (c.done, c.total)
 
 
-def wait(ctx, poll_s: float = 0.05) -> None:
-    """Drive barriers until no job is creating (Ctrl-C stops waiting; the jobs go on)."""
-    while creating(ctx):
+def wait(ctx, poll_s: float = 0.05, only: int | None = None) -> None:
+    """Drive barriers until no job (or job `only`) is creating (Ctrl-C stops waiting; the
+    jobs go on)."""
+    def pending() -> bool:
+        jobs = creating(ctx)
+        return bool(jobs) if only is None else only in jobs
+
+    ctx.barrier()  # the catalog with the creating job is durable before any wait
+    while pending():
+        time.sleep(poll_s)
         ctx.barrier()
-        if creating(ctx):
-            time.sleep(poll_s)

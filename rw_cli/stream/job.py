@@ -43,6 +43,9 @@ def start_job(ctx, rel: RelationCatalog, job) -> None:
     from rw_cli.stream import background
 
     ctx.catalog.add(rel)
+    if background.throttled(ctx, rel):  # a foreground backfill under BACKFILL_RATE_LIMIT
+        _start_throttled(ctx, rel, job)
+        return
     try:
         if background.wanted(ctx, rel):  # BACKGROUND_DDL: returns at once, status Creating
             background.start(ctx, rel, job)
@@ -54,6 +57,22 @@ def start_job(ctx, rel: RelationCatalog, job) -> None:
     except BaseException:
         if not _handed_to_store(ctx, rel):  # a failure before the commit: undo every step
             drop_job(ctx, rel)
+        raise
+
+
+def _start_throttled(ctx, rel: RelationCatalog, job) -> None:
+    """A foreground CREATE whose backfill has a rate limit: backfilled on barriers as a
+    background job is, and returns once it is Created; an error or Ctrl-C while it waits
+    drops it (a foreground CREATE that did not finish leaves nothing)."""
+    from rw_cli.stream import background
+
+    try:
+        background.start(ctx, rel, job)
+        background.wait(ctx, only=rel.id)
+    except BaseException:
+        if rel.id in ctx.catalog.relations:
+            drop_job(ctx, rel)
+            ctx.barrier()
         raise
 
 
