@@ -92,8 +92,10 @@ def resume(ctx, rel: RelationCatalog, job: StreamJob) -> None:
 
 
 def restart(ctx, rel: RelationCatalog) -> None:
-    """On recovery, before the job is built: forget a creating job's partial rows and state."""
+    """On recovery, before the job is built: forget a creating job's partial rows and state
+    (key-value state and append logs, as a DROP does)."""
     for table_id in [rel.id, *rel.state_table_ids]:
+        ctx.store.drop_log(table_id, ctx.epoch.curr)
         ctx.store.truncate_table(table_id, ctx.epoch.curr)
 
 
