@@ -123,8 +123,18 @@ def run_stream(session, lines, out=None, cfg=None) -> bool:
             pending += line
             if not pending.strip() or not is_complete(pending):
                 continue
-            go_on = shell.handle("\n" * lines_before + pending)
-            lines_before += pending.count("\n")
+            copy = shell.copy_from_stdin("\n" * lines_before + pending)
+            if copy is not None:  # its rows follow, up to a line `\.`
+                rows = []
+                for data in lines:
+                    if data.rstrip("\r\n") == "\\.":
+                        break
+                    rows.append(data.rstrip("\n"))
+                go_on = not shell.failed and shell.copy_rows(copy, rows)
+                lines_before += pending.count("\n") + len(rows) + 1
+            else:
+                go_on = shell.handle("\n" * lines_before + pending)
+                lines_before += pending.count("\n")
             pending = ""
             if not go_on or shell.failed:
                 return not shell.failed
@@ -228,6 +238,7 @@ def main(ctx: click.Context, data_dir: str | None, engine: str | None, commands:
         cfg.format = fmt
     ctx.obj.update(data_dir=data_dir, engine=cfg.engine, config=cfg)
     if ctx.invoked_subcommand is not None:
+        startup_gc.resume()  # a subcommand (slt, run, serve, store ...) may run long before a statement
         if commands or file:
             raise click.UsageError("-c and -f cannot be combined with a subcommand")
         if host is not None:

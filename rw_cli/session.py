@@ -124,7 +124,7 @@ class Session:
         return result
 
     def execute_iter(self, sql: str) -> Iterator[Result]:
-        from rw_cli.handler import dispatch
+        from rw_cli.handler import dispatch, prepared
         from rw_cli.sql.dialect import parse_statement
         from rw_cli.sql.split import split_statements, unterminated
 
@@ -135,14 +135,18 @@ class Session:
             raise SqlSyntaxError(found[0], position=found[1])
         for text, offset in split_statements(sql):
             try:
-                tree = parse_statement(text, offset)
+                # a SELECT run before under the same catalog and parameters is not parsed again
+                tree = parse_statement(text, offset) if prepared.find(self, text) is None else None
                 with self.mutex:
                     if self.read_only:
-                        result = self._read_only_dispatch(dispatch, tree, text)
+                        result = self._read_only_dispatch(dispatch, tree, text, offset)
                     else:
                         try:
-                            self._prepare(tree)
-                            result = dispatch(self, tree, text)
+                            if tree is None:
+                                self._prepare_for(writes=False)
+                            else:
+                                self._prepare(tree)
+                            result = self._run_statement(dispatch, tree, text, offset)
                         except StorageError:
                             self._reported_failure = self.store.failed  # this statement said so
                             raise
@@ -156,6 +160,31 @@ class Session:
             finally:
                 startup_gc.resume()  # start-up is over (rw_cli.common.startup_gc)
             yield result
+
+    def _run_statement(self, dispatch, tree, text: str, offset: int) -> Result:
+        """Run statement `text`; without its tree, it is a SELECT bound before: run as bound
+        while that is still valid (rw_cli.handler.prepared), else parsed again."""
+        if tree is None:
+            from rw_cli.handler import prepared
+            from rw_cli.handler.query import run_prepared
+            from rw_cli.sql.dialect import parse_statement
+
+            bound = prepared.find(self, text)
+            if bound is not None:
+                return run_prepared(self, bound)
+            tree = parse_statement(text, offset)
+        return self._dispatch(dispatch, tree, text)
+
+    def _dispatch(self, dispatch, tree, text: str) -> Result:
+        """Run a statement; unless it is one that leaves the catalog as it was (a query, DML,
+        FLUSH), the catalog is said to have changed, even when it failed half-way."""
+        from rw_cli.handler import keeps_catalog
+
+        try:
+            return dispatch(self, tree, text)
+        finally:
+            if not keeps_catalog(tree):
+                self.catalog.changed()
 
     def insert(self, table: str, data) -> int:
         """Insert rows from Python: a pyarrow Table or RecordBatch, a pandas or polars
@@ -328,32 +357,36 @@ class Session:
                 self.store.sync()
             self._deliver_committed()
 
-    def _read_only_dispatch(self, dispatch, tree, text: str) -> Result:
-        """A statement of a read-only session, on the newest commit. The writer may vacuum
-        an SST of the version read meanwhile (its compaction replaced it): read again, on
-        the version that replaced it."""
+    def _read_only_dispatch(self, dispatch, tree, text: str, offset: int = 0) -> Result:
+        """A statement of a read-only session, on the newest commit (`tree` None: a SELECT
+        bound before, see `_run_statement`). The writer may vacuum an SST of the version
+        read meanwhile (its compaction replaced it): read again, on the version that
+        replaced it."""
         self.refresh()
         try:
-            return dispatch(self, tree, text)
+            return self._run_statement(dispatch, tree, text, offset)
         except StorageError:
             if not self.refresh():
                 raise
-            from rw_cli.sql.dialect import parse_statement
-
-            return dispatch(self, parse_statement(text), text)  # binding changed the first tree
+            return self._run_statement(dispatch, None, text, offset)  # binding changed the first tree
 
     def refresh(self) -> bool:
         """Read-only: read the newest version the writer committed, and its catalog. True
         when there was a newer one."""
         if not self.store.refresh():
             return False
-        self._load_committed()
+        self._load_committed(keep_catalog=self.read_only)
         return True
 
-    def _load_committed(self) -> None:
+    def _load_committed(self, keep_catalog: bool = False) -> None:
         """The catalog and epochs of the store's last committed version (at open, after a
-        read-only refresh, after the store was opened again)."""
-        self.catalog = Catalog.from_bytes(self.store.extra)
+        read-only refresh, after the store was opened again). `keep_catalog` (read-only: its
+        catalog is only ever loaded): the catalog stays the same object while the version's
+        catalog is the same, and so do the SELECTs bound against it (rw_cli.handler.prepared)."""
+        extra = self.store.extra
+        if not (keep_catalog and extra == getattr(self, "_catalog_bytes", None)):
+            self.catalog = Catalog.from_bytes(extra)
+            self._catalog_bytes = extra
         committed = self.store.committed_epoch
         self.epoch = EpochPair(next_epoch(committed), committed)
 

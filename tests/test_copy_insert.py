@@ -109,3 +109,48 @@ def test_insert_after_close_is_an_error(tmp_path):
     s.close()
     with pytest.raises(rw_cli.errors.RwError, match="the session is closed"):
         s.insert("t", {"a": [1]})
+
+
+_DUMP = r"""-- as pg_dump writes a table's rows
+CREATE TABLE people (id int, name varchar, note varchar);
+COPY people (id, name, note) FROM stdin;
+1	ann	\N
+2	bob	tab\there
+\.
+COPY people FROM STDIN WITH (FORMAT csv);
+3,"carol, c",x
+\.
+FLUSH;
+SELECT id, name, note IS NULL AS no_note, length(note) AS n FROM people ORDER BY id;
+"""
+
+
+def _rw_script(tmp_path, args, stdin=None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "rw_cli.cli", "--data-dir", str(tmp_path / "d"), *args],
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def test_copy_from_stdin_in_a_script_reads_the_rows_that_follow(tmp_path):
+    """`rw -f dump.sql` and `rw < dump.sql`: the lines after `COPY ... FROM stdin;` up to
+    `\\.` are its rows (text or csv), as psql reads a pg_dump script."""
+    script = tmp_path / "dump.sql"
+    script.write_text(_DUMP)
+    for i, (args, stdin) in enumerate(((["-f", str(script)], None), ([], script.read_text()))):
+        out = _rw_script(tmp_path / str(i), args, stdin)
+        assert out.returncode == 0, out.stderr
+        assert "COPY 2" in out.stdout and "COPY 1" in out.stdout
+        rows = [[c.strip() for c in line.split("|")] for line in out.stdout.splitlines() if line.count("|") == 3]
+        assert rows[1:] == [["1", "ann", "t", ""], ["2", "bob", "f", "8"], ["3", "carol, c", "f", "1"]]
+
+
+def test_copy_from_stdin_with_a_bad_row_fails_the_script_and_loads_nothing(tmp_path):
+    out = _rw_script(tmp_path, ["-c", "create table p (a int, b int)"])
+    assert out.returncode == 0
+    out = _rw_script(tmp_path, [], "copy p from stdin;\n1\t2\n3\n\\.\nflush;\n")
+    assert out.returncode == 1
+    assert "each row needs 2 field(s)" in out.stderr
+    out = _rw_script(tmp_path, ["-c", "select count(*) from p"])
+    assert out.stdout.split()[2] == "0"

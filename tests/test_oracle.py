@@ -2,7 +2,7 @@
 batch SELECT on the same snapshot.
 
 Random batches of INSERT / UPDATE / DELETE hit two tables; MVs cover aggregation (retractable
-min/max, DISTINCT, ordered string_agg, FILTER), joins of every kind, subqueries, set
+min/max, DISTINCT, ordered string_agg, FILTER), joins of every kind, subqueries, LATERAL, set
 operations, DISTINCT / DISTINCT ON, top-N, group top-N and over windows. The fixed seed runs
 200 rounds; one more seed is drawn at random and printed on failure. Both run with one actor
 per fragment and with four.
@@ -43,6 +43,9 @@ MVS = {
     "win": "select id, k, w, sum(w) over (partition by k) as sw, "
               "lag(w) over (partition by k order by w, id) as prev, rank() over (partition by k order by w) as r "
               "from t2",
+    "lateral_agg": "select t2.id, b.c, b.s from t2 left join lateral (select count(*) as c, sum(v) as s from t1 "
+                   "where t1.k = t2.k and t1.v > t2.w) as b on true",
+    "lateral_rows": "select t2.id, b.v from t2, lateral (select t1.v from t1 where t1.k = t2.k and t1.v < t2.w) b",
     "mv_on_mv": "select k, c * 2 as c2 from agg where c > 1",
     "filter_proj": "select k + 1 as k1, v * 2 as v2, upper(s) as us from t1 where v % 3 <> 0",
 }

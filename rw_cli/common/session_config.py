@@ -182,6 +182,11 @@ class SessionConfig:
     def set(self, name: str, text: str) -> None:
         self._values[canonical(name)] = self.check(name, text)
 
+    def fingerprint(self) -> tuple:
+        """The values this session SET, hashable: what was derived from the parameters is
+        reused under the same fingerprint (their defaults are the catalog's: keyed on it)."""
+        return tuple(sorted(self._values.items()))
+
     def reset(self, name: str) -> None:
         """SET name TO DEFAULT: back to the default value."""
         name = canonical(name)

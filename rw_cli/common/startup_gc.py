@@ -4,9 +4,9 @@ Starting up creates a few hundred thousand objects that live as long as the proc
 globals, sqlglot's dialect tables, the catalog). Each time allocations pass its threshold the
 collector walks them, and its full passes walk all of them, freeing nothing: about 18 ms of
 CPU, a fifth of what `rw -c "select 1"` spends beyond importing its libraries. The CLI pauses
-the collector when it starts; the first statement to finish (or the shell's first prompt, or
-the command's end) resumes it, after moving every object alive then into the permanent
-generation (`gc.freeze`), so that later full passes skip them too.
+the collector when it starts; the first statement to finish (or the shell's first prompt, a
+subcommand's start, or the command's end) resumes it, after moving every object alive then
+into the permanent generation (`gc.freeze`), so that later full passes skip them too.
 """
 from __future__ import annotations
 

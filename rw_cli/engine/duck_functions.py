@@ -45,14 +45,6 @@ def _pg_type_names(text: str) -> str:
 _NUMERIC = f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE})"
 _NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUMERIC_INF, NUMERIC_NEG_INF))
 
-# the macros that raise a PostgreSQL error through DuckDB's error() (volatile for DuckDB:
-# no TRY may enclose a call of one)
-RAISING_MACROS = frozenset({"pg_map_from_key_values", "pg_jsonb_number", "pg_int256_div", "pg_int256_mod",
-                            "hex_to_int256", "pg_text_to_bool", "pg_gamma", "pg_lgamma", "pg_div", "pg_mod", "pg_substr",
-                            "pg_numeric_div", "pg_sqrt", "pg_ln", "pg_log10", "pg_log", "pg_exp", "pg_pow",
-                            "pg_acos", "pg_asin", "pg_jsonb_elements", "pg_jsonb_members",
-                            "pg_jsonb_keys", "pg_jsonb_each_keys", "pg_jsonb_array_length"})
-
 _LOG_ARG_CHECKS = ("WHEN {x} = 0 THEN error('cannot take logarithm of zero') "
                    "WHEN {x} < 0 THEN error('cannot take logarithm of a negative number') ")
 _OVERFLOW = "error('value out of range: overflow')"
@@ -352,17 +344,41 @@ def non_strict_name(name: str) -> str:
     return f"{name}_or_null"
 
 
+def _macro_name(macro: str) -> str:
+    return macro.split()[4].split("(")[0]
+
+
+def _raising_macros(macros: list[str]) -> frozenset[str]:
+    """The macros that raise a PostgreSQL error through DuckDB's error(), or call one that
+    does. DuckDB counts error() as volatile, so no TRY may enclose a call of one: read from
+    the bodies, so that a new macro cannot be missed."""
+    bodies = {_macro_name(m): m.split(" AS ", 1)[1] for m in macros}
+    raising = {name for name, body in bodies.items() if _ERROR_CALL.search(body)}
+    while True:
+        calls = re.compile(r"\b(" + "|".join(sorted(raising)) + r")\(")
+        more = {name for name, body in bodies.items() if name not in raising and calls.search(body)}
+        if not more:
+            return frozenset(raising)
+        raising |= more
+
+
+RAISING_MACROS = _raising_macros(MACROS)
+
+
 def _non_strict_macros() -> list[str]:
     """Each raising macro's non-strict form (streaming: NULL for the row instead of the
-    error): the same body with its error() calls replaced by NULL. A form written by hand
-    (division's TRY of the quotient) is kept."""
-    written = {m.split()[4].split("(")[0] for m in MACROS}
+    error): the same body with its error() calls replaced by NULL and its calls of raising
+    macros by their non-strict forms. A form written by hand (division's TRY of the
+    quotient) is kept."""
+    written = {_macro_name(m) for m in MACROS}
+    calls = re.compile(r"\b(" + "|".join(sorted(RAISING_MACROS)) + r")\(")
     out = []
     for macro in MACROS:
-        name = macro.split()[4].split("(")[0]
+        name = _macro_name(macro)
         if name in RAISING_MACROS and non_strict_name(name) not in written:
-            body = macro.replace(f"MACRO {name}(", f"MACRO {non_strict_name(name)}(", 1)
-            out.append(_ERROR_CALL.sub("NULL", body))
+            head, body = macro.split(" AS ", 1)
+            body = calls.sub(lambda m: non_strict_name(m.group(1)) + "(", _ERROR_CALL.sub("NULL", body))
+            out.append(head.replace(f"MACRO {name}(", f"MACRO {non_strict_name(name)}(", 1) + " AS " + body)
     return out
 
 

@@ -82,8 +82,8 @@ class HashAggExecutor(Executor):
             if nk:
                 return []
             delta = self._empty_delta()
-        elif not minput and self._arrow_ok:
-            return self._apply_arrow(data)
+        elif self._arrow_ok:
+            return self._apply_arrow(data, minput)
         elif not minput and self._fusable:
             return self._apply_fused(data)
         else:
@@ -143,9 +143,11 @@ class HashAggExecutor(Executor):
             self._arrow_ok_cached = ok
         return ok
 
-    def _apply_arrow(self, data: pa.Table) -> list[StreamChunk]:
+    def _apply_arrow(self, data: pa.Table, minput: list[int]) -> list[StreamChunk]:
         """The epoch without DuckDB: the delta per group by Arrow's hash aggregation, the
-        groups' state read, merged and turned into old and new outputs with Arrow kernels."""
+        groups' state read, merged and turned into old and new outputs with Arrow kernels.
+        Retractable min/max (`minput`) maintain their materialized input here too; only a
+        group whose extreme was deleted reads it back (`_update_minput`)."""
         nk = len(self.group_keys)
         names = [f"_{k}" for k in self.group_keys]
         sign = data.column("_sign").combine_chunks()
@@ -168,6 +170,9 @@ class HashAggExecutor(Executor):
             elif c.kind in ("min", "max"):
                 cols[f"__v{i}"] = pc.if_else(ins, a, pa.scalar(None, a.type))
                 aggs.append((f"__v{i}", c.kind))
+                if i in minput:  # deleted non-null values: the extreme may have gone
+                    cols[f"__d{i}"] = pc.if_else(pc.and_(pc.invert(ins), a.is_valid()), 1, 0)
+                    aggs.append((f"__d{i}", "sum"))
         g = pa.table(cols).group_by(names, use_threads=False).aggregate(aggs)
         key_cols = [cast_to(g.column(n), self.result_table.schema.field(j).type) for j, n in enumerate(names)]
         keys = self.result_table.pk_keys(key_cols)
@@ -203,6 +208,11 @@ class HashAggExecutor(Executor):
                 val = fn(old.column(p + "val"), g.column(f"__v{i}_{c.kind}").cast(t), skip_nulls=True)
                 new_cols += [pc.if_else(live, val, pa.scalar(None, t)), nn]
         new = pa.Table.from_arrays(new_cols, names=state)
+        for i in minput:
+            nn = new.column(f"a{i}_nn")
+            lost = pc.and_(pc.greater(g.column(f"__d{i}_sum"), 0), pc.greater(nn, 0))
+            new = self._update_minput(i, self.calls[i], data, new.append_column(f"a{i}_recompute", lost))
+            new = new.drop_columns([f"a{i}_recompute"])
         alive = new_rc.to_numpy(zero_copy_only=False) > 0
         old_alive = np.nan_to_num(old_rc.to_numpy(zero_copy_only=False).astype(float)) > 0
         self._write_state(new, alive, False, keys)
@@ -378,22 +388,16 @@ class HashAggExecutor(Executor):
         """Maintain (group, value) -> count and recompute extremes whose values were deleted."""
         nk = len(self.group_keys)
         table = self.minput_tables[i]
-        keys = [f"_{k}" for k in self.group_keys]
-        a = f"_{call.arg}"
-        sel = ", ".join([f"{k} AS _{j}" for j, k in enumerate(keys)] + [f"{a} AS _{nk}", "CAST(SUM(_sign) AS BIGINT) AS d"])
-        grp = ", ".join(keys + [a])
-        counts = duck.query(f"SELECT {sel} FROM buf WHERE {a} IS NOT NULL GROUP BY {grp}", {"buf": data})
+        counts = self._minput_deltas(call, data)
         if counts.num_rows:
             key_cols = [counts.column(j).cast(table.schema.field(j).type) for j in range(nk + 1)]
-            old, found = table.get_rows(key_cols)
+            keys = table.pk_keys(key_cols)  # for the read and the write both
+            old, found = table.get_rows(key_cols, keys)
             old_cnt = np.where(found, old.column(nk + 1).to_numpy(zero_copy_only=False), 0)
             new_cnt = old_cnt + counts.column("d").to_numpy()
             rows = pa.Table.from_arrays(key_cols + [pa.array(new_cnt, pa.int64())], names=table.schema.names)
-            live = new_cnt > 0
-            if live.any():
-                table.insert(to_schema(rows.filter(pa.array(live)), table.schema))
-            if (~live).any():
-                table.delete(to_schema(rows.filter(pa.array(~live)), table.schema))
+            ops = np.where(new_cnt > 0, INSERT, DELETE).astype(np.int8)  # a count of 0: the value is gone
+            table.write_chunk(to_schema(rows, table.schema), ops, keys)
         recompute = merged.column(f"a{i}_recompute").to_numpy(zero_copy_only=False).astype(bool)
         if recompute.any():
             # GREATEST/LEAST(old extreme, the epoch's inserted extreme) is still the extreme if
@@ -413,10 +417,9 @@ class HashAggExecutor(Executor):
         groups = merged.select([f"_{j}" for j in range(nk)]).append_column("_pos", pa.array(np.arange(merged.num_rows)))
         groups = groups.filter(pa.array(recompute))
         if nk and (groups.num_rows <= 64 or groups.num_rows * PREFIX_SCAN_ROWS <= table.estimated_rows()):
-            # one key range per group: the cost follows the groups, not the table
-            parts = [table.scan_prefix([groups.column(j)[r].as_py() for j in range(nk)])
-                     for r in range(groups.num_rows)]
-            all_rows = pa.concat_tables(parts) if parts else table.schema.empty_table()
+            # one key range per group, all read in one pass: the cost follows the groups, not
+            # the table
+            all_rows = table.scan_prefixes([groups.column(j).combine_chunks() for j in range(nk)])
         else:
             all_rows = table.scan()
         all_rows = all_rows.rename_columns([f"_{j}" for j in range(nk)] + ["v", "c"])
@@ -432,6 +435,22 @@ class HashAggExecutor(Executor):
         recomputed = recomputed.take(pa.array(where, pa.int64(), mask=where < 0))
         vals = _if_else(pa.array(where >= 0), recomputed, merged.column(idx).combine_chunks())
         return merged.set_column(idx, f"a{i}_val", vals)
+
+    def _minput_deltas(self, call: AggCall, data: pa.Table) -> pa.Table:
+        """The epoch's change of count per (group keys, non-null value): columns `_0..`,
+        the value `_<nk>`, and `d` (by Arrow when it groups as DuckDB does)."""
+        nk = len(self.group_keys)
+        keys = [f"_{k}" for k in self.group_keys]
+        a = f"_{call.arg}"
+        if self._arrow_ok:
+            t = data.select(keys).append_column("__v", data.column(a)).append_column("__s", data.column("_sign"))
+            t = t.filter(data.column(a).is_valid())
+            g = t.group_by(keys + ["__v"], use_threads=False).aggregate([("__s", "sum")])
+            cols = [g.column(k) for k in keys] + [g.column("__v"), g.column("__s_sum").cast(pa.int64())]
+            return pa.Table.from_arrays(cols, names=[f"_{j}" for j in range(nk + 1)] + ["d"])
+        sel = ", ".join([f"{k} AS _{j}" for j, k in enumerate(keys)] + [f"{a} AS _{nk}", "CAST(SUM(_sign) AS BIGINT) AS d"])
+        grp = ", ".join(keys + [a])
+        return duck.query(f"SELECT {sel} FROM buf WHERE {a} IS NOT NULL GROUP BY {grp}", {"buf": data})
 
     def _write_state(self, state: pa.Table, alive: np.ndarray, simple: bool, keys: pa.Array | None = None) -> None:
         if state.num_rows:

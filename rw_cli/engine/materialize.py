@@ -90,9 +90,21 @@ class MaterializeExecutor(Executor):
         return []
 
     def _last_per_key(self, data: pa.Table) -> np.ndarray:
-        """The position of each key's last row in `data`, in order."""
+        """The position of each key's last row in `data`, in order: every position when the
+        keys are unique (a load of new rows), else by Arrow's hash aggregation where it
+        groups as DuckDB does (keys of plain types), else by DuckDB."""
+        n = data.num_rows
+        names = [data.column_names[k] for k in self.stream_key]
+        plain = all(_plain_key(data.schema.field(k).type) for k in self.stream_key)
+        if plain and len(names) == 1 and _all_distinct(data.column(self.stream_key[0])):
+            return np.arange(n)
+        if plain:
+            t = pa.Table.from_arrays([data.column(k) for k in self.stream_key] + [pa.array(np.arange(n))],
+                                     names=[f"k{j}" for j in range(len(names))] + ["__pos"])
+            g = t.group_by([f"k{j}" for j in range(len(names))], use_threads=False).aggregate([("__pos", "max")])
+            return np.sort(g.column("__pos_max").to_numpy())
         keys = ", ".join(f"_{k}" for k in self.stream_key)
-        pos = data.append_column("__pos", pa.array(np.arange(data.num_rows)))
+        pos = data.append_column("__pos", pa.array(np.arange(n)))
         last = duck.query(f"SELECT max(__pos) AS p FROM t GROUP BY {keys} ORDER BY p", {"t": pos})
         return last.column("p").to_numpy()
 
@@ -100,7 +112,10 @@ class MaterializeExecutor(Executor):
         """Inserts and deletes by key (an upsert stream, whose deletes may carry only the key):
         each key's last change wins; a delete retracts the stored row, if there is one."""
         last = self._last_per_key(chunk.data)
-        data, ops = chunk.data.take(pa.array(last)), chunk.ops[last]
+        if len(last) == len(chunk):  # every key once
+            data, ops = chunk.data, chunk.ops
+        else:
+            data, ops = chunk.data.take(pa.array(last)), chunk.ops[last]
         dels = ops == DELETE
         out = []
         if dels.any():
@@ -118,7 +133,8 @@ class MaterializeExecutor(Executor):
 
     def _resolve_conflicts(self, chunk: StreamChunk) -> StreamChunk:
         """Keep the last insert per key; turn inserts over existing keys into update pairs."""
-        data = chunk.data.take(pa.array(self._last_per_key(chunk.data)))
+        last = self._last_per_key(chunk.data)
+        data = chunk.data if len(last) == chunk.data.num_rows else chunk.data.take(pa.array(last))
         old, found = self.table.get_rows([data.column(k) for k in self.stream_key])
         if not found.any():
             return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))
@@ -171,3 +187,20 @@ class MaterializeExecutor(Executor):
             result[~decided & gt] = True
             decided |= gt | lt
         return result
+
+
+def _all_distinct(col) -> bool:
+    """Whether a key column holds no value twice: integers by numpy (ascending keys, as a
+    load by key writes them, without a sort), others by Arrow's hash count."""
+    if pa.types.is_integer(col.type) and col.null_count == 0:
+        a = col.to_numpy() if isinstance(col, pa.Array) else col.combine_chunks().to_numpy()
+        return bool((a[1:] > a[:-1]).all()) or len(np.unique(a)) == len(a)
+    return pc.count_distinct(col, mode="all").as_py() == len(col)
+
+
+def _plain_key(t: pa.DataType) -> bool:
+    """Whether Arrow's hash grouping finds the same keys as DuckDB's for this type (no
+    floats, whose NaNs and zeros the two treat their own ways, nor nested types)."""
+    return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_boolean(t)
+            or pa.types.is_decimal(t) or pa.types.is_time(t) or pa.types.is_binary(t))

@@ -15,6 +15,17 @@ _READS = (Explain, Show, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.V
           exp.Describe, exp.Set, exp.Transaction, exp.Commit, exp.Rollback, Savepoint)
 
 
+# statements that never change the catalog (rw_cli.handler.prepared keeps what was bound
+# against it across them): queries, DML and FLUSH
+_KEEP_CATALOG = (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery,
+                 exp.Insert, exp.Update, exp.Delete, Flush)
+
+
+def keeps_catalog(tree: exp.Expression) -> bool:
+    """Whether a statement leaves the catalog as it was (any other may change it)."""
+    return isinstance(tree, _KEEP_CATALOG)
+
+
 def reads_only(tree: exp.Expression) -> bool:
     """Whether a statement only reads committed state and the session's own settings (what
     a read-only session runs)."""

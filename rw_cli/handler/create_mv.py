@@ -40,6 +40,8 @@ def plan(session, tree: exp.Create, existing: bool = False):
         raise BindError("CREATE MATERIALIZED VIEW needs AS SELECT")
     planner = StreamPlanner(session.catalog, existing or session.settings.allow_cross_join)
     planner.eowc = bool(tree.args.get("emit_on_window_close"))
+    if planner.eowc and _over_windows_on_close(query):
+        planner.eowc_watermark = _windows_watermark(session, query)
     root, upstreams = planner.plan_mv(query, name, aliases)
     if tree.args.get("emit_on_window_close"):
         root = emit_on_window_close(session, query, root)
@@ -74,9 +76,41 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     """EMIT ON WINDOW CLOSE of a query without TUMBLE or HOP: a row is emitted once the
     watermark of its table has reached the row's watermark column, which the output carries
     (a plain selection, or a GROUP BY on that column). Window functions, whose frames close
-    later than their rows, are refused."""
-    if query.find(exp.Window) is not None:
-        raise NotSupported("EMIT ON WINDOW CLOSE with window functions")
+    later than their rows, release their rows themselves (StreamEowcOverWindow)."""
+    if _over_windows_on_close(query):
+        return root
+    table = _watermarked_table(session, query)
+    column = table.watermark[0]
+    visible = [n for n, h in zip(root.names, root.hidden) if not h]
+    if column not in visible:
+        raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
+    return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", table, column)
+
+
+def _over_windows_on_close(query: exp.Expression) -> bool:
+    """Window functions without a TUMBLE or HOP window: they release rows on close themselves."""
+    if query.find(exp.Window) is None:
+        return False
+    return not any(isinstance(t.this, exp.Anonymous) and t.this.name.lower() in ("tumble", "hop")
+                   for t in query.find_all(exp.Table))
+
+
+def _windows_watermark(session, query: exp.Expression):
+    """The table whose watermark closes the frames of the window functions of an EMIT ON
+    WINDOW CLOSE view: its watermark column must be their ORDER BY (as RisingWave requires)."""
+    table = _watermarked_table(session, query)
+    column = table.watermark[0]
+    for w in query.find_all(exp.Window):
+        order = w.args.get("order")
+        keys = order.expressions if order is not None else []
+        if len(keys) != 1 or not isinstance(keys[0].this, exp.Column) or keys[0].this.name != column:
+            raise NotSupported(f'EMIT ON WINDOW CLOSE with window functions needs them ordered by the '
+                               f'watermark column "{column}" alone')
+    return table
+
+
+def _watermarked_table(session, query: exp.Expression):
+    """The one table with a watermark an EMIT ON WINDOW CLOSE query without TUMBLE or HOP reads."""
     catalog = session.catalog
     tables = [catalog.get(catalog.qualified(t.name, t.text("db"))) for t in query.find_all(exp.Table)
               if isinstance(t.this, exp.Identifier)]
@@ -84,12 +118,7 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     if len(marked) != 1:
         raise NotSupported("EMIT ON WINDOW CLOSE without a TUMBLE or HOP window, over other than one table "
                            "with a watermark")
-    table = marked[0]
-    column = table.watermark[0]
-    visible = [n for n, h in zip(root.names, root.hidden) if not h]
-    if column not in visible:
-        raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
-    return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", table, column)
+    return marked[0]
 
 
 def _emit_when(root, cond: str, table, column: str):

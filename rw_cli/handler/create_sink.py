@@ -55,7 +55,8 @@ def sink_type(spec: dict, root) -> dict:
     if given not in ("", "append-only", "upsert"):
         raise BindError(f"sink type must be 'append-only' or 'upsert', not '{opts['type']}'")
     inserts_only = append_only(root.inputs[0])
-    force = opts.get("force_append_only", "false").lower() == "true"
+    # `ignore_delete = 'true'` (RisingWave's newer name) drops the retractions too
+    force = any(opts.get(k, "false").lower() == "true" for k in ("force_append_only", "ignore_delete"))
     if given == "append-only" and not inserts_only and not force:
         raise BindError(_NOT_APPEND_ONLY)
     if not given:

@@ -79,12 +79,29 @@ def _has_struct(t: pa.DataType) -> bool:
     return False
 
 
+# types whose values a cast to the same type leaves as they are: a column already of its
+# target's Arrow type needs no cast query (a bulk load of a file typed like its table)
+_IDENTITY_CAST_TYPES = frozenset(("boolean", "smallint", "integer", "bigint", "real", "double precision",
+                                  "character varying", "date", "time without time zone",
+                                  "timestamp without time zone"))
+
+
+def _needs_cast(source: pa.DataType, target) -> bool:
+    return not (target.name in _IDENTITY_CAST_TYPES and source == target.arrow())
+
+
 def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa.Array]:
-    """Cast each column to its target column's type with PostgreSQL's cast rules (DuckDB)."""
-    exprs = [_cast_sql(f"_{i}", data.schema.field(i).type, rel.columns[j].type) for i, j in enumerate(indices)]
-    named = data.rename_columns([f"_{i}" for i in range(data.num_columns)])
-    out = duck.eval_exprs(named, exprs)  # its error names the value and the type, as PostgreSQL's does
-    return [out.column(i).cast(rel.columns[j].type.arrow()) for i, j in enumerate(indices)]
+    """Cast each column to its target column's type with PostgreSQL's cast rules (DuckDB);
+    columns already of their target's type are taken as they are."""
+    cols = [data.column(i) for i in range(len(indices))]
+    todo = [i for i, j in enumerate(indices) if _needs_cast(data.schema.field(i).type, rel.columns[j].type)]
+    if todo:
+        exprs = [_cast_sql(f"_{i}", data.schema.field(i).type, rel.columns[indices[i]].type) for i in todo]
+        named = pa.Table.from_arrays([cols[i] for i in todo], names=[f"_{i}" for i in todo])
+        out = duck.eval_exprs(named, exprs)  # its error names the value and the type, as PostgreSQL's does
+        for k, i in enumerate(todo):
+            cols[i] = out.column(k)
+    return [c.cast(rel.columns[j].type.arrow()) for c, j in zip(cols, indices)]
 
 
 def handle_insert(session, tree: exp.Insert) -> Result:

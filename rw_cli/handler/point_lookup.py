@@ -267,11 +267,12 @@ def _plain_projection(tree: exp.Select, rel: RelationCatalog, n_conjuncts: int) 
     return out
 
 
-def try_point_lookup(session, tree: exp.Expression):
+def try_point_lookup(session, tree: exp.Expression, plan: tuple | None = None):
     """None when the query is no pk lookup; else the answer `(table, types)` when the looked
     up rows are it, or `{relation id: rows}`: the rows the query reads instead of a snapshot
-    of the relation (the caller runs the query over them)."""
-    plan = lookup_plan(tree, session.catalog)
+    of the relation (the caller runs the query over them). `plan`: its `lookup_plan`, when
+    the caller made it already."""
+    plan = plan or lookup_plan(tree, session.catalog)
     if plan is None:
         return None
     rel, lists, n_conjuncts = plan

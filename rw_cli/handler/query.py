@@ -15,6 +15,8 @@ from sqlglot import exp
 from rw_cli.common.epoch import epoch_unix_ms
 from rw_cli.common.types import JSONB, DataType
 from rw_cli.engine import duck
+from rw_cli.handler import prepared
+from rw_cli.handler.prepared import BoundSelect
 from rw_cli.handler.snapshots import cache_for
 from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, RelationCatalog
 from rw_cli.result import Result
@@ -92,15 +94,16 @@ def pk_order(rows: pa.Table, rel: RelationCatalog) -> pa.Table:
 
 
 def run_query(session, tree: exp.Expression, committed: bool = True, hidden: bool = False,
-              empty: bool = False, reparse=None) -> tuple[pa.Table, list[DataType]]:
+              empty: bool = False, reparse=None, plan: tuple | None = None) -> tuple[pa.Table, list[DataType]]:
     """Run a query; `committed=False` reads the session's own uncommitted writes (DML),
     `hidden=True` makes hidden columns visible, `empty=True` runs it on empty inputs (to
     learn its output schema). With `reparse` (a fresh tree of the same statement, on demand)
-    the caller hands `tree` over: it is bound in place (`bind_query`)."""
+    the caller hands `tree` over: it is bound in place (`bind_query`). `plan`: the query's
+    `lookup_plan`, when the caller made it already."""
     if committed and not hidden and not empty:
         from rw_cli.handler.point_lookup import try_point_lookup
 
-        fast = try_point_lookup(session, tree)
+        fast = try_point_lookup(session, tree, plan)
         if isinstance(fast, dict):  # the looked-up rows, for the rest of the query
             return run_query_on(session, tree, fast, reparse=reparse)
         if fast is not None:
@@ -111,8 +114,24 @@ def run_query(session, tree: exp.Expression, committed: bool = True, hidden: boo
 def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] | None,
                  committed: bool = True, hidden: bool = False, empty: bool = False, reparse=None):
     """Run a query; relations whose id is in `overrides` read those rows instead of a snapshot."""
+    return run_bound(session, bind(session, tree, hidden, reparse), overrides, committed, hidden, empty)
+
+
+def bind(session, tree: exp.Expression, hidden: bool = False, reparse=None) -> BoundSelect:
+    """`tree` bound against the catalog and transpiled (bound in place when `reparse` hands
+    it over: `bind_query`)."""
     _check_select(session, tree)
     bound = bind_query(tree, session.catalog, hidden=hidden, session=session, reparse=reparse)
+    names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
+    sql = to_duckdb(bound.tree, bound.schema, owned=True, strict=session.settings.batch_strict)
+    return BoundSelect(sql, bound.relations, dict(bound.system), names, bound.row_id, bound.rw_timestamp,
+                       dict(bound.as_of))
+
+
+def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None = None,
+              committed: bool = True, hidden: bool = False, empty: bool = False):
+    """Run a bound query over the snapshots of its relations (the rows of `overrides` for
+    the relations whose id is there)."""
     tables: dict[str, pa.Table] = dict(bound.system)
     progress = _scan_progress(session, bound.relations, overrides) if committed and not empty else None
     cache = cache_for(session.store) if committed and not empty else None
@@ -125,7 +144,7 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
             if reg in bound.as_of:  # FOR SYSTEM_TIME AS OF: the relation as of then, never cached
                 from rw_cli.handler.time_travel import as_of_epoch
 
-                epoch = as_of_epoch(session, bound.as_of[reg], rel, run_query)
+                epoch = as_of_epoch(session, bound.as_of[reg].copy(), rel, run_query)  # (kept for reruns)
                 tables[reg] = _columns(snapshot_at(session, rel, epoch, bound.rw_timestamp), rel, hidden,
                                        bound.row_id, bound.rw_timestamp)
                 continue
@@ -149,10 +168,8 @@ def run_query_on(session, tree: exp.Expression, overrides: dict[int, pa.Table] |
             # DuckDB runs the query next: the statement's own line (a spinner and the
             # elapsed time) shows from here on
             progress.close()
-    names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
-    sql = to_duckdb(bound.tree, bound.schema, owned=True, strict=session.settings.batch_strict)
-    result = duck.query(sql, tables, settings=session_settings(session), pinned=pinned)
-    result = result.rename_columns(_output_names(names, result))
+    result = duck.query(bound.sql, tables, settings=session_settings(session), pinned=pinned)
+    result = result.rename_columns(_output_names(bound.names, result))
     types = [DataType.from_field(f) for f in result.schema]
     return _in_session_zone(_normalize(result, types), session), types
 
@@ -198,9 +215,16 @@ def _json_typed(data: pa.Table, rel: RelationCatalog) -> pa.Table:
 
 
 def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool, rw_timestamp: bool) -> tuple:
-    """What a relation's committed snapshot, as a query sees it, depends on."""
+    """What a relation's committed snapshot, as a query sees it, depends on: the SSTs its
+    rows are read from, when the store can say (a relation the last epochs left as it was
+    keeps its snapshot, and DuckDB keeps it registered), else the committed epoch."""
+    from rw_cli.stream.builder import relation_state_table
+
     columns = tuple((c.name, c.type, c.hidden) for c in rel.columns)
-    return rel.id, session.store.committed_epoch, columns, tuple(rel.pk), hidden, row_id, rw_timestamp
+    epoch = session.store.committed_epoch
+    token = relation_state_table(session.store, rel).content_token(epoch)
+    version = ("epoch", epoch) if token is None else ("ssts", token)
+    return rel.id, version, columns, tuple(rel.pk), hidden, row_id, rw_timestamp
 
 
 def _scan_progress(session, relations: dict[str, RelationCatalog], overrides):
@@ -309,12 +333,27 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
 
 def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Result:
     """A SELECT statement; given its text, its tree is the handler's to change (it is parsed
-    again only in the rare case that binding must start over)."""
-    reparse = None
-    if sql is not None:
-        from rw_cli.sql.dialect import parse_statement
+    again only in the rare case that binding must start over), and its bound form is kept
+    for the next run of the same text (`rw_cli.handler.prepared`)."""
+    if sql is None:
+        table, types = run_query(session, tree)
+        return Result(f"SELECT {table.num_rows}", table, types)
+    from rw_cli.handler.point_lookup import lookup_plan
+    from rw_cli.sql.dialect import parse_statement
 
-        def reparse() -> exp.Expression:
-            return parse_statement(sql)
-    table, types = run_query(session, tree, reparse=reparse)
+    def reparse() -> exp.Expression:
+        return parse_statement(sql)
+    plan = lookup_plan(tree, session.catalog)
+    if plan is not None:  # answered from the store: bound anew each time
+        table, types = run_query(session, tree, reparse=reparse, plan=plan)
+        return Result(f"SELECT {table.num_rows}", table, types)
+    bound = bind(session, tree, reparse=reparse)
+    prepared.remember(session, sql, bound)
+    return run_prepared(session, bound)
+
+
+def run_prepared(session, bound: BoundSelect) -> Result:
+    """A SELECT statement already bound (`rw_cli.handler.prepared`), over the committed
+    snapshots of now."""
+    table, types = run_bound(session, bound)
     return Result(f"SELECT {table.num_rows}", table, types)

@@ -1,10 +1,12 @@
 """Committed snapshots kept between batch queries.
 
 A relation's rows at a committed epoch never change (an epoch is committed once, and later
-writes go to later epochs), so a query that reads the same relation at the same committed
-epoch as an earlier one reuses its Arrow table: sqllogictest-style workloads run thousands of
-queries over a few small tables between two writes, and reading a snapshot from the store
-(and registering it in DuckDB anew) cost as much as running the query.
+writes go to later epochs), and neither do the rows read from one set of SSTs that hold no
+newer entry, so a query that reads the same relation at the same committed epoch, or from
+the same SSTs at a later one (the epochs between did not write it), reuses an earlier
+query's Arrow table (`rw_cli.handler.query._snapshot_key`): sqllogictest-style workloads run
+thousands of queries over a few small tables between two writes, and reading a snapshot
+from the store (and registering it in DuckDB anew) cost as much as running the query.
 
 Only small snapshots are kept (a bounded number of bytes in all), per store: two stores in
 one process may hold the same table id at the same epoch.

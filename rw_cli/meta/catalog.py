@@ -181,6 +181,14 @@ class Catalog:
     compaction_configs: dict[str, dict] = field(default_factory=dict)
     # ALTER SYSTEM SET: system parameters and session parameters' defaults (rw_cli.meta.system_params)
     system_params: dict[str, str] = field(default_factory=dict)
+    # bumped after every statement that may have changed the catalog (never stored): what is
+    # derived from it, such as a SELECT bound and transpiled once (rw_cli.handler.prepared),
+    # is reused only while it is the same
+    version: int = field(default=0, compare=False, repr=False)
+
+    def changed(self) -> None:
+        """Say that the catalog may have changed: whatever was derived from it is stale."""
+        self.version += 1
 
     def qualified(self, name: str, schema: str | None) -> str:
         """The catalog name of relation `name` in `schema` (None, "" or public: the name

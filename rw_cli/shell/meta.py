@@ -74,6 +74,10 @@ def run(shell, text: str) -> bool:
     """Run one backslash command; False when it failed. Raises Quit for `\\q`."""
     name, plus, args = parse(text)
     cmd = COMMANDS.get(name)
+    if getattr(shell, "restrict_key", None) is not None and name != "\\unrestrict":
+        shell.err.write("backslash commands are restricted; only \\unrestrict is allowed\n")
+        shell.err.flush()
+        return False
     if cmd is None or (plus and not cmd.plus):
         shell.err.write(f"invalid command {name}{'+' if plus else ''}\nTry \\? for help.\n")
         shell.err.flush()
@@ -125,6 +129,24 @@ def _on_off(value: str, current: bool, what: str) -> bool:
 
 
 # -- General -----------------------------------------------------------------------------------
+
+@meta_command("\\restrict", "KEY", "allow no other backslash command until \\unrestrict KEY (pg_dump's scripts)")
+def _restrict(shell, args: str, plus: bool) -> None:
+    key = args.strip()
+    if not key or not key.isalnum():
+        raise MetaError("restrict key may only contain alphanumeric characters")
+    shell.restrict_key = key
+
+
+@meta_command("\\unrestrict", "KEY", "end \\restrict mode")
+def _unrestrict(shell, args: str, plus: bool) -> None:
+    key = getattr(shell, "restrict_key", None)
+    if key is None:
+        raise MetaError("not currently in restricted mode")
+    if args.strip() != key:
+        raise MetaError("wrong key")
+    shell.restrict_key = None
+
 
 @meta_command("\\q", help="quit rw", aliases=("\\quit",))
 def _quit(shell, args, plus):

@@ -13,7 +13,8 @@ from typing import TextIO
 from rw_cli.common import startup_gc
 from rw_cli.common.lazy_import import lazy_import
 from rw_cli.shell.execute import StatementRunner
-from rw_cli.sql.split import is_complete, split_meta, why_incomplete
+from rw_cli.errors import RwError
+from rw_cli.sql.split import is_complete, split_meta, split_statements, why_incomplete
 
 # imported when a backslash command or completion first needs them, not for `rw -c SQL`
 catalog = lazy_import("rw_cli.shell.catalog")
@@ -120,12 +121,45 @@ class Shell:
             self.failed = True
         return True
 
+    def copy_from_stdin(self, chunk: str) -> str | None:
+        """When `chunk` ends with `COPY ... FROM STDIN`, the rows follow it in the script (up
+        to a line `\\.`, as pg_dump writes them): run what comes before the COPY and return
+        the COPY's text; else None."""
+        from rw_cli.server.copy import copy_kind
+
+        statements = split_statements(chunk)
+        if not statements or copy_kind(statements[-1][0]) != "in":
+            return None
+        before = chunk[: statements[-1][1]]
+        if before.strip():
+            self.handle(before)
+        return statements[-1][0]
+
+    def copy_rows(self, statement: str, lines: list[str]) -> bool:
+        """Load the data lines of a script's `COPY ... FROM STDIN` (psql's way)."""
+        from rw_cli.handler.copy import copy_in_width
+        from rw_cli.server.copy import parse_copy, parse_rows
+        from rw_cli.shell.render import render_result
+
+        try:
+            stmt = parse_copy(statement)
+            width = copy_in_width(self.session, stmt.table, stmt.columns)
+            data = parse_rows(stmt, "".join(line + "\n" for line in lines).encode(), width)
+            result = self.session.copy_in(stmt.table, stmt.columns, data)
+        except RwError as err:
+            self.runner.error(err, statement)
+            self.failed = True
+            return False
+        self.runner.write_result(render_result(result, self.cfg.format))
+        return True
+
     def run_script(self, text: str, stop_on_error: bool = False) -> bool:
         """Run a script as if typed line by line (`\\i`, `rw -f`, `rw -c`): SQL and backslash
-        commands. Returns False when it stopped early: at `\\q`, at Ctrl-C, or at the first failure
-        when `stop_on_error`."""
+        commands; the rows after a `COPY ... FROM STDIN` up to `\\.` are its data. Returns
+        False when it stopped early: at `\\q`, at Ctrl-C, or at the first failure when
+        `stop_on_error`."""
         buffer: list[str] = []
-        chunks = text.splitlines() + [None]
+        chunks = iter(text.splitlines() + [None])
         for line in chunks:
             if line is not None:
                 buffer.append(line)
@@ -138,7 +172,16 @@ class Shell:
                     break
             buffer = []
             failed_before, self.failed = self.failed, False
-            go_on = self.handle(chunk)
+            copy = self.copy_from_stdin(chunk) if line is not None else None
+            if copy is not None:
+                rows = []
+                for data_line in chunks:
+                    if data_line is None or data_line == "\\.":
+                        break
+                    rows.append(data_line)
+                go_on = self.failed or self.copy_rows(copy, rows) or not stop_on_error
+            else:
+                go_on = self.handle(chunk)
             failed_now = self.failed
             self.failed = failed_before or failed_now
             if not go_on or (stop_on_error and failed_now) or self.runner.canceled:

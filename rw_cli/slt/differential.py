@@ -30,6 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
+import pyarrow as pa
+
 from rw_cli.result import Result
 from rw_cli.slt.parser import Record
 
@@ -161,8 +163,19 @@ def canonical_rows(result: Result | None) -> Counter:
     """A result's rows as a multiset of tuples of canonical values."""
     if result is None or result.table is None or result.table.num_columns == 0:
         return Counter()
-    columns = [[_canonical(v) for v in c.to_pylist()] for c in result.table.columns]
+    columns = [[_canonical(v) for v in _python_values(c)] for c in result.table.columns]
     return Counter(zip(*columns))
+
+
+def _python_values(column) -> list:
+    """A column's values as Python objects; dates and times past Python's years 1-9999 (which
+    PostgreSQL and Arrow hold) compare by Arrow's text for them instead."""
+    try:
+        return column.to_pylist()
+    except (OverflowError, ValueError):
+        if not pa.types.is_temporal(column.type):
+            raise
+        return column.cast(pa.string()).to_pylist()
 
 
 def describe_difference(query_rows: Counter, view_rows: Counter) -> str:

@@ -27,6 +27,11 @@ The rules, on the qualified sqlglot tree:
   and counts of q's rows per domain value (none, with a NULL) for IN's three-valued answer.
 - in a query that aggregates, a joined value outside the aggregates is one more group key
   (it depends on group keys only); aggregates without GROUP BY are computed first.
+- `JOIN LATERAL (q) AS b ON cond` (or `, LATERAL (q) AS b`): q joined with the domain of the
+  FROM items left of it becomes a derived table b with the domain columns, joined on them
+  (and cond) with the same join kind. q of aggregates without GROUP BY has one row per
+  domain value, also one without rows: the domain LEFT JOINed with q's groups, a missing
+  group reading q's items over no rows (count 0).
 The outermost query is rewritten first: a subquery that reads columns of a query two levels
 up reads the middle query's domain columns once the middle query is rewritten.
 """
@@ -255,6 +260,7 @@ class Decorrelator:
                 raise NotSupported("a subquery in a join condition of a materialized view")
         if subqueries_in(s.args.get("group")):
             raise NotSupported("a subquery in GROUP BY of a materialized view")
+        self.laterals(s)
         self.semi_joins(s)
         aggregating = bool(s.args.get("group")) or _has_aggs(s)
         if aggregating and not s.args.get("group") and any(
@@ -300,6 +306,84 @@ class Decorrelator:
         s.set("joins", None)
         s.set("where", exp.Where(this=having.this) if having is not None else None)
         s.set("having", None)
+
+    # -- LATERAL subqueries in FROM ------------------------------------------------------------
+    def laterals(self, s: exp.Select) -> None:
+        """Every `JOIN LATERAL (query)` of s as a join with a derived table (see the module);
+        LATERAL over a set-returning function is the planner's."""
+        f = _from(s)
+        if f is not None and isinstance(f.this, exp.Lateral):
+            raise NotSupported("LATERAL as the first FROM item of a materialized view")
+        joins = list(s.args.get("joins") or [])
+        for i, j in enumerate(joins):
+            if isinstance(j.this, exp.Lateral) and isinstance(j.this.this, exp.Subquery):
+                joins[i] = self.lateral_join(s, _Outer(f.copy(), [x.copy() for x in joins[:i]], []), j)
+        s.set("joins", joins or None)
+
+    def lateral_join(self, s: exp.Select, outer: _Outer, j: exp.Join) -> exp.Join:
+        """The join `j` of a LATERAL subquery, `outer` being the FROM items left of it."""
+        lateral = j.this
+        q = subquery_body(lateral)
+        alias = lateral.args.get("alias")
+        name = alias.name if alias is not None and alias.name else self.fresh("l")
+        if not outer_columns(q):  # uncorrelated: a derived table
+            j = j.copy()
+            j.set("this", exp.Subquery(this=q.copy(), alias=alias.copy() if alias is not None else
+                                       exp.TableAlias(this=exp.to_identifier(name))))
+            return j
+        side = (j.side or "").upper()
+        if side in ("RIGHT", "FULL"):
+            raise NotSupported(f"{side} JOIN LATERAL in a materialized view")
+        if not isinstance(q, exp.Select) or not (is_plain(q) or is_grouped(q) or is_scalar_agg(q)) \
+                or q.args.get("having") and is_scalar_agg(q):
+            raise NotSupported("a correlated LATERAL subquery with LIMIT, window functions, HAVING without "
+                               "GROUP BY or set operations in a materialized view")
+        if q.args.get("distinct") is not None and q.args["distinct"].args.get("on") is not None:
+            raise NotSupported("a correlated LATERAL subquery with DISTINCT ON in a materialized view")
+        left = {src.alias_or_name for src in [outer.from_.this] + [x.this for x in outer.joins]}
+        if any(c.table not in left for c in outer_columns(q)):
+            raise NotSupported("a LATERAL subquery reading columns of an enclosing query, in a "
+                               "materialized view")
+        cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        names = cols + [e.alias_or_name for e in q.expressions[len(cols):]]
+        body, keys = self.lateral_body(q, s, outer, names)
+        on = j.args.get("on")
+        cond = _and([c for c in (_domain_cond(keys, name, "__k"), on) if c is not None
+                     and not (isinstance(c, exp.Boolean) and c.this)]) or exp.true()
+        if side == "LEFT":
+            return exp.Join(this=_subquery(body, name), side="LEFT", on=cond)
+        return exp.Join(this=_subquery(body, name), on=cond)
+
+    def lateral_body(self, q: exp.Select, s: exp.Select, outer: _Outer, names: list[str]):
+        """q with the domain of its outer references joined in, its items named `names`
+        after the domain columns `__k0..`; for aggregates without GROUP BY, one row for every
+        domain value. Returns (query, domain column keys)."""
+        scalar = is_scalar_agg(q)
+        distinct = q.args.get("distinct")
+        body, keys = self._apply(q, s, outer, items=[e.unalias().copy() for e in q.expressions],
+                                 group=is_grouped(q))
+        nk = len(keys)
+        domain_cols = [e.this.copy() for e in body.expressions[:nk]]
+        items = [e.this for e in body.expressions[nk:]]
+        body.set("expressions", [_aliased(c.copy(), f"__k{i}") for i, c in enumerate(domain_cols)] +
+                 [_aliased(e, n) for e, n in zip(items, names)])
+        if distinct is not None:
+            body.set("distinct", exp.Distinct())
+        if not scalar:
+            return body, keys
+        g = self.fresh("g")
+        d = domain_cols[0].table
+        body.set("expressions", list(body.expressions) + [_aliased(exp.true(), "__p")])
+        empty = [on_empty(e) for e in items]
+        missing = exp.Is(this=_col(g, "__p"), expression=exp.Null())
+        full = exp.select(*[_aliased(c.copy(), f"__k{i}") for i, c in enumerate(domain_cols)], *[
+            _aliased(exp.Case(ifs=[exp.If(this=missing.copy(), true=v)], default=_col(g, n)), n)
+            for v, n in zip(empty, names)])
+        domain = self._domain(outer, keys, {k: c.name for k, c in zip(keys, domain_cols)})
+        full.set("from_", exp.From(this=_subquery(domain, d)))
+        full.set("joins", [exp.Join(this=_subquery(body, g), side="LEFT", on=_and([
+            exp.NullSafeEQ(this=c.copy(), expression=_col(g, f"__k{i}")) for i, c in enumerate(domain_cols)]))])
+        return full, keys
 
     # -- WHERE conjuncts: semi and anti joins --------------------------------------------------
     def semi_joins(self, s: exp.Select) -> None:
@@ -681,8 +765,8 @@ def _in_cond(probe: exp.Expression, item: exp.Expression, anti: bool, op: type =
                                   exp.Is(this=item.copy(), expression=exp.Null())))
 
 
-def _domain_cond(keys: list[tuple[str, str]], alias: str) -> exp.Expression:
-    return _and([exp.NullSafeEQ(this=_col(*k), expression=_col(alias, f"k{i}"))
+def _domain_cond(keys: list[tuple[str, str]], alias: str, prefix: str = "k") -> exp.Expression:
+    return _and([exp.NullSafeEQ(this=_col(*k), expression=_col(alias, f"{prefix}{i}"))
                  for i, k in enumerate(keys)]) or exp.true()
 
 

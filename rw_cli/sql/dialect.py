@@ -218,6 +218,11 @@ _LITERAL_TOKENS = frozenset((TokenType.NUMBER, TokenType.STRING))
 LITERAL_LIST_MIN = 16  # shorter IN lists go through the grammar: nothing to gain
 
 
+# sqlglot's watermark constraint has no place for `WITH TTL` nor for the text as written;
+# declaring them keeps its argument validation (strict under test runners) whole
+exp.WatermarkColumnConstraint.arg_types = {**exp.WatermarkColumnConstraint.arg_types, "ttl": False, "text": False}
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -269,6 +274,14 @@ class RwDialect(RisingWave):
             ttl = self._match_text_seq("WITH", "TTL")
             return self.expression(exp.WatermarkColumnConstraint(this=this, expression=expression, ttl=ttl or None,
                                                                  text=text))
+
+        def _parse_property(self):
+            # a dotted option name whose first part is a property keyword of some dialect
+            # (`auto.schema.change = 'true'`, AUTO being one) is a key = value option
+            if self._curr and self._next and self._next.token_type == TokenType.DOT \
+                    and self._curr.text.upper() in self.PROPERTY_PARSERS:
+                return self._parse_key_value_property()
+            return super()._parse_property()
 
         def _parse_file_location(self):
             # COPY's STDIN / STDOUT are keywords, also before the options' parenthesis
@@ -655,9 +668,46 @@ def _first_word(sql: str) -> str:
     return text[:end].lower()
 
 
-def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
+# a long list of integer literals after IN (`DELETE ... WHERE id IN (1, 2, ...)`, thousands of
+# keys): the tokenizer would step through every number in Python; it reads one placeholder
+# name of the same length instead (error positions unchanged), and the literals are filled in
+# after parsing
+_INT_LIST = lazy_regex(r"(\bin\s*)\(\s*(\d+(?:\s*,\s*\d+){63,})\s*\)", re.I)
+_INT_LIST_MARK = "__rw_int_list_{}__"
+
+
+def _hide_int_lists(text: str) -> tuple[str, list[list[str]]]:
+    """The text with each long integer list after IN replaced by a placeholder name, and the
+    lists' literals (as written)."""
+    lists: list[list[str]] = []
+
+    def repl(m: re.Match) -> str:
+        body = m.group(0)[len(m.group(1)):]
+        name = _INT_LIST_MARK.format(len(lists))
+        lists.append([x.strip() for x in m.group(2).split(",")])
+        return m.group(1) + "(" + name + " " * (len(body) - 2 - len(name)) + ")"
+    return _INT_LIST.sub(repl, text), lists
+
+
+def _fill_int_lists(tree: exp.Expression, lists: list[list[str]]) -> bool:
+    """Put the hidden literals back where their placeholders are (`x IN (placeholder)`);
+    False when some placeholder is not there (it was inside a string, say)."""
+    filled = 0
+    for node in list(tree.find_all(exp.In)):
+        exprs = node.expressions
+        if len(exprs) == 1 and isinstance(exprs[0], exp.Column) and not exprs[0].table:
+            m = re.fullmatch(r"__rw_int_list_(\d+)__", exprs[0].name)
+            if m and int(m.group(1)) < len(lists):
+                node.set("expressions", [exp.Literal.number(v) for v in lists[int(m.group(1))]])
+                filled += 1
+    return filled == len(lists)
+
+
+def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added).
-    Comments are blanked first (positions kept), so they are harmless anywhere."""
+    Comments are blanked first (positions kept), so they are harmless anywhere.
+    `hide_lists`: long integer lists after IN skip the tokenizer (`_hide_int_lists`)."""
+    original = sql
     from rw_cli.sql.split import blank_comments, unterminated
 
     if "/*" in sql and (found := unterminated(sql)) is not None:  # blanking would hide it
@@ -732,11 +782,18 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
     text, flags = _table_clauses(sql)
     if "\\" in text:
         _check_escape_strings(text, offset)
+    lists: list[list[str]] = []
+    if hide_lists and len(text) > 256:
+        hidden, lists = _hide_int_lists(text)
     try:
-        trees = sqlglot.parse(text, read=RwDialect)
+        trees = sqlglot.parse(hidden if lists else text, read=RwDialect)
     except ParseError as e:
+        if lists:  # the error as the statement's own text gives it
+            return parse_statement(original, offset, hide_lists=False)
         raise _syntax_error(e, text, offset) from None
     except TokenError as e:
+        if lists:
+            return parse_statement(original, offset, hide_lists=False)
         raise _token_error(e, text, offset) from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
@@ -756,6 +813,11 @@ def parse_statement(sql: str, offset: int = 0) -> exp.Expression:
         tree.meta[NORMALIZED] = True
     for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
+    for dot in nodes(tree, exp.Dot):  # `(s).a.b.*`: the fields of (s).a.b, as `((s).a.b).*` reads
+        if isinstance(dot.expression, exp.Star) and isinstance(dot.this, exp.Dot):
+            dot.set("this", exp.paren(dot.this.copy(), copy=False))
+    if lists and not _fill_int_lists(tree, lists):
+        return parse_statement(original, offset, hide_lists=False)
     return tree
 
 

@@ -149,6 +149,58 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
     return query
 
 
+_WHOLE_PARTITION = (exp.CumeDist, exp.PercentRank, exp.Ntile)
+
+
+def _frame_close(w: exp.Window) -> list[exp.Expression]:
+    """For EMIT ON WINDOW CLOSE: the order keys that the watermark must have passed before
+    window `w`'s value for a row is final (a row at the watermark is not late, and may still
+    join its frame; RisingWave releases a row below the watermark too): the row's own
+    key, the key N rows ahead for `N FOLLOWING` rows or lead(x, N), the key plus N for a
+    RANGE frame `N FOLLOWING` (NULL while that row has not come: the row waits)."""
+    order = w.args.get("order")
+    keys = order.expressions if order is not None else []
+    if len(keys) != 1 or keys[0].args.get("desc"):
+        raise NotSupported("EMIT ON WINDOW CLOSE with a window function not ordered by one ascending key")
+    key = keys[0].this
+    fn = w.this
+    spec = w.args.get("spec")
+    if isinstance(fn, _WHOLE_PARTITION) or (spec is not None and str(spec.args.get("end") or "").upper() == "UNBOUNDED"
+                                            and str(spec.args.get("end_side") or "").lower() == "following"):
+        raise NotSupported("EMIT ON WINDOW CLOSE with a window function over rows up to the end of the partition")
+    ahead: exp.Expression | None = None
+    if isinstance(fn, exp.Lead):
+        ahead = fn.args.get("offset") or exp.Literal.number(1)
+    closes = [key.copy()]
+    if spec is not None and str(spec.args.get("end_side") or "").lower() == "following":
+        end = spec.args["end"]
+        if str(spec.args.get("kind") or "").lower() == "rows":
+            ahead = end if ahead is None or _int_literal(end) > _int_literal(ahead) else ahead
+        else:
+            closes.append(exp.Add(this=key.copy(), expression=end.copy()))
+    if ahead is not None:
+        closes.append(exp.Window(this=exp.Lead(this=key.copy(), offset=ahead.copy()),
+                                 partition_by=[p.copy() for p in w.args.get("partition_by") or []],
+                                 order=order.copy()))
+    return closes
+
+
+def _srf_list(srf: exp.Expression) -> exp.Expression:
+    """The list a set-returning function's rows are the elements of (generate_series as a
+    list, unnest's array)."""
+    if isinstance(srf, exp.ExplodingGenerateSeries):
+        args = [srf.args.get(k) for k in ("start", "end", "step") if srf.args.get(k) is not None]
+        return exp.Anonymous(this="generate_series", expressions=[a.copy() for a in args])
+    inner = srf.this if not isinstance(srf, exp.Unnest) else srf.expressions[0]
+    return inner.copy()
+
+
+def _lateral_srf(src: exp.Expression) -> exp.Expression | None:
+    """The set-returning function of a join item `LATERAL f(...)` or `unnest(...)`, if it is one."""
+    fn = src.this if isinstance(src, exp.Lateral) else src
+    return fn if isinstance(fn, (exp.Unnest, exp.Explode, exp.ExplodingGenerateSeries)) else None
+
+
 def _in_join_list(table: exp.Table) -> bool:
     """Whether a FROM item is one of several (`FROM t, f(...)` or a JOIN)."""
     return isinstance(table.parent, exp.Join) or (isinstance(table.parent, exp.From)
@@ -388,6 +440,8 @@ def _kept_type(e: exp.Expression, types: list[DataType]) -> DataType | None:
 
 
 def join_kind(join: exp.Join) -> str:
+    if (join.method or "").upper() == "ASOF":  # the closest match, not every match: not maintained yet
+        raise NotSupported("ASOF JOIN in a materialized view")
     side = (join.side or "").lower()
     kind = (join.kind or "").lower()
     if side in ("left", "right", "full"):
@@ -534,6 +588,9 @@ class StreamPlanner:
         self.allow_cross_join = allow_cross_join
         self.used: dict[str, set[str]] = {}
         self.eowc = False  # EMIT ON WINDOW CLOSE: a gap fill fills between released rows only
+        # EMIT ON WINDOW CLOSE over window functions ordered by this table's watermark column:
+        # a row is released once its frame has closed (see over_window)
+        self.eowc_watermark: RelationCatalog | None = None
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
         from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
@@ -646,6 +703,9 @@ class StreamPlanner:
                                                                            exp.GenerateSeries)):
                 node, scope = self.project_set(node, scope, series, join)
                 continue
+            if _lateral_srf(series) is not None:
+                node, scope = self.lateral_set(node, scope, join)
+                continue
             right, rscope = self.plan_source(join.this)
             if join.args.get("using"):
                 raise NotSupported("JOIN ... USING in a materialized view")
@@ -698,12 +758,7 @@ class StreamPlanner:
         if len({n.sql() for n in srfs}) > 1:
             raise NotSupported("more than one set-returning function in the select list of a materialized view")
         srf = srfs[0]
-        if isinstance(srf, exp.ExplodingGenerateSeries):
-            args = [srf.args.get(k) for k in ("start", "end", "step") if srf.args.get(k) is not None]
-            lst = exp.Anonymous(this="generate_series", expressions=[a.copy() for a in args])
-        else:
-            inner = srf.this if not isinstance(srf, exp.Unnest) else srf.expressions[0]
-            lst = inner.copy()
+        lst = _srf_list(srf)
         width = len(node.types)
         list_expr = expr_to_duckdb_tree(lst, node.types)
         element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
@@ -711,6 +766,40 @@ class StreamPlanner:
                                list_sql=list_expr.sql(dialect=duckdb_dialect()), list_expr=list_expr)
         key = srf.sql()
         return out, [e.copy().transform(lambda n: exp.column(f"_{width}") if n.sql() == key else n) for e in exprs]
+
+    def lateral_set(self, node: PlanNode, scope: list[tuple[str, str]], join: exp.Join):
+        """`, LATERAL unnest(o.arr) AS u(x)` (also without LATERAL, or generate_series over
+        columns): each row times the elements of its own list, a row whose list is empty or
+        NULL giving none; an inner join's ON filters the rows. `LEFT JOIN LATERAL ... ON TRUE`
+        keeps such a row, once, with a NULL element: its list is read as `[NULL]`."""
+        kind = join_kind(join)
+        on = [c for c in conjuncts(join.args.get("on")) if not (isinstance(c, exp.Boolean) and c.this)]
+        if kind not in ("inner", "left") or (kind == "left" and on):
+            raise NotSupported("a join with a set-returning function other than an inner join or LEFT JOIN "
+                               "... ON TRUE in a materialized view")
+        src = join.this
+        srf = _lateral_srf(src)
+        if isinstance(srf, exp.Unnest) and (len(srf.expressions) != 1 or srf.args.get("offset")):
+            raise NotSupported("unnest of several arrays or WITH ORDINALITY in FROM of a materialized view")
+        alias = src.args.get("alias")
+        name = alias.name if alias is not None and alias.name else "unnest"
+        col = alias.columns[0].name if alias is not None and alias.columns else name
+        lst = self.rewrite(_srf_list(srf), scope)
+        width = len(node.types)
+        list_expr = expr_to_duckdb_tree(lst, node.types)
+        element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        if kind == "left":
+            empty = exp.EQ(this=exp.Coalesce(this=exp.Anonymous(this="len", expressions=[list_expr.copy()]),
+                                             expressions=[exp.Literal.number(0)]), expression=exp.Literal.number(0))
+            nulls = exp.Array(expressions=[exp.Cast(this=exp.Null(), to=exp.DataType.build(
+                element.duckdb(), dialect="duckdb"))])
+            list_expr = exp.Case(ifs=[exp.If(this=empty, true=nulls)], default=list_expr)
+        out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
+                               list_sql=list_expr.sql(dialect=duckdb_dialect()), list_expr=list_expr)
+        scope = scope + [(name, col), (name, "__ordinality")]
+        if on:
+            return _push_where(out, conjuncts(self.rewrite(exp.and_(*on), scope))), scope
+        return out, scope
 
     def plan_source(self, src: exp.Expression) -> tuple[PlanNode, list[tuple[str, str]]]:
         if isinstance(src, exp.Table) and changelog_of(src.name) is not None:
@@ -970,8 +1059,16 @@ class StreamPlanner:
         detail = "window_functions: [" + ", ".join(
             w.sql() if w.find(exp.IgnoreNulls) else w.sql(dialect="postgres", unsupported_level=ErrorLevel.IGNORE)
             for w in windows) + "]"
-        out = StreamPartitionRecompute(types, list(node.stream_key), [node], name="StreamOverWindow",
-                                       partition_keys=pkeys, sql=sql, detail=detail)
+        table = self.eowc_watermark
+        if table is not None:
+            closes = list(dict.fromkeys(expr_to_duckdb(k, node.types) for w in windows for k in _frame_close(w)))
+            outs = ", ".join(f"_{i}" for i in range(len(cols)))
+            sql = (f"SELECT {outs} FROM (SELECT *, {', '.join(f'{c} AS __close{i}' for i, c in enumerate(closes))} "
+                   f"FROM ({sql})) WHERE {' AND '.join(f'__close{i} < {{now}}' for i in range(len(closes)))}")
+        out = StreamPartitionRecompute(types, list(node.stream_key), [node],
+                                       name="StreamOverWindow" if table is None else "StreamEowcOverWindow",
+                                       partition_keys=pkeys, sql=sql, detail=detail, temporal=table is not None,
+                                       watermark_of=table.id if table is not None else None)
 
         def repl(n):
             if isinstance(n, exp.Window) and n.sql() in wsql:

@@ -261,15 +261,16 @@ class HummockStorage:
         keys, values = zip(*kvs)
         self.ingest_arrays(pa.array(keys, pa.binary()), pa.array(values, pa.binary()), epoch)
 
-    def ingest_arrays(self, keys: pa.Array, values: pa.Array, epoch: int) -> None:
-        """Vectorized write: `values` nulls are deletes."""
+    def ingest_arrays(self, keys: pa.Array, values: pa.Array, epoch: int, sorted_unique: bool = False) -> None:
+        """Vectorized write: `values` nulls are deletes. `sorted_unique`: the keys are sorted
+        and distinct already (no sort needed, here or in the upload process)."""
         self._check_writable(epoch)
         keys, values = as_binary(keys), as_binary(values)
         if len(keys) != len(values):
             raise ValueError("keys and values differ in length")
         if not len(keys):
             return
-        self.buffer.add(keys, values, epoch)
+        self.buffer.add(keys, values, epoch, sorted_unique)
 
     def commit_epoch(self, epoch: int, extra: bytes | None = None, wait: bool = True) -> None:
         """Make everything written at epochs <= `epoch` durable, with `extra` (e.g. the
@@ -435,6 +436,25 @@ class HummockStorage:
         version, buffer = self._view(snapshot)
         try:
             yield from self.reader.iter_runs(version, buffer, start, end, epoch, include_tombstones)
+        finally:
+            self.version_manager.unpin(version)
+
+    def scan_ranges(self, starts: list[bytes], ends: list[bytes | None], epoch: int = MAX_EPOCH) -> Run:
+        """The visible live entries of sorted, disjoint key ranges [starts[i], ends[i]) at
+        `epoch`, read in one pass (VersionReader.scan_ranges)."""
+        version, buffer = self._view(None)
+        try:
+            return self.reader.scan_ranges(version, buffer, starts, ends, epoch)
+        finally:
+            self.version_manager.unpin(version)
+
+    def content_token(self, start: bytes, end: bytes | None, epoch: int) -> tuple[int, ...] | None:
+        """What the entries of [start, end) at `epoch` are read from, when that alone
+        determines them (`VersionReader.content_token`): a reader of a range the last epochs
+        left as it was reuses what it read. None when it cannot say."""
+        version, buffer = self._view(None)
+        try:
+            return self.reader.content_token(version, buffer, start, end, epoch)
         finally:
             self.version_manager.unpin(version)
 

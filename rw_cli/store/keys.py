@@ -154,9 +154,8 @@ def _with_marker(arr: pa.Array) -> pa.Array:
     return matrix_to_binary(_fixed_pk_piece(arr, False))
 
 
-_ELEMENT = pa.scalar(b"\x01", pa.large_binary())
-_END = pa.scalar(b"\x00", pa.large_binary())
-_EMPTY = pa.scalar(b"", pa.large_binary())
+def _bytes(b: bytes) -> pa.Scalar:
+    return pa.scalar(b, pa.large_binary())  # (not at import: pa.scalar imports pandas)
 
 
 def _encode_nested(arr: pa.Array) -> pa.Array:
@@ -168,7 +167,7 @@ def _encode_nested(arr: pa.Array) -> pa.Array:
     t = arr.type
     if pa.types.is_struct(t):
         fields = [_with_marker(arr.field(i)) for i in range(t.num_fields)]
-        body = pc.binary_join_element_wise(*fields, _EMPTY) if fields else pa.array([b""] * len(arr), pa.large_binary())
+        body = pc.binary_join_element_wise(*fields, _bytes(b"")) if fields else pa.array([b""] * len(arr), pa.large_binary())
     else:
         if pa.types.is_fixed_size_list(t):
             k = t.list_size
@@ -176,13 +175,13 @@ def _encode_nested(arr: pa.Array) -> pa.Array:
             offsets = pa.array(np.arange(len(arr) + 1, dtype=np.int64) * k)
         else:
             values, offsets = arr.values, arr.offsets.cast(pa.int64())
-        pieces = pc.binary_join_element_wise(_ELEMENT, _with_marker(values), _EMPTY)
+        pieces = pc.binary_join_element_wise(_bytes(b"\x01"), _with_marker(values), _bytes(b""))
         lists = pa.LargeListArray.from_arrays(offsets, pieces)
-        body = pc.binary_join_element_wise(pc.binary_join(lists, _EMPTY), _END, _EMPTY)
-    marked = pc.binary_join_element_wise(pa.scalar(bytes([NOT_NULL]), pa.large_binary()), body, _EMPTY)
+        body = pc.binary_join_element_wise(pc.binary_join(lists, _bytes(b"")), _bytes(b"\x00"), _bytes(b""))
+    marked = pc.binary_join_element_wise(_bytes(bytes([NOT_NULL])), body, _bytes(b""))
     if not arr.null_count:
         return marked
-    return pc.if_else(null_mask(arr), pa.scalar(bytes([NULL]), pa.large_binary()), marked)
+    return pc.if_else(null_mask(arr), _bytes(bytes([NULL])), marked)
 
 
 def _flipped(arr: pa.Array) -> pa.Array:

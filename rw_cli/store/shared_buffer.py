@@ -28,11 +28,16 @@ class SharedBufferBatch:
 
     __slots__ = ("epoch", "seq", "_raw", "_run", "_lock", "form", "uploading")
 
-    def __init__(self, epoch: int, seq: int, keys: pa.Array, values: pa.Array):
+    def __init__(self, epoch: int, seq: int, keys: pa.Array, values: pa.Array, sorted_unique: bool = False):
+        """`sorted_unique`: the keys are sorted and distinct already (a state table sorted
+        its memtable for its cache): no sort at all."""
         self.epoch = epoch
         self.seq = seq
         self._raw: tuple[pa.Array, pa.Array] | None = (keys, values)
         self._run: Run | None = None
+        if sorted_unique:
+            self._run = Run(keys, np.full(len(keys), epoch, dtype=np.uint64), values, unique=True)
+            self._raw = None
         self._lock = threading.Lock()
         self.form = KeyForm.of_lengths(key_lengths(keys))
         self.uploading = False
@@ -46,6 +51,11 @@ class SharedBufferBatch:
                     self._run = Run(keys, np.full(len(keys), self.epoch, dtype=np.uint64), values, unique=True)
                     self._raw = None
         return self._run
+
+    @property
+    def sorted(self) -> bool:
+        """Whether the batch is sorted (by a read, or as it was given)."""
+        return self._run is not None
 
     def arrays(self) -> tuple[pa.Array, pa.Array]:
         """The keys and values (sorted if a read sorted them already)."""
@@ -129,10 +139,10 @@ class SharedBuffer:
         # SSTs and log segments written elsewhere (Spark tasks), by epoch
         self._adopted: list[tuple[int, list[SstInfo | LogSegment]]] = []
 
-    def add(self, keys: pa.Array, values: pa.Array, epoch: int) -> None:
+    def add(self, keys: pa.Array, values: pa.Array, epoch: int, sorted_unique: bool = False) -> None:
         with self._lock:
             self._seq += 1
-            b = SharedBufferBatch(epoch, self._seq, keys, values)  # sorted at its first read
+            b = SharedBufferBatch(epoch, self._seq, keys, values, sorted_unique)  # else sorted at its first read
             pos = len(self.batches)
             while pos > 0 and self.batches[pos - 1].epoch > epoch:
                 pos -= 1

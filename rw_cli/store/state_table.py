@@ -23,7 +23,9 @@ from rw_cli.store.hummock import MAX_EPOCH, HummockStorage
 from rw_cli.store.keys import (encode_pk_array, make_fixed_keys_array, make_keys_array, next_key, table_key_prefix,
                                vnode_prefix)
 from rw_cli.store.row_codec import decode_rows_arrays, encode_rows_array, value_kind
-from rw_cli.store.run import as_binary
+from rw_cli.store.keys import KeyForm
+from rw_cli.store.run import Run, as_binary, key_lengths
+from rw_cli.store.version_reader import restrict_to_ranges
 from rw_cli.store.shared_buffer import sort_unique
 from rw_cli.store.state_cache import StateCache
 
@@ -293,7 +295,8 @@ class StateTable:
         if self._mem_k:
             keys = pa.concat_arrays(self._mem_k) if len(self._mem_k) > 1 else self._mem_k[0]
             values = pa.concat_arrays(self._mem_v) if len(self._mem_v) > 1 else self._mem_v[0]
-            self.store.ingest_arrays(keys, values, epoch)  # sorts; the last write of a key wins
+            # sorts, the last write of a key winning, unless the memtable is sorted already
+            self.store.ingest_arrays(keys, values, epoch, sorted_unique=self._mem_sorted)
         self._mem_k, self._mem_v, self._mem_sorted = [], [], True
 
     @property
@@ -402,6 +405,42 @@ class StateTable:
         return pa.Table.from_batches([self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
                                                    else values)])
 
+    def scan_prefixes(self, prefix_cols: list) -> pa.Table:
+        """The rows whose pk starts with any of the given prefixes (the first
+        len(prefix_cols) pk columns' values, one prefix per row of `prefix_cols`), in key
+        order, read in one pass over the store (HummockStorage.scan_ranges): the groups of
+        an agg whose extremes must be found again. When the distribution key lies outside
+        the prefix, a prefix is no key range: the table is scanned and filtered."""
+        m = len(prefix_cols)
+        if not 0 < m <= len(self.pk_indices):
+            raise ValueError(f"prefix of {m} columns for a pk of {len(self.pk_indices)} columns")
+        n = len(prefix_cols[0])
+        if n == 0:
+            return pa.Table.from_batches([self.decode([])])
+        cols = [c if c.type == self.schema.field(i).type else c.cast(self.schema.field(i).type)
+                for c, i in zip(prefix_cols, self.pk_indices[:m])]
+        if not all(j < m for j in self._dist_in_pk):
+            rows = self.scan()
+            have = encode_pk_array([rows.column(i) for i in self.pk_indices[:m]], self.pk_descending[:m],
+                                   num_rows=rows.num_rows)
+            want = encode_pk_array(cols, self.pk_descending[:m], num_rows=n)
+            return rows.filter(pc.is_in(have, value_set=want))
+        vnodes = compute_vnodes([cols[j] for j in self._dist_in_pk], num_rows=n)
+        pk = encode_pk_array(cols, self.pk_descending[:m], num_rows=n)
+        starts = sorted(set(as_binary(make_keys_array(self.table_id, vnodes, pk)).to_pylist()))
+        ends = [next_key(k) for k in starts]
+        run = self.store.scan_ranges(starts, ends, MAX_EPOCH)
+        keys, values = run.keys, run.values
+        if self._mem_k:
+            mem_keys, mem_values = self._mem_arrays()
+            mem = Run(mem_keys, np.zeros(len(mem_keys), np.uint64), mem_values, True)
+            mem = restrict_to_ranges(mem, KeyForm.of_lengths(key_lengths(mem_keys)), starts, ends)
+            keys, values = self._overlay(keys, values, (mem.keys, mem.values))
+        if len(values) == 0:
+            return pa.Table.from_batches([self.decode([])])
+        return pa.Table.from_batches([self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
+                                                   else values)])
+
     @staticmethod
     def _overlay(keys, values, mem):
         """Merge memtable (keys, values|null) over sorted store rows, sorted by key."""
@@ -433,6 +472,11 @@ class StateTable:
             return pa.Table.from_batches([self.decode([])])
         return pa.Table.from_batches([self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
                                                    else values)])
+
+    def content_token(self, epoch: int) -> tuple[int, ...] | None:
+        """What the committed rows at `epoch` are read from, when that alone determines them
+        (`HummockStorage.content_token`): the same token, the same rows."""
+        return self.store.content_token(self._prefix, self._end, epoch)
 
     def iter_batches(self, epoch: int | None = None):
         """Decoded record batches of the committed rows at `epoch` (default: latest, without

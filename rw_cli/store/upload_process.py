@@ -48,7 +48,7 @@ def upload_remote(sstables: SstableStore, batches: list[SharedBufferBatch]) -> l
     metas in the store's meta cache; the unused ids are released. A process that died is
     replaced and the batches sent again once (their SSTs are not in any version yet)."""
     ids = reserve(sstables, batches)
-    payload = [(b.epoch, b.seq, *b.arrays()) for b in batches]
+    payload = [(b.epoch, b.seq, *b.arrays(), b.sorted) for b in batches]
     outputs: list[SstInfo] = []
     try:
         outputs, metas = _uploader.call(sstables, (payload, ids), attempts=2)
@@ -62,7 +62,7 @@ def upload_remote(sstables: SstableStore, batches: list[SharedBufferBatch]) -> l
 def _run(url: str, endpoint: str | None, env: dict, options: dict, payload: list, ids: list[int]):
     sstables = shared_sstable_store(url, endpoint, options, env)
     sstables.use_ids(ids)
-    batches = [SharedBufferBatch(epoch, seq, keys, values) for epoch, seq, keys, values in payload]
+    batches = [SharedBufferBatch(epoch, seq, keys, values, done) for epoch, seq, keys, values, done in payload]
     infos = sstables.write_runs(merged_runs(batches))
     return infos, [sstables.meta_cache.get(info.id) for info in infos]
 

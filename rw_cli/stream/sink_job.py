@@ -20,6 +20,10 @@ def sink_writer(rel: RelationCatalog, types, staging=None):
         return BlackholeWriter()
     if name == "kafka":
         return kafka_writer(rel, types, staging)
+    if name == "http":
+        from rw_cli.engine.http_sink import HttpWriter
+
+        return HttpWriter(opts, [(c.name, t) for c, t in zip(rel.columns, types) if not c.hidden])
     if name in ("file", "fs", "posix_fs", "s3"):
         from rw_cli.connector.objects import local_store, s3_store
 
@@ -32,7 +36,7 @@ def sink_writer(rel: RelationCatalog, types, staging=None):
         if not path:
             raise BindError(f"the {name} sink needs path = '<directory>'")
         return FileWriter(local_store(path), encode, types)
-    raise NotSupported(f"sink connector '{name}'", hint="sink connectors: blackhole, file, kafka, s3")
+    raise NotSupported(f"sink connector '{name}'", hint="sink connectors: blackhole, file, http, kafka, s3")
 
 
 def kafka_key_columns(rel: RelationCatalog, fmt: str) -> list[str]:

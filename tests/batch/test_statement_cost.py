@@ -107,3 +107,111 @@ def test_scalar_subquery_ordered_by_position_is_qualified(db):
     r = db.execute("SELECT (SELECT max(v) FROM t), id FROM t ORDER BY 1, 2")
     assert r.arrow().column_names == ["max", "id"]
     assert r.text_rows() == [["20", "1"], ["20", "2"]]
+
+
+# -- a SELECT bound once, run again (rw_cli.handler.prepared) ---------------------------------
+
+@pytest.fixture
+def binds(monkeypatch):
+    """How many times a SELECT was bound (parsed, qualified and transpiled)."""
+    from rw_cli.handler import prepared, query
+
+    prepared.clear()
+    count = [0]
+    real = query.bind_query
+
+    def counting(*args, **kwargs):
+        count[0] += 1
+        return real(*args, **kwargs)
+    monkeypatch.setattr(query, "bind_query", counting)
+    return count
+
+
+def test_bound_select_is_reused_and_follows_writes(db, binds):
+    assert rows(db, "SELECT sum(v) FROM t") == [["30"]]
+    assert rows(db, "SELECT sum(v) FROM t") == [["30"]]
+    assert binds[0] == 1
+    db.execute("INSERT INTO t VALUES (3, 30)")
+    before = binds[0]
+    assert rows(db, "SELECT sum(v) FROM t") == [["60"]]  # the rows are read anew
+    assert binds[0] == before  # the statement is not bound again
+
+
+def test_bound_select_follows_schema_changes(db, binds):
+    assert rows(db, "SELECT * FROM t ORDER BY id") == [["1", "10"], ["2", "20"]]
+    db.execute("ALTER TABLE t RENAME TO t0")
+    with pytest.raises(RwError, match='relation "t" does not exist'):
+        db.execute("SELECT * FROM t ORDER BY id")
+    db.execute("CREATE TABLE t (id int PRIMARY KEY, v varchar, w int)")
+    db.execute("INSERT INTO t VALUES (7, 'x', 70)")
+    assert rows(db, "SELECT * FROM t ORDER BY id") == [["7", "x", "70"]]
+    db.execute("DROP TABLE t")
+    db.execute("ALTER TABLE t0 RENAME TO t")
+    assert rows(db, "SELECT * FROM t ORDER BY id") == [["1", "10"], ["2", "20"]]
+
+
+def test_bound_select_follows_a_redefined_view(db, binds):
+    db.execute("CREATE VIEW w AS SELECT id FROM t")
+    assert rows(db, "SELECT * FROM w ORDER BY 1") == [["1"], ["2"]]
+    db.execute("DROP VIEW w")
+    db.execute("CREATE VIEW w AS SELECT v FROM t")
+    assert rows(db, "SELECT * FROM w ORDER BY 1") == [["10"], ["20"]]
+
+
+def test_bound_select_follows_session_parameters(db, binds):
+    with pytest.raises(RwError, match="division by zero"):
+        db.execute("SELECT 1 / 0")
+    db.execute("SET batch_expr_strict_mode = false")
+    assert rows(db, "SELECT 1 / 0") == [[None]]
+    db.execute("CREATE USER u")
+    assert rows(db, "SELECT current_user") == [["root"]]
+    db.execute("SET SESSION AUTHORIZATION u")
+    assert rows(db, "SELECT current_user") == [["u"]]
+    db.execute("RESET SESSION AUTHORIZATION")
+    assert rows(db, "SELECT current_user") == [["root"]]
+
+
+def test_bound_select_is_not_shared_between_data_directories(tmp_path, binds):
+    with rw_cli.connect(str(tmp_path / "a")) as a, rw_cli.connect(str(tmp_path / "b")) as b:
+        a.execute("CREATE TABLE t (v int); INSERT INTO t VALUES (1); FLUSH")
+        b.execute("CREATE TABLE t (v int, w int); INSERT INTO t VALUES (2, 3); FLUSH")
+        for _ in range(2):
+            assert rows(a, "SELECT * FROM t") == [["1"]]
+            assert rows(b, "SELECT * FROM t") == [["2", "3"]]
+
+
+def test_unchanged_relation_keeps_its_snapshot(tmp_path, monkeypatch):
+    """A relation the last epochs did not write is not read from the store again."""
+    from rw_cli.handler import query
+
+    reads = []
+    real = query.snapshot
+
+    def counting(session, rel, *args, **kwargs):
+        reads.append(rel.name)
+        return real(session, rel, *args, **kwargs)
+    monkeypatch.setattr(query, "snapshot", counting)
+    with rw_cli.connect(str(tmp_path / "data")) as s:
+        s.execute("CREATE TABLE a (v int); CREATE TABLE b (v int); INSERT INTO a VALUES (1); FLUSH")
+        assert rows(s, "SELECT count(*) FROM a") == [["1"]]
+        s.execute("INSERT INTO b VALUES (5); FLUSH")
+        assert rows(s, "SELECT count(*) FROM a") == [["1"]]
+        assert reads == ["a"]
+        s.execute("INSERT INTO a VALUES (2); FLUSH")
+        assert rows(s, "SELECT count(*) FROM a") == [["2"]]
+        assert reads == ["a", "a"]
+
+
+def test_read_only_session_reuses_a_bound_select_while_the_catalog_stays(tmp_path, binds):
+    path = str(tmp_path / "data")
+    with rw_cli.connect(path) as w:
+        w.execute("CREATE TABLE t (v int); INSERT INTO t VALUES (1); FLUSH")
+        with rw_cli.connect(path, read_only=True) as r:
+            assert rows(r, "SELECT count(*) FROM t") == [["1"]]
+            w.execute("INSERT INTO t VALUES (2); FLUSH")
+            before = binds[0]
+            assert rows(r, "SELECT count(*) FROM t") == [["2"]]  # the newest commit's rows
+            assert binds[0] == before  # under the same catalog: not bound again
+            w.execute("ALTER TABLE t RENAME TO t0; CREATE TABLE t (v int, w int); INSERT INTO t VALUES (5, 6); FLUSH")
+            assert rows(r, "SELECT count(*) FROM t") == [["1"]]  # the new catalog's t
+            assert rows(r, "SELECT * FROM t") == [["5", "6"]]

@@ -216,6 +216,17 @@ def test_materialize_overwrites_on_pk_conflict(make_table):
     assert sorted((r["_0"], r["_1"]) for r in rows) == [(1, 11), (2, 20), (3, 31)]
 
 
+@pytest.mark.parametrize("types", [II, [VARCHAR, INTEGER]])
+def test_materialize_keeps_each_keys_last_write_in_a_chunk(make_table, types):
+    """Unordered keys, distinct or repeated: the last write of each key wins (Arrow finds
+    it; keys all distinct need no grouping)."""
+    table = make_table(types, [0])
+    ex = MaterializeExecutor(types, [0], table, conflict="overwrite")
+    assert pretty(ex.on_chunk(chunk("+ 5 1\n+ 2 2\n+ 9 3", types))) == "+ 5 1\n+ 2 2\n+ 9 3"
+    got = pretty(ex.on_chunk(chunk("+ 7 4\n+ 2 5\n+ 7 6\n+ 2 7\n+ . 8\n+ . 9", types)))
+    assert got == "+ 7 6\nU- 2 2\nU+ 2 7\n+ . 9"
+
+
 def test_from_pretty_round_trip():
     c = StreamChunk.from_pretty("+ 1 x\nU- . y", [INTEGER, VARCHAR])
     assert c.to_pretty() == "+ 1 x\nU- . y"

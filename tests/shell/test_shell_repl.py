@@ -246,3 +246,14 @@ def test_list_commands_by_kind(real):
     assert listed("\\dm") == [("totals", "materialized view")]
     assert listed("\\di") == [("orders_amount", "index")]
     assert err.getvalue() == ""
+
+
+def test_restrict_allows_no_backslash_command_until_unrestrict_with_its_key():
+    """psql 17's `\\restrict KEY` (pg_dump writes it first): SQL still runs, backslash
+    commands other than `\\unrestrict KEY` are refused."""
+    sh, out, err = shell()
+    assert sh.run_script("\\restrict Ab12\nselect 1;\n\\timing on\n\\unrestrict nope\n\\unrestrict Ab12\n\\timing off\n")
+    assert "backslash commands are restricted" in err.getvalue()
+    assert "\\unrestrict: wrong key" in err.getvalue()
+    assert "Timing is off." in out.getvalue() and "Timing is on." not in out.getvalue()
+    assert sh.failed

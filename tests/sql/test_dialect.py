@@ -70,3 +70,27 @@ def test_long_literal_in_lists_parse_as_the_grammar_does(sql, monkeypatch):
 def test_long_literal_in_list_errors_as_the_grammar_does():
     with pytest.raises(SqlSyntaxError):
         parse_statement("SELECT * FROM t WHERE k IN ({}".format(", ".join(map(str, range(20)))))
+
+
+@pytest.mark.parametrize("template", [
+    "DELETE FROM t WHERE id IN ({ids})",
+    "select * from t where x in ({ids}) or y NOT IN ({ids})",
+    "select * from t where y = 'in ({ids})' and x in ({ids})",  # one list inside a string
+    "select 'a in ({ids})'",
+    "update t set v = 1 where (id) in ({ids}) returning id",
+])
+def test_long_integer_lists_parse_as_written(template):
+    """A long list of integers after IN skips the tokenizer: the tree is the one the whole
+    text gives, also when such a list sits inside a string literal."""
+    ids = ", ".join(str(i * 7) for i in range(300)) + ", 00012, 9223372036854775808"
+    sql = template.format(ids=ids)
+    assert parse_statement(sql) == parse_statement(sql, hide_lists=False)
+
+
+def test_syntax_error_after_a_long_integer_list_keeps_its_position():
+    sql = "select * from t where x in (" + ", ".join(map(str, range(200))) + ") and and y"
+    with pytest.raises(SqlSyntaxError) as hidden:
+        parse_statement(sql)
+    with pytest.raises(SqlSyntaxError) as whole:
+        parse_statement(sql, hide_lists=False)
+    assert (str(hidden.value), hidden.value.position) == (str(whole.value), whole.value.position)

@@ -243,6 +243,45 @@ def test_scan_prefix_with_and_without_the_dist_key():
             (r for r in all_rows if r["g"] == 1 and r["name"] == "b"), key=lambda r: r["x"])
 
 
+@pytest.mark.parametrize("dist", [[0], [0, 1], [2]])
+@pytest.mark.parametrize("text", [True, False])  # keys of varying / of one width
+def test_scan_prefixes_reads_what_scan_prefix_reads(tmp_path, dist, text):
+    """Many prefixes in one pass give the rows that one scan_prefix per prefix gives: over
+    the memtable, the shared buffer, L0 SSTs and compacted levels, with deletes and
+    overwrites; with the distribution key in the prefix (key ranges) or not (a scan)."""
+    schema = pa.schema([("g", pa.int64()), ("name", pa.string() if text else pa.int32()), ("x", pa.int64())])
+    names = ["a", "bb", "c", ""] if text else [3, -1, 0, 70000]
+    rng = random.Random(5 + len(dist))
+    h = HummockStorage(LocalObjectStore(str(tmp_path)))
+    t = StateTable(h, 60, schema, [0, 1, 2], pk_descending=[False, True, False], dist_key_indices=dist)
+
+    def batch(rows):
+        g, n, x = zip(*rows)
+        return pa.record_batch([pa.array(g, pa.int64()), pa.array(n, schema.field(1).type), pa.array(x, pa.int64())],
+                               schema=schema)
+    live: set = set()
+    for epoch in range(1, 13):
+        new = {(rng.randrange(40), rng.choice(names), rng.randrange(20)) for _ in range(150)}
+        t.insert(batch(sorted(new)))
+        live |= new
+        gone = rng.sample(sorted(live), min(len(live), 40))
+        t.delete(batch(gone))
+        live -= set(gone)
+        if epoch % 4 == 0:
+            h.compact()
+        m = len(dist) if dist != [2] else 2
+        groups = sorted({r[:m] for r in rng.sample(sorted(live), 25)} | {(41, names[0])[:m]})
+        cols = [pa.array([g[j] for g in groups], schema.field(j).type) for j in range(m)]
+        got = t.scan_prefixes(cols).to_pylist()
+        want = [r for g in groups for r in t.scan_prefix(list(g)).to_pylist()]
+        key = lambda r: (r["g"], r["name"], r["x"])  # noqa: E731
+        assert sorted(got, key=key) == sorted(want, key=key), epoch
+        assert len(got) == sum(1 for r in live if r[:m] in set(groups))
+        t.commit(epoch)
+        h.commit_epoch(epoch, wait=epoch % 2 == 0)
+    h.close()
+
+
 def test_iter_batches_with_epochs_gives_each_rows_last_write():
     """`_rw_timestamp` reads the epoch that last wrote each row."""
     h = HummockStorage(MemoryObjectStore())
