@@ -245,6 +245,9 @@ class Session:
             self.store.check()  # an earlier background upload failed: say so now
             pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
             try:
+                from rw_cli.stream import background
+
+                background.advance(self)  # jobs created in the background: their next rows
                 self.runtime.barrier(pair)
             except EpochFailed:
                 self._roll_back()

@@ -128,6 +128,8 @@ OTHER_DEFAULTS = {
     "bytea_output": "hex", "bypass_cluster_limits": "false", "enable_index_selection": "true",
     **{f"streaming_parallelism_for_{kind}": "default"
        for kind in ("table", "source", "sink", "index", "materialized_view", "backfill")},
+    # rate limits new jobs take (rw_cli.handler.rate_limit): "default" is no limit
+    **{f"{kind}_rate_limit": "default" for kind in ("source", "backfill", "sink", "dml")},
 }
 
 

@@ -55,6 +55,9 @@ class EmbeddedRuntime:
         self.jobs: dict[int, StreamJob] = {}
         self.subscribers: dict[int, list[Node]] = {}
         self._order: list[int] | None = None  # barrier order, recomputed after a change
+        # jobs backfilling in the background: the upstream changes each has been sent since
+        # its snapshot, held until the snapshot has gone through (rw_cli.stream.background)
+        self.held: dict[int, list[tuple[Node, StreamChunk]]] = {}
 
     def default_parallelism(self) -> int:
         return 1
@@ -85,6 +88,7 @@ class EmbeddedRuntime:
 
     def drop_job(self, relation_id: int) -> None:
         job = self.jobs.pop(relation_id)
+        self.held.pop(relation_id, None)
         self._order = None
         for node in job.nodes:
             node.executor.close()
@@ -149,7 +153,11 @@ class EmbeddedRuntime:
         if node is job.root:
             for entry in list(self.subscribers.get(job.relation_id, [])):
                 owner = self._owner(entry)
-                self._deliver(owner, entry, chunk, 0)
+                held = self.held.get(owner.relation_id)
+                if held is not None:
+                    held.append((entry, chunk))
+                else:
+                    self._deliver(owner, entry, chunk, 0)
             target = self.jobs.get(job.into) if job.into is not None else None
             if target is not None:
                 self._deliver(target, target.nodes[0], chunk, 0)

@@ -51,6 +51,7 @@ class SourceExecutor(Executor):
         self._tokens = 0.0
         self._last = None
         self.throttled = False  # the last poll read less than asked because of the rate limit
+        self.rate_limit: float | None = None  # SOURCE_RATE_LIMIT of its job, rows/s (0 pauses)
         self.generated: list[tuple[int, Expr]] = []  # (position, its expression over the read columns)
 
     # -- state ---------------------------------------------------------------------------
@@ -87,6 +88,10 @@ class SourceExecutor(Executor):
     # -- reading -------------------------------------------------------------------------
     def _budget(self, max_rows: int) -> int:
         rate = self.reader.rate
+        if self.rate_limit is not None:
+            rate = self.rate_limit if not rate else min(rate, self.rate_limit)
+            if rate <= 0:
+                return 0  # paused
         if not rate:
             return max_rows
         now = time.monotonic()

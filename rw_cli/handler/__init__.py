@@ -6,8 +6,8 @@ from sqlglot import exp
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
-from rw_cli.sql.dialect import (AlterMaterializedViewQuery, Explain, Flush, Recover, RenameRelation, Savepoint, Show,
-                               SubscriptionStatement)
+from rw_cli.sql.dialect import (AlterMaterializedViewQuery, CancelJobs, Explain, Flush, Recover, RenameRelation,
+                               Savepoint, Show, SubscriptionStatement, Wait)
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
@@ -48,6 +48,13 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, Flush):
         session.flush()  # returns once the epoch is durable
         return Result("FLUSH")
+    if isinstance(tree, (Wait, CancelJobs)):
+        from rw_cli.handler import jobs
+
+        if isinstance(tree, Wait):
+            return jobs.handle_wait(session)
+        utility.check_not_in_transaction(session, "CANCEL JOBS")
+        return jobs.handle_cancel(session, tree.meta["ids"])
     if isinstance(tree, Recover):
         utility.check_not_in_transaction(session, "RECOVER")
         session.recover()
@@ -78,6 +85,11 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         from rw_cli.handler import access, alter_job
 
         utility.check_not_in_transaction(session, tree.this)
+        if tree.this == "ALTER JOB CONFIG" or (tree.this == "ALTER JOB" and
+                                                 str(tree.spec["key"]).endswith("_rate_limit")):
+            from rw_cli.handler import jobs
+
+            return jobs.handle_alter(session, tree.spec)
         if tree.this == "ALTER JOB":
             return alter_job.handle(session, tree.spec)
         if tree.this == "ALTER SET SCHEMA":

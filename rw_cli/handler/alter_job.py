@@ -15,14 +15,14 @@ from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE
 from rw_cli.meta.system_params import check_resource_group_license
 from rw_cli.result import Result
 
-_KINDS = {"table": TABLE, "materialized view": MATERIALIZED_VIEW, "index": INDEX, "sink": SINK,
+KINDS = {"table": TABLE, "materialized view": MATERIALIZED_VIEW, "index": INDEX, "sink": SINK,
           "source": SOURCE}
 
 
 def handle(session, spec: dict) -> Result:
     from rw_cli.handler.access import find_relation
 
-    kind = _KINDS.get(spec["kind"])
+    kind = KINDS.get(spec["kind"])
     if kind is None:
         raise NotSupported(f"ALTER {spec['kind'].upper()} ... SET {spec['key'].upper()}")
     tag = "ALTER_" + spec["kind"].upper().replace(" ", "_")

@@ -80,6 +80,7 @@ def plan(session, tree: exp.Create, existing: bool = False):
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
     from rw_cli.handler.create_mv import streaming_parallelism
+    from rw_cli.handler.rate_limit import limits_at_create
     from rw_cli.stream.job import build_job, start_job
 
     base_name = _base_name(session, tree)
@@ -98,6 +99,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, INDEX, columns, pk, definition=sql,
                           dependencies=[u.id for u in upstreams], parallelism=streaming_parallelism(session, INDEX),
-                          parallelism_config=session.settings.job_parallelism(INDEX))
+                          parallelism_config=session.settings.job_parallelism(INDEX),
+                          rate_limits=limits_at_create(session.settings, INDEX))
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_INDEX")

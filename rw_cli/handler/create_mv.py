@@ -180,6 +180,8 @@ def check_options(tree: exp.Create) -> dict[str, str]:
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
+    from rw_cli.handler.rate_limit import limits_at_create
+
     name, _ = mv_target(tree, session.catalog)
     options = check_options(tree)
     if "resource_group" in options:
@@ -190,6 +192,11 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         if tree.args.get("exists"):
             return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])
         raise BindError(f'relation "{name}" already exists')
+    if "backfill_order" in options and tree.expression is not None:  # checked before the query is planned
+        from rw_cli.handler import backfill_order
+        from rw_cli.sql.batch import referenced_relations
+
+        backfill_order.check(session.catalog, sql, referenced_relations(tree.expression, session.catalog))
     root, upstreams = plan(session, tree)
     check_not_on_batch_refresh(upstreams)
     refresh = _refresh_interval(options, upstreams)
@@ -201,7 +208,8 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
                           resource_group=_resource_group(options.get("resource_group")),
-                          refresh_interval_sec=refresh)
+                          refresh_interval_sec=refresh,
+                          rate_limits=limits_at_create(session.settings, MATERIALIZED_VIEW, options))
     from rw_cli.stream.job import build_job, start_job
 
     start_job(session, rel, build_job(session, root, rel))

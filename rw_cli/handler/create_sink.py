@@ -66,6 +66,7 @@ def sink_type(spec: dict, root) -> dict:
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
     from rw_cli.connector import connector_spec
+    from rw_cli.handler.rate_limit import limits_at_create
     from rw_cli.handler.create_mv import streaming_parallelism
     from rw_cli.stream.job import start_job
     from rw_cli.stream.sink_job import build_sink_job
@@ -84,6 +85,10 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         raise BindError("unsupported sink type table", hint="a sink into a table is CREATE SINK name INTO table ...")
     root, upstreams = plan(session, tree)
     check_not_on_batch_refresh(upstreams)
+    if "backfill_order" in spec["options"]:
+        from rw_cli.handler import backfill_order
+
+        backfill_order.check(session.catalog, sql, upstreams)
     spec = sink_type(spec, root)
     if spec["options"]["connector"] == "kafka":
         from rw_cli.connector.kafka import check_topic, client_config
@@ -95,7 +100,9 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     rel = RelationCatalog(session.catalog.alloc_id(), name, SINK, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams],
                           parallelism=streaming_parallelism(session, SINK), connector=spec,
-                          parallelism_config=session.settings.job_parallelism(SINK))
+                          parallelism_config=session.settings.job_parallelism(SINK),
+                          sink_decouple=str(session.settings.get("sink_decouple")).lower() == "true",
+                          rate_limits=limits_at_create(session.settings, SINK))
     start_job(session, rel, build_sink_job(session, root, rel))
     return Result("CREATE_SINK")
 
@@ -109,6 +116,7 @@ _CYCLE = "Creating such a sink will result in circular dependency"
 
 def handle_into(session, tree: exp.Create, sql: str) -> Result:
     from rw_cli.connector import connector_spec
+    from rw_cli.handler.rate_limit import limits_at_create
     from rw_cli.handler.create_mv import streaming_parallelism
     from rw_cli.stream.job import start_job
     from rw_cli.stream.sink_job import build_sink_job
@@ -137,7 +145,8 @@ def handle_into(session, tree: exp.Create, sql: str) -> Result:
     rel = RelationCatalog(session.catalog.alloc_id(), name, SINK, columns, list(root.stream_key),
                           definition=sql, dependencies=[u.id for u in upstreams] + [target.id],
                           parallelism=streaming_parallelism(session, SINK), connector=spec,
-                          parallelism_config=session.settings.job_parallelism(SINK), target=target.id)
+                          parallelism_config=session.settings.job_parallelism(SINK), target=target.id,
+                          rate_limits=limits_at_create(session.settings, SINK))
     rows = into_rows(session, rel)
     import pyarrow as pa
 

@@ -13,6 +13,7 @@ from sqlglot import exp
 from rw_cli.common.types import BIGINT
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, SOURCE, TABLE, ColumnCatalog, RelationCatalog
+from rw_cli.handler.rate_limit import limits_at_create
 from rw_cli.result import Result
 
 def column_type(kind: exp.DataType):
@@ -86,7 +87,8 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
     columns = [ColumnCatalog(n, t) for n, t in cols] + [ColumnCatalog(ROW_ID, BIGINT, hidden=True)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, SOURCE, columns, [len(columns) - 1],
                           definition=sql, append_only=True, connector=spec, watermark=watermark,
-                          parallelism_config=session.settings.job_parallelism(SOURCE))
+                          parallelism_config=session.settings.job_parallelism(SOURCE),
+                          rate_limits=limits_at_create(session.settings, SOURCE))
     from rw_cli.sql.stored_exprs import generated_exprs
     from rw_cli.stream.source_job import source_job
 
@@ -135,6 +137,7 @@ def handle_table(session, tree: exp.Create) -> Result:
     from rw_cli.stream.source_job import connector_table_job
 
     rel.connector = spec
+    rel.rate_limits = limits_at_create(session.settings, TABLE)
     rel.state_table_ids.append(session.catalog.alloc_id())
     session.runtime.drop_job(rel.id)
     session.runtime.add_job(connector_table_job(session.store, rel, watermark_expr(rel)))

@@ -86,6 +86,15 @@ class RelationCatalog:
     created_at_version: str = ""  # version() of the rw that created it
     # COMMENT ON TABLE (key "") and COMMENT ON COLUMN (key: the column's name)
     comments: dict = field(default_factory=dict)
+    # a job created with BACKGROUND_DDL whose backfill has not finished (rw_cli.stream.background);
+    # status Creating until then, and a restart backfills it again
+    creating: bool = False
+    # ALTER ... SET {SOURCE|BACKFILL|SINK|DML}_RATE_LIMIT and WITH (backfill_rate_limit = n):
+    # rows per second per parallelism unit (key: "backfill" ...; absent: no limit, 0 pauses)
+    rate_limits: dict = field(default_factory=dict)
+    # ALTER ... SET CONFIG (streaming.developer.x = v): the job's own streaming config overrides
+    job_config: dict = field(default_factory=dict)
+    sink_decouple: bool = False  # a sink created with sink_decouple = true (it has a log store)
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

@@ -29,8 +29,8 @@ _LEADS = re.compile(
     r"^\s*(create\s+(user|database|schema|secret)|alter\s+(user|database|schema|default\s+privileges)"
     r"|drop\s+(user|database|secret)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
     r"|alter\s+table\s+\S+\s+alter\s+watermark\b"
-    r"|alter\s+(table|materialized\s+view|view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group|schema)"
-    r"|reset\s+resource_group)\b"
+    r"|alter\s+(table|materialized\s+view|view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group|schema|config"
+    r"|(source|backfill|sink|dml)_rate_limit)|reset\s+(resource_group|config))\b"
     r"|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",
     re.IGNORECASE | re.DOTALL)
 
@@ -411,6 +411,8 @@ def _alter_job(c: _Cursor, kind: str, name: str, exists: bool) -> Admin:
     RESET RESOURCE_GROUP, each maybe DEFERRED."""
     if c.eat("set", "schema"):
         return _node("ALTER SET SCHEMA", c, kind=kind, name=name, exists=exists, schema=c.ident())
+    if c.at("set", "config") or c.at("reset", "config"):
+        return _job_config(c, kind, name, exists)
     if c.eat("reset"):
         key, value = c.ident(), None
     else:
@@ -421,6 +423,32 @@ def _alter_job(c: _Cursor, kind: str, name: str, exists: bool) -> Admin:
         value = c.value()
     deferred = c.eat("deferred")
     return _node("ALTER JOB", c, kind=kind, name=name, exists=exists, key=key, value=value, deferred=deferred)
+
+
+def _job_config(c: _Cursor, kind: str, name: str, exists: bool) -> Admin:
+    """SET CONFIG (a.b.c = v, ...) | RESET CONFIG (a.b.c, ...): a job's own streaming config
+    entries (`value` None: reset)."""
+    reset = c.eat("reset")
+    if not reset:
+        c.expect("set")
+    c.expect("config")
+    c.expect("(")
+    entries: dict = {}
+    while True:
+        key = c.ident()
+        while c.eat("."):
+            key += "." + c.ident()
+        if reset:
+            entries[key] = None
+        else:
+            if not (c.eat("=") or c.eat("to")):
+                c.fail()
+            v = c.value()
+            entries[key] = "default" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+        if not c.eat(","):
+            break
+    c.expect(")")
+    return _node("ALTER JOB CONFIG", c, kind=kind, name=name, exists=exists, entries=entries, reset=reset)
 
 
 def _alter_watermark(c: _Cursor, table: str) -> Admin:

@@ -45,6 +45,21 @@ class Recover(exp.Expression):
     arg_types: dict = {}
 
 
+class Wait(exp.Expression):
+    """WAIT: returns once every job created in the background has finished its backfill."""
+
+    arg_types: dict = {}
+
+
+class CancelJobs(exp.Expression):
+    """CANCEL JOB[S] id [, id ...]: stop creating jobs and remove them (`ids`: in meta)."""
+
+    arg_types: dict = {}
+
+
+_CANCEL = re.compile(r"^\s*cancel\s+jobs?\s+(\d+(?:\s*,\s*\d+)*)\s*;?\s*$", re.IGNORECASE)
+
+
 class Show(exp.Expression):
     """SHOW TABLES | MATERIALIZED VIEWS | COLUMNS FROM x | <parameter>."""
 
@@ -702,6 +717,15 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
         return Flush()
     if sql.strip().rstrip(";").strip().lower() == "recover":
         return Recover()
+    if sql.strip().rstrip(";").strip().lower() == "wait":
+        return Wait()
+    if _first_word(sql) == "cancel":
+        m = _CANCEL.match(sql)
+        if m is None:
+            raise SqlSyntaxError("syntax error: expected CANCEL JOBS id [, id ...]", position=offset)
+        node = CancelJobs()
+        node.meta["ids"] = [int(x) for x in m.group(1).split(",")]
+        return node
     head = _first_word(sql)  # every pattern below is anchored at a statement's first keyword
     m = _BEGIN.match(sql) if head in ("begin", "start") else None
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes

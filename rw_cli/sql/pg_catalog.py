@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from rw_cli.meta.access import DEFAULT_USER
 from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, Catalog
+from rw_cli.sql import job_catalog
 
 PUBLIC_OID = 2200
 PG_CATALOG_OID = 11
@@ -367,7 +368,7 @@ def rw_streaming_jobs(catalog: Catalog, session=None) -> pa.Table:
     return _table({
         "job": (pa.int32(), [r.id for r in rels]),
         "name": (pa.string(), [_schema_and_name(r)[1] for r in rels]),
-        "status": (pa.string(), ["CREATED"] * len(rels)),
+        "status": (pa.string(), ["CREATING" if r.creating else "CREATED" for r in rels]),
         "parallelism": (pa.string(), [r.parallelism_config or str(r.parallelism) for r in rels]),
         "max_parallelism": (pa.int32(), [r.max_parallelism for r in rels]),
         "resource_group": (pa.string(), [_resource_group(catalog, r) for r in rels]),
@@ -419,6 +420,8 @@ def rw_relations_of(kind: str):
             "initialized_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
             "created_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
             "initialized_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
+            **({"status": (pa.string(), ["Creating" if r.creating else "Created" for r in rels])}
+               if kind in (MATERIALIZED_VIEW, INDEX, SINK) else {}),
         })
     return build
 
@@ -610,6 +613,9 @@ _BUILDERS = {
     ("rw_catalog", "rw_functions"): rw_functions,
     ("rw_catalog", "rw_secrets"): rw_secrets,
     ("rw_catalog", "rw_streaming_jobs"): rw_streaming_jobs,
+    ("rw_catalog", "rw_ddl_progress"): job_catalog.rw_ddl_progress,
+    ("rw_catalog", "rw_rate_limit"): job_catalog.rw_rate_limit,
+    ("rw_catalog", "rw_streaming_job_config"): job_catalog.rw_streaming_job_config,
     ("rw_catalog", "rw_fragment_id_to_ddl"): rw_fragment_id_to_ddl,
     ("rw_catalog", "rw_table_fragments"): rw_table_fragments,
     ("rw_catalog", "rw_hummock_compaction_group_configs"): rw_hummock_compaction_group_configs,

@@ -24,6 +24,13 @@ def sources_idle(session) -> bool:
     return idle(session.runtime)
 
 
+def creating_jobs(session) -> bool:
+    """Whether a job created in the background is still backfilling (it needs barriers)."""
+    from rw_cli.stream import background
+
+    return bool(background.creating(session))
+
+
 def step(session, tick_rows: int = DEFAULT_TICK_ROWS) -> int:
     """One tick of every source (under the session's mutex); rows read. Sleeps a little
     after a tick that a rate limit cut short, so rate-limited sources arrive in chunks."""
@@ -124,7 +131,7 @@ def drive_for(session, seconds: float, tick_rows: int = DEFAULT_TICK_ROWS) -> No
     while True:
         n = step(session, tick_rows)
         now = time.monotonic()
-        idle = n == 0 and sources_idle(session)
+        idle = n == 0 and sources_idle(session) and not creating_jobs(session)
         if idle or now - last_barrier >= barrier_interval_ms(session) / 1000 or now >= deadline:
             with session.mutex:
                 session.barrier()
@@ -166,8 +173,8 @@ class BackgroundDriver:
                 now = time.monotonic()
                 if now - last_barrier >= barrier_interval_ms(self.session) / 1000:
                     with self.session.mutex:
-                        if self.session.dirty and not self.session.closed:
-                            self.session.barrier()
+                        if (self.session.dirty or creating_jobs(self.session)) and not self.session.closed:
+                            self.session.barrier()  # a job created in the background backfills on it
                     last_barrier = now
                 if n == 0:
                     self._stop.wait(0.05)

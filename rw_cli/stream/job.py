@@ -40,15 +40,39 @@ def build_job(ctx, root: StreamMaterialize, rel: RelationCatalog, table_ids=None
 def start_job(ctx, rel: RelationCatalog, job) -> None:
     """Register a new job, fill it from its upstreams' snapshots, connect it to their change
     streams and commit it with the catalog; a failed backfill leaves nothing behind."""
+    from rw_cli.stream import background
+
     ctx.catalog.add(rel)
-    ctx.runtime.add_job(job)
+    if background.throttled(ctx, rel):  # a foreground backfill under BACKFILL_RATE_LIMIT
+        _start_throttled(ctx, rel, job)
+        return
     try:
-        backfill(ctx, job)
-        ctx.runtime.connect(job)
+        if background.wanted(ctx, rel):  # BACKGROUND_DDL: returns at once, status Creating
+            background.start(ctx, rel, job)
+        else:
+            ctx.runtime.add_job(job)
+            backfill(ctx, job)
+            ctx.runtime.connect(job)
         ctx.barrier()
     except BaseException:
         if not _handed_to_store(ctx, rel):  # a failure before the commit: undo every step
             drop_job(ctx, rel)
+        raise
+
+
+def _start_throttled(ctx, rel: RelationCatalog, job) -> None:
+    """A foreground CREATE whose backfill has a rate limit: backfilled on barriers as a
+    background job is, and returns once it is Created; an error or Ctrl-C while it waits
+    drops it (a foreground CREATE that did not finish leaves nothing)."""
+    from rw_cli.stream import background
+
+    try:
+        background.start(ctx, rel, job)
+        background.wait(ctx, only=rel.id)
+    except BaseException:
+        if rel.id in ctx.catalog.relations:
+            drop_job(ctx, rel)
+            ctx.barrier()
         raise
 
 
@@ -84,7 +108,11 @@ def backfill(ctx, job) -> None:
 def drop_job(ctx, rel: RelationCatalog) -> None:
     """Stop a relation's job; its rows and its job's internal state (append logs and keys)
     go with it at the current epoch, and the catalog forgets it."""
-    ctx.runtime.drop_job(rel.id)
+    from rw_cli.stream import background
+
+    background.forget(ctx, rel.id)
+    if rel.id in ctx.runtime.jobs:
+        ctx.runtime.drop_job(rel.id)
     for table_id in [rel.id, *rel.state_table_ids]:
         ctx.store.drop_log(table_id, ctx.epoch.curr)
         ctx.store.truncate_table(table_id, ctx.epoch.curr)

@@ -8,6 +8,7 @@ def job_progress(ctx) -> list[dict]:
     """One entry per stream job: id, name, kind, and what it has done in this process."""
     from rw_cli.engine.sink import SinkExecutor
     from rw_cli.engine.source import SourceExecutor
+    from rw_cli.stream import background
 
     out = []
     runtime = ctx.runtime
@@ -18,6 +19,12 @@ def job_progress(ctx) -> list[dict]:
         job = runtime.jobs[rel_id]
         first, last = job.nodes[0].executor, job.nodes[-1].executor
         entry = {"id": rel.id, "name": rel.name, "kind": rel.kind, "progress": "running"}
+        backfilled = background.progress(ctx, rel_id)
+        if backfilled is not None:  # created in the background, still backfilling
+            done, total = backfilled
+            entry.update(progress=f"creating: {done} of {total} snapshot rows backfilled", rows=done)
+            out.append(entry)
+            continue
         if isinstance(first, SourceExecutor):
             first.load_offsets()
             offsets = sum(first.offsets.values())

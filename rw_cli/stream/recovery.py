@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rw_cli.meta.catalog import INDEX, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
+from rw_cli.stream import background
 from rw_cli.stream.builder import table_job
 from rw_cli.stream.job import build_job
 from rw_cli.stream.plan import JobPlan
@@ -27,10 +28,16 @@ def recover(ctx, plan_of: Callable[[RelationCatalog], JobPlan]) -> None:
                 else table_job(ctx.store, rel, plan.watermark)
             ctx.runtime.add_job(job)
             continue
+        resumed = rel.creating and not getattr(ctx, "read_only", False)
+        if resumed:
+            background.restart(ctx, rel)
         if rel.kind == SINK:
             job = build_sink_job(ctx, plan.root, rel, table_ids=rel.state_table_ids, into_rows=plan.into_rows)
         else:
             assert rel.kind in (INDEX, "materialized view", SUBSCRIPTION), rel.kind
             job = build_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
         ctx.runtime.add_job(job)
-        ctx.runtime.connect(job)
+        if resumed:
+            background.resume(ctx, rel, job)  # a job created in the background backfills again
+        else:
+            ctx.runtime.connect(job)

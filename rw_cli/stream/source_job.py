@@ -8,6 +8,7 @@ from rw_cli.engine.expr import Expr
 from rw_cli.engine.runtime import Node, StreamJob
 from rw_cli.meta.catalog import ROW_ID, RelationCatalog
 from rw_cli.stream.builder import table_job
+from rw_cli.stream.throttle import job_limit
 
 OFFSETS_PK = [0]
 
@@ -32,6 +33,7 @@ def source_executor(store, rel: RelationCatalog, generated: list[tuple[int, Expr
                         offsets_table(store, rel), row_id, name=rel.name)
     if generated:
         ex.generated = generated
+    ex.rate_limit = job_limit(rel, "source")
     return ex
 
 
