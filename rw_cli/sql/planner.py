@@ -460,6 +460,20 @@ def _kept_type(e: exp.Expression, types: list[DataType]) -> DataType | None:
     return t if t is not None and t.name == "jsonb" else None
 
 
+def _check_expanded(items: list[exp.Expression], scope: list[tuple[str, str]]) -> None:
+    """Binding expands `*`; it leaves one that would repeat a column name (`SELECT * FROM
+    (SELECT * FROM t x JOIN t y ...) s`), which a view's columns may not do."""
+    if not any(isinstance(e, exp.Star) or isinstance(e, exp.Column) and isinstance(e.this, exp.Star)
+               for e in items):
+        return
+    seen: set[str] = set()
+    for _, name in scope:
+        if name in seen:
+            raise BindError(f'column "{name}" specified more than once')
+        seen.add(name)
+    raise BindError("* could not be expanded over these sources")
+
+
 def join_kind(join: exp.Join) -> str:
     if (join.method or "").upper() == "ASOF":  # the closest match, not every match: not maintained yet
         raise NotSupported("ASOF JOIN in a materialized view")
@@ -669,6 +683,7 @@ class StreamPlanner:
             if temporal:
                 node = self.temporal_filter(node, [self.rewrite(c, scope) for c in temporal])
         items = list(s.expressions)
+        _check_expanded(items, scope)
         names = [output_name(e) for e in items]
         exprs = [e.this if isinstance(e, exp.Alias) else e for e in items]
         order = list(s.args["order"].expressions) if s.args.get("order") else []
