@@ -474,10 +474,17 @@ def _check_expanded(items: list[exp.Expression], scope: list[tuple[str, str]]) -
     raise BindError("* could not be expanded over these sources")
 
 
+# a comparison read with its operands swapped; the ASOF inequalities DuckDB writes
+_FLIPPED = {exp.EQ: exp.EQ, exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.LT: exp.GT}
+_ASOF_OPS = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<"}
+
+
 def join_kind(join: exp.Join) -> str:
-    if (join.method or "").upper() == "ASOF":  # the closest match, not every match: not maintained yet
-        raise NotSupported("ASOF JOIN in a materialized view")
     side = (join.side or "").lower()
+    if (join.method or "").upper() == "ASOF":  # the closest match only: Planner.asof_join
+        if side not in ("", "left"):
+            raise NotSupported(f"ASOF {side.upper()} JOIN in a materialized view")
+        return "asof_left" if side == "left" else "asof"
     kind = (join.kind or "").lower()
     if side in ("left", "right", "full"):
         return side
@@ -924,6 +931,8 @@ class StreamPlanner:
         return node, [(name, n) for n in names] + [(name, "__values_row")]
 
     def join(self, left, lscope, right, rscope, on, kind: str = "inner", cross_ok: bool = False):
+        if kind in ("asof", "asof_left"):
+            return self.asof_join(left, lscope, right, rscope, on, kind == "asof_left")
         nl = len(left.types)
         scope = lscope + rscope
         lkeys, rkeys, null_safe, rest = [], [], [], []
@@ -952,6 +961,46 @@ class StreamPlanner:
             sk = left.stream_key + [nl + k for k in right.stream_key]
         node = StreamHashJoin(types, sk, [left, right], left_keys=lkeys, right_keys=rkeys, condition=cond,
                               kind=kind, null_safe=null_safe)
+        return node, scope
+
+    def asof_join(self, left, lscope, right, rscope, on, outer: bool):
+        """`l ASOF [LEFT] JOIN r ON l.k = r.k AND l.t >= r.t`: each left row with the right row
+        of its key closest by the inequality (LEFT: also a left row without one). Which row
+        is closest depends on all the rows of the key, so the join is maintained by
+        recomputing the keys an epoch touched (DuckDB's ASOF JOIN over their rows)."""
+        nl = len(left.types)
+        scope = lscope + rscope
+        lkeys, rkeys, inequalities, rest = [], [], [], []
+        for c in conjuncts(on):
+            cols = (self.lookup(c.this, scope), self.lookup(c.expression, scope)) \
+                if isinstance(c, (exp.EQ, exp.GTE, exp.GT, exp.LTE, exp.LT)) \
+                and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column) else None
+            if cols is not None and (cols[0] < nl) != (cols[1] < nl):
+                a, b = sorted(cols)
+                op = type(c) if cols[0] == a else _FLIPPED[type(c)]
+                if op is exp.EQ:
+                    lkeys.append(a), rkeys.append(b - nl)
+                else:
+                    inequalities.append((a, op, b))
+                continue
+            rest.append(self.rewrite(c, scope))
+        if not lkeys:
+            raise BindError("AsOf join requires at least 1 equal condition")
+        if len(inequalities) != 1:
+            raise BindError("AsOf join requires exactly 1 inequality condition")
+        a, op, b = inequalities[0]
+        conds = [f"in0._{x} = in1._{nl + y}" for x, y in zip(lkeys, rkeys)]
+        conds.append(f"in0._{a} {_ASOF_OPS[op]} in1._{b}")
+        conds += [expr_to_duckdb(r, left.types + right.types) for r in rest]
+        types = left.types + right.types
+        cols = ", ".join([f"in0._{i}" for i in range(nl)] + [f"in1._{nl + i}" for i in range(len(right.types))])
+        sql = f"SELECT {cols} FROM in0 ASOF {'LEFT ' if outer else ''}JOIN in1 ON {' AND '.join(conds)}"
+        # each left row meets one right row at most: the left's stream key is the output's
+        node = StreamPartitionRecompute(types, list(left.stream_key), [left, right], name="StreamAsOfJoin",
+                                        partition_keys=lkeys, sql=sql,
+                                        detail=f"type: {'LeftOuter' if outer else 'Inner'}, predicate: "
+                                               f"{' AND '.join(conds)}")
+        node.right_partition_keys = rkeys
         return node, scope
 
     # -- aggregation ------------------------------------------------------------------------------
