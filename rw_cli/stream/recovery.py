@@ -29,13 +29,18 @@ def recover(ctx, plan_of: Callable[[RelationCatalog], JobPlan]) -> None:
             ctx.runtime.add_job(job)
             continue
         resumed = rel.creating and not getattr(ctx, "read_only", False)
+        table_ids = rel.state_table_ids
         if resumed:
             background.restart(ctx, rel)
+            # ... and build it as a new job, on new state tables: actors that run elsewhere
+            # (Spark tasks) read the committed version, where the partial state still is
+            rel.state_table_ids, table_ids = [], None
+            ctx.catalog.changed()
         if rel.kind == SINK:
-            job = build_sink_job(ctx, plan.root, rel, table_ids=rel.state_table_ids, into_rows=plan.into_rows)
+            job = build_sink_job(ctx, plan.root, rel, table_ids=table_ids, into_rows=plan.into_rows)
         else:
             assert rel.kind in (INDEX, "materialized view", SUBSCRIPTION), rel.kind
-            job = build_job(ctx, plan.root, rel, table_ids=rel.state_table_ids)
+            job = build_job(ctx, plan.root, rel, table_ids=table_ids)
         ctx.runtime.add_job(job)
         if resumed:
             background.resume(ctx, rel, job)  # a job created in the background backfills again
