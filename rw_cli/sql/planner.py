@@ -972,6 +972,8 @@ class StreamPlanner:
         scope = lscope + rscope
         lkeys, rkeys, inequalities, rest = [], [], [], []
         for c in conjuncts(on):
+            if isinstance(c, exp.Boolean) and c.this:
+                continue
             cols = (self.lookup(c.this, scope), self.lookup(c.expression, scope)) \
                 if isinstance(c, (exp.EQ, exp.GTE, exp.GT, exp.LTE, exp.LT)) \
                 and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column) else None
@@ -983,7 +985,10 @@ class StreamPlanner:
                 else:
                     inequalities.append((a, op, b))
                 continue
-            rest.append(self.rewrite(c, scope))
+            rest.append(c)
+        if rest:  # DuckDB's ASOF JOIN (and RisingWave's) takes these conditions only
+            raise NotSupported(f"ASOF JOIN condition {rest[0].sql(dialect='postgres')} (only equalities of a left "
+                               "and a right column and one inequality between them)")
         if not lkeys:
             raise BindError("AsOf join requires at least 1 equal condition")
         if len(inequalities) != 1:
@@ -991,7 +996,6 @@ class StreamPlanner:
         a, op, b = inequalities[0]
         conds = [f"in0._{x} = in1._{nl + y}" for x, y in zip(lkeys, rkeys)]
         conds.append(f"in0._{a} {_ASOF_OPS[op]} in1._{b}")
-        conds += [expr_to_duckdb(r, left.types + right.types) for r in rest]
         types = left.types + right.types
         cols = ", ".join([f"in0._{i}" for i in range(nl)] + [f"in1._{nl + i}" for i in range(len(right.types))])
         sql = f"SELECT {cols} FROM in0 ASOF {'LEFT ' if outer else ''}JOIN in1 ON {' AND '.join(conds)}"
