@@ -49,6 +49,6 @@ def state_types(call: AggCall) -> list[tuple[str, DataType]]:
     if call.kind == "sum":
         return [("sum", call.return_type), ("nn", BIGINT)]
     if call.kind == "avg":
-        acc = DOUBLE if call.return_type == DOUBLE else DataType("numeric")
+        acc = call.return_type if call.return_type.name in ("double precision", "interval") else DataType("numeric")
         return [("sum", acc), ("nn", BIGINT)]
     return [("val", call.arg_type), ("nn", BIGINT)]

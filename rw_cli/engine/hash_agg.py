@@ -252,7 +252,9 @@ class HashAggExecutor(Executor):
                 arrays += [states[s].column(f"a{i}_sum"), states[s].column(f"a{i}_nn")]
                 names += [f"x{j}_sum", f"x{j}_nn"]
                 rt = self.calls[i].return_type.duckdb()
-                exprs.append(f"CASE WHEN x{j}_nn > 0 THEN CAST(x{j}_sum / x{j}_nn AS {rt}) END")
+                quotient = f"pg_interval_div(x{j}_sum, CAST(x{j}_nn AS DOUBLE))" if rt == "INTERVAL" \
+                    else f"CAST(x{j}_sum / x{j}_nn AS {rt})"  # an interval's as PostgreSQL divides it
+                exprs.append(f"CASE WHEN x{j}_nn > 0 THEN {quotient} END")
             vals = duck.query(f"SELECT {', '.join(exprs)} FROM s", {"s": pa.Table.from_arrays(arrays, names=names)})
             for j, (s, i) in enumerate(avgs):
                 outs[s][nk + i] = vals.column(j).cast(self.schema.field(nk + i).type)
@@ -322,6 +324,8 @@ class HashAggExecutor(Executor):
                 acc = state_types(c)[0][1]
                 if acc.name == "rw_int256":  # BIGNUM multiplies in DOUBLE: negate instead
                     sel.append(f"SUM(CASE WHEN _sign < 0 THEN -{a} ELSE {a} END) AS d{i}_sum")
+                elif acc.name == "interval":  # months, days and microseconds summed apart
+                    sel.append(f"pg_sum_interval({a} * _sign) AS d{i}_sum")
                 else:
                     sel.append(f"SUM(CAST({a} AS {acc.duckdb()}) * _sign) AS d{i}_sum")
                 sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_nn")
@@ -372,8 +376,10 @@ class HashAggExecutor(Executor):
                 sel.append(f"COALESCE(o_{p}cnt, 0) + d{i}_cnt AS {p}cnt")
             elif c.kind in ("sum", "avg"):
                 acc = state_types(c)[0][1].duckdb()
+                zero = "INTERVAL 0 SECOND" if acc == "INTERVAL" else "0"  # the sum of no values
                 sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN "
-                           f"CAST(COALESCE(CAST(o_{p}sum AS {acc}), 0) + COALESCE(d{i}_sum, 0) AS {acc}) END AS {p}sum")
+                           f"CAST(COALESCE(CAST(o_{p}sum AS {acc}), {zero}) + COALESCE(d{i}_sum, {zero}) AS {acc}) "
+                           f"END AS {p}sum")
                 sel.append(f"COALESCE(o_{p}nn, 0) + d{i}_nn AS {p}nn")
             else:
                 fn = "LEAST" if c.kind == "min" else "GREATEST"

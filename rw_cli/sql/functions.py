@@ -922,6 +922,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         _widen_real(node)  # real compared with numeric: both in double precision, as RisingWave does
     if isinstance(node, exp.Sum) and _type(node.this) == T.INTERVAL:
         return _fn("pg_sum_interval", node.this)
+    if isinstance(node, exp.Avg) and _type(node.this) == T.INTERVAL and not isinstance(node.parent, exp.Window) \
+            and not isinstance(node.this, exp.Distinct):
+        # the sum divided as PostgreSQL divides an interval (as an MV's avg does)
+        count = exp.Cast(this=exp.Count(this=node.this.copy()), to=exp.DataType.build("DOUBLE"))
+        return _fn("pg_interval_div", _fn("pg_sum_interval", node.this), count)
     if isinstance(node, (exp.Sum, exp.Min, exp.Max)) and _type(node.this) == T.FLOAT \
             and not isinstance(node.parent, exp.Cast):
         return exp.Cast(this=node.copy(), to=exp.DataType.build("FLOAT"))
