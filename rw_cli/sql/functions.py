@@ -774,6 +774,45 @@ def _populate_record(node: exp.Expression) -> exp.Expression | None:
     return _fn("unnest", _fn("list_transform", elements, lam))
 
 
+def _populate_map(node: exp.Expression) -> exp.Expression | None:
+    """jsonb_populate_map(base, j): `base` (a map with text keys) with j's members added or
+    replacing its entries, each value read as text and cast to the map's value type."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() == "jsonb_populate_map"
+            and len(node.expressions) == 2):
+        return None
+    base, j = node.expressions
+    types = _map_types(base)
+    if types is None:
+        return None
+    key_t, value_t = types
+    if key_t.this not in _TEXT:
+        from rw_cli.errors import BindError
+
+        raise BindError("cannot convert jsonb to a map with non-string keys")
+    doc = exp.Cast(this=j, to=exp.DataType.build("JSON"))
+    member = exp.to_identifier("__m")
+    value = exp.Cast(this=exp.JSONExtractScalar(this=exp.column(member), expression=exp.Literal.string("$")),
+                     to=value_t.copy())
+    values = _fn("list_transform", _fn("pg_jsonb_members", doc.copy()), exp.Lambda(this=value, expressions=[member]))
+    added = _fn("map", _fn("pg_jsonb_each_keys", doc), values)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=base.copy(), expression=exp.Null()), true=added)],
+                    default=_fn("map_concat", base, added.copy()))
+
+
+def _map_types(node: exp.Expression) -> tuple[exp.DataType, exp.DataType] | None:
+    """A map's key and value types: from its type, or from the arrays of a `MAP {...}`
+    literal (map_from_key_values of two arrays)."""
+    t = getattr(node, "type", None)
+    if t is not None and t.this == T.MAP and len(t.expressions) == 2:
+        return t.expressions[0], t.expressions[1]
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("map_from_key_values", "pg_map_from_key_values") \
+            and len(node.expressions) == 2:
+        arrays = [getattr(a, "type", None) for a in node.expressions]
+        if all(a is not None and a.this == T.ARRAY and a.expressions for a in arrays):
+            return arrays[0].expressions[0], arrays[1].expressions[0]
+    return None
+
+
 def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     """pgvector's `a <-> b` (L2 distance) on vector(n) values (or their text form); the type
     vector(n) itself is DuckDB's FLOAT[n]."""
@@ -786,7 +825,7 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
 
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
-    for rewrite in (_vector_distance, _populate_record, _map_function, _generate_subscripts, _array_slice,
+    for rewrite in (_vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
                     _int256_op):
         out = rewrite(node)
         if out is not None:
