@@ -158,9 +158,9 @@ _ACC16 = f"({_ACC16} + {_ACC16})"  # acc * 16 by BIGNUM additions (exact)
 _HEX_DIGITS = "lower(regexp_replace(h, '^0[xX]', ''))"
 _INT256_MACROS = [
     f"CREATE OR REPLACE MACRO pg_int256_mul(a, b) AS (CAST({_HUGE.format('a')} * {_HUGE.format('b')} AS INT256))",
-    "CREATE OR REPLACE MACRO pg_int256_div(a, b) AS (CASE WHEN b = 0 THEN error('Division by zero') "
+    "CREATE OR REPLACE MACRO pg_int256_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
     f"ELSE CAST({_HUGE.format('a')} // {_HUGE.format('b')} AS INT256) END)",
-    "CREATE OR REPLACE MACRO pg_int256_mod(a, b) AS (CASE WHEN b = 0 THEN error('Division by zero') "
+    "CREATE OR REPLACE MACRO pg_int256_mod(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
     f"ELSE CAST({_HUGE.format('a')} % {_HUGE.format('b')} AS INT256) END)",
     "CREATE OR REPLACE MACRO pg_int256_abs(a) AS (CASE WHEN a < 0 THEN -a ELSE a END)",
     # hex_to_int256('0x...'): up to 64 hex digits, two's complement when all 64 are given
@@ -261,12 +261,15 @@ MACROS = [
     "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
     "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
     "ELSE lgamma(x) END)",
-    "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END)",
+    # a NULL dividend is NULL even over zero (the operators are strict in PostgreSQL)
+    "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') "
+    "ELSE a / b END)",
     # numeric / numeric (or integer): exact to the stored scale (DuckDB's own is a double)
-    "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') "
+    "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') "
     "ELSE pg_numeric_quot(a, b) END)",
     "CREATE OR REPLACE MACRO pg_numeric_div_or_null(a, b) AS (TRY(pg_numeric_quot(a, b)))",
-    "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 THEN error('division by zero') ELSE a % b END)",
+    "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') "
+    "ELSE a % b END)",
     # streaming's non-strict forms: NULL instead of the error (RisingWave's non-strict mode)
     "CREATE OR REPLACE MACRO pg_div_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a / b) END)",
     "CREATE OR REPLACE MACRO pg_mod_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a % b) END)",
