@@ -593,6 +593,16 @@ def _shift_columns(e: exp.Expression, by: int) -> exp.Expression:
     return e.copy().transform(shift)
 
 
+def _without_all_null_keys(node: PlanNode, keys: list[int]) -> PlanNode:
+    """A full outer join's rows whose stream keys and join keys of both sides are all NULL
+    dropped, as RisingWave does (its issue 8084): a NULL-keyed row of each side gives the same
+    all-NULL key, and the view could hold only one of the two rows the query returns."""
+    if not keys:
+        return node
+    all_null = exp.and_(*[exp.column(f"_{k}").is_(exp.null()) for k in keys])
+    return _filtered(node, [exp.not_(exp.paren(all_null))])
+
+
 def _filtered(node: PlanNode, preds: list[exp.Expression]) -> PlanNode:
     if not preds:
         return node
@@ -961,6 +971,8 @@ class StreamPlanner:
             sk = left.stream_key + [nl + k for k in right.stream_key]
         node = StreamHashJoin(types, sk, [left, right], left_keys=lkeys, right_keys=rkeys, condition=cond,
                               kind=kind, null_safe=null_safe)
+        if kind == "full":
+            node = _without_all_null_keys(node, sorted(set(sk) | set(lkeys) | {nl + k for k in rkeys}))
         return node, scope
 
     def asof_join(self, left, lscope, right, rscope, on, outer: bool):
