@@ -261,6 +261,10 @@ MACROS = [
     "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
     "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
     "ELSE lgamma(x) END)",
+    # PostgreSQL's make_interval: seconds rounded to microseconds, the rest exact
+    "CREATE OR REPLACE MACRO pg_make_interval(y, mo, w, d, h, mi, s) AS (to_months(CAST(y AS BIGINT) * 12 + mo) "
+    "+ to_days(CAST(w AS BIGINT) * 7 + d) + to_microseconds(CAST(h AS BIGINT) * 3600000000 "
+    "+ CAST(mi AS BIGINT) * 60000000 + CAST(round(CAST(s AS DOUBLE) * 1000000) AS BIGINT)))",
     # a NULL dividend is NULL even over zero (the operators are strict in PostgreSQL)
     "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') "
     "ELSE a / b END)",

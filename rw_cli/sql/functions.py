@@ -813,6 +813,20 @@ def _map_types(node: exp.Expression) -> tuple[exp.DataType, exp.DataType] | None
     return None
 
 
+def _make_interval(node: exp.Expression) -> exp.Expression | None:
+    """make_interval(years, months, weeks, days, hours, mins, secs), each defaulting to 0 and
+    any of them a column (sqlglot writes a text literal of the arguments, for constants only)."""
+    if not isinstance(node, exp.MakeInterval):
+        return None
+    args = []
+    for unit in exp.MakeInterval.arg_types:
+        value = node.args.get(unit)
+        if isinstance(value, exp.Kwarg):
+            value = value.expression
+        args.append(exp.Literal.number(0) if value is None else value)
+    return _fn("pg_make_interval", *args)
+
+
 def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     """pgvector's `a <-> b` (L2 distance) on vector(n) values (or their text form); the type
     vector(n) itself is DuckDB's FLOAT[n]."""
@@ -826,7 +840,7 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     for rewrite in (_vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
-                    _int256_op):
+                    _int256_op, _make_interval):
         out = rewrite(node)
         if out is not None:
             return out
