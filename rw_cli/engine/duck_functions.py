@@ -352,7 +352,7 @@ def non_strict_name(name: str) -> str:
 
 
 def _macro_name(macro: str) -> str:
-    return macro.split()[4].split("(")[0]
+    return macro.split()[4].split("(")[0]  # CREATE OR REPLACE MACRO name(...)
 
 
 def _raising_macros(macros: list[str]) -> frozenset[str]:
@@ -656,10 +656,6 @@ UDFS = {
 
 # a call in SQL text: a name and its opening parenthesis
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-def _macro_name(macro: str) -> str:
-    return macro.split()[4].split("(")[0]  # CREATE OR REPLACE MACRO name(...)
 
 
 @functools.cache

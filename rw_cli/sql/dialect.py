@@ -263,6 +263,23 @@ class RwDialect(RisingWave):
         CONSTRAINT_PARSERS = {**RisingWave.Parser.CONSTRAINT_PARSERS,
                               "WATERMARK": lambda self: self._parse_watermark_constraint()}
 
+        def _parse_lambda(self, alias: bool = False):
+            """RisingWave's lambda `|x| body` (array_transform's argument) besides the usual
+            function arguments."""
+            if self._curr is None or self._curr.token_type != TokenType.PIPE:
+                return super()._parse_lambda(alias=alias)
+            index = self._index
+            self._advance()
+            params = self._parse_csv(self._parse_lambda_arg)
+            if not params or not self._match(TokenType.PIPE):
+                self._retreat(index)
+                return super()._parse_lambda(alias=alias)
+            body = self._replace_lambda(self._parse_disjunction(), params)
+            outer = body.find(exp.Column) if body is not None else None
+            if outer is not None:  # RisingWave's lambdas see their parameters only
+                self.raise_error(f'column "{outer.sql()}" is not a parameter of the lambda')
+            return self.expression(exp.Lambda(this=body, expressions=params))
+
         def _parse_watermark_constraint(self) -> exp.WatermarkColumnConstraint:
             this = self._match(TokenType.FOR) and self._parse_column()
             expression = text = None

@@ -1105,7 +1105,13 @@ _MATH_NODES = (*_MATH_MACRO_OF, exp.Log, exp.Pow)
 
 
 def _math_function(node: exp.Expression) -> exp.Expression:
-    """sqrt, ln, log, exp, power, acos, asin: PostgreSQL's errors for a bad argument."""
+    """sqrt, ln, log, exp, power, acos, asin: PostgreSQL's errors for a bad argument. A quoted
+    literal argument (type unknown) is a double precision, the type PostgreSQL resolves it to
+    (the macros compare it with numbers, which would read '1e200' as an integer)."""
+    for key in ("this", "expression"):
+        arg = node.args.get(key)
+        if arg is not None and _is_text_literal(arg):
+            node.set(key, exp.Cast(this=arg.copy(), to=exp.DataType.build("DOUBLE")))
     if isinstance(node, exp.Pow):
         return _fn("pg_pow", node.this, node.expression)
     if isinstance(node, exp.Log):
