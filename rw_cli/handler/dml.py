@@ -405,16 +405,16 @@ def handle_update(session, tree: exp.Update) -> Result:
     rel = target_table(session, tree.this, "DELETE" if isinstance(tree, exp.Delete) else "UPDATE")
     _not_append_only(rel, "UPDATE")
     sets: dict[int, exp.Expression] = {}
-    for a in tree.expressions:
-        if not isinstance(a, exp.EQ) or not isinstance(a.this, exp.Column):
-            raise BindError("UPDATE ... SET needs column = expression")
-        idx = rel.column_index(a.this.name)
+    for column, value in _assignments(tree.expressions):
+        idx = rel.column_index(column.name)
         if rel.columns[idx].hidden:
-            raise BindError(f'column "{a.this.name}" does not exist')
+            raise BindError(f'column "{column.name}" does not exist')
         if rel.columns[idx].generated:
-            raise BindError(f'column "{a.this.name}" can only be updated to DEFAULT',
-                            hint=f'Column "{a.this.name}" is a generated column.')
-        sets[idx] = a.expression
+            raise BindError(f'column "{column.name}" can only be updated to DEFAULT',
+                            hint=f'Column "{column.name}" is a generated column.')
+        if idx in sets:
+            raise BindError(f'multiple assignments to the same column "{column.name}"')
+        sets[idx] = value
     extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra)
     n = rows.num_rows
@@ -438,6 +438,42 @@ def handle_update(session, tree: exp.Update) -> Result:
         push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def _assignments(items: list[exp.Expression]) -> list[tuple[exp.Column, exp.Expression]]:
+    """UPDATE's SET items as (column, value) pairs: `c = e`, and PostgreSQL's multiple-column
+    forms `(a, b) = (e1, e2)`, `= ROW(e1, e2)` and `= (SELECT x, y ...)` (each column the
+    sub-select reduced to its own item: zero rows give NULLs, more than one row an error)."""
+    pairs: list[tuple[exp.Column, exp.Expression]] = []
+    for a in items:
+        if isinstance(a, exp.EQ) and isinstance(a.this, exp.Column):
+            pairs.append((a.this, a.expression))
+            continue
+        if not (isinstance(a, exp.EQ) and isinstance(a.this, exp.Tuple)
+                and all(isinstance(c, exp.Column) for c in a.this.expressions)):
+            raise BindError("UPDATE ... SET needs column = expression")
+        columns, source = a.this.expressions, a.expression
+        if isinstance(source, exp.Paren) and isinstance(source.this, exp.Subquery):
+            source = source.this
+        if isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select):
+            select = source.this
+            values = []
+            for item in select.expressions:
+                one = select.copy()
+                one.set("expressions", [item.copy()])
+                values.append(exp.Subquery(this=one))
+        elif isinstance(source, exp.Tuple):
+            values = list(source.expressions)
+        elif isinstance(source, (exp.Anonymous, exp.Struct)) and (source.name or "").lower() in ("row", ""):
+            values = list(source.expressions)
+        elif isinstance(source, exp.Paren) and len(columns) == 1:
+            values = [source.this]
+        else:
+            raise BindError("source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression")
+        if len(values) != len(columns):
+            raise BindError("number of columns does not match number of values")
+        pairs.extend(zip(columns, values))
+    return pairs
 
 
 def positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:
