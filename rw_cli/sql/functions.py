@@ -813,6 +813,29 @@ def _map_types(node: exp.Expression) -> tuple[exp.DataType, exp.DataType] | None
     return None
 
 
+def _unnest_nested(node: exp.Expression) -> None:
+    """unnest of a nested array gives its innermost elements, as in PostgreSQL and RisingWave
+    (`unnest(array[array[1,2],array[3]])` is 1, 2, 3); DuckDB's unnests one level. The argument
+    is flattened in place, once per level below the first."""
+    if isinstance(node, exp.Explode):
+        key, arg = "this", node.this
+    elif isinstance(node, exp.Unnest) and len(node.expressions) == 1:
+        key, arg = "expressions", node.expressions[0]
+    else:
+        return None
+    t = getattr(arg, "type", None)
+    depth = 0
+    while t is not None and t.this == T.ARRAY and t.expressions:
+        t, depth = t.expressions[0], depth + 1
+    if depth < 2:
+        return None
+    flat = arg.copy()
+    for _ in range(depth - 1):
+        flat = _fn("flatten", flat)
+    node.set(key, flat if key == "this" else [flat])
+    return None
+
+
 def _make_interval(node: exp.Expression) -> exp.Expression | None:
     """make_interval(years, months, weeks, days, hours, mins, secs), each defaulting to 0 and
     any of them a column (sqlglot writes a text literal of the arguments, for constants only)."""
@@ -840,7 +863,7 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     for rewrite in (_vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
-                    _int256_op, _make_interval):
+                    _int256_op, _make_interval, _unnest_nested):
         out = rewrite(node)
         if out is not None:
             return out

@@ -83,6 +83,16 @@ def _changelog_schemas(tree: exp.Expression, schema: dict) -> None:
             schema[t.name] = {**schema[base], "changelog_op": "SMALLINT"}
 
 
+def _name_unnest_columns(tree: exp.Expression) -> None:
+    """`FROM unnest(arr) u` without a column list: its one column is named `u` as in
+    PostgreSQL (a function returning a base type: the table alias names its column too)."""
+    for u in tree.find_all(exp.Unnest):
+        alias = u.args.get("alias")
+        if len(u.expressions) == 1 and alias is not None and alias.this is not None and not alias.columns \
+                and not u.args.get("offset"):
+            alias.set("columns", [exp.to_identifier(alias.name)])
+
+
 def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
     return {r.name: {c.name: sqlglot_type(c.type) for c in (r.visible_columns if visible_only else r.columns)}
             for r in rels}
@@ -91,6 +101,7 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
     # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
     tree = name_subquery_items(inline_ctes(qualify_schema_names(expand(tree.copy(), catalog), catalog)))
+    _name_unnest_columns(tree)
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
     _changelog_schemas(tree, schema)
@@ -205,6 +216,15 @@ def _srf_list(srf: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this="generate_series", expressions=[a.copy() for a in args])
     inner = srf.this if not isinstance(srf, exp.Unnest) else srf.expressions[0]
     return inner.copy()
+
+
+def _flattened(list_expr: exp.Expression, element: DataType) -> tuple[exp.Expression, DataType]:
+    """A nested array's innermost elements are what unnest gives (PostgreSQL, RisingWave; the
+    batch path: functions._unnest_nested): the list flattened once per level below the first."""
+    while element.is_list:
+        list_expr = exp.Anonymous(this="flatten", expressions=[list_expr])
+        element = element.inner[0]
+    return list_expr, element
 
 
 def _lateral_srf(src: exp.Expression) -> exp.Expression | None:
@@ -844,7 +864,7 @@ class StreamPlanner:
             return (unnest.expressions[0] if unnest.expressions else unnest.this).copy(), self.expr_types(node, [srf])[0]
         lst = _srf_list(srf)
         element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
-        return expr_to_duckdb_tree(lst, node.types), element
+        return _flattened(expr_to_duckdb_tree(lst, node.types), element)
 
     def lateral_set(self, node: PlanNode, scope: list[tuple[str, str]], join: exp.Join):
         """`, LATERAL unnest(o.arr) AS u(x)` (also without LATERAL, or generate_series over
@@ -865,8 +885,8 @@ class StreamPlanner:
         col = alias.columns[0].name if alias is not None and alias.columns else name
         lst = self.rewrite(_srf_list(srf), scope)
         width = len(node.types)
-        list_expr = expr_to_duckdb_tree(lst, node.types)
-        element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        list_expr, element = _flattened(expr_to_duckdb_tree(lst, node.types),
+                                        self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0])
         if kind == "left":
             empty = exp.EQ(this=exp.Coalesce(this=exp.Anonymous(this="len", expressions=[list_expr.copy()]),
                                              expressions=[exp.Literal.number(0)]), expression=exp.Literal.number(0))
