@@ -813,6 +813,19 @@ def _map_types(node: exp.Expression) -> tuple[exp.DataType, exp.DataType] | None
     return None
 
 
+# -2147483648 and -9223372036854775808 are integer and bigint constants in PostgreSQL (its
+# grammar folds the minus into the literal); DuckDB types the unsigned part first
+_NEGATIVE_BOUNDS = {2**31: "INT", 2**63: "BIGINT"}
+
+
+def _negative_bound(node: exp.Expression) -> exp.Expression | None:
+    if not (isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string
+            and node.this.this.isdigit() and int(node.this.this) in _NEGATIVE_BOUNDS):
+        return None
+    return exp.Cast(this=exp.Literal.string(f"-{node.this.this}"),
+                    to=exp.DataType.build(_NEGATIVE_BOUNDS[int(node.this.this)]))
+
+
 def _unnest_nested(node: exp.Expression) -> None:
     """unnest of a nested array gives its innermost elements, as in PostgreSQL and RisingWave
     (`unnest(array[array[1,2],array[3]])` is 1, 2, 3); DuckDB's unnests one level. The argument
@@ -863,7 +876,7 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     for rewrite in (_vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
-                    _int256_op, _make_interval, _unnest_nested):
+                    _int256_op, _make_interval, _unnest_nested, _negative_bound):
         out = rewrite(node)
         if out is not None:
             return out
