@@ -317,7 +317,10 @@ def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
     for table in list(tree.find_all(exp.Table)):
         columns = _srf(table.this)
         if columns is not None:
+            alias = table.args.get("alias")
             table.replace(_from_item(table, columns))
+            if len(columns) == 1 and alias is not None and alias.name and not alias.columns:
+                _whole_row_is_value(tree, alias.name, columns[0][0])
     for node in list(tree.find_all(exp.Anonymous)):
         columns = _srf(node)
         if columns is None or isinstance(node.parent, exp.Table):
@@ -330,6 +333,17 @@ def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
         else:
             node.replace(unnest)
     return tree
+
+
+def _whole_row_is_value(tree: exp.Expression, alias: str, column: str) -> None:
+    """`SELECT e->>'k' FROM jsonb_array_elements(j) e`: a function of one result column, so
+    its alias used as a value is that column (PostgreSQL's whole-row reference of a function
+    returning a base type), not a one-field record."""
+    for c in list(tree.find_all(exp.Column)):
+        if not c.table and c.name == alias and not isinstance(c.parent, exp.Dot):
+            value = exp.column(column, table=alias)
+            in_list = isinstance(c.parent, exp.Select) and c.arg_key == "expressions"
+            c.replace(exp.alias_(value, alias) if in_list else value)
 
 
 def _from_item(table: exp.Table, columns: list[tuple[str, exp.Expression]]) -> exp.Expression:
