@@ -261,6 +261,15 @@ MACROS = [
     "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
     "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
     "ELSE lgamma(x) END)",
+    # approx_percentile's answer from its chosen bucket key (rw_cli.sql.approx_percentile):
+    # ±2 * base^id / (base + 1), base^id by __powidf2's multiplications of the squares base^(2^k)
+    "CREATE OR REPLACE MACRO pg_powi_abs(n, squares) AS (list_reduce(list_transform(range(0, 32), "
+    "lambda b: CASE WHEN (n >> b) & 1 = 1 THEN squares[b + 1] ELSE CAST(1 AS DOUBLE) END), lambda l, r: l * r))",
+    "CREATE OR REPLACE MACRO pg_powi(i, squares) AS (CASE WHEN i < 0 THEN 1.0 / pg_powi_abs(-i, squares) "
+    "ELSE pg_powi_abs(i, squares) END)",
+    "CREATE OR REPLACE MACRO pg_ddsketch_value(k, squares, denom) AS (CASE WHEN k IS NULL THEN NULL "
+    "WHEN k = 0 THEN CAST(0 AS DOUBLE) ELSE CAST(sign(k) * 2 AS DOUBLE) "
+    "* pg_powi(CASE WHEN k > 0 THEN k - 4294967296 ELSE -(k + 4294967296) END, squares) / denom END)",
     # PostgreSQL's make_interval: seconds rounded to microseconds, the rest exact
     "CREATE OR REPLACE MACRO pg_make_interval(y, mo, w, d, h, mi, s) AS (to_months(CAST(y AS BIGINT) * 12 + mo) "
     "+ to_days(CAST(w AS BIGINT) * 7 + d) + to_microseconds(CAST(h AS BIGINT) * 3600000000 "

@@ -17,6 +17,7 @@ from sqlglot.tokens import TokenType
 
 from rw_cli.common.lazy_regex import lazy_regex
 from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.sql import approx_percentile
 from rw_cli.sql.walk import nodes
 
 # sqlglot warns on stderr about what it parses loosely (`FOR UPDATE`, commands); rw reports
@@ -250,6 +251,7 @@ class RwDialect(RisingWave):
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
+                     "APPROX_PERCENTILE": approx_percentile.build,
                      "REGEXP_MATCHES": _regexp_matches}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}

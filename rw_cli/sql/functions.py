@@ -14,6 +14,7 @@ from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
+from rw_cli.sql import approx_percentile
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.jsonb import rewrite_jsonb
 
@@ -887,7 +888,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.CurrentVersion):
         return exp.Literal.string(_server_version())
     if isinstance(node, exp.WithinGroup):
-        return _null_fraction(node)
+        return approx_percentile.rewrite(node) or _null_fraction(node)
     if isinstance(node, exp.Filter):
         return filter_into(node)
     if isinstance(node, exp.TimeToStr) and _type(node.this) == T.INTERVAL:

@@ -33,9 +33,9 @@ def output_name(e: exp.Expression) -> str:
         if isinstance(inner, (exp.Column, exp.Func)):
             return output_name(inner)
         return _PG_TYPE_NAMES.get(e.to.this, e.to.sql(dialect="postgres").lower())
-    if isinstance(e, (exp.Window, exp.IgnoreNulls, exp.RespectNulls)) or \
+    if isinstance(e, (exp.Window, exp.IgnoreNulls, exp.RespectNulls, exp.WithinGroup)) or \
             (isinstance(e, exp.Filter) and isinstance(e.this, exp.AggFunc)):
-        return output_name(e.this)  # `lag(x) OVER (...)` is named `lag`
+        return output_name(e.this)  # `lag(x) OVER (...)` is named `lag`, `f(q) WITHIN GROUP (...)` `f`
     if isinstance(e, exp.CurrentTimestamp) and "start" in e.meta:
         return "now"  # written now(): CURRENT_TIMESTAMP, written as such, has no call
     if isinstance(e, (exp.Case, exp.Array, exp.Exists)):
