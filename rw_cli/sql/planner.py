@@ -76,11 +76,12 @@ def changelog_of(name: str) -> str | None:
 
 
 def _changelog_schemas(tree: exp.Expression, schema: dict) -> None:
-    """A change log's columns for binding: its relation's, then `changelog_op`."""
+    """A change log's columns for binding: its relation's, then `changelog_op` and
+    `_changelog_row_id` (the order of the changes)."""
     for t in tree.find_all(exp.Table):
         base = changelog_of(t.name)
         if base is not None and base in schema:
-            schema[t.name] = {**schema[base], "changelog_op": "SMALLINT"}
+            schema[t.name] = {**schema[base], "changelog_op": "SMALLINT", "_changelog_row_id": "BIGINT"}
 
 
 def _name_unnest_columns(tree: exp.Expression) -> None:
