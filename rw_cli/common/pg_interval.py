@@ -151,7 +151,7 @@ def scale_interval(months: int, days: int, micros: int, factor: float, divide: b
     fractional days into time, rounded to the microsecond (half to even)."""
     if divide:
         if factor == 0:
-            raise IntervalError("division by zero")
+            raise IntervalError("Division by zero")
         m_d, d_d, t_d = months / factor, days / factor, micros / factor
     else:
         m_d, d_d, t_d = months * factor, days * factor, micros * factor

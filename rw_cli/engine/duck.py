@@ -188,7 +188,8 @@ def eval_exprs(data: pa.Table, exprs: list[str]) -> pa.Table:
 
 # DuckDB's wording -> PostgreSQL's, for the errors users meet most
 _PG_MESSAGES = [
-    (lazy_regex(r"^Division by zero\b.*", re.S), "division by zero"),
+    # RisingWave's words (PostgreSQL writes it in lower case)
+    (lazy_regex(r"^Division by zero\b.*", re.S), "Division by zero"),
     (lazy_regex(r"^Subquery returns \d+ columns - expected 1.*", re.S), "subquery must return only one column"),
     (lazy_regex(r"^Could not convert string '(.*)' to INT(?:16|32|64).*", re.S),
      r'invalid input syntax for type integer: "\1"'),

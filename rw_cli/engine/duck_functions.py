@@ -131,7 +131,7 @@ _MATH_MACROS = [
     f"CREATE OR REPLACE MACRO pg_ln(x) AS (CASE {_LOG_ARG_CHECKS.format(x='x')}ELSE ln(x) END)",
     f"CREATE OR REPLACE MACRO pg_log10(x) AS (CASE {_LOG_ARG_CHECKS.format(x='x')}ELSE log10(x) END)",
     f"CREATE OR REPLACE MACRO pg_log(b, x) AS (CASE {_LOG_ARG_CHECKS.format(x='b')}"
-    f"{_LOG_ARG_CHECKS.format(x='x')}WHEN b = 1 THEN error('division by zero') ELSE log(b, x) END)",
+    f"{_LOG_ARG_CHECKS.format(x='x')}WHEN b = 1 THEN error('Division by zero') ELSE log(b, x) END)",
     "CREATE OR REPLACE MACRO pg_exp(x) AS (CASE "
     f"WHEN isfinite(CAST(x AS DOUBLE)) AND isinf(exp(x)) THEN {_OVERFLOW} "
     f"WHEN isfinite(CAST(x AS DOUBLE)) AND exp(x) = 0 THEN {_UNDERFLOW} ELSE exp(x) END)",
@@ -275,13 +275,13 @@ MACROS = [
     "+ to_days(CAST(w AS BIGINT) * 7 + d) + to_microseconds(CAST(h AS BIGINT) * 3600000000 "
     "+ CAST(mi AS BIGINT) * 60000000 + CAST(round(CAST(s AS DOUBLE) * 1000000) AS BIGINT)))",
     # a NULL dividend is NULL even over zero (the operators are strict in PostgreSQL)
-    "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') "
+    "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
     "ELSE a / b END)",
     # numeric / numeric (or integer): exact to the stored scale (DuckDB's own is a double)
-    "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') "
+    "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
     "ELSE pg_numeric_quot(a, b) END)",
     "CREATE OR REPLACE MACRO pg_numeric_div_or_null(a, b) AS (TRY(pg_numeric_quot(a, b)))",
-    "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') "
+    "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
     "ELSE a % b END)",
     # streaming's non-strict forms: NULL instead of the error (RisingWave's non-strict mode)
     "CREATE OR REPLACE MACRO pg_div_or_null(a, b) AS (CASE WHEN b = 0 THEN NULL ELSE TRY(a / b) END)",

@@ -205,6 +205,11 @@ def _jsonb_agg(args: list) -> exp.Expression:
     return JSONBAgg(this=args[0]) if len(args) == 1 else exp.Anonymous(this="jsonb_agg", expressions=args)
 
 
+# marks an unnest whose list's elements are the rows themselves (regexp_matches' text[]
+# matches), where `unnest` of a nested array would flatten it to its innermost elements
+ROWS_ARE_ARRAYS = "rows_are_arrays"
+
+
 def _regexp_matches(args: list) -> exp.Expression:
     """regexp_matches(s, p [, flags]) returns a set of text[] (DuckDB's regexp_matches is a
     boolean test): the unnested list of matches the UDF finds, so every planner sees a
@@ -212,7 +217,9 @@ def _regexp_matches(args: list) -> exp.Expression:
     if len(args) not in (2, 3):
         return exp.Anonymous(this="regexp_matches", expressions=args)
     flags = args[2] if len(args) == 3 else exp.Literal.string("")
-    return exp.Explode(this=exp.Anonymous(this="pg_regexp_matches", expressions=[*args[:2], flags]))
+    rows = exp.Explode(this=exp.Anonymous(this="pg_regexp_matches", expressions=[*args[:2], flags]))
+    rows.meta[ROWS_ARE_ARRAYS] = True  # each match is a row: not a nested array to flatten
+    return rows
 
 
 _LITERAL_TOKENS = frozenset((TokenType.NUMBER, TokenType.STRING))

@@ -15,6 +15,7 @@ from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql import approx_percentile
+from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.jsonb import rewrite_jsonb
 
@@ -831,6 +832,8 @@ def _unnest_nested(node: exp.Expression) -> None:
     """unnest of a nested array gives its innermost elements, as in PostgreSQL and RisingWave
     (`unnest(array[array[1,2],array[3]])` is 1, 2, 3); DuckDB's unnests one level. The argument
     is flattened in place, once per level below the first."""
+    if node.meta.get(ROWS_ARE_ARRAYS):
+        return None
     if isinstance(node, exp.Explode):
         key, arg = "this", node.this
     elif isinstance(node, exp.Unnest) and len(node.expressions) == 1:

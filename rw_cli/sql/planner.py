@@ -21,7 +21,7 @@ from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
-from rw_cli.sql.dialect import CHANGELOG_PREFIX, RwDialect
+from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names
 from rw_cli.sql.output_name import output_name
 from rw_cli.sql.expr_compile import compile_plan
@@ -76,12 +76,15 @@ def changelog_of(name: str) -> str | None:
 
 
 def _changelog_schemas(tree: exp.Expression, schema: dict) -> None:
-    """A change log's columns for binding: its relation's, then `changelog_op` and
-    `_changelog_row_id` (the order of the changes)."""
+    """A change log's columns for binding: its relation's, then `changelog_op`, and the
+    hidden `_changelog_row_id` (the order of the changes) when the query names it (so that
+    `*` does not expand to it)."""
+    named = any(c.name == "_changelog_row_id" for c in tree.find_all(exp.Column))
     for t in tree.find_all(exp.Table):
         base = changelog_of(t.name)
         if base is not None and base in schema:
-            schema[t.name] = {**schema[base], "changelog_op": "SMALLINT", "_changelog_row_id": "BIGINT"}
+            schema[t.name] = {**schema[base], "changelog_op": "SMALLINT",
+                              **({"_changelog_row_id": "BIGINT"} if named else {})}
 
 
 def _name_unnest_columns(tree: exp.Expression) -> None:
@@ -865,6 +868,8 @@ class StreamPlanner:
             return (unnest.expressions[0] if unnest.expressions else unnest.this).copy(), self.expr_types(node, [srf])[0]
         lst = _srf_list(srf)
         element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        if srf.meta.get(ROWS_ARE_ARRAYS):
+            return expr_to_duckdb_tree(lst, node.types), element
         return _flattened(expr_to_duckdb_tree(lst, node.types), element)
 
     def lateral_set(self, node: PlanNode, scope: list[tuple[str, str]], join: exp.Join):
@@ -886,8 +891,10 @@ class StreamPlanner:
         col = alias.columns[0].name if alias is not None and alias.columns else name
         lst = self.rewrite(_srf_list(srf), scope)
         width = len(node.types)
-        list_expr, element = _flattened(expr_to_duckdb_tree(lst, node.types),
-                                        self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0])
+        list_expr = expr_to_duckdb_tree(lst, node.types)
+        element = self.expr_types(node, [exp.Anonymous(this="unnest", expressions=[lst])])[0]
+        if not srf.meta.get(ROWS_ARE_ARRAYS):
+            list_expr, element = _flattened(list_expr, element)
         if kind == "left":
             empty = exp.EQ(this=exp.Coalesce(this=exp.Anonymous(this="len", expressions=[list_expr.copy()]),
                                              expressions=[exp.Literal.number(0)]), expression=exp.Literal.number(0))

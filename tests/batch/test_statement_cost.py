@@ -159,7 +159,7 @@ def test_bound_select_follows_a_redefined_view(db, binds):
 
 
 def test_bound_select_follows_session_parameters(db, binds):
-    with pytest.raises(RwError, match="division by zero"):
+    with pytest.raises(RwError, match="Division by zero"):
         db.execute("SELECT 1 / 0")
     db.execute("SET batch_expr_strict_mode = false")
     assert rows(db, "SELECT 1 / 0") == [[None]]

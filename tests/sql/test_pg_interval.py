@@ -90,7 +90,7 @@ def test_scale(interval, factor, divide, expected):
 
 
 @pytest.mark.parametrize("interval,factor,divide,message", [
-    ((1, 0, 0), 0, True, "division by zero"),
+    ((1, 0, 0), 0, True, "Division by zero"),
     ((2**31 - 1, 0, 0), 2, False, "interval out of range"),
 ])
 def test_scale_errors(interval, factor, divide, message):
