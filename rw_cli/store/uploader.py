@@ -25,8 +25,10 @@ class CommitTask:
     """One requested commit: what it uploads, and its outcome for whoever waits on it."""
 
     def __init__(self, epoch: int, extra: bytes | None, batches: list[SharedBufferBatch],
-                 logs: list[LogBatch] | None = None, drops: list[LogDrop] | None = None):
+                 logs: list[LogBatch] | None = None, drops: list[LogDrop] | None = None, awaited: bool = False):
         self.epoch = epoch
+        # the requester waits for this commit at once (FLUSH, DDL): nothing runs beside it
+        self.awaited = awaited
         self.extra = extra
         self.batches = batches
         self.logs = logs or []
@@ -72,11 +74,12 @@ class Uploader(BackgroundLoop):
         with self._lock:
             return len(self._queue)
 
-    def request(self, epoch: int, extra: bytes | None) -> CommitTask:
-        """Queue the commit of `epoch` (checked by the caller, under the state lock)."""
+    def request(self, epoch: int, extra: bytes | None, awaited: bool = False) -> CommitTask:
+        """Queue the commit of `epoch` (checked by the caller, under the state lock).
+        `awaited`: the caller waits for it right away (see `write_batches`)."""
         with self._lock:
             batches, logs, drops, adopted = self.buffer.take_for_commit(epoch)
-            task = CommitTask(epoch, None if extra is None else bytes(extra), batches, logs, drops)
+            task = CommitTask(epoch, None if extra is None else bytes(extra), batches, logs, drops, awaited)
             task.adopted = adopted
             self.requested_epoch = epoch
             if extra is not None:
@@ -124,7 +127,7 @@ class Uploader(BackgroundLoop):
     def _run(self, task: CommitTask) -> None:
         new_ssts: list[SstInfo] = []
         if task.batches:
-            new_ssts = self.write_batches(task.batches)
+            new_ssts = self.write_batches(task.batches, local=task.awaited)
         segments = [a for a in task.adopted if isinstance(a, LogSegment)] + self.sstables.write_logs(task.logs)
         new_ssts = [a for a in task.adopted if isinstance(a, SstInfo)] + new_ssts
 
@@ -144,9 +147,12 @@ class Uploader(BackgroundLoop):
             self._committed(v)
         self.versions.commit(make, installed)
 
-    def write_batches(self, batches: list[SharedBufferBatch]) -> list[SstInfo]:
-        """A checkpoint's batches as SSTs: by the upload process, or in this thread."""
-        if self.remote:
+    def write_batches(self, batches: list[SharedBufferBatch], local: bool = False) -> list[SstInfo]:
+        """A checkpoint's batches as SSTs: by the upload process, or in this thread. The
+        process lets the stream go on beside the upload; a commit its requester waits for
+        (`local`: FLUSH) has no stream beside it, so it is built here, without shipping the
+        batches to the process and the SSTs' metas back."""
+        if self.remote and not local:
             from rw_cli.store import upload_process
             if upload_process.ready():
                 return upload_process.upload_remote(self.sstables, batches)
