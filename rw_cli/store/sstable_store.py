@@ -172,7 +172,7 @@ class SstableStore:
         info = SstInfo(sid, len(data), meta_off, meta_len, zlib.crc32(data[meta_off:meta_off + meta_len]),
                        meta.smallest_key, meta.largest_key, meta.min_epoch, meta.max_epoch,
                        meta.key_count, meta.table_ids)
-        self.object_store.put(sst_path(sid), data)
+        self.object_store.put_new(sst_path(sid), data)  # in no version yet: see put_new
         self.stats["sst_uploads"] += 1
         self.stats["bytes_uploaded"] += len(data)
         self.meta_cache.put(sid, meta, meta.nbytes)
@@ -202,7 +202,7 @@ class SstableStore:
                           stat: str = "bytes_uploaded") -> LogSegment:
         data = append_log.encode(rows, self.compression)
         sid = self.alloc_id()
-        self.object_store.put(log_path(sid), data)
+        self.object_store.put_new(log_path(sid), data)  # in no version yet: see put_new
         self.stats["log_uploads" if level == 0 else "log_merges_written"] += 1
         self.stats[stat] += data.size
         return LogSegment(sid, table_id, min_epoch, max_epoch, rows.num_rows, data.size, level)
