@@ -19,7 +19,7 @@ from rw_cli.store.keys import KeyForm, argsort_sortable, sortable_keys, sortable
 from rw_cli.store.merge import SCAN_BATCH_BYTES, coalesce, merge_runs
 from rw_cli.store.run import Run, key_lengths
 from rw_cli.store.shared_buffer import SharedBufferBatch
-from rw_cli.store.sst import SstReader, key_hashes
+from rw_cli.store.sst import SstReader, bloom_probes, key_hashes
 from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.version import HummockVersion, SstInfo
 
@@ -47,6 +47,7 @@ class VersionReader:
         q = keys.take(pa.array(order[first], pa.int64()))
         nq = len(q)
         hashes = key_hashes(q)
+        probes = bloom_probes(hashes)  # once: each SST's filter only masks them
         forms: dict = {qform.key(): (s[first], None)}
         found = np.zeros(nq, dtype=bool)
         hit_idx: list[np.ndarray] = []
@@ -54,7 +55,7 @@ class VersionReader:
         for b in reversed(buffer):
             if b.epoch > epoch:
                 continue
-            self._lookup_source(lambda qq, hh, ff, b=b: b.lookup(qq, ff), q, hashes, forms,
+            self._lookup_source(lambda qq, hh, pp, ff, b=b: b.lookup(qq, ff), q, hashes, probes, forms,
                                 found, hit_idx, hit_vals, epoch)
             if found.all():
                 break
@@ -77,8 +78,8 @@ class VersionReader:
                 if info.min_epoch > epoch:
                     continue
                 rd = self.sstables.reader(info)
-                self._lookup_source(lambda qq, hh, ff, rd=rd: rd.lookup(qq, hh, epoch, ff),
-                                    q, hashes, forms, found, hit_idx, hit_vals, epoch)
+                self._lookup_source(lambda qq, hh, pp, ff, rd=rd: rd.lookup(qq, hh, epoch, ff, pp),
+                                    q, hashes, probes, forms, found, hit_idx, hit_vals, epoch)
         if not hit_idx:
             return pa.nulls(n, pa.binary())
         idx = np.concatenate(hit_idx)
@@ -89,16 +90,16 @@ class VersionReader:
         return vals.take(pa.array(per_key, pa.int64(), mask=per_key < 0))
 
     @staticmethod
-    def _lookup_source(fn, q, hashes, forms, found, hit_idx, hit_vals, epoch) -> None:
+    def _lookup_source(fn, q, hashes, probes, forms, found, hit_idx, hit_vals, epoch) -> None:
         if found.any():
             rem = np.flatnonzero(~found)
             ia = pa.array(rem, pa.int64())
             qq = q.take(ia)
-            hh = hashes[rem]
+            hh, pp = hashes[rem], probes[rem]
             ff = {k: (sk[rem], None if ok is None else ok[rem]) for k, (sk, ok) in forms.items()}
         else:
-            rem, qq, hh, ff = None, q, hashes, forms
-        idx, vals = fn(qq, hh, ff)
+            rem, qq, hh, pp, ff = None, q, hashes, probes, forms
+        idx, vals = fn(qq, hh, pp, ff)
         if rem is None:
             # share the forms computed for the full query array
             forms.update(ff)
