@@ -48,15 +48,14 @@ class VersionReader:
         nq = len(q)
         hashes = key_hashes(q)
         probes = bloom_probes(hashes)  # once: each SST's filter only masks them
-        forms: dict = {qform.key(): (s[first], None)}
-        found = np.zeros(nq, dtype=bool)
+        pending = _Pending(q, hashes, probes, {qform.key(): (s[first], None)})
+        found = pending.found
         hit_idx: list[np.ndarray] = []
         hit_vals: list[pa.Array] = []
         for b in reversed(buffer):
             if b.epoch > epoch:
                 continue
-            self._lookup_source(lambda qq, hh, pp, ff, b=b: b.lookup(qq, ff), q, hashes, probes, forms,
-                                found, hit_idx, hit_vals, epoch)
+            pending.ask(lambda qq, hh, pp, ff, b=b: b.lookup(qq, ff), hit_idx, hit_vals)
             if found.all():
                 break
         # only the SSTs whose key range holds a query key are opened (their metas loaded)
@@ -78,8 +77,7 @@ class VersionReader:
                 if info.min_epoch > epoch:
                     continue
                 rd = self.sstables.reader(info)
-                self._lookup_source(lambda qq, hh, pp, ff, rd=rd: rd.lookup(qq, hh, epoch, ff, pp),
-                                    q, hashes, probes, forms, found, hit_idx, hit_vals, epoch)
+                pending.ask(lambda qq, hh, pp, ff, rd=rd: rd.lookup(qq, hh, epoch, ff, pp), hit_idx, hit_vals)
         if not hit_idx:
             return pa.nulls(n, pa.binary())
         idx = np.concatenate(hit_idx)
@@ -88,26 +86,6 @@ class VersionReader:
         where[idx] = np.arange(len(idx))
         per_key = where[inv]
         return vals.take(pa.array(per_key, pa.int64(), mask=per_key < 0))
-
-    @staticmethod
-    def _lookup_source(fn, q, hashes, probes, forms, found, hit_idx, hit_vals, epoch) -> None:
-        if found.any():
-            rem = np.flatnonzero(~found)
-            ia = pa.array(rem, pa.int64())
-            qq = q.take(ia)
-            hh, pp = hashes[rem], probes[rem]
-            ff = {k: (sk[rem], None if ok is None else ok[rem]) for k, (sk, ok) in forms.items()}
-        else:
-            rem, qq, hh, pp, ff = None, q, hashes, probes, forms
-        idx, vals = fn(qq, hh, pp, ff)
-        if rem is None:
-            # share the forms computed for the full query array
-            forms.update(ff)
-        if len(idx):
-            gi = idx if rem is None else rem[idx]
-            found[gi] = True
-            hit_idx.append(gi)
-            hit_vals.append(vals)
 
     def _sources(self, version: HummockVersion, buffer: list[SharedBufferBatch], start: bytes, end: bytes | None,
                  epoch: int) -> tuple[list, KeyForm]:
@@ -292,3 +270,32 @@ def _count_below(run: Run, key: bytes) -> int:
 def _concat_level(readers: list[SstReader], start: bytes, end: bytes | None) -> Iterator[Run]:
     for r in readers:
         yield from r.runs(start, end)
+
+
+class _Pending:
+    """The query keys of a batched lookup not found yet, with their hashes, Bloom probes and
+    sortable forms (by key form), as the next source is asked for them. Sliced again only
+    after a source found some: over many SSTs most keys are found in one or none, and
+    slicing (an Arrow take among them) for every SST cost more than the SST's own lookup."""
+
+    def __init__(self, q: pa.Array, hashes: np.ndarray, probes: np.ndarray, forms: dict):
+        self.q, self.hashes, self.probes, self.forms = q, hashes, probes, forms
+        self.found = np.zeros(len(q), dtype=bool)
+        self.rem: np.ndarray | None = None  # the positions in q of the view; None: all of q
+        self.view = (q, hashes, probes, forms)  # forms computed on a view are kept with it
+
+    def ask(self, fn, hit_idx: list[np.ndarray], hit_vals: list[pa.Array]) -> None:
+        """`fn(keys, hashes, probes, forms)` -> (positions among `keys` found, their
+        values) for the keys still pending; the hits are added to `hit_idx`/`hit_vals`."""
+        idx, vals = fn(*self.view)
+        if not len(idx):
+            return
+        gi = idx if self.rem is None else self.rem[idx]
+        self.found[gi] = True
+        hit_idx.append(gi)
+        hit_vals.append(vals)
+        rem = np.flatnonzero(~self.found)
+        forms = self.view[3] if self.rem is None else self.forms
+        self.rem = rem
+        self.view = (self.q.take(pa.array(rem, pa.int64())), self.hashes[rem], self.probes[rem],
+                     {k: (sk[rem], None if ok is None else ok[rem]) for k, (sk, ok) in forms.items()})
