@@ -123,6 +123,9 @@ class Uploader(BackgroundLoop):
                 self._queue.pop(0)
                 task.done.set()
                 self._cond.notify_all()
+            if task.error is None:
+                # after the waiter is released: CURRENT is only a hint (see _run)
+                self.versions.write_hint()
 
     def _run(self, task: CommitTask) -> None:
         new_ssts: list[SstInfo] = []
@@ -145,7 +148,9 @@ class Uploader(BackgroundLoop):
             self.buffer.remove([*task.batches, *task.logs, *task.drops])
             self.sstables.release_ids(s.id for s in [*new_ssts, *segments])
             self._committed(v)
-        self.versions.commit(make, installed)
+        # the version object is the commit point; CURRENT, a hint, is written by _loop once
+        # the waiter has been released (one file write and rename fewer on FLUSH's path)
+        self.versions.commit(make, installed, hint=False)
 
     def write_batches(self, batches: list[SharedBufferBatch], local: bool = False) -> list[SstInfo]:
         """A checkpoint's batches as SSTs: by the upload process, or in this thread. The

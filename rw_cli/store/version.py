@@ -232,7 +232,9 @@ class VersionStore:
         except (StorageError, ValueError, UnicodeDecodeError):
             return None
 
-    def commit(self, version: HummockVersion) -> None:
+    def commit(self, version: HummockVersion, hint: bool = True) -> None:
+        """Write `version` (the commit point), then CURRENT naming it unless not `hint`:
+        the caller writes it later (`write_hint`), off the path a waiter waits on."""
         p = version_path(version.id)
         hint = self.current_hint()
         if hint is not None and hint >= version.id and self.store.exists(version_path(hint)):
@@ -245,8 +247,14 @@ class VersionStore:
         if not self.store.put_if_absent(p, version.encode()):
             raise StorageError(f"version {version.id} already exists in the state store: another writer "
                                f"has opened it", hint="only one process may write to a state store at a time")
+        if hint:
+            self.write_hint(version.id)
+
+    def write_hint(self, vid: int) -> None:
+        """CURRENT := `vid`: a hint (open rolls forward from it), so not made durable, and a
+        failure to write it is no error."""
         try:
-            self.store.put(CURRENT, str(version.id).encode(), durable=False)
+            self.store.put(CURRENT, str(vid).encode(), durable=False)
         except StorageError:
             pass  # CURRENT is a hint; the version object is the commit point
 
