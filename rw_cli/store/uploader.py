@@ -14,6 +14,7 @@ from typing import Callable
 
 from rw_cli.errors import StorageError
 from rw_cli.store.append_log import LogBatch, LogDrop
+from rw_cli.store.object_store import wait_durable
 from rw_cli.store.background import BackgroundLoop
 from rw_cli.store.shared_buffer import SharedBuffer, SharedBufferBatch, merged_runs
 from rw_cli.store.sstable_store import SstableStore
@@ -128,10 +129,14 @@ class Uploader(BackgroundLoop):
                 self.versions.write_hint()
 
     def _run(self, task: CommitTask) -> None:
+        # the new SSTs' and segments' fsyncs run while the version is written: it is
+        # published (linked) only once they are durable (before_publish)
+        pending: list = []
         new_ssts: list[SstInfo] = []
         if task.batches:
-            new_ssts = self.write_batches(task.batches, local=task.awaited)
-        segments = [a for a in task.adopted if isinstance(a, LogSegment)] + self.sstables.write_logs(task.logs)
+            new_ssts = self.write_batches(task.batches, local=task.awaited, pending=pending)
+        segments = [a for a in task.adopted if isinstance(a, LogSegment)] + \
+            self.sstables.write_logs(task.logs, pending)
         new_ssts = [a for a in task.adopted if isinstance(a, SstInfo)] + new_ssts
 
         def make(old: HummockVersion) -> HummockVersion:
@@ -150,15 +155,17 @@ class Uploader(BackgroundLoop):
             self._committed(v)
         # the version object is the commit point; CURRENT, a hint, is written by _loop once
         # the waiter has been released (one file write and rename fewer on FLUSH's path)
-        self.versions.commit(make, installed, hint=False)
+        self.versions.commit(make, installed, hint=False, before_publish=lambda: wait_durable(pending))
 
-    def write_batches(self, batches: list[SharedBufferBatch], local: bool = False) -> list[SstInfo]:
+    def write_batches(self, batches: list[SharedBufferBatch], local: bool = False,
+                      pending: list | None = None) -> list[SstInfo]:
         """A checkpoint's batches as SSTs: by the upload process, or in this thread. The
         process lets the stream go on beside the upload; a commit its requester waits for
         (`local`: FLUSH) has no stream beside it, so it is built here, without shipping the
-        batches to the process and the SSTs' metas back."""
+        batches to the process and the SSTs' metas back. `pending`: see
+        SstableStore.write_runs (the upload process's SSTs are durable when it answers)."""
         if self.remote and not local:
             from rw_cli.store import upload_process
             if upload_process.ready():
                 return upload_process.upload_remote(self.sstables, batches)
-        return self.sstables.write_runs(merged_runs(batches))
+        return self.sstables.write_runs(merged_runs(batches), pending)

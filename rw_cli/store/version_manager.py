@@ -101,16 +101,16 @@ class VersionManager:
     # -- commits -----------------------------------------------------------------------------
     def commit(self, make: Callable[[HummockVersion], HummockVersion | None],
                installed: Callable[[HummockVersion], None] | None = None,
-               hint: bool = True) -> HummockVersion | None:
+               hint: bool = True, before_publish: Callable[[], None] | None = None) -> HummockVersion | None:
         """Write the version `make` derives from the current one (None: nothing to commit)
         and make it current, then `installed(v)` under the same lock. Not `hint`: CURRENT is
-        left to a later `write_hint`."""
+        left to a later `write_hint`. `before_publish`: see VersionStore.commit."""
         with self._commit_lock:
             with self._lock:
                 v = make(self.current)
             if v is None:
                 return None
-            self._versions.commit(v, hint)
+            self._versions.commit(v, hint, before_publish)
             with self._lock:
                 old = self.current
                 self.current = v
