@@ -30,7 +30,7 @@ def _store(rng: random.Random, width: int | None) -> tuple[HummockStorage, dict[
 
 
 @pytest.mark.parametrize("width", [4, None])
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(6))
 def test_scan_ranges_equals_a_filtered_scan(width, seed):
     rng = random.Random(seed)
     h, model = _store(rng, width)
