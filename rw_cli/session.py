@@ -256,7 +256,7 @@ class Session:
             if catalog != self._retained_for:
                 self._retain_time_travel(catalog)
             wait = wait or self.implicit_flush or catalog != self.store.requested_extra
-            self.store.commit_epoch(pair.prev, catalog, wait=False)
+            self.store.commit_epoch(pair.prev, catalog, wait=False, awaited=wait)
             self.runtime.committed(pair.prev)
             self.epoch = pair
             self.dirty = False

@@ -198,13 +198,13 @@ class _GatedUploads:
         self._write = store.uploader.write_batches
         store.uploader.write_batches = self.write
 
-    def write(self, batches):
+    def write(self, batches, **options):
         self.gate.wait(30)
         if self.fail:
             from rw_cli.errors import StorageError
 
             raise StorageError("cannot write object sst/1.sst: disk on fire")
-        return self._write(batches)
+        return self._write(batches, **options)
 
     def open(self):
         self.gate.set()

@@ -272,10 +272,13 @@ class HummockStorage:
             return
         self.buffer.add(keys, values, epoch, sorted_unique)
 
-    def commit_epoch(self, epoch: int, extra: bytes | None = None, wait: bool = True) -> None:
+    def commit_epoch(self, epoch: int, extra: bytes | None = None, wait: bool = True,
+                     awaited: bool = False) -> None:
         """Make everything written at epochs <= `epoch` durable, with `extra` (e.g. the
         catalog) stored in the same version. With wait=False the upload runs in the
-        background; `sync()` waits for it."""
+        background; `sync()` waits for it. `awaited`: the caller waits for this commit right
+        away with nothing running beside it (FLUSH), so its SSTs are built in the uploader
+        thread rather than shipped to the upload process (uploader.py)."""
         if self.worker:
             raise StorageError("a worker never commits a version; the writer does")
         with self._lock:
@@ -286,7 +289,7 @@ class HummockStorage:
             if epoch < self.uploader.requested_epoch:
                 raise StorageError(f"cannot commit epoch {epoch}: epoch {self.uploader.requested_epoch} "
                                    f"is already committed")
-            task = self.uploader.request(epoch, extra)
+            task = self.uploader.request(epoch, extra, awaited)
             self.compactor.ensure_thread()
         if wait:
             task.done.wait()

@@ -5,6 +5,7 @@ import os
 import threading
 import uuid
 from abc import ABC, abstractmethod
+from typing import Callable
 
 from rw_cli.errors import StorageError
 
@@ -18,6 +19,16 @@ class ObjectStore(ABC):
     def put(self, path: str, data: bytes, *, durable: bool = True) -> None:
         """Write `data` at `path` atomically (replacing any existing object). With
         durable=False a local store may skip fsync (for hints such as CURRENT)."""
+
+    def put_new(self, path: str, data: bytes, pending: list | None = None) -> None:
+        """Write a new object that nothing references yet (an SST before the version that
+        lists it is committed): durable on return. Unlike `put`, a crash before it returns
+        may leave the object partly written under its name — harmless, since no version
+        reads it and vacuum deletes objects no version references — so a store may skip
+        what makes a write atomic (a temporary file and a rename). With `pending` (a list)
+        it may return before the object is durable, having appended what to wait for: the
+        caller passes the list to `wait_durable` before it writes what references it."""
+        self.put(path, data)
 
     @abstractmethod
     def get(self, path: str) -> bytes:
@@ -39,8 +50,11 @@ class ObjectStore(ABC):
         """Remove an object; a missing object is fine."""
 
     @abstractmethod
-    def put_if_absent(self, path: str, data: bytes) -> bool:
-        """Write atomically unless an object exists at `path`; True when written."""
+    def put_if_absent(self, path: str, data: bytes, before_publish: Callable[[], None] | None = None) -> bool:
+        """Write atomically unless an object exists at `path`; True when written.
+        `before_publish()` runs before the object can be seen (it may raise: then nothing
+        is written): a store may prepare the write while, say, the objects it references
+        become durable."""
 
     def close(self) -> None:
         pass
@@ -90,13 +104,61 @@ class MemoryObjectStore(ObjectStore):
         with self._lock:
             self._objects.pop(path, None)
 
-    def put_if_absent(self, path: str, data: bytes) -> bool:
+    def put_if_absent(self, path: str, data: bytes, before_publish: Callable[[], None] | None = None) -> bool:
         check_path(path)
+        if before_publish is not None:
+            before_publish()
         with self._lock:
             if path in self._objects:
                 return False
             self._objects[path] = bytes(data)
             return True
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _fsync_pool():
+    """Threads that run the fsyncs of new objects while the writer goes on (fsync releases
+    the interpreter lock; a disk serves several at once, often in one journal commit)."""
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+                _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="object-store-fsync")
+    return _pool
+
+
+def _in_background(fn, *args):
+    """`fn(*args)` in the fsync threads; a future of it. At interpreter exit (a session
+    closed by atexit) no thread takes work any more: it runs here, then."""
+    from concurrent.futures import Future
+
+    try:
+        return _fsync_pool().submit(fn, *args)
+    except RuntimeError:  # cannot schedule new futures after interpreter shutdown
+        done: Future = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as e:  # noqa: BLE001 - raised by the waiter, as from a thread
+            done.set_exception(e)
+        return done
+
+
+def wait_durable(pending: list) -> None:
+    """Wait until every object `put_new` left in `pending` is durable (raises StorageError
+    if one could not be made so)."""
+    for wait in pending:
+        wait()
+
+
+def _unlink_quietly(full: str) -> None:
+    try:
+        os.unlink(full)
+    except OSError:
+        pass
 
 
 def _truncated(path: str, start: int, end: int) -> str:
@@ -162,11 +224,53 @@ class LocalObjectStore(ObjectStore):
         except OSError as e:
             raise StorageError(f"cannot write object {path}: {e}") from e
 
-    def put_if_absent(self, path: str, data: bytes) -> bool:
+    def put_new(self, path: str, data: bytes, pending: list | None = None) -> None:
+        """Written in place, and its data and its directory entry made durable by two
+        fsyncs issued at once (each costs a disk round trip: a checkpoint waits for one
+        instead of two in a row, and for no rename); with `pending`, they run while the
+        caller goes on (to the version's own write)."""
+        full = self._full(path)
+        d = os.path.dirname(full)
+        try:
+            os.makedirs(d, exist_ok=True)
+            fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            except BaseException:
+                os.close(fd)
+                raise
+        except OSError as e:
+            _unlink_quietly(full)
+            raise StorageError(f"cannot write object {path}: {e}") from e
+
+        def sync_file() -> None:
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        synced = [_in_background(self._fsync_dir, d), _in_background(sync_file)]
+
+        def wait() -> None:
+            try:
+                for f in synced:
+                    f.result()
+            except OSError as e:
+                _unlink_quietly(full)
+                raise StorageError(f"cannot write object {path}: {e}") from e
+        if pending is None:
+            wait()
+        else:
+            pending.append(wait)
+
+    def put_if_absent(self, path: str, data: bytes, before_publish: Callable[[], None] | None = None) -> bool:
         full = self._full(path)
         try:
             tmp = self._write_tmp(full, data)
             try:
+                if before_publish is not None:
+                    before_publish()
                 os.link(tmp, full)
                 linked = True
             except FileExistsError:

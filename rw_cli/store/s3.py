@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from typing import Callable
 
 from rw_cli.errors import StorageError
 from rw_cli.store.object_store import ObjectStore, check_path
@@ -119,7 +120,9 @@ class S3ObjectStore(ObjectStore):
         except self._bexc.ClientError as e:
             raise StorageError(f"cannot write object {path}: {e}") from None
 
-    def put_if_absent(self, path: str, data: bytes) -> bool:
+    def put_if_absent(self, path: str, data: bytes, before_publish: Callable[[], None] | None = None) -> bool:
+        if before_publish is not None:
+            before_publish()
         try:
             self._call("put_object", f"put {path}", Bucket=self.bucket, Key=self._key(path), Body=bytes(data),
                        IfNoneMatch="*")

@@ -80,16 +80,19 @@ def key_hashes(keys: pa.Array) -> np.ndarray:
     return out
 
 
-def bloom_positions(hashes: np.ndarray, nbits: int, k: int) -> np.ndarray:
-    """k bit positions per hash (double hashing); `nbits` is a power of two."""
+def bloom_probes(hashes: np.ndarray, k: int = BLOOM_K) -> np.ndarray:
+    """k probes per hash (double hashing: h1 + i * h2, 32-bit), before a filter reduces them
+    to its size: a batched lookup computes them once for all the SSTs it asks, and each
+    SST's filter only masks them (`bloom_check`)."""
     h1 = (hashes & _U64(0xFFFFFFFF)).astype(np.uint32)
     h2 = ((hashes >> _U64(32)).astype(np.uint32)) | np.uint32(1)
-    mask = np.uint32(nbits - 1)
-    out = np.empty((len(hashes), k), dtype=np.uint32)
     with np.errstate(over="ignore"):
-        for i in range(k):
-            out[:, i] = (h1 + np.uint32(i) * h2) & mask
-    return out
+        return h1[:, None] + np.arange(k, dtype=np.uint32)[None, :] * h2[:, None]
+
+
+def bloom_positions(hashes: np.ndarray, nbits: int, k: int) -> np.ndarray:
+    """k bit positions per hash (double hashing); `nbits` is a power of two."""
+    return bloom_probes(hashes, k) & np.uint32(nbits - 1)
 
 
 def _bloom_bytes(n: int) -> int:
@@ -105,10 +108,14 @@ def build_bloom_from_hashes(hashes: np.ndarray, k: int = BLOOM_K) -> bytes:
     return np.packbits(bits, bitorder="little").tobytes()
 
 
-def bloom_check(bloom: np.ndarray, k: int, hashes: np.ndarray) -> np.ndarray:
+def bloom_check(bloom: np.ndarray, k: int, hashes: np.ndarray, probes: np.ndarray | None = None) -> np.ndarray:
+    """Whether each hash may be in the filter; `probes`: the hashes' `bloom_probes`, when
+    the caller has them (for this k)."""
     if len(bloom) == 0:
         return np.ones(len(hashes), dtype=bool)
-    pos = bloom_positions(hashes, len(bloom) * 8, k)
+    if probes is None or probes.shape[1] != k:
+        probes = bloom_probes(hashes, k)
+    pos = probes & np.uint32(len(bloom) * 8 - 1)
     return ((bloom[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)
 
 
@@ -545,9 +552,10 @@ class SstReader:
         return bloom_may_contain(self.meta.bloom, self.meta.bloom_k, user_keys)
 
     def lookup(self, qkeys: pa.Array, hashes: np.ndarray, epoch: int,
-               forms: dict) -> tuple[np.ndarray, pa.Array]:
+               forms: dict, probes: np.ndarray | None = None) -> tuple[np.ndarray, pa.Array]:
         """Batched point lookup of sorted, distinct `qkeys`. Returns (indexes into qkeys of
-        the keys found here, their values: null = tombstone)."""
+        the keys found here, their values: null = tombstone). `probes`: the keys'
+        `bloom_probes`, when the caller has them."""
         m = self.meta
         if not m.n_blocks or m.min_epoch > epoch or not len(qkeys):
             return np.zeros(0, np.int64), EMPTY_BINARY
@@ -567,7 +575,7 @@ class SstReader:
                 cand = cand[(cs >= np.array(lo_b, qsk.dtype)) & (cs <= np.array(hi_b, qsk.dtype))]
         if not len(cand):
             return np.zeros(0, np.int64), EMPTY_BINARY
-        cand = cand[bloom_check(m.bloom_np(), m.bloom_k, hashes[cand])]
+        cand = cand[bloom_check(m.bloom_np(), m.bloom_k, hashes[cand], None if probes is None else probes[cand])]
         if not len(cand):
             return np.zeros(0, np.int64), EMPTY_BINARY
         csk = qsk[cand]

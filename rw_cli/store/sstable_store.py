@@ -140,8 +140,9 @@ class SstableStore:
         self.block_cache.evict_prefix(lambda k: k[0] == sst_id)
 
     # -- writes ------------------------------------------------------------------------------
-    def write_runs(self, runs: Iterator[Run]) -> list[SstInfo]:
-        """Write sorted runs as SSTs of about sst_target_size (cut between runs)."""
+    def write_runs(self, runs: Iterator[Run], pending: list | None = None) -> list[SstInfo]:
+        """Write sorted runs as SSTs of about sst_target_size (cut between runs). With
+        `pending`, they may not be durable yet on return (see ObjectStore.put_new)."""
         infos: list[SstInfo] = []
         builder: SstBuilder | None = None
         for r in runs:
@@ -157,22 +158,22 @@ class SstableStore:
                     part, r = r, Run.empty()
                 builder.add_run(part)
                 if builder.estimated_size >= self.sst_target_size or len(r):
-                    infos.append(self._upload(builder))
+                    infos.append(self._upload(builder, pending))
                     builder = None
             if self.closing.is_set():
                 raise StorageError("the state store is closing")
         if builder is not None and not builder.empty:
-            infos.append(self._upload(builder))
+            infos.append(self._upload(builder, pending))
         return infos
 
-    def _upload(self, builder: SstBuilder) -> SstInfo:
+    def _upload(self, builder: SstBuilder, pending: list | None = None) -> SstInfo:
         data, meta, meta_off = builder.finish_with_meta()
         sid = self.alloc_id()
         meta_len = len(data) - meta_off - FOOTER_LEN
         info = SstInfo(sid, len(data), meta_off, meta_len, zlib.crc32(data[meta_off:meta_off + meta_len]),
                        meta.smallest_key, meta.largest_key, meta.min_epoch, meta.max_epoch,
                        meta.key_count, meta.table_ids)
-        self.object_store.put(sst_path(sid), data)
+        self.object_store.put_new(sst_path(sid), data, pending)  # in no version yet: see put_new
         self.stats["sst_uploads"] += 1
         self.stats["bytes_uploaded"] += len(data)
         self.meta_cache.put(sid, meta, meta.nbytes)
@@ -190,19 +191,19 @@ class SstableStore:
             if meta is not None:
                 self.meta_cache.put(info.id, meta, meta.nbytes)
 
-    def write_logs(self, batches: list[LogBatch]) -> list[LogSegment]:
-        """A checkpoint's appended rows: one segment per table."""
+    def write_logs(self, batches: list[LogBatch], pending: list | None = None) -> list[LogSegment]:
+        """A checkpoint's appended rows: one segment per table (`pending`: see write_runs)."""
         out = []
         for table_id, bs in append_log.by_table(batches).items():
             out.append(self.write_log_segment(table_id, append_log.concat([b.rows for b in bs]),
-                                              bs[0].epoch, bs[-1].epoch, 0))
+                                              bs[0].epoch, bs[-1].epoch, 0, pending=pending))
         return out
 
     def write_log_segment(self, table_id: int, rows: pa.Table, min_epoch: int, max_epoch: int, level: int,
-                          stat: str = "bytes_uploaded") -> LogSegment:
+                          stat: str = "bytes_uploaded", pending: list | None = None) -> LogSegment:
         data = append_log.encode(rows, self.compression)
         sid = self.alloc_id()
-        self.object_store.put(log_path(sid), data)
+        self.object_store.put_new(log_path(sid), data, pending)  # in no version yet: see put_new
         self.stats["log_uploads" if level == 0 else "log_merges_written"] += 1
         self.stats[stat] += data.size
         return LogSegment(sid, table_id, min_epoch, max_epoch, rows.num_rows, data.size, level)

@@ -14,6 +14,7 @@ from typing import Callable
 
 from rw_cli.errors import StorageError
 from rw_cli.store.append_log import LogBatch, LogDrop
+from rw_cli.store.object_store import wait_durable
 from rw_cli.store.background import BackgroundLoop
 from rw_cli.store.shared_buffer import SharedBuffer, SharedBufferBatch, merged_runs
 from rw_cli.store.sstable_store import SstableStore
@@ -25,8 +26,10 @@ class CommitTask:
     """One requested commit: what it uploads, and its outcome for whoever waits on it."""
 
     def __init__(self, epoch: int, extra: bytes | None, batches: list[SharedBufferBatch],
-                 logs: list[LogBatch] | None = None, drops: list[LogDrop] | None = None):
+                 logs: list[LogBatch] | None = None, drops: list[LogDrop] | None = None, awaited: bool = False):
         self.epoch = epoch
+        # the requester waits for this commit at once (FLUSH, DDL): nothing runs beside it
+        self.awaited = awaited
         self.extra = extra
         self.batches = batches
         self.logs = logs or []
@@ -72,11 +75,12 @@ class Uploader(BackgroundLoop):
         with self._lock:
             return len(self._queue)
 
-    def request(self, epoch: int, extra: bytes | None) -> CommitTask:
-        """Queue the commit of `epoch` (checked by the caller, under the state lock)."""
+    def request(self, epoch: int, extra: bytes | None, awaited: bool = False) -> CommitTask:
+        """Queue the commit of `epoch` (checked by the caller, under the state lock).
+        `awaited`: the caller waits for it right away (see `write_batches`)."""
         with self._lock:
             batches, logs, drops, adopted = self.buffer.take_for_commit(epoch)
-            task = CommitTask(epoch, None if extra is None else bytes(extra), batches, logs, drops)
+            task = CommitTask(epoch, None if extra is None else bytes(extra), batches, logs, drops, awaited)
             task.adopted = adopted
             self.requested_epoch = epoch
             if extra is not None:
@@ -120,12 +124,19 @@ class Uploader(BackgroundLoop):
                 self._queue.pop(0)
                 task.done.set()
                 self._cond.notify_all()
+            if task.error is None:
+                # after the waiter is released: CURRENT is only a hint (see _run)
+                self.versions.write_hint()
 
     def _run(self, task: CommitTask) -> None:
+        # the new SSTs' and segments' fsyncs run while the version is written: it is
+        # published (linked) only once they are durable (before_publish)
+        pending: list = []
         new_ssts: list[SstInfo] = []
         if task.batches:
-            new_ssts = self.write_batches(task.batches)
-        segments = [a for a in task.adopted if isinstance(a, LogSegment)] + self.sstables.write_logs(task.logs)
+            new_ssts = self.write_batches(task.batches, local=task.awaited, pending=pending)
+        segments = [a for a in task.adopted if isinstance(a, LogSegment)] + \
+            self.sstables.write_logs(task.logs, pending)
         new_ssts = [a for a in task.adopted if isinstance(a, SstInfo)] + new_ssts
 
         def make(old: HummockVersion) -> HummockVersion:
@@ -142,12 +153,19 @@ class Uploader(BackgroundLoop):
             self.buffer.remove([*task.batches, *task.logs, *task.drops])
             self.sstables.release_ids(s.id for s in [*new_ssts, *segments])
             self._committed(v)
-        self.versions.commit(make, installed)
+        # the version object is the commit point; CURRENT, a hint, is written by _loop once
+        # the waiter has been released (one file write and rename fewer on FLUSH's path)
+        self.versions.commit(make, installed, hint=False, before_publish=lambda: wait_durable(pending))
 
-    def write_batches(self, batches: list[SharedBufferBatch]) -> list[SstInfo]:
-        """A checkpoint's batches as SSTs: by the upload process, or in this thread."""
-        if self.remote:
+    def write_batches(self, batches: list[SharedBufferBatch], local: bool = False,
+                      pending: list | None = None) -> list[SstInfo]:
+        """A checkpoint's batches as SSTs: by the upload process, or in this thread. The
+        process lets the stream go on beside the upload; a commit its requester waits for
+        (`local`: FLUSH) has no stream beside it, so it is built here, without shipping the
+        batches to the process and the SSTs' metas back. `pending`: see
+        SstableStore.write_runs (the upload process's SSTs are durable when it answers)."""
+        if self.remote and not local:
             from rw_cli.store import upload_process
             if upload_process.ready():
                 return upload_process.upload_remote(self.sstables, batches)
-        return self.sstables.write_runs(merged_runs(batches))
+        return self.sstables.write_runs(merged_runs(batches), pending)

@@ -12,6 +12,7 @@ import json
 import re
 import zlib
 from dataclasses import dataclass, field
+from typing import Callable
 
 from rw_cli.errors import StorageError
 from rw_cli.store.object_store import ObjectStore
@@ -232,7 +233,12 @@ class VersionStore:
         except (StorageError, ValueError, UnicodeDecodeError):
             return None
 
-    def commit(self, version: HummockVersion) -> None:
+    def commit(self, version: HummockVersion, hint: bool = True,
+               before_publish: Callable[[], None] | None = None) -> None:
+        """Write `version` (the commit point), then CURRENT naming it unless not `hint`:
+        the caller writes it later (`write_hint`), off the path a waiter waits on.
+        `before_publish()`: waits until the objects the version lists are durable; it runs
+        once the version's own bytes are written and before the version can be seen."""
         p = version_path(version.id)
         hint = self.current_hint()
         if hint is not None and hint >= version.id and self.store.exists(version_path(hint)):
@@ -242,11 +248,17 @@ class VersionStore:
             raise StorageError(f"version {hint} of the state store is newer than this writer's {version.id - 1}: "
                                f"another writer has opened it",
                                hint="only one process may write to a state store at a time")
-        if not self.store.put_if_absent(p, version.encode()):
+        if not self.store.put_if_absent(p, version.encode(), before_publish):
             raise StorageError(f"version {version.id} already exists in the state store: another writer "
                                f"has opened it", hint="only one process may write to a state store at a time")
+        if hint:
+            self.write_hint(version.id)
+
+    def write_hint(self, vid: int) -> None:
+        """CURRENT := `vid`: a hint (open rolls forward from it), so not made durable, and a
+        failure to write it is no error."""
         try:
-            self.store.put(CURRENT, str(version.id).encode(), durable=False)
+            self.store.put(CURRENT, str(vid).encode(), durable=False)
         except StorageError:
             pass  # CURRENT is a hint; the version object is the commit point
 

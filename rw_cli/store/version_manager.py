@@ -100,15 +100,17 @@ class VersionManager:
 
     # -- commits -----------------------------------------------------------------------------
     def commit(self, make: Callable[[HummockVersion], HummockVersion | None],
-               installed: Callable[[HummockVersion], None] | None = None) -> HummockVersion | None:
+               installed: Callable[[HummockVersion], None] | None = None,
+               hint: bool = True, before_publish: Callable[[], None] | None = None) -> HummockVersion | None:
         """Write the version `make` derives from the current one (None: nothing to commit)
-        and make it current, then `installed(v)` under the same lock."""
+        and make it current, then `installed(v)` under the same lock. Not `hint`: CURRENT is
+        left to a later `write_hint`. `before_publish`: see VersionStore.commit."""
         with self._commit_lock:
             with self._lock:
                 v = make(self.current)
             if v is None:
                 return None
-            self._versions.commit(v)
+            self._versions.commit(v, hint, before_publish)
             with self._lock:
                 old = self.current
                 self.current = v
@@ -117,6 +119,14 @@ class VersionManager:
                 if installed is not None:
                     installed(v)
         return v
+
+    def write_hint(self) -> None:
+        """CURRENT := the current version (after commits made with hint=False). Without the
+        commit lock: a version writer holding it is not waited for, and a hint one version
+        behind, should another commit slip in between, is still a hint."""
+        with self._lock:
+            vid = self.current.id
+        self._versions.write_hint(vid)
 
     def latest(self) -> HummockVersion:
         """The newest version committed to the object store (by whichever process writes

@@ -19,7 +19,7 @@ from rw_cli.store.keys import KeyForm, argsort_sortable, sortable_keys, sortable
 from rw_cli.store.merge import SCAN_BATCH_BYTES, coalesce, merge_runs
 from rw_cli.store.run import Run, key_lengths
 from rw_cli.store.shared_buffer import SharedBufferBatch
-from rw_cli.store.sst import SstReader, key_hashes
+from rw_cli.store.sst import SstReader, bloom_probes, key_hashes
 from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.version import HummockVersion, SstInfo
 
@@ -47,15 +47,15 @@ class VersionReader:
         q = keys.take(pa.array(order[first], pa.int64()))
         nq = len(q)
         hashes = key_hashes(q)
-        forms: dict = {qform.key(): (s[first], None)}
-        found = np.zeros(nq, dtype=bool)
+        probes = bloom_probes(hashes)  # once: each SST's filter only masks them
+        pending = _Pending(q, hashes, probes, {qform.key(): (s[first], None)})
+        found = pending.found
         hit_idx: list[np.ndarray] = []
         hit_vals: list[pa.Array] = []
         for b in reversed(buffer):
             if b.epoch > epoch:
                 continue
-            self._lookup_source(lambda qq, hh, ff, b=b: b.lookup(qq, ff), q, hashes, forms,
-                                found, hit_idx, hit_vals, epoch)
+            pending.ask(lambda qq, hh, pp, ff, b=b: b.lookup(qq, ff), hit_idx, hit_vals)
             if found.all():
                 break
         # only the SSTs whose key range holds a query key are opened (their metas loaded)
@@ -77,8 +77,7 @@ class VersionReader:
                 if info.min_epoch > epoch:
                     continue
                 rd = self.sstables.reader(info)
-                self._lookup_source(lambda qq, hh, ff, rd=rd: rd.lookup(qq, hh, epoch, ff),
-                                    q, hashes, forms, found, hit_idx, hit_vals, epoch)
+                pending.ask(lambda qq, hh, pp, ff, rd=rd: rd.lookup(qq, hh, epoch, ff, pp), hit_idx, hit_vals)
         if not hit_idx:
             return pa.nulls(n, pa.binary())
         idx = np.concatenate(hit_idx)
@@ -87,26 +86,6 @@ class VersionReader:
         where[idx] = np.arange(len(idx))
         per_key = where[inv]
         return vals.take(pa.array(per_key, pa.int64(), mask=per_key < 0))
-
-    @staticmethod
-    def _lookup_source(fn, q, hashes, forms, found, hit_idx, hit_vals, epoch) -> None:
-        if found.any():
-            rem = np.flatnonzero(~found)
-            ia = pa.array(rem, pa.int64())
-            qq = q.take(ia)
-            hh = hashes[rem]
-            ff = {k: (sk[rem], None if ok is None else ok[rem]) for k, (sk, ok) in forms.items()}
-        else:
-            rem, qq, hh, ff = None, q, hashes, forms
-        idx, vals = fn(qq, hh, ff)
-        if rem is None:
-            # share the forms computed for the full query array
-            forms.update(ff)
-        if len(idx):
-            gi = idx if rem is None else rem[idx]
-            found[gi] = True
-            hit_idx.append(gi)
-            hit_vals.append(vals)
 
     def _sources(self, version: HummockVersion, buffer: list[SharedBufferBatch], start: bytes, end: bytes | None,
                  epoch: int) -> tuple[list, KeyForm]:
@@ -220,19 +199,57 @@ class VersionReader:
 
 def _sst_ranges(rd: SstReader, starts: list[bytes], ends: list[bytes | None], bounds: dict) -> Run:
     """The entries of one SST inside the ranges: the blocks any range touches, read once,
-    each cut to the ranges by its own sortable keys (kept with the cached block)."""
-    blocks: set[int] = set()
-    for s, e in zip(starts, ends):
-        lo, hi = rd.block_range(s, e)
-        blocks.update(range(lo, hi))
-    if not blocks:
-        return Run.empty()
-    blks = rd.blocks_at(sorted(blocks), fill=rd.should_fill(len(blocks)))
-    unique = rd.meta.distinct_keys == rd.meta.key_count
-    run = Run.concat([restrict_to_ranges(b, rd.meta.form, starts, ends, bounds) for b in blks])
+    each cut by its own sortable keys (kept with the cached block) to the ranges that touch
+    it — found for all blocks and ranges at once, not by a walk over the ranges per SST and
+    a search of every range per block (an agg's hundreds of groups, in each of many SSTs)."""
+    m = rd.meta
+    b = _range_bounds(m.form, starts, ends, bounds) if m.n_blocks else None
+    spans = _block_spans(rd, b) if b is not None else None
+    if spans is None:
+        touched: set[int] = set()
+        for s, e in zip(starts, ends):
+            lo, hi = rd.block_range(s, e)
+            touched.update(range(lo, hi))
+        if not touched:
+            return Run.empty()
+        blks = rd.blocks_at(sorted(touched), fill=rd.should_fill(len(touched)))
+        parts = [restrict_to_ranges(blk, m.form, starts, ends, bounds) for blk in blks]
+    else:
+        blocks, r0, r1 = spans
+        if not len(blocks):
+            return Run.empty()
+        blks = rd.blocks_at(blocks.tolist(), fill=rd.should_fill(len(blocks)))
+        parts = [_restrict_sorted(blk, m.form, b[0][a:z], b[1][a:z], b[2][a:z])
+                 for blk, a, z in zip(blks, r0.tolist(), r1.tolist())]
+    run = Run.concat(parts)
     if len(run):
-        run.unique = unique
+        run.unique = m.distinct_keys == m.key_count
     return run
+
+
+def _block_spans(rd: SstReader, b: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(the blocks some range touches, ascending; for each, the ranges [r0, r1) that touch
+    it) from the ranges' sortable bounds `b` (`_range_bounds`), by searches over the blocks'
+    first keys: a range touches the blocks `SstReader.block_range` gives. None when the
+    SST's largest key does not fit its form (then the caller walks the ranges)."""
+    m = rd.meta
+    largest = sortable_one(m.largest_key, m.form)
+    if largest is None:
+        return None
+    s, e, open_end = b
+    n = m.n_blocks
+    fsk = m.first_sk()
+    lo = np.maximum(np.searchsorted(fsk, s, "right") - 1, 0)
+    hi = np.where(open_end, n, np.searchsorted(fsk, e, "left"))
+    past = s > np.array(largest, s.dtype)  # ranges after the SST's last key: no block
+    lo, hi = np.where(past, n, lo), np.where(past, n, np.maximum(lo, hi))
+    # ranges are sorted and disjoint, so lo and hi never decrease: the ranges touching
+    # block j are those from the first with hi > j to the last with lo <= j
+    j = np.arange(n)
+    r0 = np.searchsorted(hi, j, "right")
+    r1 = np.searchsorted(lo, j, "right")
+    touched = np.flatnonzero(r1 > r0)
+    return touched, r0[touched], r1[touched]
 
 
 def restrict_to_ranges(run: Run, form: KeyForm, starts: list[bytes], ends: list[bytes | None],
@@ -242,14 +259,27 @@ def restrict_to_ranges(run: Run, form: KeyForm, starts: list[bytes], ends: list[
     if not len(run):
         return run
     b = _range_bounds(form, starts, ends, {} if bounds is None else bounds)
-    if b is None:  # a bound that does not fit the form: compared as bytes
-        lo = np.array([_count_below(run, s) for s in starts], dtype=np.int64)
-        hi = np.array([len(run) if e is None else _count_below(run, e) for e in ends], dtype=np.int64)
-    else:
-        sk = run.skeys(form)
-        lo = np.searchsorted(sk, b[0], "left").astype(np.int64)
-        hi = np.searchsorted(sk, b[1], "left").astype(np.int64)
-        hi[b[2]] = len(run)
+    if b is not None:
+        return _restrict_sorted(run, form, *b)
+    # a bound that does not fit the form: compared as bytes
+    lo = np.array([_count_below(run, s) for s in starts], dtype=np.int64)
+    hi = np.array([len(run) if e is None else _count_below(run, e) for e in ends], dtype=np.int64)
+    return _take_spans(run, lo, hi)
+
+
+def _restrict_sorted(run: Run, form: KeyForm, s: np.ndarray, e: np.ndarray, open_end: np.ndarray) -> Run:
+    """`restrict_to_ranges` with the ranges' bounds in `form`'s sortable bytes."""
+    if not len(run) or not len(s):
+        return run.slice(0, 0)
+    sk = run.skeys(form)
+    lo = np.searchsorted(sk, s, "left").astype(np.int64)
+    hi = np.searchsorted(sk, e, "left").astype(np.int64)
+    hi[open_end] = len(run)
+    return _take_spans(run, lo, hi)
+
+
+def _take_spans(run: Run, lo: np.ndarray, hi: np.ndarray) -> Run:
+    """The entries lo[i]..hi[i]-1 of every range i (sorted, disjoint)."""
     hi = np.maximum(lo, hi)
     sizes = hi - lo
     total = int(sizes.sum())
@@ -291,3 +321,32 @@ def _count_below(run: Run, key: bytes) -> int:
 def _concat_level(readers: list[SstReader], start: bytes, end: bytes | None) -> Iterator[Run]:
     for r in readers:
         yield from r.runs(start, end)
+
+
+class _Pending:
+    """The query keys of a batched lookup not found yet, with their hashes, Bloom probes and
+    sortable forms (by key form), as the next source is asked for them. Sliced again only
+    after a source found some: over many SSTs most keys are found in one or none, and
+    slicing (an Arrow take among them) for every SST cost more than the SST's own lookup."""
+
+    def __init__(self, q: pa.Array, hashes: np.ndarray, probes: np.ndarray, forms: dict):
+        self.q, self.hashes, self.probes, self.forms = q, hashes, probes, forms
+        self.found = np.zeros(len(q), dtype=bool)
+        self.rem: np.ndarray | None = None  # the positions in q of the view; None: all of q
+        self.view = (q, hashes, probes, forms)  # forms computed on a view are kept with it
+
+    def ask(self, fn, hit_idx: list[np.ndarray], hit_vals: list[pa.Array]) -> None:
+        """`fn(keys, hashes, probes, forms)` -> (positions among `keys` found, their
+        values) for the keys still pending; the hits are added to `hit_idx`/`hit_vals`."""
+        idx, vals = fn(*self.view)
+        if not len(idx):
+            return
+        gi = idx if self.rem is None else self.rem[idx]
+        self.found[gi] = True
+        hit_idx.append(gi)
+        hit_vals.append(vals)
+        rem = np.flatnonzero(~self.found)
+        forms = self.view[3] if self.rem is None else self.forms
+        self.rem = rem
+        self.view = (self.q.take(pa.array(rem, pa.int64())), self.hashes[rem], self.probes[rem],
+                     {k: (sk[rem], None if ok is None else ok[rem]) for k, (sk, ok) in forms.items()})

@@ -27,6 +27,22 @@ def test_put_get_exists_delete(store):
         store.get("a/b.bin")
 
 
+def test_put_new_writes_a_new_object(store):
+    store.put_new("sst/1.sst", b"x" * 100_000)
+    assert store.get("sst/1.sst") == b"x" * 100_000
+    assert store.list("sst/") == ["sst/1.sst"]
+
+
+def test_local_put_new_leaves_nothing_when_it_fails(tmp_path):
+    s = LocalObjectStore(str(tmp_path))
+    (tmp_path / "sst").write_text("a file where the directory should be")
+    with pytest.raises(StorageError, match="cannot write object"):
+        s.put_new("sst/1.sst", b"data")
+    s.put_new("other/2.sst", b"data")
+    import os
+    assert os.listdir(tmp_path / "other") == ["2.sst"]  # in place: no temporary file
+
+
 def test_get_range(store):
     store.put("x", bytes(range(100)))
     assert store.get_range("x", 10, 5) == bytes(range(10, 15))
