@@ -166,12 +166,9 @@ def _sources(s):
 
 # -- DuckDB ----------------------------------------------------------------------------------------
 def duck_connection(threads: int):
-    import duckdb
+    from rw_cli.engine import duck, duck_functions
 
-    from rw_cli.engine import duck_functions
-
-    con = duckdb.connect(":memory:", config={"threads": threads} if threads else {})
-    con.execute("SET TimeZone='UTC'")
+    con = duck.open_connection(threads)
     duck_functions.install(con)
     return con
 

@@ -21,15 +21,22 @@ _counter = itertools.count()
 _local = threading.local()
 
 
+def open_connection(threads: int = 1) -> duckdb.DuckDBPyConnection:
+    """A new DuckDB connection set up as the engine's: UTC, our type aliases (our macros are
+    created on it as statements call them, or all at once by duck_functions.install)."""
+    con = duckdb.connect(":memory:", config={"threads": threads} if threads else {})
+    con.execute("SET TimeZone='UTC'")
+    con.execute("SET order_by_non_integer_literal = true")  # PostgreSQL ignores ORDER BY 'x'
+    con.execute("CREATE TYPE INT256 AS BIGNUM")  # rw_int256 (rw_cli.common.types)
+    # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
+    # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
+    return con
+
+
 def connection() -> duckdb.DuckDBPyConnection:
     con = getattr(_local, "con", None)
     if con is None:
-        con = duckdb.connect(":memory:", config={"threads": 1})
-        con.execute("SET TimeZone='UTC'")
-        con.execute("SET order_by_non_integer_literal = true")  # PostgreSQL ignores ORDER BY 'x'
-        con.execute("CREATE TYPE INT256 AS BIGNUM")  # rw_int256 (rw_cli.common.types)
-        # x / 0 is an error, as in PostgreSQL (DuckDB's default); int / int is rewritten to
-        # `//` by rw_cli.sql.transpile (the `integer_division` setting would break interval / n).
+        con = open_connection()
         _local.con = con
         _local.installed = set()  # our macros and UDFs created on it: rw_cli.engine.duck_functions
         _local.settings = {"timezone": "UTC"}

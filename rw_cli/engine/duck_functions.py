@@ -685,6 +685,15 @@ def names() -> frozenset[str]:
     return frozenset(_catalog())
 
 
+def install(con: duckdb.DuckDBPyConnection) -> None:
+    """Every macro and UDF of ours on `con`: a connection of its own outside the engine's
+    (a benchmark's DuckDB baseline running our transpiled SQL)."""
+    catalog, installed = _catalog(), set()
+    for name in catalog:
+        if name not in installed:
+            _install(con, name, catalog, installed)
+
+
 def install_used(con: duckdb.DuckDBPyConnection, sql: str, installed: set[str]) -> None:
     """Create on `con` the macros and UDFs that `sql` calls, and those they call, unless
     `installed` (what `con` has) already holds them. Creating all ~100 of them when a
