@@ -174,8 +174,67 @@ _INT256_MACROS = [
     f"THEN CAST('{2 ** 256}' AS INT256) ELSE CAST(0 AS INT256) END END)",
 ]
 
+MAX_ARRAY_DEPTH = 6
+
+
+def array_bound_macro(name: str, depth: int) -> str:
+    """The name of our macro of array_lower / array_upper for arrays of `depth` levels."""
+    return f"pg_{name}_{depth}"
+
+
+def _longest(x: str, depth: int) -> str:
+    """SQL of the longest length of the arrays `depth` levels inside the array `x` (0: its own)."""
+    if depth == 0:
+        return f"len({x})"
+    var = f"d{depth}"
+    return f"list_max(list_transform({x}, lambda {var}: {_longest(var, depth - 1)}))"
+
+
+def _array_bound_macros() -> list[str]:
+    """array_lower(a, d) and array_upper(a, d) as RisingWave computes them, one macro per
+    depth of a's type (rw_cli.sql.array_dims): NULL for an array without a single element at
+    its innermost level, or a dimension it has not; a lower bound of 1; the upper bound of a
+    dimension is the longest of its (possibly ragged) arrays."""
+    out = []
+    for depth in range(1, MAX_ARRAY_DEPTH + 1):
+        flat = "a"
+        for _ in range(depth - 1):
+            flat = f"flatten({flat})"
+        for name in ("array_lower", "array_upper"):
+            cases = " ".join(f"WHEN d = {level} THEN CAST({'1' if name == 'array_lower' else _longest('a', level - 1)}"
+                             " AS INTEGER)" for level in range(1, depth + 1))
+            out.append(f"CREATE OR REPLACE MACRO {array_bound_macro(name, depth)}(a, d) AS (CASE WHEN a IS NULL "
+                       f"OR d IS NULL OR len({flat}) = 0 THEN NULL {cases} ELSE NULL END)")
+    return out
+
+
+# PostgreSQL's bytea bit and byte functions (rw_cli.sql.functions): bytes counted from 0,
+# bits from the lowest of each byte, an index past the end an error
+_BYTE_INDEX_CHECK = "WHEN n < 0 OR n >= {size} THEN pg_index_out_of_range(n, {size} - 1) "
+_BYTEA_MACROS = [
+    "CREATE OR REPLACE MACRO pg_index_out_of_range(n, last) AS "
+    "(error('index ' || n || ' out of valid range, 0..' || last))",
+    "CREATE OR REPLACE MACRO pg_get_byte(b, n) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b)")
+    + "ELSE CAST('0x' || substr(hex(b), 2 * n + 1, 2) AS INTEGER) END)",
+    "CREATE OR REPLACE MACRO pg_set_byte(b, n, v) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b)")
+    + "ELSE unhex(substr(hex(b), 1, 2 * n) || printf('%02X', v & 255) || substr(hex(b), 2 * n + 3)) END)",
+    "CREATE OR REPLACE MACRO pg_get_bit(b, n) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b) * 8")
+    + "ELSE (pg_get_byte(b, n // 8) >> (n % 8)) & 1 END)",
+    "CREATE OR REPLACE MACRO pg_set_bit(b, n, v) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b) * 8")
+    + "WHEN v NOT IN (0, 1) THEN error('value ' || v || ' is invalid,new bit must be 0 or 1') "
+    "WHEN v = 1 THEN pg_set_byte(b, n // 8, pg_get_byte(b, n // 8) | (1 << (n % 8))) "
+    "ELSE pg_set_byte(b, n // 8, pg_get_byte(b, n // 8) & ~(1 << (n % 8))) END)",
+    "CREATE OR REPLACE MACRO pg_bytea_bit_count(b) AS (bit_count(CAST(b AS BIT)))",
+]
+
 _VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
+    *_array_bound_macros(),
+    *_BYTEA_MACROS,
     *_INT256_MACROS,
     # pgvector's `a <-> b`, the L2 distance (vector(n) is FLOAT[n]; a text '[1,2,3]' casts too)
     "CREATE OR REPLACE MACRO pg_vector_l2(a, b) AS (sqrt(list_sum(list_transform("

@@ -15,6 +15,7 @@ from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
+from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
 from rw_cli.sql.jsonb import rewrite_jsonb
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -873,9 +874,30 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+_BYTEA_BIT_FUNCTIONS = {"get_bit": 2, "set_bit": 3, "get_byte": 2, "set_byte": 3, "bit_count": 1}
+
+
+def _bytea_bits(node: exp.Expression) -> exp.Expression | None:
+    """get_bit, set_bit, get_byte, set_byte and bit_count of a bytea, as PostgreSQL's (bits
+    counted from the lowest of each byte; DuckDB's get_bit and bit_count take a bit string
+    or an integer, which stay theirs)."""
+    if isinstance(node, exp.Getbit):
+        name, args = "get_bit", [node.this, node.expression]
+    elif isinstance(node, exp.Anonymous) and node.name.lower() in _BYTEA_BIT_FUNCTIONS:
+        name, args = node.name.lower(), list(node.expressions)
+    else:
+        return None
+    if len(args) != _BYTEA_BIT_FUNCTIONS[name] or not (_is_text_literal(args[0]) or _type(args[0]) in _BYTES):
+        return None
+    rest = [exp.Cast(this=a, to=exp.DataType.build("INT")) if _is_text_literal(a) else a for a in args[1:]]
+    macro = "pg_bytea_bit_count" if name == "bit_count" else f"pg_{name}"
+    return _fn(macro, _bytea(args[0]), *rest)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
-    for rewrite in (_vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
+    check_array_cast(node)
+    for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
                     _int256_op, _make_interval, _unnest_nested, _negative_bound):
         out = rewrite(node)
         if out is not None:
@@ -1253,6 +1275,9 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
+    dims = array_dimension_function(name, args)
+    if dims is not None:
+        return dims
     if name == "pg_typeof" and len(args) == 1:
         if _is_text_literal(args[0]):
             return exp.Literal.string("unknown")  # a quoted literal has no type yet
