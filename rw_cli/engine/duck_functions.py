@@ -231,8 +231,31 @@ _BYTEA_MACROS = [
     "CREATE OR REPLACE MACRO pg_bytea_bit_count(b) AS (bit_count(CAST(b AS BIT)))",
 ]
 
+# approx_percentile (rw_cli.sql.approx_percentile): a value's bucket, negative values counted
+# down from the most negative (so that the buckets sort in the values' order), zeros between
+_LOG_BASE = "ln((1 + e) / (1 - e))"
+_APPROX_MACROS = [
+    "CREATE OR REPLACE MACRO pg_approx_bucket(x, e) AS (CASE WHEN x IS NULL OR isnan(x) THEN NULL "
+    f"WHEN x < 0 THEN {{'s': -1, 'k': -CAST(ceil(ln(-x) / {_LOG_BASE}) AS INTEGER)}} "
+    f"WHEN x > 0 THEN {{'s': 1, 'k': CAST(ceil(ln(x) / {_LOG_BASE}) AS INTEGER)}} "
+    "ELSE {'s': 0, 'k': 0} END)",
+    "CREATE OR REPLACE MACRO pg_approx_percentile_of(bs, q, e) AS (CASE "
+    "WHEN CAST(floor(len(bs) * q) AS BIGINT) + 1 > len(bs) THEN NULL "
+    "ELSE pg_approx_value(bs[CAST(floor(len(bs) * q) AS BIGINT) + 1].s, "
+    "bs[CAST(floor(len(bs) * q) AS BIGINT) + 1].s * bs[CAST(floor(len(bs) * q) AS BIGINT) + 1].k, e) END)",
+]
+
+# format_type's names of type oids (PostgreSQL's), each array type's too
+_TYPE_OIDS = [(16, 1000, "boolean"), (17, 1001, "bytea"), (20, 1016, "bigint"), (21, 1005, "smallint"),
+              (23, 1007, "integer"), (25, 1009, "text"), (700, 1021, "real"), (701, 1022, "double precision"),
+              (1043, 1015, "character varying"), (1082, 1182, "date"), (1083, 1183, "time without time zone"),
+              (1114, 1115, "timestamp without time zone"), (1184, 1185, "timestamp with time zone"),
+              (1186, 1187, "interval"), (1700, 1231, "numeric"), (3802, 3807, "jsonb")]
+_FORMAT_TYPES = [(oid, name) for oid, _, name in _TYPE_OIDS] + [(oid, f"{name}[]") for _, oid, name in _TYPE_OIDS]
+
 _VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
+    *_APPROX_MACROS,
     *_array_bound_macros(),
     *_BYTEA_MACROS,
     *_INT256_MACROS,
@@ -389,13 +412,8 @@ MACROS = [
     "(oid, pretty) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_indexdef(oid) AS (CAST(NULL AS VARCHAR)), "
     "(oid, col, pretty) AS (CAST(NULL AS VARCHAR))",
-    "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE oid "
-    + " ".join(f"WHEN {o} THEN '{n}'" for o, n in [
-        (16, "boolean"), (17, "bytea"), (20, "bigint"), (21, "smallint"), (23, "integer"), (25, "text"),
-        (700, "real"), (701, "double precision"), (1043, "character varying"), (1082, "date"),
-        (1083, "time without time zone"), (1114, "timestamp without time zone"),
-        (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
-    + " ELSE '???' END)",
+    "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE WHEN oid IS NULL THEN NULL "
+    + " ".join(f"WHEN oid = {o} THEN '{n}'" for o, n in _FORMAT_TYPES) + " ELSE '???' END)",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
     *_MATH_MACROS,
     *_JSONB_MACROS,
@@ -676,6 +694,93 @@ def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
     return pa.array(out, pa.int32()).cast(pa.date32())
 
 
+def _powi(a: float, n: int) -> float:
+    """a ** n by repeated squaring, as Rust's f64::powi (compiler-rt's __powidf2) computes it:
+    the same roundings, so the same last digit as RisingWave's."""
+    recip, n, r = n < 0, abs(n), 1.0
+    while True:
+        if n & 1:
+            r *= a
+        n //= 2
+        if n == 0:
+            break
+        a *= a
+    return 1.0 / r if recip else r
+
+
+def _approx_value(sign: int, bucket: int, error: float) -> float:
+    """The value approx_percentile reports for a bucket: 2 y^i / (y + 1), signed; 0 for zeros."""
+    if sign == 0:
+        return 0.0
+    base = (1.0 + error) / (1.0 - error)
+    return sign * 2.0 * _powi(base, bucket) / (base + 1.0)
+
+
+def udf_approx_value(s: pa.Array, k: pa.Array, e: pa.Array) -> pa.Array:
+    """One value per group (the aggregate's result), so a loop costs nothing."""
+    return pa.array([None if None in row else _approx_value(*row)
+                     for row in zip(s.to_pylist(), k.to_pylist(), e.to_pylist())], pa.float64())
+
+
+def udf_casefold(a: pa.Array) -> pa.Array:
+    """casefold(text): Unicode's full case folding (`ß` -> `ss`, `ﬁ` -> `fi`); ASCII text, the
+    usual case, is Arrow's lower case."""
+    import pyarrow.compute as pc
+
+    if pc.all(pc.string_is_ascii(a)).as_py() is not False:
+        return pc.utf8_lower(a)
+    return _map(a, str.casefold, pa.string())
+
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def _crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), which zlib has not."""
+    c = 0xFFFFFFFF
+    for byte in data:
+        c = _CRC32C[(c ^ byte) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def udf_crc32(a: pa.Array) -> pa.Array:
+    import zlib
+
+    return _map(a, zlib.crc32, pa.int64())
+
+
+def udf_crc32c(a: pa.Array) -> pa.Array:
+    return _map(a, _crc32c, pa.int64())
+
+
+def _strip_nulls(v):
+    """jsonb_strip_nulls(j, true): null object members and null array elements, at any depth."""
+    if isinstance(v, dict):
+        return {k: _strip_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_strip_nulls(x) for x in v if x is not None]
+    return v
+
+
+def udf_jsonb_strip_all_nulls(a: pa.Array) -> pa.Array:
+    import json
+    from decimal import Decimal
+
+    from rw_cli.common.pg_json import jsonb_text
+
+    return _map(a, lambda t: jsonb_text(_strip_nulls(json.loads(t, parse_float=Decimal))), pa.string())
+
+
 def udf_numeric_mul(a: pa.Array, b: pa.Array) -> pa.Array:
     return numeric_arith.multiply(a, b)
 
@@ -688,6 +793,11 @@ def udf_numeric_quot(a: pa.Array, b: pa.Array) -> pa.Array:
 UDFS = {
     "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
     "pg_numeric_mul": (udf_numeric_mul, [_NUMERIC, _NUMERIC], _NUMERIC),
+    "pg_approx_value": (udf_approx_value, ["INTEGER", "INTEGER", "DOUBLE"], "DOUBLE"),
+    "pg_casefold": (udf_casefold, ["VARCHAR"], "VARCHAR"),
+    "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
+    "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),
+    "pg_jsonb_strip_all_nulls": (udf_jsonb_strip_all_nulls, ["VARCHAR"], "VARCHAR"),
     "pg_numeric_quot": (udf_numeric_quot, [_NUMERIC, _NUMERIC], _NUMERIC),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),

@@ -15,6 +15,7 @@ from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
+from rw_cli.sql.approx_percentile import approx_percentile
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
 from rw_cli.sql.jsonb import rewrite_jsonb
 
@@ -909,7 +910,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.CurrentVersion):
         return exp.Literal.string(_server_version())
     if isinstance(node, exp.WithinGroup):
-        return _null_fraction(node)
+        return approx_percentile(node) or _null_fraction(node)
     if isinstance(node, exp.Filter):
         return filter_into(node)
     if isinstance(node, exp.TimeToStr) and _type(node.this) == T.INTERVAL:
@@ -1275,6 +1276,12 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
+    if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
+        return exp.ArrayOverlaps(this=args[0], expression=args[1])
+    if name in ("crc32", "crc32c") and len(args) == 1:
+        return _fn(f"pg_{name}", _typed_argument(name, args[0], _BYTES, _bytea))
+    if name == "casefold" and len(args) == 1:
+        return _fn("pg_casefold", _typed_argument(name, args[0], _TEXT, lambda a: a))
     dims = array_dimension_function(name, args)
     if dims is not None:
         return dims
@@ -1286,16 +1293,30 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     return None
 
 
+def _typed_argument(name: str, arg: exp.Expression, types: set, literal) -> exp.Expression:
+    """The one argument of a function of one parameter type (`types`): a quoted literal
+    read as that type (`literal`), NULL as is; another type is PostgreSQL's error."""
+    if _is_text_literal(arg):
+        return literal(arg)
+    t = _type(arg)
+    if t in types or t in (None, T.NULL, T.UNKNOWN):
+        return arg
+    call = exp.Anonymous(this=name, expressions=[arg])
+    _check_known(call, known=False)
+    return arg
+
+
 _QUANTIFIERS = ("all", "some")  # `x = ALL (array)`: syntax DuckDB reads, not a function
 
 
-def _check_known(node: exp.Anonymous) -> None:
-    """A call of a name no function has fails as PostgreSQL's does, naming the argument
-    types (the caller annotated them), before DuckDB words it its own way."""
+def _check_known(node: exp.Anonymous, known: bool = True) -> None:
+    """A call of a name no function has (or of no function for its argument types, when not
+    `known`) fails as PostgreSQL's does, naming the argument types (the caller annotated
+    them), before DuckDB words it its own way."""
     from rw_cli.engine.duck import function_names
 
     name = node.name.lower()
-    if name in function_names() or name in _QUANTIFIERS:
+    if known and (name in function_names() or name in _QUANTIFIERS):
         return
     from rw_cli.common.types import DataType
 
