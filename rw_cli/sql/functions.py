@@ -27,18 +27,42 @@ _BYTES = {T.VARBINARY, T.BINARY, T.BLOB}
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
 
 
-def _similar_to_regex(pattern: str) -> str:
+def _similar_to_regex(pattern: str, escape: str = "\\") -> str:
+    """A SIMILAR TO pattern as a regular expression: `%` and `_` are wildcards, `.` is
+    literal, the escape character (a backslash unless ESCAPE names another; none for ESCAPE
+    '') makes the next character literal, and before a double quote marks one of the
+    substring's bounds (a group, for matching)."""
     out = []
     i = 0
+    bounds = 0
     while i < len(pattern):
         c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
+        if escape and c == escape and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt == '"':
+                out.append("(" if bounds % 2 == 0 else ")")
+                bounds += 1
+            else:
+                out.append(re.escape(nxt))
             i += 2
             continue
         out.append({"%": ".*", "_": ".", ".": "\\."}.get(c, c))
         i += 1
+    if bounds % 2:
+        out.append(")")
     return "".join(out)
+
+
+def _similar_escape(node: exp.Escape) -> exp.Expression | None:
+    """`x SIMILAR TO pattern ESCAPE e` with a constant pattern and escape character."""
+    similar, escape = node.this, node.expression
+    if not (isinstance(similar, exp.SimilarTo) and _is_text_literal(similar.expression) and _is_text_literal(escape)):
+        return None
+    if len(escape.this) > 1:
+        raise BindError("invalid escape string", hint="Escape string must be empty or one character.")
+    regex = _similar_to_regex(similar.expression.this, escape.this)
+    return _fn("regexp_full_match", similar.this, exp.Literal.string(regex))
+
 
 _DATE_TRUNC_UNITS = {"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
                      "quarter", "year", "decade", "century", "millennium"}
@@ -612,6 +636,29 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
     return exp.Cast(this=x, to=exp.DataType.build("VARCHAR"))
 
 
+def _array_join(node: exp.ArrayToString) -> exp.Expression | None:
+    """array_to_string / array_join(a, delimiter [, null_text]) as PostgreSQL's: the
+    elements' text as their output functions write it (booleans t/f), nested arrays'
+    elements all, NULLs skipped (or replaced); a NULL delimiter or array gives NULL; the
+    delimiter may differ from row to row (DuckDB's own takes a constant one)."""
+    arr, sep, null = node.this, node.expression, node.args.get("null")
+    t = getattr(arr, "type", None)
+    if isinstance(arr, exp.Null) or t is None or t.this in (T.NULL, T.UNKNOWN):
+        raise BindError(f"could not determine polymorphic type because input has type unknown "
+                        f"(function array_to_string)")
+    if t.this != T.ARRAY or sep is None:
+        return None
+    element = t.expressions[0] if t.expressions else None
+    while element is not None and element.this == T.ARRAY:
+        arr = _fn("flatten", arr)
+        element = element.expressions[0] if element.expressions else None
+    body = _element_text(exp.column("__e"), element, 0)
+    if null is not None:
+        body = _fn("coalesce", body, exp.Cast(this=null, to=exp.DataType.build("VARCHAR")))
+    texts = _fn("list_transform", arr, exp.Lambda(this=body, expressions=[exp.to_identifier("__e")]))
+    return _fn("pg_array_join", texts, exp.Cast(this=sep, to=exp.DataType.build("VARCHAR")))
+
+
 def _array_text_out(arr: exp.Expression, element: exp.DataType | None, depth: int = 0) -> exp.Expression:
     """An array as PostgreSQL's text: `{1,2}`, `{{1,2},{3,4}}`, `{a,"b c",NULL}` (DuckDB would
     write `[1, 2]`)."""
@@ -921,6 +968,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _format(node)
     if isinstance(node, exp.Dot):
         return _row_field(node)
+    if isinstance(node, exp.ArrayToString):
+        return _array_join(node)
     if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
@@ -1085,6 +1134,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         if node.args.get("length") is not None:
             return _fn("pg_substr", node.this, node.args.get("start") or exp.Literal.number(1), node.args["length"])
         return _fn("pg_substr1", node.this, node.args.get("start") or exp.Literal.number(1))
+    if isinstance(node, exp.Escape) and isinstance(node.this, exp.SimilarTo):
+        return _similar_escape(node)
+    if isinstance(node, exp.SimilarTo) and isinstance(node.parent, exp.Escape):
+        return None  # rewritten with its escape character, above
     if isinstance(node, exp.SimilarTo) and _is_text_literal(node.expression):
         return _fn("regexp_full_match", node.this, exp.Literal.string(_similar_to_regex(node.expression.this)))
     if isinstance(node, exp.SimilarTo) and _type(node.expression) in _TEXT:
@@ -1276,6 +1329,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
+    if name == "proctime" and not args:  # RisingWave's processing time: the statement's now()
+        return exp.CurrentTimestamp()
     if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
         return exp.ArrayOverlaps(this=args[0], expression=args[1])
     if name in ("crc32", "crc32c") and len(args) == 1:
