@@ -409,12 +409,14 @@ def handle_update(session, tree: exp.Update) -> Result:
         idx = rel.column_index(column.name)
         if rel.columns[idx].hidden:
             raise BindError(f'column "{column.name}" does not exist')
+        if rel.columns[idx].generated and _is_default(value):
+            continue  # computed again from the row, as always
         if rel.columns[idx].generated:
             raise BindError(f'column "{column.name}" can only be updated to DEFAULT',
                             hint=f'Column "{column.name}" is a generated column.')
         if idx in sets:
             raise BindError(f'multiple assignments to the same column "{column.name}"')
-        sets[idx] = value
+        sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
     extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra)
     n = rows.num_rows
@@ -438,6 +440,21 @@ def handle_update(session, tree: exp.Update) -> Result:
         push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def _is_default(value: exp.Expression) -> bool:
+    """`SET c = DEFAULT` (the keyword, read as a column of that name unless quoted)."""
+    return isinstance(value, exp.Column) and not value.table and value.name.lower() == "default" \
+        and not value.this.quoted
+
+
+def _default_value(column) -> exp.Expression:
+    """The expression `SET c = DEFAULT` assigns: the column's DEFAULT, else NULL."""
+    from rw_cli.sql.dialect import parse_statement
+
+    if column.default is None:
+        return exp.Null()
+    return exp.paren(parse_statement(f"SELECT ({column.default})").expressions[0])
 
 
 def _assignments(items: list[exp.Expression]) -> list[tuple[exp.Column, exp.Expression]]:
@@ -472,6 +489,8 @@ def _assignments(items: list[exp.Expression]) -> list[tuple[exp.Column, exp.Expr
             raise BindError("source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression")
         if len(values) != len(columns):
             raise BindError("number of columns does not match number of values")
+        if any(_is_default(v) for v in values):  # RisingWave takes DEFAULT in `c = DEFAULT` only
+            raise BindError("DEFAULT is not supported in a multiple-column UPDATE item")
         pairs.extend(zip(columns, values))
     return pairs
 
