@@ -288,6 +288,11 @@ MACROS = [
     # stand for themselves
     "CREATE OR REPLACE MACRO pg_similar_regex(p) AS (replace(replace(replace(replace(replace(replace(replace("
     "p, '\\%', chr(1)), '\\_', chr(2)), '.', '\\.'), '%', '.*'), '_', '.'), chr(1), '%'), chr(2), '_'))",
+    # array_to_string of the elements' texts (rw_cli.sql.functions._array_join): NULLs skipped,
+    # a delimiter of the row's own
+    "CREATE OR REPLACE MACRO pg_array_join(texts, sep) AS (CASE WHEN sep IS NULL OR texts IS NULL THEN NULL "
+    "WHEN len(list_filter(texts, lambda e: e IS NOT NULL)) = 0 THEN '' "
+    "ELSE list_reduce(list_filter(texts, lambda e: e IS NOT NULL), lambda a, b: a || sep || b) END)",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
     # PostgreSQL's array output from its elements' text (NULL elements as NULL): elements
