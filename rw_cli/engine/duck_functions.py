@@ -253,8 +253,31 @@ _TYPE_OIDS = [(16, 1000, "boolean"), (17, 1001, "bytea"), (20, 1016, "bigint"), 
               (1186, 1187, "interval"), (1700, 1231, "numeric"), (3802, 3807, "jsonb")]
 _FORMAT_TYPES = [(oid, name) for oid, _, name in _TYPE_OIDS] + [(oid, f"{name}[]") for _, oid, name in _TYPE_OIDS]
 
+# make_date / make_time / make_timestamp / make_timestamptz with PostgreSQL's years (-1 is
+# 1 BC: DuckDB's year 0) and RisingWave's checks and messages (DuckDB would shift a
+# negative year by one, or accept a negative minute or second)
+_YEAR = "CASE WHEN y < 0 THEN y + 1 ELSE y END"
+_MAKE_MACROS = [
+    "CREATE OR REPLACE MACRO pg_invalid_date(y, m, d) AS "
+    "(error('Invalid parameter year, month, day: invalid date: ' || y || '-' || m || '-' || d))",
+    "CREATE OR REPLACE MACRO pg_make_date(y, m, d) AS (CASE WHEN y IS NULL OR m IS NULL OR d IS NULL THEN NULL "
+    f"WHEN y = 0 OR TRY(make_date({_YEAR}, m, d)) IS NULL THEN pg_invalid_date(y, m, d) "
+    f"ELSE make_date({_YEAR}, m, d) END)",
+    "CREATE OR REPLACE MACRO pg_check_time(h, mi, s) AS (CASE WHEN h IS NULL OR mi IS NULL OR s IS NULL THEN NULL "
+    "WHEN s < 0 THEN error('Invalid parameter sec: invalid sec: ' || s) "
+    "WHEN h < 0 OR h > 23 OR mi < 0 OR mi > 59 OR s >= 60 "
+    "THEN error('Invalid parameter hour, min, sec: invalid time: ' || h || ':' || mi || ':' || s) ELSE true END)",
+    "CREATE OR REPLACE MACRO pg_make_time(h, mi, s) AS (CASE WHEN pg_check_time(h, mi, s) THEN make_time(h, mi, s) END)",
+    "CREATE OR REPLACE MACRO pg_make_timestamp(y, m, d, h, mi, s) AS (pg_make_date(y, m, d) + pg_make_time(h, mi, s))",
+    "CREATE OR REPLACE MACRO pg_make_timestamptz(y, m, d, h, mi, s) AS (CASE WHEN pg_check_time(h, mi, s) "
+    "AND pg_make_date(y, m, d) IS NOT NULL THEN make_timestamptz(y, m, d, h, mi, s) END), "
+    "(y, m, d, h, mi, s, tz) AS (CASE WHEN pg_check_time(h, mi, s) "
+    "AND pg_make_date(y, m, d) IS NOT NULL THEN make_timestamptz(y, m, d, h, mi, s, tz) END)",
+]
+
 _VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
+    *_MAKE_MACROS,
     *_APPROX_MACROS,
     *_array_bound_macros(),
     *_BYTEA_MACROS,
