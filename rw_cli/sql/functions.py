@@ -922,6 +922,28 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+_CONCAT_OPERANDS = _TEXT | _BYTES | _JSON_TYPES | {T.ARRAY, T.NULL, T.UNKNOWN}
+
+
+def _check_concat_operands(node: exp.DPipe) -> None:
+    """`a || b` needs a string (or bytea, jsonb, array) on one side at least: two numbers, say,
+    have no such operator in PostgreSQL."""
+    sides = (node.this, node.expression)
+    if any(_is_text_literal(x) or getattr(x, "type", None) is None or _type(x) in _CONCAT_OPERANDS for x in sides):
+        return
+    from rw_cli.common.types import DataType
+
+    names = []
+    for x in sides:
+        try:
+            names.append(str(DataType.from_sql(x.type.sql(duckdb_dialect()))))
+        except Exception:  # noqa: BLE001 - no name of ours: leave it to DuckDB
+            return
+    raise BindError(f"operator does not exist: {names[0]} || {names[1]}",
+                    hint="No operator matches the given name and argument types. "
+                         "You might need to add explicit type casts.")
+
+
 _BYTEA_BIT_FUNCTIONS = {"get_bit": 2, "set_bit": 3, "get_byte": 2, "set_byte": 3, "bit_count": 1}
 
 
@@ -966,12 +988,18 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _to_char_marks(node)
     if isinstance(node, exp.Format):
         return _format(node)
+    if isinstance(node, exp.TimeFromParts) and not node.args.get("nano") and node.args.get("sec") is not None:
+        return _fn("pg_make_time", node.args["hour"], node.args["min"], node.args["sec"])
+    if isinstance(node, exp.TimestampFromParts) and node.args.get("sec") is not None and not node.args.get("zone"):
+        return _fn("pg_make_timestamp", *(node.args[k] for k in ("year", "month", "day", "hour", "min", "sec")))
     if isinstance(node, exp.Dot):
         return _row_field(node)
     if isinstance(node, exp.ArrayToString):
         return _array_join(node)
     if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
         return _array_concat(node.this, node.expression)
+    if isinstance(node, exp.DPipe):
+        _check_concat_operands(node)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
         return _array_concat(node.this, node.expressions[0])
     if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _type(node.this) == T.TIME:
@@ -1329,6 +1357,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
+    if (name, len(args)) in (("make_date", 3), ("make_timestamptz", 6), ("make_timestamptz", 7)):
+        return _fn(f"pg_{name}", *args)
     if name == "proctime" and not args:  # RisingWave's processing time: the statement's now()
         return exp.CurrentTimestamp()
     if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
