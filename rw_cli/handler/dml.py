@@ -10,7 +10,7 @@ from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
-from rw_cli.meta.catalog import ROW_ID, TABLE, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.result import Result
 
 from rw_cli.handler.query import run_query, run_query_on
@@ -406,6 +406,8 @@ def handle_update(session, tree: exp.Update) -> Result:
     _not_append_only(rel, "UPDATE")
     sets: dict[int, exp.Expression] = {}
     for column, value in _assignments(tree.expressions):
+        if column.name == RW_TIMESTAMP:  # a system column: every table has it, none sets it
+            raise BindError(f"update modifying column `{RW_TIMESTAMP}` is unsupported")
         idx = rel.column_index(column.name)
         if rel.columns[idx].hidden:
             raise BindError(f'column "{column.name}" does not exist')
