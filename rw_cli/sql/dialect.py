@@ -193,9 +193,6 @@ TZH_TZM_MARK = "\x01z"
 LOWER_MERIDIEM_MARK = "\x01p"
 
 
-from rw_cli.sql.approx_percentile import parse_approx_percentile  # noqa: E402
-
-
 class JSONBAgg(exp.Expression, exp.AggFunc):
     """jsonb_agg(x [ORDER BY ...]) (json_agg alike): an aggregate node, so the planners see an
     aggregate where sqlglot would read an anonymous function."""
@@ -253,7 +250,7 @@ class RwDialect(RisingWave):
             TokenType.SHOW: lambda self: self._parse_rw_show(),
         }
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
-                     "REGEXP_MATCHES": _regexp_matches, "APPROX_PERCENTILE": parse_approx_percentile}
+                     "REGEXP_MATCHES": _regexp_matches}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
         # a dollar-quoted string is a string constant like any other, so it also follows a
