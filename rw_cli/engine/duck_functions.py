@@ -231,20 +231,6 @@ _BYTEA_MACROS = [
     "CREATE OR REPLACE MACRO pg_bytea_bit_count(b) AS (bit_count(CAST(b AS BIT)))",
 ]
 
-# approx_percentile (rw_cli.sql.approx_percentile): a value's bucket, negative values counted
-# down from the most negative (so that the buckets sort in the values' order), zeros between
-_LOG_BASE = "ln((1 + e) / (1 - e))"
-_APPROX_MACROS = [
-    "CREATE OR REPLACE MACRO pg_approx_bucket(x, e) AS (CASE WHEN x IS NULL OR isnan(x) THEN NULL "
-    f"WHEN x < 0 THEN {{'s': -1, 'k': -CAST(ceil(ln(-x) / {_LOG_BASE}) AS INTEGER)}} "
-    f"WHEN x > 0 THEN {{'s': 1, 'k': CAST(ceil(ln(x) / {_LOG_BASE}) AS INTEGER)}} "
-    "ELSE {'s': 0, 'k': 0} END)",
-    "CREATE OR REPLACE MACRO pg_approx_percentile_of(bs, q, e) AS (CASE "
-    "WHEN CAST(floor(len(bs) * q) AS BIGINT) + 1 > len(bs) THEN NULL "
-    "ELSE pg_approx_value(bs[CAST(floor(len(bs) * q) AS BIGINT) + 1].s, "
-    "bs[CAST(floor(len(bs) * q) AS BIGINT) + 1].s * bs[CAST(floor(len(bs) * q) AS BIGINT) + 1].k, e) END)",
-]
-
 # format_type's names of type oids (PostgreSQL's), each array type's too
 _TYPE_OIDS = [(16, 1000, "boolean"), (17, 1001, "bytea"), (20, 1016, "bigint"), (21, 1005, "smallint"),
               (23, 1007, "integer"), (25, 1009, "text"), (700, 1021, "real"), (701, 1022, "double precision"),
@@ -278,7 +264,6 @@ _MAKE_MACROS = [
 _VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
     *_MAKE_MACROS,
-    *_APPROX_MACROS,
     *_array_bound_macros(),
     *_BYTEA_MACROS,
     *_INT256_MACROS,
@@ -722,34 +707,6 @@ def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
     return pa.array(out, pa.int32()).cast(pa.date32())
 
 
-def _powi(a: float, n: int) -> float:
-    """a ** n by repeated squaring, as Rust's f64::powi (compiler-rt's __powidf2) computes it:
-    the same roundings, so the same last digit as RisingWave's."""
-    recip, n, r = n < 0, abs(n), 1.0
-    while True:
-        if n & 1:
-            r *= a
-        n //= 2
-        if n == 0:
-            break
-        a *= a
-    return 1.0 / r if recip else r
-
-
-def _approx_value(sign: int, bucket: int, error: float) -> float:
-    """The value approx_percentile reports for a bucket: 2 y^i / (y + 1), signed; 0 for zeros."""
-    if sign == 0:
-        return 0.0
-    base = (1.0 + error) / (1.0 - error)
-    return sign * 2.0 * _powi(base, bucket) / (base + 1.0)
-
-
-def udf_approx_value(s: pa.Array, k: pa.Array, e: pa.Array) -> pa.Array:
-    """One value per group (the aggregate's result), so a loop costs nothing."""
-    return pa.array([None if None in row else _approx_value(*row)
-                     for row in zip(s.to_pylist(), k.to_pylist(), e.to_pylist())], pa.float64())
-
-
 def udf_casefold(a: pa.Array) -> pa.Array:
     """casefold(text): Unicode's full case folding (`ß` -> `ss`, `ﬁ` -> `fi`); ASCII text, the
     usual case, is Arrow's lower case."""
@@ -821,7 +778,6 @@ def udf_numeric_quot(a: pa.Array, b: pa.Array) -> pa.Array:
 UDFS = {
     "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
     "pg_numeric_mul": (udf_numeric_mul, [_NUMERIC, _NUMERIC], _NUMERIC),
-    "pg_approx_value": (udf_approx_value, ["INTEGER", "INTEGER", "DOUBLE"], "DOUBLE"),
     "pg_casefold": (udf_casefold, ["VARCHAR"], "VARCHAR"),
     "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
     "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),

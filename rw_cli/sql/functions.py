@@ -15,7 +15,6 @@ from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
-from rw_cli.sql.approx_percentile import approx_percentile
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
 from rw_cli.sql.jsonb import rewrite_jsonb
 
@@ -979,7 +978,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.CurrentVersion):
         return exp.Literal.string(_server_version())
     if isinstance(node, exp.WithinGroup):
-        return approx_percentile(node) or _null_fraction(node)
+        return _null_fraction(node)
     if isinstance(node, exp.Filter):
         return filter_into(node)
     if isinstance(node, exp.TimeToStr) and _type(node.this) == T.INTERVAL:
