@@ -16,6 +16,7 @@ from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
+from rw_cli.sql.decorrelate import EMPTY_ARRAY_OK
 from rw_cli.sql.jsonb import rewrite_jsonb
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -783,6 +784,7 @@ def _map_function(node: exp.Expression) -> exp.Expression | None:
 def _check_empty_array(node: exp.Expression) -> None:
     """`ARRAY[]` has no element type unless cast (PostgreSQL and RisingWave refuse it)."""
     if isinstance(node, exp.Array) and not node.expressions and not isinstance(node.parent, exp.Cast) \
+            and not node.meta.get(EMPTY_ARRAY_OK) \
             and _type(node) in (T.ARRAY, None) and (getattr(node, "type", None) is None
                                                      or not node.type.expressions
                                                      or node.type.expressions[0].this in (T.UNKNOWN, T.NULL)):
