@@ -119,7 +119,7 @@ def handle_insert(session, tree: exp.Insert) -> Result:
             raise BindError("column specified more than once")
         indices = [rel.column_index(n) for n in names]
     else:
-        indices = [i for i, c in enumerate(rel.columns) if not c.hidden and not c.generated]
+        indices = [i for i, c in enumerate(rel.columns) if not c.hidden]
     source = tree.expression
     if isinstance(source, exp.Values):
         _type_text_literals(source, [rel.columns[i].type for i in indices])
@@ -131,9 +131,21 @@ def handle_insert(session, tree: exp.Insert) -> Result:
         if isinstance(target, exp.Schema):
             raise BindError("INSERT has more target columns than expressions")
         indices = indices[: data.num_columns]
+    if not isinstance(target, exp.Schema):
+        _no_generated_values(rel, indices)
     inserted = []
     n = insert_rows(session, rel, data, indices, inserted)
     return _returning(session, rel, tree, inserted[0] if inserted else None, f"INSERT 0 {n}")
+
+
+def _no_generated_values(rel: RelationCatalog, indices: list[int]) -> None:
+    """A positional INSERT fills the columns in order, generated ones too (PostgreSQL): a
+    value that lands on a generated column is an error, not a skip to the next column."""
+    for i in indices:
+        c = rel.columns[i]
+        if c.generated:
+            raise BindError(f'cannot insert a non-DEFAULT value into column "{c.name}"',
+                            hint=f'Column "{c.name}" is a generated column.')
 
 
 def insert_data(session, table: str, data) -> int:
