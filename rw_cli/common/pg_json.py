@@ -23,6 +23,11 @@ def _text(v) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
+def jsonb_text(value) -> str:
+    """A parsed JSON value (numbers as Decimal) in jsonb's text form."""
+    return _text(value)
+
+
 def jsonb_in(text: str) -> str:
     """jsonb input: the text parsed (numbers exact) and written in jsonb's text form."""
     try:

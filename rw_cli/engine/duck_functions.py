@@ -174,8 +174,98 @@ _INT256_MACROS = [
     f"THEN CAST('{2 ** 256}' AS INT256) ELSE CAST(0 AS INT256) END END)",
 ]
 
+MAX_ARRAY_DEPTH = 6
+
+
+def array_bound_macro(name: str, depth: int) -> str:
+    """The name of our macro of array_lower / array_upper for arrays of `depth` levels."""
+    return f"pg_{name}_{depth}"
+
+
+def _longest(x: str, depth: int) -> str:
+    """SQL of the longest length of the arrays `depth` levels inside the array `x` (0: its own)."""
+    if depth == 0:
+        return f"len({x})"
+    var = f"d{depth}"
+    return f"list_max(list_transform({x}, lambda {var}: {_longest(var, depth - 1)}))"
+
+
+def _array_bound_macros() -> list[str]:
+    """array_lower(a, d) and array_upper(a, d) as RisingWave computes them, one macro per
+    depth of a's type (rw_cli.sql.array_dims): NULL for an array without a single element at
+    its innermost level, or a dimension it has not; a lower bound of 1; the upper bound of a
+    dimension is the longest of its (possibly ragged) arrays."""
+    out = []
+    for depth in range(1, MAX_ARRAY_DEPTH + 1):
+        flat = "a"
+        for _ in range(depth - 1):
+            flat = f"flatten({flat})"
+        for name in ("array_lower", "array_upper"):
+            cases = " ".join(f"WHEN d = {level} THEN CAST({'1' if name == 'array_lower' else _longest('a', level - 1)}"
+                             " AS INTEGER)" for level in range(1, depth + 1))
+            out.append(f"CREATE OR REPLACE MACRO {array_bound_macro(name, depth)}(a, d) AS (CASE WHEN a IS NULL "
+                       f"OR d IS NULL OR len({flat}) = 0 THEN NULL {cases} ELSE NULL END)")
+    return out
+
+
+# PostgreSQL's bytea bit and byte functions (rw_cli.sql.functions): bytes counted from 0,
+# bits from the lowest of each byte, an index past the end an error
+_BYTE_INDEX_CHECK = "WHEN n < 0 OR n >= {size} THEN pg_index_out_of_range(n, {size} - 1) "
+_BYTEA_MACROS = [
+    "CREATE OR REPLACE MACRO pg_index_out_of_range(n, last) AS "
+    "(error('index ' || n || ' out of valid range, 0..' || last))",
+    "CREATE OR REPLACE MACRO pg_get_byte(b, n) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b)")
+    + "ELSE CAST('0x' || substr(hex(b), 2 * n + 1, 2) AS INTEGER) END)",
+    "CREATE OR REPLACE MACRO pg_set_byte(b, n, v) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b)")
+    + "ELSE unhex(substr(hex(b), 1, 2 * n) || printf('%02X', v & 255) || substr(hex(b), 2 * n + 3)) END)",
+    "CREATE OR REPLACE MACRO pg_get_bit(b, n) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b) * 8")
+    + "ELSE (pg_get_byte(b, n // 8) >> (n % 8)) & 1 END)",
+    "CREATE OR REPLACE MACRO pg_set_bit(b, n, v) AS (CASE "
+    + _BYTE_INDEX_CHECK.format(size="octet_length(b) * 8")
+    + "WHEN v NOT IN (0, 1) THEN error('value ' || v || ' is invalid,new bit must be 0 or 1') "
+    "WHEN v = 1 THEN pg_set_byte(b, n // 8, pg_get_byte(b, n // 8) | (1 << (n % 8))) "
+    "ELSE pg_set_byte(b, n // 8, pg_get_byte(b, n // 8) & ~(1 << (n % 8))) END)",
+    "CREATE OR REPLACE MACRO pg_bytea_bit_count(b) AS (bit_count(CAST(b AS BIT)))",
+]
+
+# format_type's names of type oids (PostgreSQL's), each array type's too
+_TYPE_OIDS = [(16, 1000, "boolean"), (17, 1001, "bytea"), (20, 1016, "bigint"), (21, 1005, "smallint"),
+              (23, 1007, "integer"), (25, 1009, "text"), (700, 1021, "real"), (701, 1022, "double precision"),
+              (1043, 1015, "character varying"), (1082, 1182, "date"), (1083, 1183, "time without time zone"),
+              (1114, 1115, "timestamp without time zone"), (1184, 1185, "timestamp with time zone"),
+              (1186, 1187, "interval"), (1700, 1231, "numeric"), (3802, 3807, "jsonb")]
+_FORMAT_TYPES = [(oid, name) for oid, _, name in _TYPE_OIDS] + [(oid, f"{name}[]") for _, oid, name in _TYPE_OIDS]
+
+# make_date / make_time / make_timestamp / make_timestamptz with PostgreSQL's years (-1 is
+# 1 BC: DuckDB's year 0) and RisingWave's checks and messages (DuckDB would shift a
+# negative year by one, or accept a negative minute or second)
+_YEAR = "CASE WHEN y < 0 THEN y + 1 ELSE y END"
+_MAKE_MACROS = [
+    "CREATE OR REPLACE MACRO pg_invalid_date(y, m, d) AS "
+    "(error('Invalid parameter year, month, day: invalid date: ' || y || '-' || m || '-' || d))",
+    "CREATE OR REPLACE MACRO pg_make_date(y, m, d) AS (CASE WHEN y IS NULL OR m IS NULL OR d IS NULL THEN NULL "
+    f"WHEN y = 0 OR TRY(make_date({_YEAR}, m, d)) IS NULL THEN pg_invalid_date(y, m, d) "
+    f"ELSE make_date({_YEAR}, m, d) END)",
+    "CREATE OR REPLACE MACRO pg_check_time(h, mi, s) AS (CASE WHEN h IS NULL OR mi IS NULL OR s IS NULL THEN NULL "
+    "WHEN s < 0 THEN error('Invalid parameter sec: invalid sec: ' || s) "
+    "WHEN h < 0 OR h > 23 OR mi < 0 OR mi > 59 OR s >= 60 "
+    "THEN error('Invalid parameter hour, min, sec: invalid time: ' || h || ':' || mi || ':' || s) ELSE true END)",
+    "CREATE OR REPLACE MACRO pg_make_time(h, mi, s) AS (CASE WHEN pg_check_time(h, mi, s) THEN make_time(h, mi, s) END)",
+    "CREATE OR REPLACE MACRO pg_make_timestamp(y, m, d, h, mi, s) AS (pg_make_date(y, m, d) + pg_make_time(h, mi, s))",
+    "CREATE OR REPLACE MACRO pg_make_timestamptz(y, m, d, h, mi, s) AS (CASE WHEN pg_check_time(h, mi, s) "
+    "AND pg_make_date(y, m, d) IS NOT NULL THEN make_timestamptz(y, m, d, h, mi, s) END), "
+    "(y, m, d, h, mi, s, tz) AS (CASE WHEN pg_check_time(h, mi, s) "
+    "AND pg_make_date(y, m, d) IS NOT NULL THEN make_timestamptz(y, m, d, h, mi, s, tz) END)",
+]
+
 _VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
+    *_MAKE_MACROS,
+    *_array_bound_macros(),
+    *_BYTEA_MACROS,
     *_INT256_MACROS,
     # pgvector's `a <-> b`, the L2 distance (vector(n) is FLOAT[n]; a text '[1,2,3]' casts too)
     "CREATE OR REPLACE MACRO pg_vector_l2(a, b) AS (sqrt(list_sum(list_transform("
@@ -206,6 +296,11 @@ MACROS = [
     # stand for themselves
     "CREATE OR REPLACE MACRO pg_similar_regex(p) AS (replace(replace(replace(replace(replace(replace(replace("
     "p, '\\%', chr(1)), '\\_', chr(2)), '.', '\\.'), '%', '.*'), '_', '.'), chr(1), '%'), chr(2), '_'))",
+    # array_to_string of the elements' texts (rw_cli.sql.functions._array_join): NULLs skipped,
+    # a delimiter of the row's own
+    "CREATE OR REPLACE MACRO pg_array_join(texts, sep) AS (CASE WHEN sep IS NULL OR texts IS NULL THEN NULL "
+    "WHEN len(list_filter(texts, lambda e: e IS NOT NULL)) = 0 THEN '' "
+    "ELSE list_reduce(list_filter(texts, lambda e: e IS NOT NULL), lambda a, b: a || sep || b) END)",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
     # PostgreSQL's array output from its elements' text (NULL elements as NULL): elements
@@ -339,13 +434,8 @@ MACROS = [
     "(oid, pretty) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_indexdef(oid) AS (CAST(NULL AS VARCHAR)), "
     "(oid, col, pretty) AS (CAST(NULL AS VARCHAR))",
-    "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE oid "
-    + " ".join(f"WHEN {o} THEN '{n}'" for o, n in [
-        (16, "boolean"), (17, "bytea"), (20, "bigint"), (21, "smallint"), (23, "integer"), (25, "text"),
-        (700, "real"), (701, "double precision"), (1043, "character varying"), (1082, "date"),
-        (1083, "time without time zone"), (1114, "timestamp without time zone"),
-        (1184, "timestamp with time zone"), (1186, "interval"), (1700, "numeric"), (3802, "jsonb")])
-    + " ELSE '???' END)",
+    "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE WHEN oid IS NULL THEN NULL "
+    + " ".join(f"WHEN oid = {o} THEN '{n}'" for o, n in _FORMAT_TYPES) + " ELSE '???' END)",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
     *_MATH_MACROS,
     *_JSONB_MACROS,
@@ -626,6 +716,65 @@ def udf_to_date(texts: pa.Array, templates: pa.Array) -> pa.Array:
     return pa.array(out, pa.int32()).cast(pa.date32())
 
 
+def udf_casefold(a: pa.Array) -> pa.Array:
+    """casefold(text): Unicode's full case folding (`ß` -> `ss`, `ﬁ` -> `fi`); ASCII text, the
+    usual case, is Arrow's lower case."""
+    import pyarrow.compute as pc
+
+    if pc.all(pc.string_is_ascii(a)).as_py() is not False:
+        return pc.utf8_lower(a)
+    return _map(a, str.casefold, pa.string())
+
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def _crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), which zlib has not."""
+    c = 0xFFFFFFFF
+    for byte in data:
+        c = _CRC32C[(c ^ byte) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def udf_crc32(a: pa.Array) -> pa.Array:
+    import zlib
+
+    return _map(a, zlib.crc32, pa.int64())
+
+
+def udf_crc32c(a: pa.Array) -> pa.Array:
+    return _map(a, _crc32c, pa.int64())
+
+
+def _strip_nulls(v):
+    """jsonb_strip_nulls(j, true): null object members and null array elements, at any depth."""
+    if isinstance(v, dict):
+        return {k: _strip_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_strip_nulls(x) for x in v if x is not None]
+    return v
+
+
+def udf_jsonb_strip_all_nulls(a: pa.Array) -> pa.Array:
+    import json
+    from decimal import Decimal
+
+    from rw_cli.common.pg_json import jsonb_text
+
+    return _map(a, lambda t: jsonb_text(_strip_nulls(json.loads(t, parse_float=Decimal))), pa.string())
+
+
 def udf_numeric_mul(a: pa.Array, b: pa.Array) -> pa.Array:
     return numeric_arith.multiply(a, b)
 
@@ -638,6 +787,10 @@ def udf_numeric_quot(a: pa.Array, b: pa.Array) -> pa.Array:
 UDFS = {
     "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
     "pg_numeric_mul": (udf_numeric_mul, [_NUMERIC, _NUMERIC], _NUMERIC),
+    "pg_casefold": (udf_casefold, ["VARCHAR"], "VARCHAR"),
+    "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
+    "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),
+    "pg_jsonb_strip_all_nulls": (udf_jsonb_strip_all_nulls, ["VARCHAR"], "VARCHAR"),
     "pg_numeric_quot": (udf_numeric_quot, [_NUMERIC, _NUMERIC], _NUMERIC),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),

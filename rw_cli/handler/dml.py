@@ -10,7 +10,7 @@ from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
-from rw_cli.meta.catalog import ROW_ID, TABLE, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.result import Result
 
 from rw_cli.handler.query import run_query, run_query_on
@@ -119,7 +119,7 @@ def handle_insert(session, tree: exp.Insert) -> Result:
             raise BindError("column specified more than once")
         indices = [rel.column_index(n) for n in names]
     else:
-        indices = [i for i, c in enumerate(rel.columns) if not c.hidden and not c.generated]
+        indices = [i for i, c in enumerate(rel.columns) if not c.hidden]
     source = tree.expression
     if isinstance(source, exp.Values):
         _type_text_literals(source, [rel.columns[i].type for i in indices])
@@ -131,9 +131,21 @@ def handle_insert(session, tree: exp.Insert) -> Result:
         if isinstance(target, exp.Schema):
             raise BindError("INSERT has more target columns than expressions")
         indices = indices[: data.num_columns]
+    if not isinstance(target, exp.Schema):
+        _no_generated_values(rel, indices)
     inserted = []
     n = insert_rows(session, rel, data, indices, inserted)
     return _returning(session, rel, tree, inserted[0] if inserted else None, f"INSERT 0 {n}")
+
+
+def _no_generated_values(rel: RelationCatalog, indices: list[int]) -> None:
+    """A positional INSERT fills the columns in order, generated ones too (PostgreSQL): a
+    value that lands on a generated column is an error, not a skip to the next column."""
+    for i in indices:
+        c = rel.columns[i]
+        if c.generated:
+            raise BindError(f'cannot insert a non-DEFAULT value into column "{c.name}"',
+                            hint=f'Column "{c.name}" is a generated column.')
 
 
 def insert_data(session, table: str, data) -> int:
@@ -406,15 +418,19 @@ def handle_update(session, tree: exp.Update) -> Result:
     _not_append_only(rel, "UPDATE")
     sets: dict[int, exp.Expression] = {}
     for column, value in _assignments(tree.expressions):
+        if column.name == RW_TIMESTAMP:  # a system column: every table has it, none sets it
+            raise BindError(f"update modifying column `{RW_TIMESTAMP}` is unsupported")
         idx = rel.column_index(column.name)
         if rel.columns[idx].hidden:
             raise BindError(f'column "{column.name}" does not exist')
+        if rel.columns[idx].generated and _is_default(value):
+            continue  # computed again from the row, as always
         if rel.columns[idx].generated:
             raise BindError(f'column "{column.name}" can only be updated to DEFAULT',
                             hint=f'Column "{column.name}" is a generated column.')
         if idx in sets:
             raise BindError(f'multiple assignments to the same column "{column.name}"')
-        sets[idx] = value
+        sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
     extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra)
     n = rows.num_rows
@@ -438,6 +454,21 @@ def handle_update(session, tree: exp.Update) -> Result:
         push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def _is_default(value: exp.Expression) -> bool:
+    """`SET c = DEFAULT` (the keyword, read as a column of that name unless quoted)."""
+    return isinstance(value, exp.Column) and not value.table and value.name.lower() == "default" \
+        and not value.this.quoted
+
+
+def _default_value(column) -> exp.Expression:
+    """The expression `SET c = DEFAULT` assigns: the column's DEFAULT, else NULL."""
+    from rw_cli.sql.dialect import parse_statement
+
+    if column.default is None:
+        return exp.Null()
+    return exp.paren(parse_statement(f"SELECT ({column.default})").expressions[0])
 
 
 def _assignments(items: list[exp.Expression]) -> list[tuple[exp.Column, exp.Expression]]:
@@ -472,6 +503,8 @@ def _assignments(items: list[exp.Expression]) -> list[tuple[exp.Column, exp.Expr
             raise BindError("source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression")
         if len(values) != len(columns):
             raise BindError("number of columns does not match number of values")
+        if any(_is_default(v) for v in values):  # RisingWave takes DEFAULT in `c = DEFAULT` only
+            raise BindError("DEFAULT is not supported in a multiple-column UPDATE item")
         pairs.extend(zip(columns, values))
     return pairs
 

@@ -132,6 +132,9 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         if bound.rw_timestamp:
             bound.schema[reg][RW_TIMESTAMP] = sqlglot_type(TIMESTAMPTZ)
         _rename(t, reg)
+    for op in found:
+        if isinstance(op, (exp.Union, exp.Except, exp.Intersect)):
+            _check_set_operation_order(op)
     selects = [sel for sel in found if isinstance(sel, exp.Select)]
     for sel in selects:
         _check_star_except(sel, bound)
@@ -167,6 +170,20 @@ def _alias_ordered_subqueries(sel: exp.Select) -> None:
             alias = exp.Alias(alias=exp.to_identifier(f"_col_{i}"))
             e.replace(alias)
             alias.set("this", e)
+
+
+def _check_set_operation_order(op: exp.Expression) -> None:
+    """The ORDER BY of a UNION / INTERSECT / EXCEPT sorts by its result columns, named or
+    numbered: an expression has no input to be computed from (PostgreSQL's error)."""
+    order = op.args.get("order")
+    for item in order.expressions if order is not None else ():
+        key = item.this if isinstance(item, exp.Ordered) else item
+        if isinstance(key, exp.Column) and not key.table:
+            continue
+        if isinstance(key, exp.Literal) and not key.is_string:
+            continue
+        raise BindError("invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                        hint="Only result column names can be used, not expressions or functions.")
 
 
 def _check_join_scopes(sel: exp.Select) -> None:

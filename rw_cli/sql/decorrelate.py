@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from rw_cli.errors import BindError, NotSupported
+from rw_cli.sql.output_name import AS_WRITTEN, output_name
 
 _COUNTS = (exp.Count, exp.CountIf, exp.ApproxDistinct)
 
@@ -781,4 +782,50 @@ def _join(s: exp.Select, source: exp.Subquery, kind: str, on: exp.Expression) ->
 
 def decorrelate(q: exp.Expression) -> exp.Expression:
     """`q` (qualified) with every subquery expression rewritten as joins."""
-    return Decorrelator().rewrite(q)
+    return Decorrelator().rewrite(array_subqueries(q))
+
+
+EMPTY_ARRAY_OK = "empty_array_typed_by_context"
+
+
+def _array_of_rows(node: exp.Expression) -> exp.Expression:
+    """`ARRAY(SELECT x FROM ... [ORDER BY ...])` as the scalar subquery of an aggregate that
+    the rules above maintain: `array_agg(x ORDER BY ...)`, an empty array (never NULL) when
+    the subquery has no rows."""
+    if not (isinstance(node, exp.Array) and len(node.expressions) == 1):
+        return node
+    q = node.expressions[0]
+    while isinstance(q, exp.Subquery):
+        q = q.this
+    if not isinstance(q, exp.Select) or len(q.expressions) != 1 or any(
+            q.args.get(k) for k in ("group", "having", "limit", "offset", "distinct")) or _has_aggs(q) \
+            or _has_windows(q):
+        return node
+    q = q.copy()
+    item = q.expressions[0].unalias()
+    order = q.args.get("order")
+    q.set("order", None)
+    arg = exp.Order(this=item.copy(), expressions=[o.copy() for o in order.expressions]) if order else item.copy()
+    q.set("expressions", [exp.alias_(exp.ArrayAgg(this=arg), "array")])
+    empty = exp.Array(expressions=[])
+    empty.meta[EMPTY_ARRAY_OK] = True
+    return exp.Coalesce(this=exp.Subquery(this=q), expressions=[empty])
+
+
+def _named_array_of_rows(node: exp.Expression) -> exp.Expression:
+    """_array_of_rows, a select item keeping its name (`array` unless aliased)."""
+    if not (isinstance(node, exp.Alias) and isinstance(node.this, exp.Array)):
+        return _array_of_rows(node)
+    out = _array_of_rows(node.this)
+    if out is node.this:
+        return node
+    named = exp.alias_(out, "array" if output_name(node) == "array" else node.alias)
+    named.meta[AS_WRITTEN] = True
+    return named
+
+
+def array_subqueries(q: exp.Expression) -> exp.Expression:
+    """Every ARRAY(subquery) of `q` as an aggregate's scalar subquery (_array_of_rows)."""
+    if q.find(exp.Array) is None:
+        return q
+    return q.transform(_named_array_of_rows)

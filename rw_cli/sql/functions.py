@@ -17,6 +17,8 @@ from rw_cli.errors import BindError
 from rw_cli.sql import approx_percentile
 from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
+from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
+from rw_cli.sql.decorrelate import EMPTY_ARRAY_OK
 from rw_cli.sql.jsonb import rewrite_jsonb
 
 # -- rewrites -----------------------------------------------------------------------------------
@@ -27,18 +29,42 @@ _BYTES = {T.VARBINARY, T.BINARY, T.BLOB}
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
 
 
-def _similar_to_regex(pattern: str) -> str:
+def _similar_to_regex(pattern: str, escape: str = "\\") -> str:
+    """A SIMILAR TO pattern as a regular expression: `%` and `_` are wildcards, `.` is
+    literal, the escape character (a backslash unless ESCAPE names another; none for ESCAPE
+    '') makes the next character literal, and before a double quote marks one of the
+    substring's bounds (a group, for matching)."""
     out = []
     i = 0
+    bounds = 0
     while i < len(pattern):
         c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
+        if escape and c == escape and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt == '"':
+                out.append("(" if bounds % 2 == 0 else ")")
+                bounds += 1
+            else:
+                out.append(re.escape(nxt))
             i += 2
             continue
         out.append({"%": ".*", "_": ".", ".": "\\."}.get(c, c))
         i += 1
+    if bounds % 2:
+        out.append(")")
     return "".join(out)
+
+
+def _similar_escape(node: exp.Escape) -> exp.Expression | None:
+    """`x SIMILAR TO pattern ESCAPE e` with a constant pattern and escape character."""
+    similar, escape = node.this, node.expression
+    if not (isinstance(similar, exp.SimilarTo) and _is_text_literal(similar.expression) and _is_text_literal(escape)):
+        return None
+    if len(escape.this) > 1:
+        raise BindError("invalid escape string", hint="Escape string must be empty or one character.")
+    regex = _similar_to_regex(similar.expression.this, escape.this)
+    return _fn("regexp_full_match", similar.this, exp.Literal.string(regex))
+
 
 _DATE_TRUNC_UNITS = {"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
                      "quarter", "year", "decade", "century", "millennium"}
@@ -612,6 +638,29 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
     return exp.Cast(this=x, to=exp.DataType.build("VARCHAR"))
 
 
+def _array_join(node: exp.ArrayToString) -> exp.Expression | None:
+    """array_to_string / array_join(a, delimiter [, null_text]) as PostgreSQL's: the
+    elements' text as their output functions write it (booleans t/f), nested arrays'
+    elements all, NULLs skipped (or replaced); a NULL delimiter or array gives NULL; the
+    delimiter may differ from row to row (DuckDB's own takes a constant one)."""
+    arr, sep, null = node.this, node.expression, node.args.get("null")
+    t = getattr(arr, "type", None)
+    if isinstance(arr, exp.Null) or t is None or t.this in (T.NULL, T.UNKNOWN):
+        raise BindError(f"could not determine polymorphic type because input has type unknown "
+                        f"(function array_to_string)")
+    if t.this != T.ARRAY or sep is None:
+        return None
+    element = t.expressions[0] if t.expressions else None
+    while element is not None and element.this == T.ARRAY:
+        arr = _fn("flatten", arr)
+        element = element.expressions[0] if element.expressions else None
+    body = _element_text(exp.column("__e"), element, 0)
+    if null is not None:
+        body = _fn("coalesce", body, exp.Cast(this=null, to=exp.DataType.build("VARCHAR")))
+    texts = _fn("list_transform", arr, exp.Lambda(this=body, expressions=[exp.to_identifier("__e")]))
+    return _fn("pg_array_join", texts, exp.Cast(this=sep, to=exp.DataType.build("VARCHAR")))
+
+
 def _array_text_out(arr: exp.Expression, element: exp.DataType | None, depth: int = 0) -> exp.Expression:
     """An array as PostgreSQL's text: `{1,2}`, `{{1,2},{3,4}}`, `{a,"b c",NULL}` (DuckDB would
     write `[1, 2]`)."""
@@ -737,6 +786,7 @@ def _map_function(node: exp.Expression) -> exp.Expression | None:
 def _check_empty_array(node: exp.Expression) -> None:
     """`ARRAY[]` has no element type unless cast (PostgreSQL and RisingWave refuse it)."""
     if isinstance(node, exp.Array) and not node.expressions and not isinstance(node.parent, exp.Cast) \
+            and not node.meta.get(EMPTY_ARRAY_OK) \
             and _type(node) in (T.ARRAY, None) and (getattr(node, "type", None) is None
                                                      or not node.type.expressions
                                                      or node.type.expressions[0].this in (T.UNKNOWN, T.NULL)):
@@ -877,9 +927,52 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+_CONCAT_OPERANDS = _TEXT | _BYTES | _JSON_TYPES | {T.ARRAY, T.NULL, T.UNKNOWN}
+
+
+def _check_concat_operands(node: exp.DPipe) -> None:
+    """`a || b` needs a string (or bytea, jsonb, array) on one side at least: two numbers, say,
+    have no such operator in PostgreSQL."""
+    sides = (node.this, node.expression)
+    if any(_is_text_literal(x) or getattr(x, "type", None) is None or _type(x) in _CONCAT_OPERANDS for x in sides):
+        return
+    from rw_cli.common.types import DataType
+
+    names = []
+    for x in sides:
+        try:
+            names.append(str(DataType.from_sql(x.type.sql(duckdb_dialect()))))
+        except Exception:  # noqa: BLE001 - no name of ours: leave it to DuckDB
+            return
+    raise BindError(f"operator does not exist: {names[0]} || {names[1]}",
+                    hint="No operator matches the given name and argument types. "
+                         "You might need to add explicit type casts.")
+
+
+_BYTEA_BIT_FUNCTIONS = {"get_bit": 2, "set_bit": 3, "get_byte": 2, "set_byte": 3, "bit_count": 1}
+
+
+def _bytea_bits(node: exp.Expression) -> exp.Expression | None:
+    """get_bit, set_bit, get_byte, set_byte and bit_count of a bytea, as PostgreSQL's (bits
+    counted from the lowest of each byte; DuckDB's get_bit and bit_count take a bit string
+    or an integer, which stay theirs)."""
+    if isinstance(node, exp.Getbit):
+        name, args = "get_bit", [node.this, node.expression]
+    elif isinstance(node, exp.Anonymous) and node.name.lower() in _BYTEA_BIT_FUNCTIONS:
+        name, args = node.name.lower(), list(node.expressions)
+    else:
+        return None
+    if len(args) != _BYTEA_BIT_FUNCTIONS[name] or not (_is_text_literal(args[0]) or _type(args[0]) in _BYTES):
+        return None
+    rest = [exp.Cast(this=a, to=exp.DataType.build("INT")) if _is_text_literal(a) else a for a in args[1:]]
+    macro = "pg_bytea_bit_count" if name == "bit_count" else f"pg_{name}"
+    return _fn(macro, _bytea(args[0]), *rest)
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
-    for rewrite in (_vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
+    check_array_cast(node)
+    for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
                     _int256_op, _make_interval, _unnest_nested, _negative_bound):
         out = rewrite(node)
         if out is not None:
@@ -900,10 +993,18 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _to_char_marks(node)
     if isinstance(node, exp.Format):
         return _format(node)
+    if isinstance(node, exp.TimeFromParts) and not node.args.get("nano") and node.args.get("sec") is not None:
+        return _fn("pg_make_time", node.args["hour"], node.args["min"], node.args["sec"])
+    if isinstance(node, exp.TimestampFromParts) and node.args.get("sec") is not None and not node.args.get("zone"):
+        return _fn("pg_make_timestamp", *(node.args[k] for k in ("year", "month", "day", "hour", "min", "sec")))
     if isinstance(node, exp.Dot):
         return _row_field(node)
+    if isinstance(node, exp.ArrayToString):
+        return _array_join(node)
     if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
         return _array_concat(node.this, node.expression)
+    if isinstance(node, exp.DPipe):
+        _check_concat_operands(node)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
         return _array_concat(node.this, node.expressions[0])
     if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _type(node.this) == T.TIME:
@@ -1066,6 +1167,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         if node.args.get("length") is not None:
             return _fn("pg_substr", node.this, node.args.get("start") or exp.Literal.number(1), node.args["length"])
         return _fn("pg_substr1", node.this, node.args.get("start") or exp.Literal.number(1))
+    if isinstance(node, exp.Escape) and isinstance(node.this, exp.SimilarTo):
+        return _similar_escape(node)
+    if isinstance(node, exp.SimilarTo) and isinstance(node.parent, exp.Escape):
+        return None  # rewritten with its escape character, above
     if isinstance(node, exp.SimilarTo) and _is_text_literal(node.expression):
         return _fn("regexp_full_match", node.this, exp.Literal.string(_similar_to_regex(node.expression.this)))
     if isinstance(node, exp.SimilarTo) and _type(node.expression) in _TEXT:
@@ -1257,6 +1362,19 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Literal.string(value)
     if name == "set_config" and len(args) == 3:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
+    if (name, len(args)) in (("make_date", 3), ("make_timestamptz", 6), ("make_timestamptz", 7)):
+        return _fn(f"pg_{name}", *args)
+    if name == "proctime" and not args:  # RisingWave's processing time: the statement's now()
+        return exp.CurrentTimestamp()
+    if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
+        return exp.ArrayOverlaps(this=args[0], expression=args[1])
+    if name in ("crc32", "crc32c") and len(args) == 1:
+        return _fn(f"pg_{name}", _typed_argument(name, args[0], _BYTES, _bytea))
+    if name == "casefold" and len(args) == 1:
+        return _fn("pg_casefold", _typed_argument(name, args[0], _TEXT, lambda a: a))
+    dims = array_dimension_function(name, args)
+    if dims is not None:
+        return dims
     if name == "pg_typeof" and len(args) == 1:
         if _is_text_literal(args[0]):
             return exp.Literal.string("unknown")  # a quoted literal has no type yet
@@ -1265,16 +1383,30 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     return None
 
 
+def _typed_argument(name: str, arg: exp.Expression, types: set, literal) -> exp.Expression:
+    """The one argument of a function of one parameter type (`types`): a quoted literal
+    read as that type (`literal`), NULL as is; another type is PostgreSQL's error."""
+    if _is_text_literal(arg):
+        return literal(arg)
+    t = _type(arg)
+    if t in types or t in (None, T.NULL, T.UNKNOWN):
+        return arg
+    call = exp.Anonymous(this=name, expressions=[arg])
+    _check_known(call, known=False)
+    return arg
+
+
 _QUANTIFIERS = ("all", "some")  # `x = ALL (array)`: syntax DuckDB reads, not a function
 
 
-def _check_known(node: exp.Anonymous) -> None:
-    """A call of a name no function has fails as PostgreSQL's does, naming the argument
-    types (the caller annotated them), before DuckDB words it its own way."""
+def _check_known(node: exp.Anonymous, known: bool = True) -> None:
+    """A call of a name no function has (or of no function for its argument types, when not
+    `known`) fails as PostgreSQL's does, naming the argument types (the caller annotated
+    them), before DuckDB words it its own way."""
     from rw_cli.engine.duck import function_names
 
     name = node.name.lower()
-    if name in function_names() or name in _QUANTIFIERS:
+    if known and (name in function_names() or name in _QUANTIFIERS):
         return
     from rw_cli.common.types import DataType
 

@@ -262,6 +262,10 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
         return _fn(f"pg_{name}", _json(args[0]), exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR[]")))
     if name == "jsonb_strip_nulls" and len(args) == 1:
         return _fn("json_strip_nulls", _json(args[0]))
+    if name == "jsonb_strip_nulls" and len(args) == 2:  # (j, strip_in_arrays): PostgreSQL 18's
+        everywhere = _json(_fn("pg_jsonb_strip_all_nulls", _text(_json(args[0]))))
+        return exp.Case(ifs=[exp.If(this=exp.Cast(this=args[1], to=exp.DataType.build("BOOLEAN")), true=everywhere)],
+                        default=_fn("json_strip_nulls", _json(args[0].copy())))
     if name == "jsonb_set" and len(args) in (3, 4):
         create = args[3] if len(args) == 4 else exp.true()
         fn = "json_replace" if isinstance(create, exp.Boolean) and not create.this else "json_set"
