@@ -646,8 +646,8 @@ def _array_join(node: exp.ArrayToString) -> exp.Expression | None:
     arr, sep, null = node.this, node.expression, node.args.get("null")
     t = getattr(arr, "type", None)
     if isinstance(arr, exp.Null) or t is None or t.this in (T.NULL, T.UNKNOWN):
-        raise BindError(f"could not determine polymorphic type because input has type unknown "
-                        f"(function array_to_string)")
+        raise BindError("could not determine polymorphic type because input has type unknown "
+                        "(function array_to_string)")
     if t.this != T.ARRAY or sep is None:
         return None
     element = t.expressions[0] if t.expressions else None
