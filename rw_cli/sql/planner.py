@@ -653,7 +653,50 @@ def order_inner_joins(q: exp.Expression) -> exp.Expression:
             select.set("joins", joins[:k])
             optimize_joins(select)
             select.set("joins", list(select.args.get("joins") or []) + rest)
+        _connected_join_order(select)
     return q
+
+
+def _connected_join_order(select: exp.Select) -> None:
+    """The inner joins of a SELECT's FROM (up to its first outer, semi or anti join) in an
+    order where each joins the items before it by a condition whenever the conditions connect
+    them at all: greedily, the first item not yet joined that a condition links to the joined
+    ones (`FROM t48, t57, t2, t30 WHERE b30 = a48 AND a44 = b2 ...` starts t48, t30, ..., not
+    with the product t48 x t57). Each condition then goes to the first join where all the
+    items it reads are in; RisingWave's join ordering avoids such products the same way."""
+    joins = select.args.get("joins") or []
+    from_ = select.args.get("from_")
+    k = next((i for i, j in enumerate(joins) if j.side or j.kind in ("SEMI", "ANTI") or j.args.get("using")
+              or j.method or not isinstance(j.this, (exp.Table, exp.Subquery))), len(joins))
+    if k < 2 or from_ is None or not isinstance(from_.this, (exp.Table, exp.Subquery)):
+        return
+    items = [from_.this] + [j.this for j in joins[:k]]
+    names = [i.alias_or_name for i in items]
+    if len(set(names)) != len(names) or any(isinstance(i, exp.Table) and not isinstance(i.this, exp.Identifier)
+                                            for i in items):
+        return
+    conds = [c for j in joins[:k] for c in conjuncts(j.args.get("on")) if not (isinstance(c, exp.Boolean) and c.this)]
+    refs = [set(exp.column_table_names(c)) & set(names) for c in conds]
+    order, joined = [0], {names[0]}
+    remaining = list(range(1, len(items)))
+    while remaining:
+        linked = (i for i in remaining if any(names[i] in r and len(r) > 1 and r <= joined | {names[i]} for r in refs))
+        pick = next(linked, remaining[0])
+        order.append(pick)
+        joined.add(names[pick])
+        remaining.remove(pick)
+    if order == list(range(len(items))):
+        return
+    taken = [False] * len(conds)
+    avail, ordered = {names[0]}, []
+    for i in order[1:]:
+        avail.add(names[i])
+        mine = [c for n, c in enumerate(conds) if not taken[n] and refs[n] <= avail]
+        for n, c in enumerate(conds):
+            taken[n] = taken[n] or refs[n] <= avail
+        on = exp.and_(*[c.copy() for c in mine]) if mine else None
+        ordered.append(exp.Join(this=items[i].copy(), on=on) if on is not None else exp.Join(this=items[i].copy()))
+    select.set("joins", ordered + list(joins[k:]))
 
 
 class StreamPlanner:
