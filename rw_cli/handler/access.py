@@ -137,7 +137,7 @@ def _alter_schema(session, spec: dict) -> Result:
 
     name = spec["name"]
     if name not in session.catalog.schemas and name != "public":
-        raise CatalogError(f'schema "{name}" does not exist')
+        raise CatalogError(f"schema not found: {name}")
     if "owner" in spec:
         session.catalog.access.must_user(spec["owner"])
         session.catalog.access.schema_owners[name] = spec["owner"]
@@ -214,7 +214,7 @@ def _objects(session, objects: dict) -> list[str]:
         keys = []
         for schema in objects["all_in"]:
             if schema != "public" and schema not in catalog.schemas:
-                raise CatalogError(f'schema "{schema}" does not exist')
+                raise CatalogError(f"schema not found: {schema}")
             if kind == "function":
                 keys += [f"function:{f}" for f, record in catalog.functions.items()
                          if record.get("schema", "public") == schema]
@@ -230,7 +230,7 @@ def _objects(session, objects: dict) -> list[str]:
             keys.append(f"database:{name}")
         elif kind == "schema":
             if name != "public" and name not in catalog.schemas:
-                raise CatalogError(f'schema "{name}" does not exist')
+                raise CatalogError(f"schema not found: {name}")
             keys.append(f"schema:{name}")
         elif kind == "function":
             keys.append(f"function:{_function_key(session, name)}")
@@ -287,7 +287,7 @@ def _default_privileges(session, spec: dict) -> Result:
         access.must_user(user)
     for schema in spec["schemas"] or []:
         if schema != "public" and schema not in session.catalog.schemas:
-            raise CatalogError(f'schema "{schema}" does not exist')
+            raise CatalogError(f"schema not found: {schema}")
     actions = _actions(kind, spec["actions"])
     for schema in spec["schemas"] or [None]:
         access.alter_default(schema, kind, actions, spec["users"], not spec["revoke"], spec["grant_option"])

@@ -38,7 +38,7 @@ class BoundSelect:
     relations: dict[str, RelationCatalog]      # registered name -> relation
     system: dict[str, pa.Table]                # registered name -> rows of a system catalog
     names: list[str] | None                    # PostgreSQL's output names (None: DuckDB's)
-    row_id: bool = False
+    named_hidden: frozenset[str] = frozenset()  # hidden columns the query names (`_row_id`, ...)
     rw_timestamp: bool = False
     # registered name -> FOR SYSTEM_TIME AS OF expression, evaluated at each run (`now() - ...`)
     as_of: dict = field(default_factory=dict)

@@ -18,7 +18,7 @@ from rw_cli.engine import duck
 from rw_cli.handler import prepared
 from rw_cli.handler.prepared import BoundSelect
 from rw_cli.handler.snapshots import cache_for
-from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, RelationCatalog
+from rw_cli.meta.catalog import RW_TIMESTAMP, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.batch import bind_query
 from rw_cli.sql.output_name import output_name
@@ -124,7 +124,7 @@ def bind(session, tree: exp.Expression, hidden: bool = False, reparse=None) -> B
     bound = bind_query(tree, session.catalog, hidden=hidden, session=session, reparse=reparse)
     names = _select_names(bound.tree)  # before transpiling, which rewrites the tree in place
     sql = to_duckdb(bound.tree, bound.schema, owned=True, strict=session.settings.batch_strict)
-    return BoundSelect(sql, bound.relations, dict(bound.system), names, bound.row_id, bound.rw_timestamp,
+    return BoundSelect(sql, bound.relations, dict(bound.system), names, bound.named_hidden, bound.rw_timestamp,
                        dict(bound.as_of))
 
 
@@ -139,16 +139,16 @@ def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None
     try:
         for reg, rel in bound.relations.items():
             if overrides and rel.id in overrides:
-                tables[reg] = _columns(overrides[rel.id], rel, hidden, bound.row_id, bound.rw_timestamp)
+                tables[reg] = _columns(overrides[rel.id], rel, hidden, bound.named_hidden, bound.rw_timestamp)
                 continue
             if reg in bound.as_of:  # FOR SYSTEM_TIME AS OF: the relation as of then, never cached
                 from rw_cli.handler.time_travel import as_of_epoch
 
                 epoch = as_of_epoch(session, bound.as_of[reg].copy(), rel, run_query)  # (kept for reruns)
                 tables[reg] = _columns(snapshot_at(session, rel, epoch, bound.rw_timestamp), rel, hidden,
-                                       bound.row_id, bound.rw_timestamp)
+                                       bound.named_hidden, bound.rw_timestamp)
                 continue
-            key = _snapshot_key(session, rel, hidden, bound.row_id, bound.rw_timestamp) if cache is not None else None
+            key = _snapshot_key(session, rel, hidden, bound.named_hidden, bound.rw_timestamp) if cache is not None else None
             data = cache.get(key) if cache is not None else None
             if data is not None:
                 pinned.add(reg)
@@ -159,7 +159,7 @@ def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None
                     data = relation_schema(rel).empty_table()
                 else:
                     data = snapshot(session, rel, committed, progress, write_times=bound.rw_timestamp)
-                data = _columns(data, rel, hidden, bound.row_id, bound.rw_timestamp)
+                data = _columns(data, rel, hidden, bound.named_hidden, bound.rw_timestamp)
                 if cache is not None and cache.put(key, data):
                     pinned.add(reg)
             tables[reg] = data
@@ -187,14 +187,15 @@ def _check_select(session, tree: exp.Expression) -> None:
         require(session, rel, "SELECT")
 
 
-def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, row_id: bool, rw_timestamp: bool) -> pa.Table:
-    """The columns a query sees: the visible ones (and `_row_id` / `_rw_timestamp` when it
-    names them), or all with `hidden`."""
+def _columns(data: pa.Table, rel: RelationCatalog, hidden: bool, named_hidden: frozenset[str],
+             rw_timestamp: bool) -> pa.Table:
+    """The columns a query sees: the visible ones (and the hidden ones and `_rw_timestamp`
+    that it names), or all with `hidden`."""
     if hidden:
         return data
     keep = [c.name for c in rel.visible_columns]
-    if row_id and ROW_ID in data.column_names:
-        keep.append(ROW_ID)  # named explicitly: `*` does not expand to it
+    # named explicitly: `*` does not expand to them
+    keep += [c.name for c in rel.columns if c.hidden and c.name in named_hidden and c.name in data.column_names]
     if rw_timestamp and RW_TIMESTAMP in data.column_names:
         keep.append(RW_TIMESTAMP)
     if not keep and data.num_columns:  # a table of no columns (`CREATE TABLE t`): DuckDB reads one
@@ -214,7 +215,8 @@ def _json_typed(data: pa.Table, rel: RelationCatalog) -> pa.Table:
     return pa.table(columns, names=data.column_names)
 
 
-def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool, rw_timestamp: bool) -> tuple:
+def _snapshot_key(session, rel: RelationCatalog, hidden: bool, named_hidden: frozenset[str],
+                  rw_timestamp: bool) -> tuple:
     """What a relation's committed snapshot, as a query sees it, depends on: the SSTs its
     rows are read from, when the store can say (a relation the last epochs left as it was
     keeps its snapshot, and DuckDB keeps it registered), else the committed epoch."""
@@ -224,7 +226,7 @@ def _snapshot_key(session, rel: RelationCatalog, hidden: bool, row_id: bool, rw_
     epoch = session.store.committed_epoch
     token = relation_state_table(session.store, rel).content_token(epoch)
     version = ("epoch", epoch) if token is None else ("ssts", token)
-    return rel.id, version, columns, tuple(rel.pk), hidden, row_id, rw_timestamp
+    return rel.id, version, columns, tuple(rel.pk), hidden, named_hidden, rw_timestamp
 
 
 def _scan_progress(session, relations: dict[str, RelationCatalog], overrides):

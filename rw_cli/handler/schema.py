@@ -47,7 +47,7 @@ def rename_schema(session, name: str, new: str) -> None:
 def swap_schemas(session, name: str, other: str) -> None:
     """ALTER SCHEMA a SWAP WITH b: the two schemas trade names (with their relations)."""
     if other not in session.catalog.schemas:
-        raise CatalogError(f'schema "{other}" does not exist')
+        raise CatalogError(f"schema not found: {other}")
     _move_schemas(session, {name: other, other: name})
 
 
@@ -80,7 +80,7 @@ def handle_drop(session, tree: exp.Drop) -> Result:
         if name not in session.catalog.schemas:
             if tree.args.get("exists"):
                 continue
-            raise CatalogError(f'schema "{name}" does not exist')
+            raise CatalogError(f"schema not found: {name}")
         members = session.catalog.in_schema(name)
         functions = [f for f, record in session.catalog.functions.items() if record.get("schema") == name]
         if (members or functions) and not tree.args.get("cascade"):

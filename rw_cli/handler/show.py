@@ -55,7 +55,7 @@ def list_relations(session, kind: str, schema: str | None, like: str | None) -> 
     """`schema.name` of each relation of `kind` in `schema` (else the search path's schemas)."""
     catalog = session.catalog
     if schema is not None and schema != DEFAULT_SCHEMA and schema not in catalog.schemas:
-        raise CatalogError(f'schema "{schema}" does not exist')
+        raise CatalogError(f"schema not found: {schema}")
     schemas = [schema] if schema is not None else search_path(session)
     pattern = _like(like) if like is not None else None
     out = []

@@ -196,7 +196,7 @@ class Catalog:
         if not schema or schema == DEFAULT_SCHEMA:
             return name
         if schema not in self.schemas:
-            raise CatalogError(f'schema "{schema}" does not exist')
+            raise CatalogError(f"schema not found: {schema}")
         return f"{schema}.{name}"
 
     def in_schema(self, schema: str) -> list["RelationCatalog"]:

@@ -17,7 +17,7 @@ _RULES: list[tuple[str | None, re.Pattern, str]] = [(kind, re.compile(pattern, r
     (None, r"^column .* does not exist", "42703"),
     (None, r"^function .* does not exist", "42883"),
     (None, r"^operator does not exist", "42883"),
-    (None, r"^schema .* does not exist", "3F000"),
+    (None, r"^schema not found", "3F000"),
     (None, r"already exists", "42P07"),
     (None, r"division by zero", "22012"),
     (None, r"out of range|overflow", "22003"),

@@ -27,8 +27,8 @@ from sqlglot.optimizer.qualify import qualify
 from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError
 from rw_cli.sql.privileges import answer_privilege_calls
-from rw_cli.meta.catalog import DEFAULT_SCHEMA, ROW_ID, RW_TIMESTAMP, Catalog, RelationCatalog
-from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, RwRowIdDialect
+from rw_cli.meta.catalog import DEFAULT_SCHEMA, RW_TIMESTAMP, Catalog, RelationCatalog
+from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
 from rw_cli.sql.expand import corresponding, expand
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
@@ -43,7 +43,9 @@ class BoundQuery:
     system: dict[str, pa.Table] = field(default_factory=dict)            # registered name -> rows
     schema: dict = field(default_factory=dict)                           # for type annotation
     qualified: bool = True
-    row_id: bool = False  # the query names the hidden `_row_id` (its snapshots keep it)
+    # hidden columns the query names (`_row_id`, an MV's hidden group key): they resolve,
+    # `*` does not expand to them, and the snapshots keep them
+    named_hidden: frozenset[str] = frozenset()
     rw_timestamp: bool = False  # the query names `_rw_timestamp` (its snapshots carry it)
     # FOR SYSTEM_TIME AS OF expr (time travel): registered name -> the expression of the time
     # its relation is read as of (the handler evaluates it)
@@ -91,9 +93,10 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     _schema_qualified_columns(found)
     ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
+    named: set[str] = set()
     if not hidden:
         named = {c.name for c in found if isinstance(c, exp.Column)}
-        bound.row_id, bound.rw_timestamp = ROW_ID in named, RW_TIMESTAMP in named
+        bound.rw_timestamp = RW_TIMESTAMP in named
     rels: list[RelationCatalog] = []
     for t in [t for t in found if isinstance(t, exp.Table)]:
         if not isinstance(t.this, exp.Identifier):
@@ -127,8 +130,10 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         bound.relations[reg] = rel
         bound.schema[reg] = {c.name: sqlglot_type(c.type) for c in
                              (rel.columns if hidden else rel.visible_columns)}
-        if bound.row_id and any(c.name == ROW_ID and c.hidden for c in rel.columns):
-            bound.schema[reg][ROW_ID] = sqlglot_type(rel.columns[rel.column_index(ROW_ID)].type)
+        for c in rel.columns:
+            if c.hidden and c.name in named and c.name not in bound.schema[reg]:
+                bound.schema[reg][c.name] = sqlglot_type(c.type)
+                bound.named_hidden |= {c.name}
         if bound.rw_timestamp:
             bound.schema[reg][RW_TIMESTAMP] = sqlglot_type(TIMESTAMPTZ)
         _rename(t, reg)
@@ -520,7 +525,8 @@ def quote_unsafe(tree: exp.Expression) -> exp.Expression:
 def _qualify(tree: exp.Expression, bound: BoundQuery) -> exp.Expression:
     """`tree` qualified in place, or _Unqualified (with sqlglot's message, if it gave one)."""
     try:
-        dialect = RwRowIdDialect if bound.row_id or bound.rw_timestamp else RwDialect
+        dialect = hidden_columns_dialect(bound.named_hidden) if bound.named_hidden or bound.rw_timestamp \
+            else RwDialect
         return quote_unsafe(qualify(tree, schema=mapping_schema(bound.schema, dialect), dialect=dialect,
                                     quote_identifiers=False,
                                     identify=False, validate_qualify_columns=True))

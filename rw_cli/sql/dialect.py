@@ -680,6 +680,22 @@ class RwRowIdDialect(RwDialect):
     EXCLUDES_PSEUDOCOLUMNS_FROM_STAR = True
 
 
+_HIDDEN_DIALECTS: dict[frozenset[str], type[RwDialect]] = {}
+
+
+def hidden_columns_dialect(names: frozenset[str]) -> type[RwDialect]:
+    """RwDialect for binding a query that names hidden columns (`_row_id`, `_rw_timestamp`,
+    an MV's hidden group key): they resolve like columns, but `*` does not expand to them.
+    One class per set of names (sqlglot reads pseudo-columns from the dialect class)."""
+    names = frozenset(n.upper() for n in names) | RwRowIdDialect.PSEUDOCOLUMNS
+    if names == RwRowIdDialect.PSEUDOCOLUMNS:
+        return RwRowIdDialect
+    if names not in _HIDDEN_DIALECTS:
+        _HIDDEN_DIALECTS[names] = type(f"RwHidden{len(_HIDDEN_DIALECTS)}Dialect", (RwRowIdDialect,),
+                                       {"PSEUDOCOLUMNS": set(names)})
+    return _HIDDEN_DIALECTS[names]
+
+
 _SAVEPOINT = lazy_regex(r'^\s*(savepoint|release)(\s+savepoint)?\s+("[^"]+"|[a-z_][a-z0-9_$]*)\s*;?\s*$', re.I)
 _BEGIN = lazy_regex(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))?((?:\s+[a-z ,]+?)?)\s*;?\s*$",
                     re.IGNORECASE | re.DOTALL)

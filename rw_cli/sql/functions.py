@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.pg_array import pg_array_brackets
-from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE
+from rw_cli.common.types import NUMERIC_NAN, NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql import approx_percentile
 from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
@@ -969,9 +969,27 @@ def _bytea_bits(node: exp.Expression) -> exp.Expression | None:
     return _fn(macro, _bytea(args[0]), *rest)
 
 
+# math functions whose untyped NULL argument is a double precision, as PostgreSQL and
+# RisingWave resolve it (the preferred type of the numeric category): round(NULL) is a
+# double precision NULL, round(NULL, 2) a numeric one (that form takes only numeric)
+_NULL_IS_DOUBLE = (exp.Abs, exp.Ceil, exp.Floor, exp.Sign, exp.Sqrt, exp.Cbrt, exp.Exp, exp.Ln, exp.Log,
+                   exp.Pow, exp.Round)
+
+
+def _type_null_argument(node: exp.Expression) -> None:
+    """Give a bare NULL argument of a math function its type (in place)."""
+    if not isinstance(node, _NULL_IS_DOUBLE):
+        return
+    numeric = isinstance(node, exp.Round) and node.args.get("decimals") is not None
+    for key in ("this", "expression"):
+        if isinstance(node.args.get(key), exp.Null):
+            node.set(key, exp.Cast(this=exp.Null(), to=exp.DataType.build("DECIMAL" if numeric else "DOUBLE")))
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     check_array_cast(node)
+    _type_null_argument(node)
     for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
                     _int256_op, _make_interval, _unnest_nested, _negative_bound):
         out = rewrite(node)
@@ -1150,6 +1168,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return exp.Case(ifs=[exp.If(this=_fn("pg_numeric_is_special", node.this.copy()), true=node.this.copy())],
                         default=exp.Cast(this=inner, to=exp.DataType.build(
                             f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")))
+    if isinstance(node, exp.Sign) and not node.meta.get("typed"):
+        return _sign(node)
     if isinstance(node, (exp.Mul, exp.Div)) and _numeric_operands(node):
         if isinstance(node, exp.Div):
             return _fn("pg_numeric_div", node.this, node.expression)
@@ -1240,6 +1260,19 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Anonymous):
         return _anonymous(node)
     return None
+
+
+def _sign(node: exp.Sign) -> exp.Expression:
+    """sign(x) has x's type, numeric or double precision (an integer is a double, as
+    PostgreSQL resolves it); DuckDB's is a tinyint. sign(NaN) of a numeric is NaN."""
+    inner = node.copy()
+    inner.meta["typed"] = True
+    if _type(node.this) == T.DECIMAL:
+        numeric = exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")
+        nan = exp.Cast(this=exp.Literal.string(NUMERIC_NAN), to=numeric.copy())
+        return exp.Case(ifs=[exp.If(this=exp.EQ(this=node.this.copy(), expression=nan), true=node.this.copy())],
+                        default=exp.Cast(this=inner, to=numeric))
+    return exp.Cast(this=inner, to=exp.DataType.build("DOUBLE"))
 
 
 # PostgreSQL's math functions that raise on arguments outside their domain -> our macros

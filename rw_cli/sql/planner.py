@@ -19,7 +19,7 @@ from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
-from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
+from rw_cli.meta.catalog import Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names
@@ -110,14 +110,18 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     schema = schema_of(rels)
     _changelog_schemas(tree, schema)
     dialect = RwDialect
-    if any(c.name == ROW_ID for c in tree.find_all(exp.Column)):
-        # the hidden `_row_id` named explicitly: it resolves, but `*` does not expand to it
-        from rw_cli.sql.dialect import RwRowIdDialect
+    named = {c.name for c in tree.find_all(exp.Column)}
+    hidden = {c.name: c.type for r in rels for c in r.columns if c.hidden and c.name in named}
+    if hidden:
+        # hidden columns named explicitly (`_row_id`, an MV's hidden group key): they
+        # resolve, but `*` does not expand to them
+        from rw_cli.sql.dialect import hidden_columns_dialect
 
-        dialect = RwRowIdDialect
+        dialect = hidden_columns_dialect(frozenset(hidden))
         for r in rels:
-            if any(c.name == ROW_ID and c.hidden for c in r.columns):
-                schema[r.name][ROW_ID] = sqlglot_type(r.columns[r.column_index(ROW_ID)].type)
+            for c in r.columns:
+                if c.hidden and c.name in named:
+                    schema[r.name].setdefault(c.name, sqlglot_type(c.type))
     try:
         q = qualify(tree.copy(), schema=schema, dialect=dialect, quote_identifiers=False,
                     identify=False)
@@ -699,6 +703,20 @@ def _connected_join_order(select: exp.Select) -> None:
     select.set("joins", ordered + list(joins[k:]))
 
 
+def _hidden_names(names: list[str], visible: int) -> list[str]:
+    """An MV's hidden columns (group keys it does not output, stream keys) keep their names
+    where no other column has them, as in RisingWave, where a query may name them
+    (`SELECT v3 FROM mv` of an MV grouped by v3); a name taken is `_hidden_{name}_{i}`."""
+    taken = set(names[:visible])
+    out = list(names[:visible])
+    for i, n in enumerate(names[visible:], start=visible):
+        if n in taken or not n or n.startswith("_hidden_") or (n[:1] == "_" and n[1:].isdigit()) or names.count(n) > 1:
+            n = f"_hidden_{n}_{i}"
+        taken.add(n)
+        out.append(n)
+    return out
+
+
 class StreamPlanner:
     def __init__(self, catalog: Catalog, allow_cross_join: bool = False):
         self.catalog = catalog
@@ -732,7 +750,7 @@ class StreamPlanner:
                 raise BindError(f'column "{n}" specified more than once')
             seen.add(n)
         hidden = [i >= planned.visible for i in range(len(names))]
-        names = [n if i < planned.visible else f"_hidden_{n}_{i}" for i, n in enumerate(names)]
+        names = _hidden_names(names, planned.visible)
         node = planned.node
         root = StreamMaterialize(node.types, node.stream_key, [node], names=names, hidden=hidden, name=name)
         return compile_plan(root), rels
@@ -784,7 +802,11 @@ class StreamPlanner:
         having = s.args.get("having")
         group = s.args.get("group")
         has_agg = any(_aggs(e) for e in exprs + order_exprs) or (having is not None)
+        # the names of hidden stream key columns: the source's (not a subquery's internal ones)
+        key_names = {i: name for i, (_, name) in enumerate(scope) if not name.startswith("__")}
         if group is not None or has_agg:
+            key_names = {i: g.name for i, g in enumerate(group.expressions if group is not None else [])
+                         if isinstance(g, exp.Column)}
             node, post, having_expr = self.plan_agg(node, scope, exprs + order_exprs, group, having)
             exprs, order_exprs = post[: len(exprs)], post[len(exprs):]
             if having_expr is not None:
@@ -797,13 +819,14 @@ class StreamPlanner:
             exprs, order_exprs = rewritten[: len(exprs)], rewritten[len(exprs):]
         if any(_srf_nodes(e) for e in exprs):
             node, exprs = self.project_set_srf(node, exprs)
+            key_names = {}
         order_exprs, on_exprs = order_exprs[:n_order], order_exprs[n_order:]
         distinct = s.args.get("distinct")
         if limit is not None or s.args.get("offset") is not None:
             return self.top_n(node, exprs, names, [e.alias_or_name for e in items], order, order_exprs, s)
         if distinct is not None and distinct.args.get("on") is not None:
             return self.distinct_on(node, exprs, names, items, distinct, order, order_exprs, on_exprs)
-        planned = self.project(node, exprs, names, [e.alias_or_name for e in items])
+        planned = self.project(node, exprs, names, [e.alias_or_name for e in items], key_names)
         if distinct is not None:
             planned = self.distinct(planned)
         return planned
@@ -1421,8 +1444,9 @@ class StreamPlanner:
 
     # -- projection -------------------------------------------------------------------------------
     def project(self, node: PlanNode, exprs: list[exp.Expression], names: list[str],
-                aliases: list[str] | None = None) -> Planned:
-        """`names` are what users see; `aliases` what an outer query references (sqlglot's)."""
+                aliases: list[str] | None = None, key_names: dict[int, str] | None = None) -> Planned:
+        """`names` are what users see; `aliases` what an outer query references (sqlglot's);
+        `key_names`: the names of input columns, for the stream key columns added hidden."""
         exprs = list(exprs)
         aliases = list(aliases or names)
         visible = len(exprs)
@@ -1431,7 +1455,7 @@ class StreamPlanner:
             ref = next((i for i, e in enumerate(exprs) if isinstance(e, exp.Column) and e.name == f"_{k}"), None)
             if ref is None:
                 exprs.append(exp.column(f"_{k}"))
-                names = names + [f"_{k}"]
+                names = names + [(key_names or {}).get(k) or f"_{k}"]
                 aliases.append(f"__hidden_{len(exprs) - 1}")
                 ref = len(exprs) - 1
             key.append(ref)

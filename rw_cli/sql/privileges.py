@@ -58,7 +58,7 @@ def _object(catalog: Catalog, kind: str, name: str) -> tuple[str, str]:
         return f"database:{name}", access.must_database(name)["owner"]
     if kind == "schema":
         if name != "public" and name not in catalog.schemas:
-            raise CatalogError(f'schema "{name}" does not exist')
+            raise CatalogError(f"schema not found: {name}")
         return f"schema:{name}", access.schema_owners.get(name, DEFAULT_USER)
     if kind == "function":
         fname = name.split("(")[0].strip().rpartition(".")[2]  # functions are one namespace

@@ -93,14 +93,14 @@ def test_bound_query_registers_relations_by_id(catalog):
     bound = bind(catalog, "select t.k, u.w from t join u on t.k = u.k")
     assert {reg: rel.name for reg, rel in bound.relations.items()} == {"__rel_1": "t", "__rel_2": "u"}
     assert bound.schema["__rel_1"] == {"k": "INTEGER", "v": "INTEGER", "s": "VARCHAR"}
-    assert bound.qualified and not bound.row_id and not bound.system
+    assert bound.qualified and not bound.named_hidden and not bound.system
 
 
 def test_hidden_columns(catalog):
     """`_row_id` is not expanded by `*` but resolves when named; DML binds it as a column."""
     assert "_row_id" not in bind(catalog, "select * from t").schema["__rel_1"]
     named = bind(catalog, "select _row_id from t")
-    assert named.row_id and named.schema["__rel_1"]["_row_id"] == "BIGINT"
+    assert "_row_id" in named.named_hidden and named.schema["__rel_1"]["_row_id"] == "BIGINT"
     assert "_row_id" in bind(catalog, "select * from t", hidden=True).schema["__rel_1"]
     assert "_row_id" in batch_sql(catalog, "select _row_id from t")
     root = stream_plan(catalog, "select _row_id, k from t")
@@ -168,7 +168,7 @@ def test_values_column_names(catalog):
     ("select k from t order by nope", BindError, 'column "nope" does not exist'),
     ("select * from nope", CatalogError, 'relation "nope" does not exist'),
     ("select k from t join nope on true", CatalogError, 'relation "nope" does not exist'),
-    ("select k from other.t", CatalogError, 'schema "other" does not exist'),
+    ("select k from other.t", CatalogError, 'schema not found: other'),
     ("select * from pg_catalog.pg_nope", CatalogError, 'relation "pg_catalog.pg_nope" does not exist'),
     ("select * except (nope) from t", BindError, "Item not found: Invalid column: nope"),
     ("select * except (k, k) from t", BindError, "Duplicate entry in except list"),

@@ -13,7 +13,6 @@ import pytest
 from rw_cli.common.types import BIGINT, DOUBLE, INTEGER, INTERVAL, NUMERIC, SMALLINT, TIME, TIMESTAMP, VARCHAR
 from rw_cli.engine import duck
 from rw_cli.errors import RwError
-from rw_cli.meta.catalog import ROW_ID
 from rw_cli.sql.batch import bind_query
 from rw_cli.sql.dialect import parse_statement
 from rw_cli.sql.transpile import expr_to_duckdb, sqlglot_type, to_duckdb
@@ -90,7 +89,7 @@ def empty_tables(bound) -> dict:
     """Empty relations shaped as the session registers them (hidden `_row_id` only when named)."""
     tables = {}
     for reg, rel in bound.relations.items():
-        cols = [c for c in rel.columns if not c.hidden or (bound.row_id and c.name == ROW_ID)]
+        cols = [c for c in rel.columns if not c.hidden or c.name in bound.named_hidden]
         tables[reg] = pa.schema([pa.field(c.name, c.type.arrow()) for c in cols]).empty_table()
     tables.update(bound.system)
     return tables
