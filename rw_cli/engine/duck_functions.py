@@ -261,9 +261,24 @@ _MAKE_MACROS = [
     "AND pg_make_date(y, m, d) IS NOT NULL THEN make_timestamptz(y, m, d, h, mi, s, tz) END)",
 ]
 
+# timestamptz + interval as PostgreSQL adds it: the months, then the days, to the local time
+# in the session's zone (the result read back in that zone: an ambiguous local time is the
+# later instant, a skipped one moves forward), then the rest as elapsed time. DuckDB's own
+# sum keeps the earlier UTC offset of an ambiguous local time.
+_MONTHS = "(datepart('year', i) * 12 + datepart('month', i))"
+_DAYS = "datepart('day', i)"
+_LOCAL_STEP = ("CASE WHEN {n} = 0 THEN {v} ELSE timezone(current_setting('TimeZone'), "
+               "timezone(current_setting('TimeZone'), {v}) + {f}({n})) END")
+_TSTZ_MACROS = [
+    "CREATE OR REPLACE MACRO pg_tstz_add(v, i) AS ("
+    + _LOCAL_STEP.format(n=_DAYS, f="to_days", v=_LOCAL_STEP.format(n=_MONTHS, f="to_months", v="v"))
+    + f" + (i - to_months({_MONTHS}) - to_days({_DAYS})))",
+]
+
 _VEC = "CAST({} AS DOUBLE[])"
 MACROS = [
     *_MAKE_MACROS,
+    *_TSTZ_MACROS,
     *_array_bound_macros(),
     *_BYTEA_MACROS,
     *_INT256_MACROS,

@@ -1107,6 +1107,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Mul) and _type(node.expression) == T.TIME and _type(node.this) in _NUMBERS:
         return _fn("pg_interval_mul", _time_interval(node.expression),
                    exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
+    if isinstance(node, (exp.Add, exp.Sub)):
+        added = _timestamptz_plus_interval(node)
+        if added is not None:
+            return added
     if isinstance(node, exp.Sub) and _type(node.this) == T.TIME and _type(node.expression) == T.TIME:
         return exp.Sub(this=_time_interval(node.this), expression=_time_interval(node.expression))
     if isinstance(node, (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)) and \
@@ -1260,6 +1264,28 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Anonymous):
         return _anonymous(node)
     return None
+
+
+_ELAPSED_UNITS = {"HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"}
+
+
+def _timestamptz_plus_interval(node: exp.Add | exp.Sub) -> exp.Expression | None:
+    """timestamptz ± interval (and interval + timestamptz) with PostgreSQL's days and months:
+    added to the local time in the session's zone (`pg_tstz_add`). An interval written in
+    hours, minutes or seconds is elapsed time: DuckDB's own sum is that."""
+    lt, rt = _type(node.this), _type(node.expression)
+    if lt == T.TIMESTAMPTZ and rt == T.INTERVAL:
+        ts, iv = node.this, node.expression
+    elif isinstance(node, exp.Add) and lt == T.INTERVAL and rt == T.TIMESTAMPTZ:
+        ts, iv = node.expression, node.this
+    else:
+        return None
+    unit = iv.args.get("unit") if isinstance(iv, exp.Interval) else None
+    if unit is not None and unit.name.upper().rstrip("S") in _ELAPSED_UNITS:
+        return None
+    if isinstance(node, exp.Sub):
+        iv = exp.Neg(this=exp.Paren(this=iv.copy()))
+    return _fn("pg_tstz_add", ts.copy(), iv.copy() if isinstance(node, exp.Add) else iv)
 
 
 def _sign(node: exp.Sign) -> exp.Expression:
