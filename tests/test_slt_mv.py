@@ -38,7 +38,8 @@ def test_view_query(sql, view):
     ("DROP VIEW v", {"v"}),
     ("DROP MATERIALIZED VIEW IF EXISTS m", {"m"}),
     ("ALTER TABLE t ADD COLUMN x INT", {"t"}),
-    ("DROP INDEX i", set()),
+    ("DROP INDEX i", {"i"}),
+    ("DROP FUNCTION f", {"f"}),
     ("INSERT INTO t VALUES (1)", set()),
 ])
 def test_dropped_names(sql, names):
@@ -166,6 +167,64 @@ def test_mv_mode_reports_a_view_that_goes_wrong_after_dml(tmp_path):
     assert rc == 1, text
     assert f"{path}: batch 13/14 passed; MV 4 equal, 1 refused, 1 different\n" in text, text
     assert f"  {path}:23: MV different (after statements, at the query at line 38): SELECT sum(a) FROM t\n" in text
+
+
+def test_views_leave_way_for_the_files_own_drops(tmp_path):
+    """The file's own statements run as they would without --mv: a view that reads a table
+    through an index is dropped (compared first) before DROP INDEX, a view whose query stops
+    running (its function dropped; a row a SELECT now fails on, where the non-strict MV holds
+    NULL) ends equal, not different."""
+    path = tmp_path / "drops.slt"
+    path.write_text(textwrap.dedent("""
+        statement ok
+        set rw_implicit_flush = true;
+
+        statement ok
+        create table t (k int, v int);
+
+        statement ok
+        create index i on t (v);
+
+        statement ok
+        insert into t values (1, 10), (2, 20);
+
+        query I
+        select k from t where v = 20;
+        ----
+        2
+
+        statement ok
+        drop index i;
+
+        statement ok
+        create function add1(int) returns int language sql as 'select $1 + 1';
+
+        query I
+        select add1(k) from t order by 1;
+        ----
+        2
+        3
+
+        query I
+        select 40 / k from t order by 1;
+        ----
+        20
+        40
+
+        statement ok
+        insert into t values (0, 0);
+
+        statement ok
+        drop function add1;
+
+        statement ok
+        drop table t;
+        """).lstrip("\n"))
+    out = io.StringIO()
+    rc = run_files([str(path)], out=out, options=RunOptions(mv=True, verbose=True))
+    text = out.getvalue()
+    assert rc == 0, text
+    assert f"{path}: batch 12/12 passed; MV 3 equal, 0 refused, 0 different\n" in text, text
 
 
 @pytest.mark.slow
