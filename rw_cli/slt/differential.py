@@ -114,6 +114,9 @@ _DDL_TARGETS = re.compile(
     r"\s+(?:if\s+exists\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
 
 
+_SETS_TIME_ZONE = re.compile(r"^\s*set\s+(?:(?:session|local)\s+)?(?:time\s+zone|timezone)\b", re.IGNORECASE)
+
+
 def dropped_names(sql: str) -> frozenset[str]:
     """The relations a DROP or ALTER statement names (last part of each name, lower-cased);
     empty for any other statement."""
@@ -283,11 +286,17 @@ class Differential:
 
     # hooks the runner calls around records
     def before_statement(self, rec: Record) -> None:
-        names = dropped_names(rec.sql)
-        if not names:
-            return
-        ours = {v.name for v in self.views} & self._dependents(names)
-        for view in [v for v in self.views if v.words & names or v.name in ours]:
+        if _SETS_TIME_ZONE.match(rec.sql):
+            # an MV keeps the zone it was created in (RisingWave's too): its query means
+            # something else from here on
+            ending = list(self.views)
+        else:
+            names = dropped_names(rec.sql)
+            if not names:
+                return
+            ours = {v.name for v in self.views} & self._dependents(names)
+            ending = [v for v in self.views if v.words & names or v.name in ours]
+        for view in ending:
             if view.dirty:
                 self._recheck(view, f"before the statement at line {rec.line}")
             if view in self.views:

@@ -27,9 +27,9 @@ from sqlglot.optimizer.qualify import qualify
 from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError
 from rw_cli.sql.privileges import answer_privilege_calls
-from rw_cli.meta.catalog import DEFAULT_SCHEMA, RW_TIMESTAMP, Catalog, RelationCatalog
+from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
-from rw_cli.sql.expand import corresponding, expand
+from rw_cli.sql.expand import corresponding, expand, schema_qualified_columns
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
 
@@ -406,33 +406,9 @@ def _session_user(found: list, catalog: Catalog, session) -> None:
 
 
 def _schema_qualified_columns(found: list[exp.Expression]) -> None:
-    """`schema.table.column` names the column of the FROM item `schema.table` (its schema
-    written or `public`); the schema is dropped once checked, since FROM items are renamed.
-    `found`: the query's nodes, from the one walk that binding makes."""
-    qualified = [c for c in found if isinstance(c, exp.Column) and c.args.get("db") is not None]
-    tables = [t for t in found if isinstance(t, exp.Table)]
-    if not qualified and len({t.text("db") for t in tables}) < 2:
-        return
-    items: dict[str, set] = {}
-    for t in tables:
-        # an aliased item is named by its alias alone
-        schema = (t.text("db") or DEFAULT_SCHEMA) if t.args.get("alias") is None else None
-        items.setdefault(t.alias_or_name, set()).add(schema)
-    # tables of one name from two schemas (`s1.a`, `s2.a`): each is named `schema.name`, so
-    # that `s1.a.x` and `s2.a.y` tell them apart and a bare `a.x` is no longer either
-    clashing = {n for n, schemas in items.items() if len(schemas - {None}) > 1}
-    for t in tables:
-        if t.alias_or_name in clashing and t.args.get("alias") is None:
-            t.set("alias", exp.TableAlias(this=exp.to_identifier(f"{t.text('db') or DEFAULT_SCHEMA}.{t.name}",
-                                                                 quoted=True)))
-    for col in qualified:
-        db = col.text("db")
-        if db not in items.get(col.table, ()):
-            raise BindError(f'missing FROM-clause entry for table "{db}.{col.table}"')
-        if col.table in clashing:
-            col.set("table", exp.to_identifier(f"{db}.{col.table}", quoted=True))
-        col.set("db", None)
-        col.set("catalog", None)
+    """`schema.table.column` names (expand.schema_qualified_columns), over the nodes of the
+    one walk that binding makes."""
+    schema_qualified_columns(found)
 
 
 _INTERVAL_UNITS = frozenset("year years month months week weeks day days hour hours minute minutes "

@@ -22,7 +22,7 @@ from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
-from rw_cli.sql.expand import corresponding, expand, qualify_schema_names
+from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
 from rw_cli.sql.output_name import output_name
 from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
@@ -104,7 +104,9 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
     # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
-    tree = name_subquery_items(inline_ctes(qualify_schema_names(expand(tree.copy(), catalog), catalog)))
+    tree = expand(tree.copy(), catalog)
+    schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table))])
+    tree = name_subquery_items(inline_ctes(qualify_schema_names(tree, catalog)))
     _name_unnest_columns(tree)
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
