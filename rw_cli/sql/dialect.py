@@ -14,6 +14,7 @@ from sqlglot import exp
 from sqlglot.dialects.risingwave import RisingWave
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
+from sqlglot.helper import seq_get
 
 from rw_cli.common.lazy_regex import lazy_regex
 from rw_cli.errors import NotSupported, SqlSyntaxError
@@ -231,6 +232,17 @@ LITERAL_LIST_MIN = 16  # shorter IN lists go through the grammar: nothing to gai
 exp.WatermarkColumnConstraint.arg_types = {**exp.WatermarkColumnConstraint.arg_types, "ttl": False, "text": False}
 
 
+def _date_trunc(args: list) -> exp.TimestampTrunc:
+    """date_trunc(unit, ts [, zone]); a unit written as a bare name (not a string) is marked:
+    it may be a column (rw_cli.sql.functions.date_trunc_unit_columns), where sqlglot reads
+    every unit as a keyword."""
+    node = exp.TimestampTrunc(this=seq_get(args, 1), unit=seq_get(args, 0), zone=seq_get(args, 2))
+    first = seq_get(args, 0)
+    if isinstance(first, exp.Column) and not first.table:
+        node.meta["bare_unit"] = True
+    return node
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -259,7 +271,7 @@ class RwDialect(RisingWave):
         }
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
                      "APPROX_PERCENTILE": approx_percentile.build,
-                     "REGEXP_MATCHES": _regexp_matches}
+                     "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
         # a dollar-quoted string is a string constant like any other, so it also follows a

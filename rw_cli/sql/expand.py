@@ -32,10 +32,10 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                     t.replace(_view_subquery(t, rel))
                     changed = True
         if not changed:
-            from rw_cli.sql.functions import inline_sql_functions
+            from rw_cli.sql.functions import date_trunc_unit_columns, inline_sql_functions
             from rw_cli.sql.jsonb import expand_jsonb_table_functions
 
-            tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {})
+            tree = date_trunc_unit_columns(inline_sql_functions(tree, getattr(catalog, "functions", None) or {}))
             return expand_jsonb_table_functions(tree)
     raise BindError("views nested too deeply (or recursive)")
 

@@ -1527,6 +1527,29 @@ def _concat(node: exp.Concat) -> exp.Expression | None:
     return out
 
 
+_UNIT_ABBREVIATIONS = ("s", "ms", "us", "m", "h", "d", "w", "y", "mon", "sec", "min")
+
+
+def _unit_is_column(unit: exp.Expression) -> bool:
+    """date_trunc's first argument written as a bare name no unit has: a column (sqlglot
+    reads every bare name there as a unit)."""
+    if not isinstance(unit, exp.Var):
+        return False
+    text = unit.name.lower()
+    return text not in _DATE_TRUNC_UNITS and text not in _UNIT_ABBREVIATIONS \
+        and re.fullmatch(r"[a-z_][a-z0-9_]*", text) is not None
+
+
+def date_trunc_unit_columns(tree: exp.Expression) -> exp.Expression:
+    """`date_trunc(field, ts)` where `field` is a column: a column before binding, so that it
+    is qualified and planned as any column is (in an MV, read from the input's position)."""
+    for node in list(tree.find_all(exp.TimestampTrunc, exp.DateTrunc)):
+        unit = node.args.get("unit")
+        if unit is not None and node.meta.get("bare_unit") and _unit_is_column(unit):
+            node.set("unit", exp.column(unit.name))
+    return tree
+
+
 def _date_trunc(node: exp.Expression) -> exp.Expression | None:
     unit = node.args.get("unit")
     this = node.this
@@ -1534,8 +1557,7 @@ def _date_trunc(node: exp.Expression) -> exp.Expression | None:
     if isinstance(unit, exp.Var) or (isinstance(unit, exp.Literal) and unit.is_string):
         text = unit.name.lower()
         if text not in _DATE_TRUNC_UNITS:
-            if isinstance(unit, exp.Var) and re.fullmatch(r"[a-z_][a-z0-9_]*", text) and \
-                    text not in ("s", "ms", "us", "m", "h", "d", "w", "y", "mon", "sec", "min"):
+            if _unit_is_column(unit):
                 unit_expr = exp.column(unit.name)
             else:
                 raise BindError(f'timestamp units "{unit.name}" not recognized')

@@ -106,7 +106,7 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
     tree = expand(tree.copy(), catalog)
     schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table))])
-    tree = name_subquery_items(inline_ctes(qualify_schema_names(tree, catalog)))
+    tree = name_subquery_items(inline_ctes(_table_column_aliases(qualify_schema_names(tree, catalog))))
     _name_unnest_columns(tree)
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)
@@ -247,6 +247,19 @@ def _in_join_list(table: exp.Table) -> bool:
     """Whether a FROM item is one of several (`FROM t, f(...)` or a JOIN)."""
     return isinstance(table.parent, exp.Join) or (isinstance(table.parent, exp.From)
                                                    and bool(table.parent.parent.args.get("joins")))
+
+
+def _table_column_aliases(tree: exp.Expression) -> exp.Expression:
+    """`FROM t AS a(x, y)` (a relation's columns renamed by its alias): the subquery
+    `(SELECT * FROM t) AS a(x, y)`, whose column aliases the planner reads as a view's."""
+    for t in list(tree.find_all(exp.Table)):
+        alias = t.args.get("alias")
+        if alias is None or not alias.columns or not isinstance(t.this, exp.Identifier):
+            continue
+        inner = t.copy()
+        inner.set("alias", None)
+        t.replace(exp.Subquery(this=exp.select("*").from_(inner), alias=alias.copy()))
+    return tree
 
 
 def name_subquery_items(tree: exp.Expression) -> exp.Expression:
