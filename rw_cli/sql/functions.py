@@ -1540,6 +1540,20 @@ def _unit_is_column(unit: exp.Expression) -> bool:
         and re.fullmatch(r"[a-z_][a-z0-9_]*", text) is not None
 
 
+def range_rows(tree: exp.Expression) -> exp.Expression:
+    """range(a, b [, step]) outside FROM is a set-returning function, as generate_series is
+    (RisingWave's range: the series before b): its rows are the elements of DuckDB's range
+    list. In FROM, DuckDB's range table function is the same series."""
+    for node in list(tree.find_all(exp.Anonymous)):
+        if node.name.lower() == "range" and len(node.expressions) in (2, 3) \
+                and not isinstance(node.parent, exp.Table):
+            rows = exp.Unnest(expressions=[node.copy()])
+            # a select item keeps its name (`range`, not `unnest`)
+            named = exp.Alias(this=rows, alias=exp.to_identifier("range"))
+            node.replace(named if isinstance(node.parent, exp.Select) else rows)
+    return tree
+
+
 def date_trunc_unit_columns(tree: exp.Expression) -> exp.Expression:
     """`date_trunc(field, ts)` where `field` is a column: a column before binding, so that it
     is qualified and planned as any column is (in an MV, read from the input's position)."""

@@ -154,16 +154,15 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
     query = query.copy()
     for table in list(query.find_all(exp.Table)):
         fn = table.this
-        if not isinstance(fn, exp.Func) or (isinstance(fn, _SET_RETURNING) and _in_join_list(table)):
+        if not isinstance(fn, exp.Func) or _series_of_project_set(table):
             continue  # `FROM t, generate_series(...)`: the planner's own cross join with a series
         name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
         if name in ("tumble", "hop") or is_table_function(fn):
             continue  # time windows over a relation, jsonb_each and its kin: rw_cli.sql.expand
         if isinstance(fn, exp.ExplodingGenerateSeries):
             name = "generate_series"
-        if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) == 2:
-            end = exp.Sub(this=fn.expressions[1].copy(), expression=exp.Literal.number(1))
-            fn = exp.ExplodingGenerateSeries(start=fn.expressions[0].copy(), end=end)
+        if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) in (2, 3):
+            fn = _range_as_series(fn)
         alias = table.args.get("alias")
         col = alias.columns[0].name if alias is not None and alias.columns else (alias.name if alias else name)
         sub_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None else name))
@@ -241,6 +240,45 @@ def _lateral_srf(src: exp.Expression) -> exp.Expression | None:
     """The set-returning function of a join item `LATERAL f(...)` or `unnest(...)`, if it is one."""
     fn = src.this if isinstance(src, exp.Lateral) else src
     return fn if isinstance(fn, (exp.Unnest, exp.Explode, exp.ExplodingGenerateSeries)) else None
+
+
+def _series_of_project_set(table: exp.Table) -> bool:
+    """A generate_series the planner crosses with the items before it (`FROM t,
+    generate_series(1, 3)`): joined without a condition, constant bounds, no step. Any other
+    series in FROM (the first item, joined ON / USING, with a step) is planned as a source
+    of its own, a subquery."""
+    fn, join = table.this, table.parent
+    if not isinstance(fn, (exp.ExplodingGenerateSeries, exp.GenerateSeries)) or not isinstance(join, exp.Join):
+        return False
+    if join.args.get("on") is not None or join.args.get("using"):
+        return False
+    bounds = [fn.args.get("start"), fn.args.get("end")] + ([fn.args["step"]] if fn.args.get("step") else [])
+    return all(_signed_int_literal(b) is not None for b in bounds)
+
+
+def _signed_int_literal(e: exp.Expression | None) -> int | None:
+    """The value of an integer constant written as `n` or `-n`, else None."""
+    negative = isinstance(e, exp.Neg)
+    lit = e.this if negative else e
+    if not (isinstance(lit, exp.Literal) and lit.is_int):
+        return None
+    return -int(lit.this) if negative else int(lit.this)
+
+
+def _range_as_series(fn: exp.Anonymous) -> exp.Expression:
+    """range(a, b [, step]): the series a, a + step, ... before b (an integer step written as
+    a constant: the last element is b - 1 or b + 1 by its sign)."""
+    start, stop = fn.expressions[0].copy(), fn.expressions[1].copy()
+    if len(fn.expressions) == 2:
+        return exp.ExplodingGenerateSeries(start=start, end=exp.Sub(this=stop, expression=exp.Literal.number(1)))
+    step = fn.expressions[2]
+    literal = step.this if isinstance(step, exp.Neg) else step
+    if not (isinstance(literal, exp.Literal) and literal.is_int):
+        raise NotSupported("range with a step that is not an integer constant in a materialized view")
+    down = isinstance(step, exp.Neg) != literal.this.startswith("-")
+    end = exp.Add(this=stop, expression=exp.Literal.number(1)) if down else \
+        exp.Sub(this=stop, expression=exp.Literal.number(1))
+    return exp.ExplodingGenerateSeries(start=start, end=end, step=step.copy())
 
 
 def _in_join_list(table: exp.Table) -> bool:
@@ -896,17 +934,20 @@ class StreamPlanner:
         if join.args.get("on") is not None or join_kind(join) != "inner":
             raise NotSupported("a join with generate_series other than a cross join in a materialized view")
         gen = series.this
-        start, end = _int_literal(gen.args.get("start")), _int_literal(gen.args.get("end"))
-        if gen.args.get("step") is not None:
-            raise NotSupported("generate_series with a step in a materialized view")
+        start, end = _signed_int_literal(gen.args.get("start")), _signed_int_literal(gen.args.get("end"))
+        step = _signed_int_literal(gen.args.get("step")) if gen.args.get("step") is not None else 1
+        if start is None or end is None or not step:
+            raise NotSupported("generate_series with bounds or a step that are not integer constants "
+                               "in a join of a materialized view")
         alias = series.args.get("alias")
         name = alias.this.name if alias is not None and alias.this else "generate_series"
         col = alias.columns[0].name if alias is not None and alias.columns else name
         width = len(node.types)
-        bounds = [exp.Literal.number(start), exp.Literal.number(end + 1)]
+        stop = end + (1 if step > 0 else -1)  # range's end is exclusive
+        args = (start, stop) if step == 1 else (start, stop, step)
         out = StreamProjectSet(list(node.types) + [BIGINT_T, BIGINT_T], list(node.stream_key) + [width + 1], [node],
-                               list_sql=f"range({start}, {end + 1})", list_expr=exp.Anonymous(this="range",
-                                                                                            expressions=bounds))
+                               list_sql=f"range({', '.join(map(str, args))})", list_expr=exp.Anonymous(
+                                   this="range", expressions=[exp.Literal.number(v) for v in args]))
         return out, scope + [(name, col), (name, "__ordinality")]
 
     def project_set_srf(self, node: PlanNode, exprs: list[exp.Expression]):
