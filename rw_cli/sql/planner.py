@@ -167,7 +167,34 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
         col = alias.columns[0].name if alias is not None and alias.columns else (alias.name if alias else name)
         sub_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None else name))
         table.replace(exp.Subquery(this=exp.select(exp.alias_(fn.copy(), col)), alias=sub_alias))
+    for unnest in list(query.find_all(exp.Unnest)):
+        # the only FROM item, of an array that reads no column (a correlated one stays with
+        # the decorrelation rules, which refuse it)
+        if isinstance(unnest.parent, exp.From) and not unnest.parent.parent.args.get("joins") \
+                and len(unnest.expressions) == 1 and unnest.expressions[0].find(exp.Column) is None:
+            unnest.replace(_unnest_source(unnest))
     return query
+
+
+def _unnest_source(unnest: exp.Unnest) -> exp.Subquery:
+    """`FROM unnest(array) [WITH ORDINALITY] [AS a(x [, n])]`, the only FROM item: the subquery
+    `(SELECT unnest(arr) AS x [, generate_series(1, cardinality(arr)) AS n]) AS a`, whose
+    set-returning select list the planner maintains (columns named as PostgreSQL names them:
+    `unnest` / `ordinality`, or a bare alias for the one column)."""
+    arr = unnest.expressions[0]
+    alias = unnest.args.get("alias")
+    columns = [c.name for c in alias.columns] if alias is not None else []
+    value = columns[0] if columns else (alias.name if alias is not None and alias.name else "unnest")
+    items = [exp.Alias(this=exp.Unnest(expressions=[arr.copy()]), alias=exp.to_identifier(value))]
+    offset = unnest.args.get("offset")
+    if offset:
+        name = offset.name if isinstance(offset, exp.Identifier) else (columns[1] if len(columns) > 1 else "ordinality")
+        count = exp.Cast(this=exp.Anonymous(this="cardinality", expressions=[arr.copy()]),
+                         to=exp.DataType.build("BIGINT"))
+        ordinal = exp.ExplodingGenerateSeries(start=exp.Literal.number(1), end=count)
+        items.append(exp.Alias(this=ordinal, alias=exp.to_identifier(name)))
+    table_alias = alias.name if alias is not None and alias.name else "unnest"
+    return exp.Subquery(this=exp.select(*items), alias=exp.TableAlias(this=exp.to_identifier(table_alias)))
 
 
 _WHOLE_PARTITION = (exp.CumeDist, exp.PercentRank, exp.Ntile)
