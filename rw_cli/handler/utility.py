@@ -163,7 +163,7 @@ def describe(session, name: str, with_keys: bool = True) -> Result:
     """DESCRIBE relation (`with_keys`) and SHOW COLUMNS FROM relation: each column with its
     type, whether it is hidden and its comment; DESCRIBE adds the primary key, the
     distribution key, the relation's indexes and its own comment, as RisingWave shows them."""
-    from rw_cli.meta.catalog import RW_TIMESTAMP, INDEX
+    from rw_cli.meta.catalog import RW_TIMESTAMP, INDEX, SINK
 
     catalog = session.catalog
     schema, _, bare = name.lower().strip('"').rpartition(".")
@@ -171,13 +171,14 @@ def describe(session, name: str, with_keys: bool = True) -> Result:
         schema in catalog.schemas else None
     if rel is None:
         return _describe_system(session, schema, bare, with_keys)
-    rows = [row + [rel.comments.get(c.name) if row[0] == c.name else None]
-            for c in rel.columns for row in column_rows(c.name, _column_type(c), c.type, c.hidden)]
+    rows = [row + [rel.comments.get(c.name) if row[0] == _column_name(c) else None]
+            for c in rel.columns for row in column_rows(_column_name(c), _column_type(c), c.type, c.hidden)]
     if rel.kind in (TABLE, MATERIALIZED_VIEW):
         rows.append([RW_TIMESTAMP, "timestamp with time zone", "true", None])
     if with_keys:
         pk = ", ".join(rel.columns[k].name for k in rel.pk)
-        rows.append(["primary key", pk, None, None])
+        if rel.kind != SINK:  # a sink has a distribution, no primary key (RisingWave)
+            rows.append(["primary key", pk, None, None])
         if rel.pk:
             rows.append(["distribution key", pk, None, None])
         for idx in catalog.in_creation_order():
@@ -223,10 +224,19 @@ def column_rows(name: str, shown: str, t, hidden: bool) -> list[list]:
 
 
 def _column_type(c) -> str:
-    """A column's type as DESCRIBE shows it: the row id of a table without a key is a serial."""
+    """A column's type as DESCRIBE shows it: the row id of a table without a key is a serial
+    (also as an MV's or sink's hidden `t._row_id`)."""
     from rw_cli.meta.catalog import ROW_ID
 
-    return "serial" if c.name == ROW_ID and c.hidden else c.type.name
+    row_id = c.name == ROW_ID or c.name.endswith("." + ROW_ID)
+    return "serial" if row_id and c.hidden else c.type.name
+
+
+def _column_name(c) -> str:
+    """A column's name as DESCRIBE shows it: quoted when it holds a dot (`"t._row_id"`)."""
+    from rw_cli.sql.rename import quote_name
+
+    return quote_name(c.name) if "." in c.name else c.name
 
 
 def index_description(idx) -> tuple[str, str, str]:

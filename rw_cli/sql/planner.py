@@ -19,7 +19,7 @@ from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
-from rw_cli.meta.catalog import Catalog, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
@@ -883,7 +883,9 @@ class StreamPlanner:
         group = s.args.get("group")
         has_agg = any(_aggs(e) for e in exprs + order_exprs) or (having is not None)
         # the names of hidden stream key columns: the source's (not a subquery's internal ones)
-        key_names = {i: name for i, (_, name) in enumerate(scope) if not name.startswith("__")}
+        # (a table's row id as RisingWave names it: `t._row_id`)
+        key_names = {i: f"{alias}.{name}" if name == ROW_ID and alias else name
+                     for i, (alias, name) in enumerate(scope) if not name.startswith("__")}
         if group is not None or has_agg:
             key_names = {i: g.name for i, g in enumerate(group.expressions if group is not None else [])
                          if isinstance(g, exp.Column)}

@@ -39,7 +39,7 @@ def test_every_node_derives_its_stream_key(catalog):
 def test_materialize_marks_hidden_columns(catalog):
     root, _ = plan(catalog, "select s from t")
     assert isinstance(root, StreamMaterialize)
-    assert root.hidden == [False, True] and root.names[1] == "_row_id"
+    assert root.hidden == [False, True] and root.names[1] == "t._row_id"
     assert root.stream_key == [1]
 
 

@@ -30,7 +30,7 @@ def test_explain_agg(db):
 
 def test_explain_join_keeps_stream_key_hidden(db):
     lines = explain(db, "create materialized view j as select u.name, t.v from t join u on t.k = u.k")
-    assert lines[0].startswith("StreamMaterialize { columns: [name, v, _row_id, k]")
+    assert lines[0].startswith("StreamMaterialize { columns: [name, v, t._row_id, k]")
     assert "StreamHashJoin { type: Inner, predicate: _0 = _3 }" in lines[2]
 
 
