@@ -32,11 +32,12 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                     t.replace(_view_subquery(t, rel))
                     changed = True
         if not changed:
-            from rw_cli.sql.functions import date_trunc_unit_columns, inline_sql_functions, range_rows
+            from rw_cli.sql.functions import (date_trunc_unit_columns, inline_sql_functions, range_rows,
+                                              row_id_casts)
             from rw_cli.sql.jsonb import expand_jsonb_table_functions
 
             tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {})
-            tree = range_rows(date_trunc_unit_columns(tree))
+            tree = row_id_casts(range_rows(date_trunc_unit_columns(tree)))
             return expand_jsonb_table_functions(tree)
     raise BindError("views nested too deeply (or recursive)")
 

@@ -1288,6 +1288,33 @@ def _timestamptz_plus_interval(node: exp.Add | exp.Sub) -> exp.Expression | None
     return _fn("pg_tstz_add", ts.copy(), iv.copy() if isinstance(node, exp.Add) else iv)
 
 
+# row ids (a table's `_row_id`, a changelog's `_changelog_row_id`: RisingWave's serial) hold
+# the milliseconds since RisingWave's epoch above their low 22 bits (rw_cli.common.row_id)
+_ROW_ID_NAMES = ("_row_id", "_changelog_row_id")
+_ROW_ID_SHIFT = 22
+
+
+def row_id_casts(tree: exp.Expression) -> exp.Expression:
+    """`_row_id::timestamptz` (a row id cast to the time it was made, as RisingWave casts its
+    serial type) as the expression computing that time, before binding: the planner renames
+    columns, so a SELECT and an MV must both see the row id by its name here."""
+    for cast in list(tree.find_all(exp.Cast)):
+        col = cast.this
+        if cast.to.this == T.TIMESTAMPTZ and isinstance(col, exp.Column) and \
+                (col.name in _ROW_ID_NAMES or col.name.endswith("._row_id")):
+            cast.replace(_row_id_time(col))
+    return tree
+
+
+def _row_id_time(node: exp.Expression) -> exp.Expression:
+    """serial::timestamptz (RisingWave): the time the row id was made."""
+    from rw_cli.common.epoch import EPOCH_ORIGIN_MS
+
+    ms = exp.Add(this=exp.BitwiseRightShift(this=node.copy(), expression=exp.Literal.number(_ROW_ID_SHIFT)),
+                 expression=exp.Literal.number(EPOCH_ORIGIN_MS))
+    return _fn("to_timestamp", exp.Div(this=exp.Paren(this=ms), expression=exp.Literal.number("1000.0")))
+
+
 def _sign(node: exp.Sign) -> exp.Expression:
     """sign(x) has x's type, numeric or double precision (an integer is a double, as
     PostgreSQL resolves it); DuckDB's is a tinyint. sign(NaN) of a numeric is NaN."""
