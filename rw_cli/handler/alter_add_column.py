@@ -42,6 +42,8 @@ def handle(session, tree: exp.Alter, column: exp.ColumnDef) -> Result:
             new.not_null = True
         elif not isinstance(c.kind, exp.NotNullColumnConstraint):
             raise NotSupported(f"{type(c.kind).__name__} in ALTER TABLE ... ADD COLUMN")
+    if new.not_null and new.default is None:  # RisingWave refuses it even on an empty table
+        raise BindError("alter table add NOT NULL columns must have default value")
     at = next((i for i, c in enumerate(rel.columns) if c.hidden), len(rel.columns))
     old_columns, old_pk, old_versions = list(rel.columns), list(rel.pk), list(rel.version_columns)
 

@@ -191,7 +191,7 @@ def into_rows(session, sink: RelationCatalog):
     def rows(data):
         target = session.catalog.relations[sink.target]
         indices = [target.column_index(n) for n in sink.connector["into_columns"]]
-        return positional(table_rows(session, target, data, indices), target)
+        return positional(table_rows(session, target, data, indices, check=False), target)
     return rows
 
 

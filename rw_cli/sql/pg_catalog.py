@@ -93,7 +93,7 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
             if c.hidden:
                 continue
             pos += 1
-            rows.append((DATABASE, "public", r.name, c.name, pos, "YES", c.type.name,
+            rows.append((DATABASE, "public", r.name, c.name, pos, "NO" if c.not_null else "YES", c.type.name,
                          PG_TYPES.get(c.type.name, (0, c.type.name, 0, 0))[1]))
     s = pa.string()
     col = lambda i: [row[i] for row in rows]  # noqa: E731
