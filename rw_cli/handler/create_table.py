@@ -99,6 +99,7 @@ def handle(session, tree: exp.Create) -> Result:
         if p not in names:
             raise BindError(f'column "{p}" named in key does not exist')
     _check_generated(columns)
+    _check_impure(columns, pk_names)
     user_pk = bool(pk_names)
     if user_pk:
         pk = [names.index(p) for p in pk_names]
@@ -174,6 +175,8 @@ def _check_generated(columns: list[ColumnCatalog]) -> None:
                 raise BindError(f'Generated column "{c.name}" cannot refer to generated column "{r}"')
     import pyarrow as pa
 
+    if all(c.generated for c in columns):
+        return  # nothing to evaluate them over (DuckDB reads no table without columns)
     empty = pa.schema([pa.field(c.name, c.type.arrow()) for c in columns if not c.generated]).empty_table()
     from rw_cli.errors import ExecutionError
 
@@ -191,6 +194,27 @@ def add_table(session, rel: RelationCatalog) -> None:
     session.catalog.add(rel)
     session.runtime.add_job(table_job(session.store, rel, watermark_expr(rel)))
     session.barrier()
+
+
+# functions whose value is not the same for the same row (RisingWave's impure expressions)
+_IMPURE = frozenset({"proctime", "now", "random", "rand", "gen_random_uuid", "clock_timestamp", "current_timestamp"})
+
+
+def _check_impure(columns: list[ColumnCatalog], pk_names: list[str]) -> None:
+    """A generated column of an impure expression (proctime()) is computed once, when the
+    row comes: it can be neither NOT NULL nor part of the primary key (RisingWave's rule)."""
+    for c in columns:
+        if not c.generated:
+            continue
+        tree = exp.maybe_parse(c.generated, dialect="postgres")
+        names = {f.sql_name().lower() for f in tree.find_all(exp.Func)} | \
+                {f.name.lower() for f in tree.find_all(exp.Anonymous)}
+        if not names & _IMPURE:
+            continue
+        if c.not_null:
+            raise BindError("impure expression cannot have a NOT NULL constraint")
+        if c.name in pk_names:
+            raise BindError("impure expressions should not be part of the primary key")
 
 
 def create_table_as(session, tree: exp.Create, name: str) -> Result:

@@ -269,8 +269,11 @@ class RwDialect(RisingWave):
         PRIMARY_PARSERS = {**RisingWave.Parser.PRIMARY_PARSERS, **STRING_PARSERS}
         # `WATERMARK FOR col AS expr [WITH TTL]`: TTL marks a watermark that also cleans the
         # table's expired rows (RisingWave's TTL tables)
+        # `AS expr` (a generated column) also after other constraints: `g int NOT NULL AS b`
         CONSTRAINT_PARSERS = {**RisingWave.Parser.CONSTRAINT_PARSERS,
-                              "WATERMARK": lambda self: self._parse_watermark_constraint()}
+                              "WATERMARK": lambda self: self._parse_watermark_constraint(),
+                              "AS": lambda self: self.expression(exp.ComputedColumnConstraint(
+                                  this=self._parse_disjunction(), persisted=False))}
 
         def _parse_lambda(self, alias: bool = False):
             """RisingWave's lambda `|x| body` (array_transform's argument) besides the usual
