@@ -100,6 +100,7 @@ def handle(session, tree: exp.Create) -> Result:
             raise BindError(f'column "{p}" named in key does not exist')
     _check_generated(columns)
     _check_impure(columns, pk_names)
+    check_system_column_names(names)
     user_pk = bool(pk_names)
     if user_pk:
         pk = [names.index(p) for p in pk_names]
@@ -217,6 +218,18 @@ def _check_impure(columns: list[ColumnCatalog], pk_names: list[str]) -> None:
             raise BindError("impure expressions should not be part of the primary key")
 
 
+# PostgreSQL's system columns: every table has them, so no column may take their names
+SYSTEM_COLUMNS = frozenset({"tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"})
+
+
+def check_system_column_names(names: list[str]) -> None:
+    """Refuse a column (of a table, source or MV) named like a system column; only the
+    lowercase name is reserved, a quoted `"xMin"` is not."""
+    for n in names:
+        if n in SYSTEM_COLUMNS:
+            raise BindError(f'column name "{n}" conflicts with a system column name')
+
+
 def create_table_as(session, tree: exp.Create, name: str) -> Result:
     """CREATE TABLE name AS query: the query's columns and rows, in a new table."""
     from rw_cli.handler.dml import insert_rows
@@ -224,6 +237,7 @@ def create_table_as(session, tree: exp.Create, name: str) -> Result:
 
     data, types = run_query(session, tree.expression)
     columns = [ColumnCatalog(n, t) for n, t in zip(data.column_names, types)]
+    check_system_column_names(data.column_names)
     if len({c.name for c in columns}) != len(columns):
         raise BindError("column names of CREATE TABLE AS must be unique")
     columns.append(ColumnCatalog(ROW_ID, BIGINT, hidden=True))
