@@ -52,6 +52,9 @@ def handle(session, tree: exp.Create) -> Result:
         if tree.args.get("exists"):
             return Result("CREATE_TABLE", notices=[f'relation "{name}" already exists, skipping'])
         raise BindError(f'relation "{name}" already exists')
+    if isinstance(schema, exp.Schema) and tree.expression is not None \
+            and all(isinstance(e, exp.Identifier) for e in schema.expressions):
+        return create_table_as(session, tree, name, [e.name for e in schema.expressions])
     if not isinstance(schema, exp.Schema):
         if tree.expression is not None:
             return create_table_as(session, tree, name)
@@ -230,12 +233,17 @@ def check_system_column_names(names: list[str]) -> None:
             raise BindError(f'column name "{n}" conflicts with a system column name')
 
 
-def create_table_as(session, tree: exp.Create, name: str) -> Result:
-    """CREATE TABLE name AS query: the query's columns and rows, in a new table."""
+def create_table_as(session, tree: exp.Create, name: str, names: list[str] | None = None) -> Result:
+    """CREATE TABLE name [(a, b)] AS query: the query's columns and rows, in a new table;
+    `names` rename its leading columns (the others keep the query's names)."""
     from rw_cli.handler.dml import insert_rows
     from rw_cli.handler.query import run_query
 
     data, types = run_query(session, tree.expression)
+    names = names or []
+    if len(names) > data.num_columns:
+        raise BindError(f"too many column names were specified: {len(names)} for {data.num_columns} columns")
+    data = data.rename_columns(names + data.column_names[len(names):])
     columns = [ColumnCatalog(n, t) for n, t in zip(data.column_names, types)]
     check_system_column_names(data.column_names)
     if len({c.name for c in columns}) != len(columns):
