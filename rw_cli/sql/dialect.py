@@ -846,6 +846,8 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     tree = trees[0]
     if isinstance(tree, exp.Command):
         raise NotSupported(_statement_kind(text) or "this statement", position=offset)
+    if '""' in text:
+        _no_empty_identifiers(tree, text, offset)
     for key, value in flags.items():
         tree.set(key, value)
     if quoted_zone and isinstance(tree, exp.Set) and tree.expressions:
@@ -864,6 +866,15 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     if lists and not _fill_int_lists(tree, lists):
         return parse_statement(original, offset, hide_lists=False)
     return tree
+
+
+def _no_empty_identifiers(tree: exp.Expression, text: str, offset: int) -> None:
+    """`""` names nothing: PostgreSQL's lexer refuses a zero-length quoted identifier,
+    whatever it would have named (a table, a column, an alias)."""
+    for ident in nodes(tree, exp.Identifier):
+        if ident.args.get("quoted") and ident.this == "":
+            raise SqlSyntaxError('zero-length delimited identifier at or near """"',
+                                 position=offset + max(text.find('""'), 0))
 
 
 def _statement_kind(text: str) -> str:

@@ -94,3 +94,14 @@ def test_syntax_error_after_a_long_integer_list_keeps_its_position():
     with pytest.raises(SqlSyntaxError) as whole:
         parse_statement(sql, hide_lists=False)
     assert (str(hidden.value), hidden.value.position) == (str(whole.value), whole.value.position)
+
+
+@pytest.mark.parametrize("sql", ['create table ""(v int)', 'select 1 as ""', 'select "" from t'])
+def test_zero_length_quoted_identifier_is_a_syntax_error(sql):
+    """`""` names nothing, whatever it would have named (PostgreSQL's lexer refuses it)."""
+    with pytest.raises(SqlSyntaxError, match="zero-length delimited identifier"):
+        parse_statement(sql)
+
+
+def test_doubled_quotes_in_a_string_are_no_identifier():
+    assert parse_statement("""select 'a""b' as x""").sql() == """SELECT 'a""b' AS x"""
