@@ -29,6 +29,7 @@ def handle(session, tree: exp.Drop) -> Result:
         raise NotSupported(f"DROP {kind}")
     cascade = bool(tree.args.get("cascade"))
     for table in tree.args.get("tables") or [tree.this]:
+        check_current_database(table)
         try:
             name = session.catalog.qualified(table.name, table.text("db"))
         except CatalogError:
@@ -39,10 +40,7 @@ def handle(session, tree: exp.Drop) -> Result:
         if rel is None or rel.kind != want:
             if tree.args.get("exists"):
                 continue
-            if rel is not None:
-                raise CatalogError(f'"{name}" is a {rel.kind}, not a {want}',
-                                   hint=f"use DROP {rel.kind.upper()}")
-            raise CatalogError(f'{want} "{name}" does not exist')
+            raise wrong_kind(name, rel, want)
         from rw_cli.handler.authz import require_owner
 
         require_owner(session, rel)
@@ -57,6 +55,32 @@ def handle(session, tree: exp.Drop) -> Result:
             drop_relation(session, victim)
     session.barrier()
     return Result(tag)
+
+
+# the kinds RisingWave keeps as one kind of catalog entry (a table catalog): a DROP of one
+# of them names another, it says which DROP to use; else the object is just not found
+_TABLE_CATALOG_KINDS = (TABLE, MATERIALIZED_VIEW, INDEX)
+
+
+def wrong_kind(name: str, rel, want: str) -> CatalogError:
+    """The error of a DROP (or ALTER) of `want` `name`, where `rel` (None: nothing) is
+    what that name holds, in RisingWave's words: `table not found: t`, or `Use `DROP TABLE`
+    to drop a table.` when both kinds are stored as tables."""
+    if rel is not None and rel.kind in _TABLE_CATALOG_KINDS and want in (*_TABLE_CATALOG_KINDS, SOURCE):
+        article = "an" if rel.kind == INDEX else "a"
+        return CatalogError(f'"{name}" is a {rel.kind}, not a {want}. '
+                            f"Use `DROP {rel.kind.upper()}` to drop {article} {rel.kind}.")
+    hint = f'"{name}" is a {rel.kind}: use DROP {rel.kind.upper()}' if rel is not None else None
+    return CatalogError(f"{want} not found: {name}", hint=hint)
+
+
+def check_current_database(table: exp.Table) -> None:
+    """A name `db.schema.name` must be in the current database (one per data directory)."""
+    from rw_cli.meta.access import DEFAULT_DATABASE
+
+    db = table.text("catalog")
+    if db and db != DEFAULT_DATABASE:
+        raise CatalogError(f'database name "{db}" not equal to current database name "{DEFAULT_DATABASE}"')
 
 
 def with_dependents(catalog, rel) -> list:
