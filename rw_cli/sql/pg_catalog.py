@@ -241,6 +241,17 @@ def pg_tables(catalog: Catalog, session=None) -> pa.Table:
                    "hastriggers": (pa.bool_(), [False] * n), "rowsecurity": (pa.bool_(), [False] * n)})
 
 
+def pg_indexes(catalog: Catalog, session=None) -> pa.Table:
+    """One row per index: its schema (its table's), table, name and definition."""
+    rels = [r for r in _rels(catalog) if r.kind == INDEX]
+    tables = [catalog.relations.get(r.dependencies[0]) if r.dependencies else None for r in rels]
+    s = pa.string()
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "tablename": (s, [_schema_and_name(t)[1] if t is not None else None for t in tables]),
+                   "indexname": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "tablespace": (s, [None] * len(rels)), "indexdef": (s, [r.definition for r in rels])})
+
+
 def pg_matviews(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == MATERIALIZED_VIEW]
     n = len(rels)
@@ -572,6 +583,7 @@ _BUILDERS = {
     ("pg_catalog", "pg_index"): pg_index,
     ("pg_catalog", "pg_tables"): pg_tables,
     ("pg_catalog", "pg_matviews"): pg_matviews,
+    ("pg_catalog", "pg_indexes"): pg_indexes,
     ("pg_catalog", "pg_views"): pg_views,
     ("pg_catalog", "pg_database"): pg_database,
     ("pg_catalog", "pg_settings"): pg_settings,
