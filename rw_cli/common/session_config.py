@@ -194,6 +194,11 @@ class SessionConfig:
             raise BindError(f'unrecognized configuration parameter "{name}"')
         self._values.pop(name, None)
 
+    def reset_all(self) -> None:
+        """RESET ALL: every parameter SET in this session back to its default, except who the
+        session acts as (PostgreSQL's RESET ALL leaves session_authorization and role too)."""
+        self._values = {k: v for k, v in self._values.items() if k in ("session_authorization", "role")}
+
     def get(self, name: str, fallback: str | None = None) -> str | None:
         """The value SET in this session, else the default, else `fallback`."""
         name = canonical(name)

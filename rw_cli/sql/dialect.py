@@ -439,6 +439,7 @@ _ON_CONFLICT = lazy_regex(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothin
 # SET name TO a, b (a list value, search_path's): sqlglot reads one value only
 _SET_LIST = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
                        r"((?:[^,;']+|'[^']*')(?:\s*,\s*(?:[^,;']+|'[^']*'))+)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_RESET = lazy_regex(r"^\s*reset\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
 _SET_AUTHORIZATION = lazy_regex(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
                                 r"(?:\s+(?:to\s+|=\s*)?(\"[^\"]+\"|'[^']+'|\w+))?\s*;?\s*$", re.IGNORECASE)
 _SET_TIME_ZONE = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
@@ -786,6 +787,10 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
             else exp.Literal.string(user[1:-1] if user.startswith(("'", '"')) else user.lower())
         return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.column("session_authorization"),
                                                              expression=value))])
+    m = _RESET.match(sql) if head == "reset" else None
+    if m:  # RESET name | RESET ALL: SET name TO DEFAULT (every parameter for ALL)
+        return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.column(m.group(1).lower()),
+                                                             expression=exp.Var(this="default")))])
     m = _SET_LIST.match(sql) if head == "set" else None
     if m:
         items = [x.strip().strip("'") for x in m.group(2).split(",")]

@@ -105,3 +105,12 @@ def test_zero_length_quoted_identifier_is_a_syntax_error(sql):
 
 def test_doubled_quotes_in_a_string_are_no_identifier():
     assert parse_statement("""select 'a""b' as x""").sql() == """SELECT 'a""b' AS x"""
+
+
+@pytest.mark.parametrize("sql, name", [("reset timezone", "timezone"), ("RESET ALL;", "all"),
+                                       ("reset rw_implicit_flush", "rw_implicit_flush")])
+def test_reset_is_set_to_default(sql, name):
+    """RESET name is SET name TO DEFAULT (RESET ALL: every parameter)."""
+    tree = parse_statement(sql)
+    eq = tree.expressions[0].this
+    assert isinstance(tree, exp.Set) and eq.this.name == name and eq.expression.name == "default"
