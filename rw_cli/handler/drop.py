@@ -28,6 +28,7 @@ def handle(session, tree: exp.Drop) -> Result:
     else:
         raise NotSupported(f"DROP {kind}")
     cascade = bool(tree.args.get("cascade"))
+    check_cascade_allowed(session, cascade, kind if want != MATERIALIZED_VIEW else "MATERIALIZED VIEW")
     for table in tree.args.get("tables") or [tree.this]:
         check_current_database(table)
         try:
@@ -72,6 +73,14 @@ def wrong_kind(name: str, rel, want: str) -> CatalogError:
                             f"Use `DROP {rel.kind.upper()}` to drop {article} {rel.kind}.")
     hint = f'"{name}" is a {rel.kind}: use DROP {rel.kind.upper()}' if rel is not None else None
     return CatalogError(f"{want} not found: {name}", hint=hint)
+
+
+def check_cascade_allowed(session, cascade: bool, word: str) -> None:
+    """A session with `allow_drop_cascade = false` refuses every DROP ... CASCADE (RisingWave's
+    guard against dropping more than named), whether or not anything depends on the object."""
+    if cascade and not session.settings.allow_drop_cascade:
+        raise CatalogError(f"DROP {word} CASCADE is disabled",
+                           hint="SET allow_drop_cascade = true to drop the dependent objects too")
 
 
 def check_current_database(table: exp.Table) -> None:

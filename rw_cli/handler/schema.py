@@ -73,8 +73,9 @@ def _move_schemas(session, renames: dict[str, str]) -> None:
 
 
 def handle_drop(session, tree: exp.Drop) -> Result:
-    from rw_cli.handler.drop import drop_relation, with_dependents
+    from rw_cli.handler.drop import check_cascade_allowed, drop_relation, with_dependents
 
+    check_cascade_allowed(session, bool(tree.args.get("cascade")), "SCHEMA")
     for target in tree.args.get("tables") or [tree.this]:
         name = _schema_name(target)
         if name not in session.catalog.schemas:
