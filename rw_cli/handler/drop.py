@@ -48,10 +48,7 @@ def handle(session, tree: exp.Drop) -> Result:
         victims = with_dependents(session.catalog, rel)
         blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
         if blocking:
-            # RisingWave refuses it as a permission error ("Permission denied: ... used by N other objects")
-            raise CatalogError(f'Permission denied: cannot drop {want} "{name}" because other objects depend on it',
-                               hint=f'{blocking[0].kind} "{blocking[0].name}" depends on it; '
-                                    f"use DROP ... CASCADE to drop the dependent objects too")
+            raise in_use(session.catalog, rel, want, blocking[0])
         for victim in victims:
             drop_relation(session, victim)
     session.barrier()
@@ -73,6 +70,17 @@ def wrong_kind(name: str, rel, want: str) -> CatalogError:
                             f"Use `DROP {rel.kind.upper()}` to drop {article} {rel.kind}.")
     hint = f'"{name}" is a {rel.kind}: use DROP {rel.kind.upper()}' if rel is not None else None
     return CatalogError(f"{want} not found: {name}", hint=hint)
+
+
+def in_use(catalog, rel, want: str, first) -> CatalogError:
+    """The error of a DROP without CASCADE of `rel`, which others depend on (`first` one of
+    them): a permission error in RisingWave's words, old (`other relation(s) depend on it`)
+    and new (`table used by 1 other objects`)."""
+    users = [d for d in catalog.dependents(rel.id) if d.kind != INDEX]
+    return CatalogError(f"Permission denied: {want} used by {len(users)} other objects; "
+                        f'cannot drop {want} "{rel.name}" because other relation(s) depend on it',
+                        hint=f'{first.kind} "{first.name}" depends on it; '
+                             f"use DROP ... CASCADE to drop the dependent objects too")
 
 
 def check_cascade_allowed(session, cascade: bool, word: str) -> None:
