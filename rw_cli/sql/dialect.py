@@ -16,7 +16,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from rw_cli.common.lazy_regex import lazy_regex
-from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.errors import BindError, NotSupported, SqlSyntaxError
 from rw_cli.sql import approx_percentile
 from rw_cli.sql.walk import nodes
 
@@ -863,6 +863,8 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
 
         tree = normalize_identifiers(tree, dialect=RwDialect)
         tree.meta[NORMALIZED] = True
+    if "struct" in text.lower():
+        _no_duplicate_struct_fields(tree)
     for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
     for dot in nodes(tree, exp.Dot):  # `(s).a.b.*`: the fields of (s).a.b, as `((s).a.b).*` reads
@@ -871,6 +873,19 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     if lists and not _fill_int_lists(tree, lists):
         return parse_statement(original, offset, hide_lists=False)
     return tree
+
+
+def _no_duplicate_struct_fields(tree: exp.Expression) -> None:
+    """A STRUCT type names each field once, wherever the type is written (a column, a cast,
+    an array's or map's element, nested); unquoted names are folded before they compare."""
+    for dt in nodes(tree, exp.DataType):
+        if dt.this != exp.DataType.Type.STRUCT:
+            continue
+        seen = set()
+        for field in dt.expressions:
+            if field.name in seen:
+                raise BindError(f'struct field "{field.name}" specified more than once')
+            seen.add(field.name)
 
 
 def _no_empty_identifiers(tree: exp.Expression, text: str, offset: int) -> None:

@@ -2,7 +2,7 @@
 import pytest
 from sqlglot import exp
 
-from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.errors import BindError, NotSupported, SqlSyntaxError
 from rw_cli.sql.dialect import Explain, Flush, Show, parse_statement
 
 
@@ -114,3 +114,21 @@ def test_reset_is_set_to_default(sql, name):
     tree = parse_statement(sql)
     eq = tree.expressions[0].this
     assert isinstance(tree, exp.Set) and eq.this.name == name and eq.expression.name == "default"
+
+
+@pytest.mark.parametrize("sql, field", [
+    ("create table t (s struct<a int, a varchar>)", "a"),
+    ("create table t (s struct<Value int, VALUE varchar>)", "value"),  # unquoted names fold
+    ('create table t (s struct<"Value" int, "Value" varchar>)', "Value"),
+    ("create table t (s struct<n struct<a int, a varchar>>[])", "a"),
+    ("create table t (s map(varchar, struct<a int, a varchar>))", "a"),
+    ("select row(1, 'x')::struct<a int, a varchar>", "a"),
+    ("alter table t alter column s type struct<a int, a varchar>", "a"),
+])
+def test_struct_fields_are_named_once(sql, field):
+    with pytest.raises(BindError, match=f'struct field "{field}" specified more than once'):
+        parse_statement(sql)
+
+
+def test_struct_fields_distinct_by_quoted_case():
+    assert parse_statement('create table t (s struct<value int, "Value" varchar>)') is not None
