@@ -181,8 +181,11 @@ def find_relation(catalog, name: str, kind: str) -> RelationCatalog:
     """A relation by `name` or `schema.name`, of `kind`."""
     schema, _, bare = name.rpartition(".")
     rel = catalog.get(catalog.qualified(bare, schema or None))
-    if rel is None or rel.kind != kind:
+    if rel is None:
         raise CatalogError(f'{kind} "{name}" does not exist')
+    if rel.kind != kind:  # RisingWave's words for an ALTER TABLE of an MV, say
+        raise CatalogError(f'"{name}" is not a {kind} or cannot be altered',
+                           hint=f'"{name}" is a {rel.kind}')
     return rel
 
 

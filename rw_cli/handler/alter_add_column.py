@@ -40,6 +40,8 @@ def handle(session, tree: exp.Alter, column: exp.ColumnDef) -> Result:
             new.default = c.kind.this.sql(dialect="postgres")
         elif isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null"):
             new.not_null = True
+        elif isinstance(c.kind, exp.PrimaryKeyColumnConstraint):
+            raise NotSupported("alter primary key of a table (ADD COLUMN ... PRIMARY KEY)")
         elif not isinstance(c.kind, exp.NotNullColumnConstraint):
             raise NotSupported(f"{type(c.kind).__name__} in ALTER TABLE ... ADD COLUMN")
     if new.not_null and new.default is None:  # RisingWave refuses it even on an empty table
