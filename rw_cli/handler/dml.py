@@ -436,7 +436,8 @@ def handle_update(session, tree: exp.Update) -> Result:
         if rel.columns[idx].generated and _is_default(value):
             continue  # computed again from the row, as always
         if rel.columns[idx].generated:
-            raise BindError(f'column "{column.name}" can only be updated to DEFAULT',
+            raise BindError(f'update modifying the generated column is unsupported: column "{column.name}" '
+                            f"can only be updated to DEFAULT",
                             hint=f'Column "{column.name}" is a generated column.')
         if idx in sets:
             raise BindError(f'multiple assignments to the same column "{column.name}"')
