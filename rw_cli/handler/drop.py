@@ -49,6 +49,7 @@ def handle(session, tree: exp.Drop) -> Result:
         blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
         if blocking:
             raise in_use(session.catalog, rel, want, blocking[0])
+        check_sinks_into_kept_tables(victims, named=rel.id)
         for victim in victims:
             drop_relation(session, victim)
     session.barrier()
@@ -81,6 +82,17 @@ def in_use(catalog, rel, want: str, first) -> CatalogError:
                         f'cannot drop {want} "{rel.name}" because other relation(s) depend on it',
                         hint=f'{first.kind} "{first.name}" depends on it; '
                              f"use DROP ... CASCADE to drop the dependent objects too")
+
+
+def check_sinks_into_kept_tables(victims: list, named: int | None = None) -> None:
+    """A CASCADE does not drop a sink into a table it keeps (RisingWave refuses: the table's
+    job would change under it); the sink must be dropped by name, or its table with it.
+    `named`: the id of the relation the DROP names (a sink dropped by name is no cascade)."""
+    ids = {v.id for v in victims}
+    for v in victims:
+        if v.kind == SINK and v.target is not None and v.id != named and v.target not in ids:
+            raise CatalogError(f'Found sink into table in dependency: sink "{v.name}"',
+                               hint=f"drop the sink first (DROP SINK {v.name}), or its target table with CASCADE")
 
 
 def check_cascade_allowed(session, cascade: bool, word: str) -> None:

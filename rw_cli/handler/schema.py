@@ -73,7 +73,7 @@ def _move_schemas(session, renames: dict[str, str]) -> None:
 
 
 def handle_drop(session, tree: exp.Drop) -> Result:
-    from rw_cli.handler.drop import check_cascade_allowed, drop_relation, with_dependents
+    from rw_cli.handler.drop import check_cascade_allowed, check_sinks_into_kept_tables, drop_relation, with_dependents
 
     check_cascade_allowed(session, bool(tree.args.get("cascade")), "SCHEMA")
     for target in tree.args.get("tables") or [tree.this]:
@@ -88,6 +88,7 @@ def handle_drop(session, tree: exp.Drop) -> Result:
             what = f'{members[0].kind} "{members[0].name}"' if members else f'function "{functions[0]}"'
             raise CatalogError(f'cannot drop schema "{name}" because other objects depend on it',
                                hint=f"{what} is in it; use DROP ... CASCADE to drop them too")
+        check_sinks_into_kept_tables([v for rel in members for v in with_dependents(session.catalog, rel)])
         for f in functions:
             del session.catalog.functions[f]
             session.catalog.access.drop_object(f"function:{f}")
