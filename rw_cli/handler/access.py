@@ -123,6 +123,10 @@ def _create_schema(session, spec: dict) -> Result:
 
     owner = spec["owner"] or current_user(session)
     session.catalog.access.must_user(owner)
+    if spec.get("database") not in (None, DEFAULT_DATABASE):  # a schema of another database
+        if not session.catalog.access.add_foreign_schema(spec["database"], spec["name"], spec["exists"]):
+            return Result("CREATE_SCHEMA", notices=[f'schema "{spec["name"]}" already exists, skipping'])
+        return Result("CREATE_SCHEMA")
     result = create_schema(session, spec["name"], spec["exists"])
     if result.notices:
         return result

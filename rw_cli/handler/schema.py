@@ -16,6 +16,14 @@ def _schema_name(target: exp.Expression) -> str:
     return target.text("db") or target.name
 
 
+def _other_database(target: exp.Expression) -> str | None:
+    """The database a `database.schema` name names, when it is not the open one."""
+    from rw_cli.meta.access import DEFAULT_DATABASE
+
+    db = target.text("catalog") if isinstance(target, exp.Table) else ""
+    return db if db and db != DEFAULT_DATABASE else None
+
+
 def handle_create(session, tree: exp.Create) -> Result:
     result = create_schema(session, _schema_name(tree.this), bool(tree.args.get("exists")))
     session.barrier()
@@ -78,6 +86,10 @@ def handle_drop(session, tree: exp.Drop) -> Result:
     check_cascade_allowed(session, bool(tree.args.get("cascade")), "SCHEMA")
     for target in tree.args.get("tables") or [tree.this]:
         name = _schema_name(target)
+        database = _other_database(target)
+        if database is not None:
+            session.catalog.access.drop_foreign_schema(database, name, bool(tree.args.get("exists")))
+            continue
         if name not in session.catalog.schemas:
             if tree.args.get("exists"):
                 continue
