@@ -76,6 +76,7 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           "a SELECT fails on a value an expression cannot compute (false: that value is NULL)"),
     Param("rw_streaming_allow_cross_join", "false", _boolean,
           "maintain streaming cross products (joins without an equality), which RisingWave refuses"),
+    Param("allow_drop_cascade", "true", _boolean, "DROP ... CASCADE may drop dependent objects (false: refused)"),
 )}
 ALIASES = {"implicit_flush": "rw_implicit_flush",  # RisingWave's other name for it
            "transactionisolationlevel": "transaction_isolation"}  # SHOW TRANSACTION ISOLATION LEVEL
@@ -194,6 +195,11 @@ class SessionConfig:
             raise BindError(f'unrecognized configuration parameter "{name}"')
         self._values.pop(name, None)
 
+    def reset_all(self) -> None:
+        """RESET ALL: every parameter SET in this session back to its default, except who the
+        session acts as (PostgreSQL's RESET ALL leaves session_authorization and role too)."""
+        self._values = {k: v for k, v in self._values.items() if k in ("session_authorization", "role")}
+
     def get(self, name: str, fallback: str | None = None) -> str | None:
         """The value SET in this session, else the default, else `fallback`."""
         name = canonical(name)
@@ -239,6 +245,10 @@ class SessionConfig:
     @property
     def batch_strict(self) -> bool:
         return self.get("batch_expr_strict_mode").lower() in ("true", "on", "1")
+
+    @property
+    def allow_drop_cascade(self) -> bool:
+        return self.get("allow_drop_cascade").lower() in ("true", "on", "1")
 
     @property
     def allow_cross_join(self) -> bool:

@@ -24,9 +24,12 @@ class TableSinkExecutor(Executor):
     identity = "StreamSink"
 
     def __init__(self, types: list[DataType], pk: list[int], visible: int,
-                 rows: Callable[[pa.Table], pa.Table], append_only: bool):
-        """`types`, `pk`: the target table's; `visible`: the sink's leading visible columns."""
+                 rows: Callable[[pa.Table], pa.Table], append_only: bool, not_null: tuple[int, ...] = ()):
+        """`types`, `pk`: the target table's; `visible`: the sink's leading visible columns;
+        `not_null`: the target's NOT NULL columns (a row with NULL in one is dropped, as
+        RisingWave's streaming inputs drop it: a stream cannot refuse a row)."""
         super().__init__(types, pk)
+        self.not_null = not_null
         self.visible = visible
         self.rows = rows  # the sink's visible columns -> the target table's rows (positional)
         self.append_only = append_only
@@ -46,5 +49,19 @@ class TableSinkExecutor(Executor):
         if not len(chunk):
             return []
         data = chunk.data.select(list(range(self.visible)))
-        self.rows_out += len(chunk)
-        return [StreamChunk(self.rows(data), ops)]
+        rows = self.rows(data)
+        keep = self._complete(rows)
+        if keep is not None:
+            rows, ops = rows.filter(keep), ops[keep]
+        self.rows_out += len(rows)
+        return [StreamChunk(rows, ops)] if len(rows) else []
+
+    def _complete(self, rows: pa.Table) -> np.ndarray | None:
+        """Which rows have a value in every NOT NULL column (None: all of them)."""
+        nulls = [i for i in self.not_null if rows.column(i).null_count]
+        if not nulls:
+            return None
+        keep = np.ones(len(rows), dtype=bool)
+        for i in nulls:
+            keep &= rows.column(i).is_valid().to_numpy(zero_copy_only=False)
+        return keep

@@ -43,6 +43,7 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         if not reads_only(tree):
             raise ReadOnlyError(f"cannot execute {statement_word(tree)} in a read-only session",
                                 hint=f"another process writes {session.data_dir}: this one opened it read-only")
+    tree = _with_search_path(session, tree)
     if isinstance(tree, Explain):
         return explain.handle_explain(session, tree)
     if isinstance(tree, Flush):
@@ -122,6 +123,17 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         utility.check_not_in_transaction(session, "ALTER TABLE")
         return alter_drop_column.handle(session, tree, actions[0])
     return _dispatch_rest(session, tree, sql)
+
+
+def _with_search_path(session, tree: exp.Expression) -> exp.Expression:
+    """`tree` with its unqualified relation names resolved by the session's search_path
+    (every handler then binds them as written)."""
+    if isinstance(tree, (exp.Set, Show, Admin)):
+        return tree
+    from rw_cli.handler.show import search_path
+    from rw_cli.sql.search_path import apply_search_path
+
+    return apply_search_path(tree, session.catalog, search_path(session))
 
 
 def _create_with_defaults(session, tree: exp.Create, sql: str) -> Result:

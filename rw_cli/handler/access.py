@@ -123,6 +123,10 @@ def _create_schema(session, spec: dict) -> Result:
 
     owner = spec["owner"] or current_user(session)
     session.catalog.access.must_user(owner)
+    if spec.get("database") not in (None, DEFAULT_DATABASE):  # a schema of another database
+        if not session.catalog.access.add_foreign_schema(spec["database"], spec["name"], spec["exists"]):
+            return Result("CREATE_SCHEMA", notices=[f'schema "{spec["name"]}" already exists, skipping'])
+        return Result("CREATE_SCHEMA")
     result = create_schema(session, spec["name"], spec["exists"])
     if result.notices:
         return result
@@ -181,8 +185,11 @@ def find_relation(catalog, name: str, kind: str) -> RelationCatalog:
     """A relation by `name` or `schema.name`, of `kind`."""
     schema, _, bare = name.rpartition(".")
     rel = catalog.get(catalog.qualified(bare, schema or None))
-    if rel is None or rel.kind != kind:
+    if rel is None:
         raise CatalogError(f'{kind} "{name}" does not exist')
+    if rel.kind != kind:  # RisingWave's words for an ALTER TABLE of an MV, say
+        raise CatalogError(f'"{name}" is not a {kind} or cannot be altered',
+                           hint=f'"{name}" is a {rel.kind}')
     return rel
 
 

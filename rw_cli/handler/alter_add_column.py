@@ -40,8 +40,12 @@ def handle(session, tree: exp.Alter, column: exp.ColumnDef) -> Result:
             new.default = c.kind.this.sql(dialect="postgres")
         elif isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null"):
             new.not_null = True
+        elif isinstance(c.kind, exp.PrimaryKeyColumnConstraint):
+            raise NotSupported("alter primary key of a table (ADD COLUMN ... PRIMARY KEY)")
         elif not isinstance(c.kind, exp.NotNullColumnConstraint):
             raise NotSupported(f"{type(c.kind).__name__} in ALTER TABLE ... ADD COLUMN")
+    if new.not_null and new.default is None:  # RisingWave refuses it even on an empty table
+        raise BindError("alter table add NOT NULL columns must have default value")
     at = next((i for i, c in enumerate(rel.columns) if c.hidden), len(rel.columns))
     old_columns, old_pk, old_versions = list(rel.columns), list(rel.pk), list(rel.version_columns)
 

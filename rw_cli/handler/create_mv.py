@@ -202,6 +202,9 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     refresh = _refresh_interval(options, upstreams)
     if session.dirty:
         session.barrier()  # the snapshot below must be what upstream has emitted so far
+    from rw_cli.handler.create_table import check_system_column_names
+
+    check_system_column_names([n for n, h in zip(root.names, root.hidden) if not h])
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
                           definition=changelog_display(sql), dependencies=_dependencies(session, tree, upstreams),

@@ -80,7 +80,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         return handle_into(session, tree, sql)
     spec = connector_spec(tree)
     if not spec:
-        raise BindError("a sink needs WITH (connector = '...')")
+        raise BindError("sink properties not provided: a sink needs WITH (connector = '...')")
     if spec["options"]["connector"] == "table":
         raise BindError("unsupported sink type table", hint="a sink into a table is CREATE SINK name INTO table ...")
     root, upstreams = plan(session, tree)
@@ -191,7 +191,7 @@ def into_rows(session, sink: RelationCatalog):
     def rows(data):
         target = session.catalog.relations[sink.target]
         indices = [target.column_index(n) for n in sink.connector["into_columns"]]
-        return positional(table_rows(session, target, data, indices), target)
+        return positional(table_rows(session, target, data, indices, check=False), target)
     return rows
 
 

@@ -39,6 +39,9 @@ def _columns(tree: exp.Create, table: bool = False) -> tuple[list[tuple[str, obj
                 for c in item.args.get("constraints") or []:
                     if isinstance(c.kind, exp.ComputedColumnConstraint):
                         generated[item.name] = c.kind.this.sql(dialect="postgres")
+                    elif isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null") \
+                            and not table:  # a source keeps no rows to check it against
+                        raise BindError("Invalid input syntax: NOT NULL constraint is not supported in source schema")
             elif isinstance(item, exp.WatermarkColumnConstraint):
                 watermark = [item.this.name, item.expression.sql(dialect="postgres")]
             elif isinstance(item, exp.PrimaryKey):

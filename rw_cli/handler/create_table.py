@@ -52,6 +52,9 @@ def handle(session, tree: exp.Create) -> Result:
         if tree.args.get("exists"):
             return Result("CREATE_TABLE", notices=[f'relation "{name}" already exists, skipping'])
         raise BindError(f'relation "{name}" already exists')
+    if isinstance(schema, exp.Schema) and tree.expression is not None \
+            and all(isinstance(e, exp.Identifier) for e in schema.expressions):
+        return create_table_as(session, tree, name, [e.name for e in schema.expressions])
     if not isinstance(schema, exp.Schema):
         if tree.expression is not None:
             return create_table_as(session, tree, name)
@@ -99,6 +102,8 @@ def handle(session, tree: exp.Create) -> Result:
         if p not in names:
             raise BindError(f'column "{p}" named in key does not exist')
     _check_generated(columns)
+    _check_impure(columns, pk_names)
+    check_system_column_names(names)
     user_pk = bool(pk_names)
     if user_pk:
         pk = [names.index(p) for p in pk_names]
@@ -174,6 +179,8 @@ def _check_generated(columns: list[ColumnCatalog]) -> None:
                 raise BindError(f'Generated column "{c.name}" cannot refer to generated column "{r}"')
     import pyarrow as pa
 
+    if all(c.generated for c in columns):
+        return  # nothing to evaluate them over (DuckDB reads no table without columns)
     empty = pa.schema([pa.field(c.name, c.type.arrow()) for c in columns if not c.generated]).empty_table()
     from rw_cli.errors import ExecutionError
 
@@ -193,13 +200,52 @@ def add_table(session, rel: RelationCatalog) -> None:
     session.barrier()
 
 
-def create_table_as(session, tree: exp.Create, name: str) -> Result:
-    """CREATE TABLE name AS query: the query's columns and rows, in a new table."""
+# functions whose value is not the same for the same row (RisingWave's impure expressions)
+_IMPURE = frozenset({"proctime", "now", "random", "rand", "gen_random_uuid", "clock_timestamp", "current_timestamp"})
+
+
+def _check_impure(columns: list[ColumnCatalog], pk_names: list[str]) -> None:
+    """A generated column of an impure expression (proctime()) is computed once, when the
+    row comes: it can be neither NOT NULL nor part of the primary key (RisingWave's rule)."""
+    for c in columns:
+        if not c.generated:
+            continue
+        tree = exp.maybe_parse(c.generated, dialect="postgres")
+        names = {f.sql_name().lower() for f in tree.find_all(exp.Func)} | \
+                {f.name.lower() for f in tree.find_all(exp.Anonymous)}
+        if not names & _IMPURE:
+            continue
+        if c.not_null:
+            raise BindError("impure expression cannot have a NOT NULL constraint")
+        if c.name in pk_names:
+            raise BindError("impure expressions should not be part of the primary key")
+
+
+# PostgreSQL's system columns: every table has them, so no column may take their names
+SYSTEM_COLUMNS = frozenset({"tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"})
+
+
+def check_system_column_names(names: list[str]) -> None:
+    """Refuse a column (of a table, source or MV) named like a system column; only the
+    lowercase name is reserved, a quoted `"xMin"` is not."""
+    for n in names:
+        if n in SYSTEM_COLUMNS:
+            raise BindError(f'column name "{n}" conflicts with a system column name')
+
+
+def create_table_as(session, tree: exp.Create, name: str, names: list[str] | None = None) -> Result:
+    """CREATE TABLE name [(a, b)] AS query: the query's columns and rows, in a new table;
+    `names` rename its leading columns (the others keep the query's names)."""
     from rw_cli.handler.dml import insert_rows
     from rw_cli.handler.query import run_query
 
     data, types = run_query(session, tree.expression)
+    names = names or []
+    if len(names) > data.num_columns:
+        raise BindError(f"too many column names were specified: {len(names)} for {data.num_columns} columns")
+    data = data.rename_columns(names + data.column_names[len(names):])
     columns = [ColumnCatalog(n, t) for n, t in zip(data.column_names, types)]
+    check_system_column_names(data.column_names)
     if len({c.name for c in columns}) != len(columns):
         raise BindError("column names of CREATE TABLE AS must be unique")
     columns.append(ColumnCatalog(ROW_ID, BIGINT, hidden=True))

@@ -229,10 +229,11 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
     return n
 
 
-def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int]) -> pa.Table:
+def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int], check: bool = True) -> pa.Table:
     """Whole rows of `rel` (named as its columns) from values for the columns at `indices`:
     the others get their DEFAULT (or NULL), a hidden `_row_id` fresh ids, generated columns
-    their values; values cast to the column types, NOT NULL checked."""
+    their values; values cast to the column types, NOT NULL checked unless not `check` (a
+    sink's rows: its TableSinkExecutor drops those with a NULL there instead)."""
     cols = cast_to(data, rel, indices)
     n = data.num_rows
     full = []
@@ -246,10 +247,19 @@ def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int]
         else:
             full.append(pa.nulls(n, c.type.arrow()))
     table = with_generated(rel, pa.Table.from_arrays(full, names=[c.name for c in rel.columns]))
-    for k, c in enumerate(rel.columns):
-        if c.not_null and table.column(k).null_count:  # RisingWave accepts NULL in pk columns
-            raise ExecutionError(f'null value in column "{c.name}" violates not-null constraint')
+    if check:
+        check_not_null(rel, table)
     return table
+
+
+def check_not_null(rel: RelationCatalog, rows: pa.Table) -> None:
+    """Refuse whole rows of `rel` with a NULL in a NOT NULL column, before any reaches the
+    stream (an INSERT's and an UPDATE's new rows alike); RisingWave accepts NULL in primary
+    key columns not declared NOT NULL."""
+    for k, c in enumerate(rel.columns):
+        if c.not_null and rows.column(k).null_count:
+            raise ExecutionError(f'null value in column "{c.name}" of relation "{rel.name.rpartition(".")[2]}" '
+                                 f"violates not-null constraint")
 
 
 PUSH_ROWS = 1 << 18  # a large write reaches the stream in pieces of this many rows
@@ -426,7 +436,8 @@ def handle_update(session, tree: exp.Update) -> Result:
         if rel.columns[idx].generated and _is_default(value):
             continue  # computed again from the row, as always
         if rel.columns[idx].generated:
-            raise BindError(f'column "{column.name}" can only be updated to DEFAULT',
+            raise BindError(f'update modifying the generated column is unsupported: column "{column.name}" '
+                            f"can only be updated to DEFAULT",
                             hint=f'Column "{column.name}" is a generated column.')
         if idx in sets:
             raise BindError(f'multiple assignments to the same column "{column.name}"')
@@ -443,6 +454,7 @@ def handle_update(session, tree: exp.Update) -> Result:
     for (idx, _), col in zip(sets.items(), newvals):
         new_cols[idx] = col
     new = with_generated(rel, pa.Table.from_arrays(new_cols, names=old.column_names))
+    check_not_null(rel, new)
     pk_changed = rel.user_pk and any(i in rel.pk for i in sets)
     both = pa.concat_tables([_positional(old, rel), _positional(new, rel)])
     if pk_changed:  # every old row goes, then every new one comes

@@ -16,6 +16,14 @@ def _schema_name(target: exp.Expression) -> str:
     return target.text("db") or target.name
 
 
+def _other_database(target: exp.Expression) -> str | None:
+    """The database a `database.schema` name names, when it is not the open one."""
+    from rw_cli.meta.access import DEFAULT_DATABASE
+
+    db = target.text("catalog") if isinstance(target, exp.Table) else ""
+    return db if db and db != DEFAULT_DATABASE else None
+
+
 def handle_create(session, tree: exp.Create) -> Result:
     result = create_schema(session, _schema_name(tree.this), bool(tree.args.get("exists")))
     session.barrier()
@@ -73,10 +81,15 @@ def _move_schemas(session, renames: dict[str, str]) -> None:
 
 
 def handle_drop(session, tree: exp.Drop) -> Result:
-    from rw_cli.handler.drop import drop_relation, with_dependents
+    from rw_cli.handler.drop import check_cascade_allowed, check_sinks_into_kept_tables, drop_relation, with_dependents
 
+    check_cascade_allowed(session, bool(tree.args.get("cascade")), "SCHEMA")
     for target in tree.args.get("tables") or [tree.this]:
         name = _schema_name(target)
+        database = _other_database(target)
+        if database is not None:
+            session.catalog.access.drop_foreign_schema(database, name, bool(tree.args.get("exists")))
+            continue
         if name not in session.catalog.schemas:
             if tree.args.get("exists"):
                 continue
@@ -87,6 +100,7 @@ def handle_drop(session, tree: exp.Drop) -> Result:
             what = f'{members[0].kind} "{members[0].name}"' if members else f'function "{functions[0]}"'
             raise CatalogError(f'cannot drop schema "{name}" because other objects depend on it',
                                hint=f"{what} is in it; use DROP ... CASCADE to drop them too")
+        check_sinks_into_kept_tables([v for rel in members for v in with_dependents(session.catalog, rel)])
         for f in functions:
             del session.catalog.functions[f]
             session.catalog.access.drop_object(f"function:{f}")

@@ -27,7 +27,10 @@ def handle_set(session, tree: exp.Set) -> Result:
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
         if isinstance(value, exp.Var) and text.lower() == "default" and not value.meta.get("quoted"):
-            session.settings.reset(name)
+            if name == "all":  # RESET ALL
+                session.settings.reset_all()
+            else:
+                session.settings.reset(name)
             continue
         if name in ("session_authorization", "role") and not isinstance(value, exp.Var):
             session.catalog.access.must_user(text)  # the user the session acts as from now on

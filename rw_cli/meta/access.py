@@ -153,11 +153,34 @@ class AccessCatalog:
         self.databases[name] = {**_database(self._alloc(), owner), **settings}
 
     def drop_database(self, name: str, current: str) -> None:
-        self.must_database(name)
+        db = self.must_database(name)
         if name == current:
             raise PermissionDenied(f'cannot drop the currently open database "{name}"')
+        if db.get("schemas"):
+            raise CatalogError(f'cannot drop database "{name}" because it is not empty',
+                               hint=f'schema "{db["schemas"][0]}" is in it; drop its schemas first')
         del self.databases[name]
         self.grants = [g for g in self.grants if g["object"] != f"database:{name}"]
+
+    def add_foreign_schema(self, database: str, name: str, if_not_exists: bool) -> bool:
+        """CREATE SCHEMA database.name of a database other than the open one: recorded with
+        that database (its relations live elsewhere), so that it keeps the database from
+        being dropped. False when it exists and `if_not_exists`."""
+        schemas = self.must_database(database).setdefault("schemas", [])
+        if name in schemas:
+            if if_not_exists:
+                return False
+            raise CatalogError(f'schema "{name}" already exists')
+        schemas.append(name)
+        return True
+
+    def drop_foreign_schema(self, database: str, name: str, if_exists: bool) -> None:
+        """DROP SCHEMA database.name of a database other than the open one."""
+        schemas = self.must_database(database).get("schemas", [])
+        if name in schemas:
+            schemas.remove(name)
+        elif not if_exists:
+            raise CatalogError(f"schema not found: {name}")
 
     def rename_database(self, name: str, new: str) -> None:
         db = self.must_database(name)

@@ -12,8 +12,8 @@ from rw_cli.errors import RwError
 
 # (kind, message pattern, code): the first match wins
 _RULES: list[tuple[str | None, re.Pattern, str]] = [(kind, re.compile(pattern, re.I), code) for kind, pattern, code in (
-    (None, r"^relation .* does not exist|^(table|materialized view|view|source|sink|index) .* does not exist",
-     "42P01"),
+    (None, r"^relation .* does not exist|^(table|materialized view|view|source|sink|index) .* does not exist"
+           r"|^(table|materialized view|view|source|sink|index) not found:", "42P01"),
     (None, r"^column .* does not exist", "42703"),
     (None, r"^function .* does not exist", "42883"),
     (None, r"^operator does not exist", "42883"),
@@ -24,8 +24,8 @@ _RULES: list[tuple[str | None, re.Pattern, str]] = [(kind, re.compile(pattern, r
     (None, r"invalid input syntax", "22P02"),
     (None, r"^unrecognized configuration parameter", "42704"),
     (None, r"invalid value for parameter", "22023"),
-    (None, r"duplicate key|violates", "23505"),
     (None, r"null value in column", "23502"),
+    (None, r"duplicate key|violates", "23505"),
     (None, r"is ambiguous", "42702"),
     (None, r"must appear in the GROUP BY", "42803"),
     (None, r"permission denied", "42501"),

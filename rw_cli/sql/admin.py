@@ -280,9 +280,10 @@ def _create_schema(c: _Cursor) -> Admin:
     owner = c.ident() if c.eat("authorization") else None
     if name is None and owner is None:
         c.fail()
+    database = None
     if name is not None and "." in name:
-        name = name.split(".")[-1]  # db.schema: one database
-    return _node("CREATE SCHEMA", c, name=name or owner, exists=exists, owner=owner)
+        database, name = name.rsplit(".", 1)  # db.schema
+    return _node("CREATE SCHEMA", c, name=name or owner, exists=exists, owner=owner, database=database)
 
 
 _OBJECT_KINDS = ("table", "view", "source", "sink", "index", "subscription", "function", "secret",

@@ -17,7 +17,7 @@ from sqlglot.tokens import TokenType
 from sqlglot.helper import seq_get
 
 from rw_cli.common.lazy_regex import lazy_regex
-from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.errors import BindError, NotSupported, SqlSyntaxError
 from rw_cli.sql import approx_percentile
 from rw_cli.sql.walk import nodes
 
@@ -281,8 +281,11 @@ class RwDialect(RisingWave):
         PRIMARY_PARSERS = {**RisingWave.Parser.PRIMARY_PARSERS, **STRING_PARSERS}
         # `WATERMARK FOR col AS expr [WITH TTL]`: TTL marks a watermark that also cleans the
         # table's expired rows (RisingWave's TTL tables)
+        # `AS expr` (a generated column) also after other constraints: `g int NOT NULL AS b`
         CONSTRAINT_PARSERS = {**RisingWave.Parser.CONSTRAINT_PARSERS,
-                              "WATERMARK": lambda self: self._parse_watermark_constraint()}
+                              "WATERMARK": lambda self: self._parse_watermark_constraint(),
+                              "AS": lambda self: self.expression(exp.ComputedColumnConstraint(
+                                  this=self._parse_disjunction(), persisted=False))}
 
         def _parse_lambda(self, alias: bool = False):
             """RisingWave's lambda `|x| body` (array_transform's argument) besides the usual
@@ -448,6 +451,7 @@ _ON_CONFLICT = lazy_regex(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothin
 # SET name TO a, b (a list value, search_path's): sqlglot reads one value only
 _SET_LIST = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
                        r"((?:[^,;']+|'[^']*')(?:\s*,\s*(?:[^,;']+|'[^']*'))+)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_RESET = lazy_regex(r"^\s*reset\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
 _SET_AUTHORIZATION = lazy_regex(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
                                 r"(?:\s+(?:to\s+|=\s*)?(\"[^\"]+\"|'[^']+'|\w+))?\s*;?\s*$", re.IGNORECASE)
 _SET_TIME_ZONE = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
@@ -795,6 +799,10 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
             else exp.Literal.string(user[1:-1] if user.startswith(("'", '"')) else user.lower())
         return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.column("session_authorization"),
                                                              expression=value))])
+    m = _RESET.match(sql) if head == "reset" else None
+    if m:  # RESET name | RESET ALL: SET name TO DEFAULT (every parameter for ALL)
+        return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.column(m.group(1).lower()),
+                                                             expression=exp.Var(this="default")))])
     m = _SET_LIST.match(sql) if head == "set" else None
     if m:
         items = [x.strip().strip("'") for x in m.group(2).split(",")]
@@ -855,6 +863,8 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     tree = trees[0]
     if isinstance(tree, exp.Command):
         raise NotSupported(_statement_kind(text) or "this statement", position=offset)
+    if '""' in text:
+        _no_empty_identifiers(tree, text, offset)
     for key, value in flags.items():
         tree.set(key, value)
     if quoted_zone and isinstance(tree, exp.Set) and tree.expressions:
@@ -865,6 +875,8 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
 
         tree = normalize_identifiers(tree, dialect=RwDialect)
         tree.meta[NORMALIZED] = True
+    if "struct" in text.lower():
+        _no_duplicate_struct_fields(tree)
     for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
     for dot in nodes(tree, exp.Dot):  # `(s).a.b.*`: the fields of (s).a.b, as `((s).a.b).*` reads
@@ -873,6 +885,28 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     if lists and not _fill_int_lists(tree, lists):
         return parse_statement(original, offset, hide_lists=False)
     return tree
+
+
+def _no_duplicate_struct_fields(tree: exp.Expression) -> None:
+    """A STRUCT type names each field once, wherever the type is written (a column, a cast,
+    an array's or map's element, nested); unquoted names are folded before they compare."""
+    for dt in nodes(tree, exp.DataType):
+        if dt.this != exp.DataType.Type.STRUCT:
+            continue
+        seen = set()
+        for field in dt.expressions:
+            if field.name in seen:
+                raise BindError(f'struct field "{field.name}" specified more than once')
+            seen.add(field.name)
+
+
+def _no_empty_identifiers(tree: exp.Expression, text: str, offset: int) -> None:
+    """`""` names nothing: PostgreSQL's lexer refuses a zero-length quoted identifier,
+    whatever it would have named (a table, a column, an alias)."""
+    for ident in nodes(tree, exp.Identifier):
+        if ident.args.get("quoted") and ident.this == "":
+            raise SqlSyntaxError('zero-length delimited identifier at or near """"',
+                                 position=offset + max(text.find('""'), 0))
 
 
 def _statement_kind(text: str) -> str:

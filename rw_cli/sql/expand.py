@@ -25,6 +25,10 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                 t.replace(_time_window(t, fn, catalog))
                 changed = True
                 continue
+            if isinstance(fn, exp.Anonymous) and fn.name.lower() == "_pg_expandarray":
+                t.replace(_expand_array(t, fn))
+                changed = True
+                continue
             if isinstance(t.this, exp.Identifier) and (t.name not in ctes or t.meta.get("rw_catalog")
                                                         or t.text("db")):
                 rel = catalog.get(_catalog_name(t, catalog))
@@ -127,6 +131,21 @@ def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
     cols = old.columns if old is not None and old.columns else [exp.to_identifier(n) for n in names]
     alias.set("columns", cols)
     return exp.Subquery(this=body, alias=alias)
+
+
+def _expand_array(t: exp.Table, fn: exp.Anonymous) -> exp.Expression:
+    """information_schema._pg_expandarray(a): a row (x, n) per element x of array `a` at
+    position n, as a subquery over its subscripts (RisingWave finds it without the schema)."""
+    if len(fn.expressions) != 1:
+        raise BindError(f"_pg_expandarray expects 1 argument, got {len(fn.expressions)}")
+    arr = fn.expressions[0]
+    query = exp.select(exp.alias_(exp.Bracket(this=arr.copy(), expressions=[exp.column("n", table="__ea")]), "x"),
+                       exp.alias_(exp.column("n", table="__ea"), "n")) \
+        .from_(exp.Table(this=exp.Anonymous(this="generate_series", expressions=[
+            exp.Literal.number(1), exp.Anonymous(this="array_length", expressions=[arr.copy(), exp.Literal.number(1)])]),
+            alias=exp.TableAlias(this=exp.to_identifier("__ea"), columns=[exp.to_identifier("n")])))
+    alias = t.args.get("alias") or exp.TableAlias(this=exp.to_identifier("_pg_expandarray"))
+    return exp.Subquery(this=query, alias=alias.copy())
 
 
 def _time_window(t: exp.Table, fn: exp.Anonymous, catalog: Catalog) -> exp.Expression:

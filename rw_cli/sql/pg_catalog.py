@@ -79,7 +79,7 @@ def info_tables(catalog: Catalog, session=None) -> pa.Table:
     rels = _rels(catalog)
     kinds = {TABLE: "BASE TABLE", MATERIALIZED_VIEW: "MATERIALIZED VIEW", VIEW: "VIEW"}
     s = pa.string()
-    rows = [(DATABASE, "public", r.name, kinds.get(r.kind, "BASE TABLE")) for r in rels]
+    rows = [(DATABASE, *_schema_and_name(r), kinds.get(r.kind, "BASE TABLE")) for r in rels]
     return _table({"table_catalog": (s, [r[0] for r in rows]), "table_schema": (s, [r[1] for r in rows]),
                    "table_name": (s, [r[2] for r in rows]), "table_type": (s, [r[3] for r in rows]),
                    "is_insertable_into": (s, ["YES" if r.kind == TABLE else "NO" for r in rels])})
@@ -93,7 +93,7 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
             if c.hidden:
                 continue
             pos += 1
-            rows.append((DATABASE, "public", r.name, c.name, pos, "YES", c.type.name,
+            rows.append((DATABASE, *_schema_and_name(r), c.name, pos, "NO" if c.not_null else "YES", c.type.name,
                          PG_TYPES.get(c.type.name, (0, c.type.name, 0, 0))[1]))
     s = pa.string()
     col = lambda i: [row[i] for row in rows]  # noqa: E731
@@ -113,8 +113,9 @@ def info_schemata(catalog: Catalog, session=None) -> pa.Table:
 def info_views(catalog: Catalog, session=None) -> pa.Table:
     rels = [r for r in _rels(catalog) if r.kind == VIEW]
     s = pa.string()
-    return _table({"table_catalog": (s, [DATABASE] * len(rels)), "table_schema": (s, ["public"] * len(rels)),
-                   "table_name": (s, [r.name for r in rels]),
+    return _table({"table_catalog": (s, [DATABASE] * len(rels)),
+                   "table_schema": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "table_name": (s, [_schema_and_name(r)[1] for r in rels]),
                    "view_definition": (s, [r.definition for r in rels])})
 
 
@@ -239,6 +240,17 @@ def pg_tables(catalog: Catalog, session=None) -> pa.Table:
                    "tableowner": (s, [r.owner for r in rels]), "tablespace": (s, [None] * n),
                    "hasindexes": (pa.bool_(), [False] * n), "hasrules": (pa.bool_(), [False] * n),
                    "hastriggers": (pa.bool_(), [False] * n), "rowsecurity": (pa.bool_(), [False] * n)})
+
+
+def pg_indexes(catalog: Catalog, session=None) -> pa.Table:
+    """One row per index: its schema (its table's), table, name and definition."""
+    rels = [r for r in _rels(catalog) if r.kind == INDEX]
+    tables = [catalog.relations.get(r.dependencies[0]) if r.dependencies else None for r in rels]
+    s = pa.string()
+    return _table({"schemaname": (s, [_schema_and_name(r)[0] for r in rels]),
+                   "tablename": (s, [_schema_and_name(t)[1] if t is not None else None for t in tables]),
+                   "indexname": (s, [_schema_and_name(r)[1] for r in rels]),
+                   "tablespace": (s, [None] * len(rels)), "indexdef": (s, [r.definition for r in rels])})
 
 
 def pg_matviews(catalog: Catalog, session=None) -> pa.Table:
@@ -572,6 +584,7 @@ _BUILDERS = {
     ("pg_catalog", "pg_index"): pg_index,
     ("pg_catalog", "pg_tables"): pg_tables,
     ("pg_catalog", "pg_matviews"): pg_matviews,
+    ("pg_catalog", "pg_indexes"): pg_indexes,
     ("pg_catalog", "pg_views"): pg_views,
     ("pg_catalog", "pg_database"): pg_database,
     ("pg_catalog", "pg_settings"): pg_settings,

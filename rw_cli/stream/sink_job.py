@@ -92,7 +92,9 @@ def build_sink_job(ctx, root: StreamMaterialize, rel: RelationCatalog, table_ids
         table = ctx.catalog.relations[rel.target]
         # `ignore_delete = 'true'`: retractions dropped, an update's new row kept (an upsert)
         inserts_only = append_only or opts.get("ignore_delete", "false").lower() == "true"
-        sink = TableSinkExecutor([c.type for c in table.columns], list(table.pk), visible, into_rows, inserts_only)
+        not_null = tuple(i for i, c in enumerate(table.columns) if c.not_null)
+        sink = TableSinkExecutor([c.type for c in table.columns], list(table.pk), visible, into_rows, inserts_only,
+                                 not_null)
         job = builder.finish(child, sink, rel)
         job.into = rel.target
         return job

@@ -2,7 +2,7 @@
 import pytest
 from sqlglot import exp
 
-from rw_cli.errors import NotSupported, SqlSyntaxError
+from rw_cli.errors import BindError, NotSupported, SqlSyntaxError
 from rw_cli.sql.dialect import Explain, Flush, Show, parse_statement
 
 
@@ -94,3 +94,41 @@ def test_syntax_error_after_a_long_integer_list_keeps_its_position():
     with pytest.raises(SqlSyntaxError) as whole:
         parse_statement(sql, hide_lists=False)
     assert (str(hidden.value), hidden.value.position) == (str(whole.value), whole.value.position)
+
+
+@pytest.mark.parametrize("sql", ['create table ""(v int)', 'select 1 as ""', 'select "" from t'])
+def test_zero_length_quoted_identifier_is_a_syntax_error(sql):
+    """`""` names nothing, whatever it would have named (PostgreSQL's lexer refuses it)."""
+    with pytest.raises(SqlSyntaxError, match="zero-length delimited identifier"):
+        parse_statement(sql)
+
+
+def test_doubled_quotes_in_a_string_are_no_identifier():
+    assert parse_statement("""select 'a""b' as x""").sql() == """SELECT 'a""b' AS x"""
+
+
+@pytest.mark.parametrize("sql, name", [("reset timezone", "timezone"), ("RESET ALL;", "all"),
+                                       ("reset rw_implicit_flush", "rw_implicit_flush")])
+def test_reset_is_set_to_default(sql, name):
+    """RESET name is SET name TO DEFAULT (RESET ALL: every parameter)."""
+    tree = parse_statement(sql)
+    eq = tree.expressions[0].this
+    assert isinstance(tree, exp.Set) and eq.this.name == name and eq.expression.name == "default"
+
+
+@pytest.mark.parametrize("sql, field", [
+    ("create table t (s struct<a int, a varchar>)", "a"),
+    ("create table t (s struct<Value int, VALUE varchar>)", "value"),  # unquoted names fold
+    ('create table t (s struct<"Value" int, "Value" varchar>)', "Value"),
+    ("create table t (s struct<n struct<a int, a varchar>>[])", "a"),
+    ("create table t (s map(varchar, struct<a int, a varchar>))", "a"),
+    ("select row(1, 'x')::struct<a int, a varchar>", "a"),
+    ("alter table t alter column s type struct<a int, a varchar>", "a"),
+])
+def test_struct_fields_are_named_once(sql, field):
+    with pytest.raises(BindError, match=f'struct field "{field}" specified more than once'):
+        parse_statement(sql)
+
+
+def test_struct_fields_distinct_by_quoted_case():
+    assert parse_statement('create table t (s struct<value int, "Value" varchar>)') is not None
