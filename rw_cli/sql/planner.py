@@ -503,6 +503,20 @@ _FLIPPED = {exp.EQ: exp.EQ, exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, 
 _ASOF_OPS = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<"}
 
 
+def _asof_right_ties_broken(nl: int, rkeys: list[int], ineq: int, stream_key: list[int]) -> str:
+    """The ASOF JOIN's right input (`in1`, columns `_{nl}..`) with one row per equality key and
+    inequality value: the one of the smallest stream key. Several right rows equally close to
+    a left row are a tie DuckDB breaks arbitrarily; RisingWave joins the one first in its
+    state's order (the inequality column, then the stream key), so the MV does not depend on
+    which row arrived first."""
+    if not stream_key:
+        return "in1"
+    part = ", ".join([f"_{nl + k}" for k in rkeys] + [f"_{ineq}"])
+    order = ", ".join(f"_{nl + k} ASC NULLS LAST" for k in stream_key)
+    return (f"(SELECT * FROM in1 QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY {order}) = 1)"
+            " AS in1")
+
+
 def join_kind(join: exp.Join) -> str:
     side = (join.side or "").lower()
     if (join.method or "").upper() == "ASOF":  # the closest match only: Planner.asof_join
@@ -1081,7 +1095,8 @@ class StreamPlanner:
         conds.append(f"in0._{a} {_ASOF_OPS[op]} in1._{b}")
         types = left.types + right.types
         cols = ", ".join([f"in0._{i}" for i in range(nl)] + [f"in1._{nl + i}" for i in range(len(right.types))])
-        sql = f"SELECT {cols} FROM in0 ASOF {'LEFT ' if outer else ''}JOIN in1 ON {' AND '.join(conds)}"
+        rhs = _asof_right_ties_broken(nl, rkeys, b, right.stream_key)
+        sql = f"SELECT {cols} FROM in0 ASOF {'LEFT ' if outer else ''}JOIN {rhs} ON {' AND '.join(conds)}"
         # each left row meets one right row at most: the left's stream key is the output's
         node = StreamPartitionRecompute(types, list(left.stream_key), [left, right], name="StreamAsOfJoin",
                                         partition_keys=lkeys, sql=sql,
