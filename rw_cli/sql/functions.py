@@ -1001,6 +1001,13 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _row_field(node)
     if isinstance(node, exp.ArrayToString):
         return _array_join(node)
+    if isinstance(node, exp.ArrayDistinct):
+        return _fn("pg_array_distinct", node.this)
+    if isinstance(node, exp.Uuid) and not node.meta.get("text"):
+        # RisingWave has no uuid type: gen_random_uuid() is its text (regex-matchable, concatenable)
+        inner = node.copy()
+        inner.meta["text"] = True
+        return exp.Cast(this=inner, to=exp.DataType.build("VARCHAR"))
     if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.DPipe):
@@ -1364,7 +1371,9 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
     if (name, len(args)) in (("make_date", 3), ("make_timestamptz", 6), ("make_timestamptz", 7)):
         return _fn(f"pg_{name}", *args)
-    if name == "proctime" and not args:  # RisingWave's processing time: the statement's now()
+    if name in ("proctime", "clock_timestamp") and not args:
+        # RisingWave's processing time, and the wall clock: the statement's now() (a statement
+        # is one instant here)
         return exp.CurrentTimestamp()
     if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
         return exp.ArrayOverlaps(this=args[0], expression=args[1])
