@@ -927,6 +927,29 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+def _check_overlap_operands(node: exp.ArrayOverlaps) -> None:
+    """`a && b` is defined for two arrays of one element type (PostgreSQL's anyarray &&
+    anyarray): `text[] && integer[]`, even `bigint[] && integer[]`, has no operator, where
+    DuckDB would find a common type for the elements."""
+    elements = []
+    for side in (node.this, node.expression):
+        t = getattr(side, "type", None)
+        if t is None or t.this != T.ARRAY or not t.expressions or t.expressions[0].this in (T.NULL, T.UNKNOWN):
+            return
+        elements.append(t.expressions[0])
+    if elements[0] == elements[1]:
+        return
+    from rw_cli.common.types import DataType
+
+    try:
+        names = [str(DataType.from_sql(side.type.sql(duckdb_dialect()))) for side in (node.this, node.expression)]
+    except Exception:  # noqa: BLE001 - no name of ours: leave it to DuckDB
+        return
+    raise BindError(f"operator does not exist: {names[0]} && {names[1]}",
+                    hint="No operator matches the given name and argument types. "
+                         "You might need to add explicit type casts.")
+
+
 _CONCAT_OPERANDS = _TEXT | _BYTES | _JSON_TYPES | {T.ARRAY, T.NULL, T.UNKNOWN}
 
 
@@ -1012,6 +1035,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.DPipe):
         _check_concat_operands(node)
+    if isinstance(node, exp.ArrayOverlaps):
+        _check_overlap_operands(node)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
         return _array_concat(node.this, node.expressions[0])
     if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _type(node.this) == T.TIME:
