@@ -1401,7 +1401,9 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         # is one instant here)
         return exp.CurrentTimestamp()
     if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
-        return exp.ArrayOverlaps(this=args[0], expression=args[1])
+        overlaps = exp.ArrayOverlaps(this=args[0], expression=args[1])
+        _check_overlap_operands(overlaps)
+        return overlaps
     if name in ("crc32", "crc32c") and len(args) == 1:
         return _fn(f"pg_{name}", _typed_argument(name, args[0], _BYTES, _bytea))
     if name == "casefold" and len(args) == 1:
