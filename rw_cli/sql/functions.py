@@ -1400,6 +1400,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         # RisingWave's processing time, and the wall clock: the statement's now() (a statement
         # is one instant here)
         return exp.CurrentTimestamp()
+    if name == "map_filter" and len(args) == 2:
+        return _map_filter(args[0], args[1])
     if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
         overlaps = exp.ArrayOverlaps(this=args[0], expression=args[1])
         _check_overlap_operands(overlaps)
@@ -1417,6 +1419,39 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("pg_typeof_name", args[0])
     _check_known(node)
     return None
+
+
+def _map_filter(m: exp.Expression, fn: exp.Expression) -> exp.Expression:
+    """map_filter(m, |k, v| cond): the entries of map `m` for which cond holds, as a map (NULL
+    for a NULL map), with RisingWave's binding errors."""
+    if not isinstance(fn, exp.Lambda) or len(fn.expressions) != 2:
+        got = len(fn.expressions) if isinstance(fn, exp.Lambda) else 0
+        raise BindError(f"Lambda must have exactly two parameters (key, value), got {got}")
+    t = getattr(m, "type", None)
+    if t is not None and t.this not in (T.MAP, T.NULL, T.UNKNOWN):
+        from rw_cli.common.types import DataType
+
+        try:
+            got = str(DataType.from_sql(t.sql(duckdb_dialect())))
+        except Exception:  # noqa: BLE001 - a type we have no name for
+            got = t.sql()
+        raise BindError(f"Input must be Map type, got {got}")
+    entry = exp.to_identifier("__entry")
+    fields = {fn.expressions[0].name: "key", fn.expressions[1].name: "value"}
+
+    def field(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, (exp.Identifier, exp.Column)) and not isinstance(node.parent, exp.Column) \
+                and node.name in fields:
+            return _fn("struct_extract", exp.column(entry.copy()), exp.Literal.string(fields[node.name]))
+        return node
+
+    if isinstance(fn.this, (exp.Binary, exp.Literal, exp.Neg)) \
+            and not isinstance(fn.this, (exp.Predicate, exp.Connector, exp.Is)):
+        raise BindError("Lambda must return Boolean type")  # arithmetic or a number: not a condition
+    test = fn.this.copy().transform(field)
+    kept = _fn("list_filter", _fn("map_entries", m), exp.Lambda(this=test, expressions=[entry]))
+    # no entry kept is NULL, as RisingWave's map_filter returns
+    return _fn("map_from_entries", _fn("nullif", kept, exp.Array(expressions=[])))
 
 
 def _typed_argument(name: str, arg: exp.Expression, types: set, literal) -> exp.Expression:
