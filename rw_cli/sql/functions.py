@@ -992,6 +992,29 @@ def _bytea_bits(node: exp.Expression) -> exp.Expression | None:
     return _fn(macro, _bytea(args[0]), *rest)
 
 
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+
+
+def _is_row_constructor(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name.lower() == "row"
+
+
+def _row_compared_with_struct(node: exp.Expression) -> exp.Expression | None:
+    """`struct_value <op> ROW(...)`: the row constructor cast to the struct's type, field by
+    field as PostgreSQL coerces a record (`ROW(1, ROW(1, 1))` against struct<a int, b
+    struct<x varchar, y int>>); DuckDB has no comparison of a named struct with an unnamed
+    one."""
+    for struct_side, row_side in (("this", "expression"), ("expression", "this")):
+        t = getattr(node.args.get(struct_side), "type", None)
+        row = node.args.get(row_side)
+        if t is not None and t.this == T.STRUCT and t.expressions and _is_row_constructor(row) \
+                and len(row.expressions) == len(t.expressions):
+            out = node.copy()
+            out.set(row_side, exp.Cast(this=row.copy(), to=t.copy()))
+            return out
+    return None
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     check_array_cast(node)
@@ -1022,6 +1045,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _fn("pg_make_timestamp", *(node.args[k] for k in ("year", "month", "day", "hour", "min", "sec")))
     if isinstance(node, exp.Dot):
         return _row_field(node)
+    if isinstance(node, _COMPARISONS):
+        row_cast = _row_compared_with_struct(node)
+        if row_cast is not None:
+            return row_cast
     if isinstance(node, exp.ArrayToString):
         return _array_join(node)
     if isinstance(node, exp.ArrayDistinct):
