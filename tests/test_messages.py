@@ -32,6 +32,7 @@ def session(tmp_path_factory):
     ("select make_timestamptz(1910, 12, 24, 0, 0, 0, 'Nehwon/Lankhmar')",
      "Invalid parameter time_zone: 'Nehwon/Lankhmar' is not a valid timezone", None),
     ("select '2020-01-01'::timestamp at time zone 'Foo/Bar'", "'Foo/Bar' is not a valid timezone", None),
+    ("with a as (select * from b), b as (select 1 as x) select * from a", 'relation "b" does not exist', None),
     ("select nosuchfn(1)", "function nosuchfn(integer) does not exist", "explicit type casts"),
     ("select nosuchfn(a, s, null, 2.5::float8) from t",
      "function nosuchfn(integer, character varying, unknown, double precision) does not exist", None),

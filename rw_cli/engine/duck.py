@@ -225,6 +225,8 @@ _PG_MESSAGES = [
     (lazy_regex(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
      "timestamp out of range"),
     (lazy_regex(r"^Date out of range.*", re.S), "date out of range"),
+    # a relation the binder let through (a WITH item named before its definition)
+    (lazy_regex(r"^Table with name (\S+) does not exist!.*", re.S), r'relation "\1" does not exist'),
     # a time zone name no zone has (AT TIME ZONE, make_timestamptz, date_trunc's zone, ...)
     (lazy_regex(r"^Unknown TimeZone '(.*)'!.*", re.S), r"Invalid parameter time_zone: '\1' is not a valid timezone"),
     (lazy_regex(r"^Like pattern must not end with escape character.*", re.S),
