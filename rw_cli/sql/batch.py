@@ -79,6 +79,8 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
 
 def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify_columns: bool) -> BoundQuery:
     """Bind `tree` in place."""
+    while isinstance(tree, exp.Subquery) and set(k for k, v in tree.args.items() if v) == {"this"}:
+        tree = tree.this  # a parenthesized statement, `(VALUES ...)`: the query itself
     if not tree.meta.get(NORMALIZED):
         tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
