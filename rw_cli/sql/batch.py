@@ -77,6 +77,24 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         return bound
 
 
+def _unique_from_names(selects: list[exp.Select]) -> None:
+    """Each FROM item of a SELECT names it once (PostgreSQL): `FROM s1.t, s2.t` names `t`
+    twice, as `FROM t, t` does, and a column `t.c` could mean either."""
+    for select in selects:
+        from_ = select.args.get("from_") or select.args.get("from")
+        items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+        seen: set[str] = set()
+        for item in items:
+            if not isinstance(item, (exp.Table, exp.Subquery)) or not item.alias_or_name:
+                continue
+            name = item.alias_or_name
+            if isinstance(item, exp.Table) and name == f"{item.text('db')}.{item.name}":
+                name = item.name  # `s.t` is aliased by its qualified name for binding: it is named `t`
+            if name in seen:
+                raise BindError(f'table name "{name}" specified more than once')
+            seen.add(name)
+
+
 def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify_columns: bool) -> BoundQuery:
     """Bind `tree` in place."""
     while isinstance(tree, exp.Subquery) and set(k for k, v in tree.args.items() if v) == {"this"}:
@@ -91,6 +109,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
+    _unique_from_names([n for n in found if isinstance(n, exp.Select)])
     ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
     if not hidden:
