@@ -77,6 +77,38 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         return bound
 
 
+def _cte_scopes(tree: exp.Expression) -> None:
+    """In a WITH that is not RECURSIVE, an item sees only the items before it: a name of its
+    own or of a later item means the relation of the catalog (PostgreSQL: `WITH orders AS
+    (SELECT ... FROM orders)` reads the table), which DuckDB would take for a circular
+    reference. Such a reference is marked as the catalog's."""
+    for with_ in nodes(tree, exp.With):
+        if with_.args.get("recursive"):
+            continue
+        ctes = list(with_.expressions)
+        for i, cte in enumerate(ctes):
+            unseen = {c.alias for c in ctes[i:]}
+            for t in nodes(cte.this, exp.Table):
+                if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name in unseen \
+                        and not _defined_between(t, cte) and not _defined_between(with_, None, t.name):
+                    t.meta["rw_catalog"] = True
+
+
+def _defined_between(node: exp.Expression, stop: exp.Expression | None, name: str | None = None) -> bool:
+    """Whether a WITH enclosing `node` (below `stop`; up to the root when None; not `node`
+    itself, a WITH) defines `name` (node's own name by default): that item, not the catalog,
+    is what the name means."""
+    name = name if name is not None else node.name
+    start, node = node, node.parent
+    while node is not None and node is not stop:
+        if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect)):
+            inner = node.args.get("with_") or node.args.get("with")
+            if inner is not None and inner is not start and any(c.alias == name for c in inner.expressions):
+                return True
+        node = node.parent
+    return False
+
+
 def _unique_from_names(selects: list[exp.Select]) -> None:
     """Each FROM item of a SELECT names it once (PostgreSQL): `FROM s1.t, s2.t` names `t`
     twice, as `FROM t, t` does, and a column `t.c` could mean either."""
@@ -102,6 +134,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     if not tree.meta.get(NORMALIZED):
         tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
+    _cte_scopes(tree)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
