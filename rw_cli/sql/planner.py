@@ -14,7 +14,7 @@ from sqlglot.errors import ErrorLevel, OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
-from rw_cli.common.types import DataType
+from rw_cli.common.types import DataType, struct_type_name
 from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.engine.expr import Expr
@@ -906,7 +906,7 @@ class StreamPlanner:
                 this="struct_extract", expressions=[exp.column(x), exp.Literal.number(i + 1)])) for i, n in enumerate(names)]
             list_expr = exp.Anonymous(this="list_transform", expressions=[zipped, exp.Lambda(
                 this=exp.Anonymous(this="struct_pack", expressions=fields), expressions=[x])])
-            element = DataType("struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, elements)) + ">",
+            element = DataType(struct_type_name(names, elements),
                                inner=tuple(elements), field_names=tuple(names))
             refs = {key: exp.Dot(this=exp.Paren(this=exp.column(f"_{width}")), expression=exp.to_identifier(n))
                     for key, n in zip(srfs, names)}
