@@ -995,6 +995,46 @@ def _bytea_bits(node: exp.Expression) -> exp.Expression | None:
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
+_NUMBERS = _INTS | {T.DECIMAL, T.FLOAT, T.DOUBLE}
+_OPERATOR_TEXT = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+                  exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM"}
+
+
+def _pg_type_name(node: exp.Expression) -> str:
+    from rw_cli.common.types import DataType
+
+    try:
+        return str(DataType.from_sql(node.type.sql(duckdb_dialect())))
+    except Exception:  # noqa: BLE001 - a type we have no name for
+        return node.type.sql()
+
+
+def _boolean_and_number(a: exp.Expression, b: exp.Expression) -> bool:
+    """Whether one of `a`, `b` is a boolean value and the other a number. Quantified and
+    subquery operands (`x > ALL (...)`, typed boolean by sqlglot) are neither."""
+    if any(isinstance(x, (exp.SubqueryPredicate, exp.Subquery, exp.Query)) for x in (a, b)):
+        return False
+    types = {_type(a), _type(b)}
+    return T.BOOLEAN in types and bool(types & _NUMBERS)
+
+
+def _check_comparable(node: exp.Expression) -> None:
+    """A boolean compares with a boolean only (PostgreSQL has no `integer = boolean`, and no
+    such column pair in two records), where DuckDB would cast one to the other."""
+    left, right = node.this, node.expression
+    if _is_row_constructor(left) and _is_row_constructor(right):
+        for i, (a, b) in enumerate(zip(left.expressions, right.expressions)):
+            if _boolean_and_number(a, b):
+                raise BindError(f"cannot compare dissimilar column types {_pg_type_name(a)} and "
+                                f"{_pg_type_name(b)} at record column {i + 1}")
+        return
+    if _boolean_and_number(left, right):
+        raise BindError(f"operator does not exist: {_pg_type_name(left)} {_OPERATOR_TEXT[type(node)]} "
+                        f"{_pg_type_name(right)}",
+                        hint="No operator matches the given name and argument types. "
+                             "You might need to add explicit type casts.")
+
+
 def _is_row_constructor(node: exp.Expression) -> bool:
     return isinstance(node, exp.Anonymous) and node.name.lower() == "row"
 
@@ -1046,6 +1086,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Dot):
         return _row_field(node)
     if isinstance(node, _COMPARISONS):
+        _check_comparable(node)
         row_cast = _row_compared_with_struct(node)
         if row_cast is not None:
             return row_cast
