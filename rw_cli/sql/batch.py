@@ -109,6 +109,34 @@ def _defined_between(node: exp.Expression, stop: exp.Expression | None, name: st
     return False
 
 
+def _output_alias_references(selects: list[exp.Select]) -> list[exp.Column]:
+    """The bare column references of a SELECT's list and WHERE that name one of its output
+    columns (`SELECT a AS x, x + 1`, `... WHERE x > 0`): PostgreSQL binds them to the FROM
+    items only, where DuckDB (and sqlglot's qualification) would fall back to the output."""
+    refs = []
+    for select in selects:
+        aliases = {e.alias for e in select.expressions if isinstance(e, exp.Alias)}
+        if not aliases:
+            continue
+        where = select.args.get("where")
+        for part in [*select.expressions, *([where] if where is not None else [])]:
+            for col in part.find_all(exp.Column):
+                if not col.table and col.name in aliases and col.find_ancestor(exp.Select) is select:
+                    refs.append(col)
+    return refs
+
+
+def _no_output_alias_references(tree: exp.Expression, refs: list[exp.Column]) -> None:
+    """A reference of `refs` that qualification replaced by its output column's expression
+    (none of the FROM items has such a column) is PostgreSQL's unknown column."""
+    if not refs:
+        return
+    kept = {id(c) for c in tree.find_all(exp.Column)}
+    for col in refs:
+        if id(col) not in kept:
+            raise BindError(f'column "{col.name}" does not exist')
+
+
 def _unique_from_names(selects: list[exp.Select]) -> None:
     """Each FROM item of a SELECT names it once (PostgreSQL): `FROM s1.t, s2.t` names `t`
     twice, as `FROM t, t` does, and a column `t.c` could mean either."""
@@ -195,7 +223,9 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         _check_using(sel, bound)
         _alias_ordered_subqueries(sel)
     if qualify_columns:
+        alias_refs = _output_alias_references(selects)
         tree = _qualify(tree, bound)
+        _no_output_alias_references(tree, alias_refs)
     else:
         bound.qualified = False
     # qualifying adds no set operation and no join: skip the walks that would find none
