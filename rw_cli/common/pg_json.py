@@ -1,6 +1,8 @@
 """jsonb's text form as RisingWave prints it: object keys sorted by their bytes (RisingWave's
 jsonb; PostgreSQL's puts shorter keys first), `, ` between items and `: ` after a key,
-numbers as written.
+numbers as RisingWave's jsonb holds them: an integer of 64 bits (signed or not) exactly,
+any other number as a double, written as Rust writes one (`1.5`, `10.0`, `2e16`,
+`1.1451419198101145e38`).
 
 DuckDB's JSON functions write compact JSON in their own key order; values are stored in
 either form and printed in this one (`rw_cli.common.pg_text`)."""
@@ -8,6 +10,33 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+
+
+_INT_RANGE = (-(2 ** 63), 2 ** 64 - 1)  # i64 and u64: what jsonb keeps of an integer exactly
+
+
+def _double_text(d: float) -> str:
+    """A double as Rust's `{:?}` writes it (RisingWave's jsonb): the shortest digits that read
+    back, exponential below 1e-4 and from 1e16 on, the exponent without `+` or leading zeros
+    (Python's repr, but for the exponent's spelling)."""
+    r = repr(d)
+    if "e" not in r:
+        return r
+    mantissa, exponent = r.split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _number(text: str):
+    """A JSON number as jsonb holds it: an int in the 64-bit ranges, else a double (a Decimal
+    where a double would overflow, so the text still reads back)."""
+    try:
+        n = int(text)
+        if _INT_RANGE[0] <= n <= _INT_RANGE[1]:
+            return n
+    except ValueError:
+        pass
+    d = float(text)
+    return d if d not in (float("inf"), float("-inf")) else Decimal(text)
 
 
 def _text(v) -> str:
@@ -20,6 +49,8 @@ def _text(v) -> str:
         return json.dumps(v)
     if isinstance(v, (int, Decimal)):
         return str(v)
+    if isinstance(v, float):
+        return _double_text(v)
     return json.dumps(v, ensure_ascii=False)
 
 
@@ -31,7 +62,7 @@ def jsonb_text(value) -> str:
 def jsonb_in(text: str) -> str:
     """jsonb input: the text parsed (numbers exact) and written in jsonb's text form."""
     try:
-        return _text(json.loads(text, parse_float=Decimal))
+        return _text(json.loads(text, parse_float=_number, parse_int=_number))
     except ValueError:
         raise ValueError("invalid input syntax for type json") from None
 

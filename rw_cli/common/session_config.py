@@ -97,6 +97,7 @@ OTHER_PARAMETERS = frozenset("""
     streaming_use_arrangement_backfill streaming_use_snapshot_backfill streaming_allow_jsonb_in_stream_key
     rw_streaming_allow_jsonb_in_stream_key streaming_unsafe_allow_unmaterialized_impure_expr
     streaming_separate_consecutive_join streaming_separate_sink streaming_join_encoding
+    streaming_join_encoding_optimized_for streaming_enable_materialized_expressions allow_drop_cascade
     enable_join_ordering rw_enable_join_ordering rw_enable_two_phase_agg rw_force_two_phase_agg
     enable_share_plan rw_enable_share_plan force_split_distinct_agg rw_force_split_distinct_agg
     sink_decouple synchronize_seqscans idle_in_transaction_session_timeout lock_timeout

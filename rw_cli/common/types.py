@@ -44,6 +44,20 @@ NUMERIC_NEG_INF = "-" + NUMERIC_INF
 INT256_ARROW = pa.opaque(pa.binary(), "bignum", "DuckDB")
 
 
+def _field_name(name: str) -> str:
+    """A struct field's name as a type's name writes it: quoted unless a plain lower-case
+    identifier (`"A"`, `"b B"`, `c`), as RisingWave (and PostgreSQL's quote_ident) writes it."""
+    if name and (name[0].isalpha() or name[0] == "_") and all(c.isalnum() or c == "_" for c in name) \
+            and name == name.lower() and name.isascii():
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def struct_type_name(names, inner) -> str:
+    """The name of the struct type of fields `names` of types `inner` (DataTypes)."""
+    return "struct<" + ", ".join(f"{_field_name(n)} {t.name}" for n, t in zip(names, inner)) + ">"
+
+
 @dataclass(frozen=True)
 class DataType:
     """A RisingWave/PostgreSQL type, named as `DESCRIBE` prints it."""
@@ -155,7 +169,7 @@ class DataType:
         if pa.types.is_struct(t):
             fields = [t.field(i) for i in range(t.num_fields)]
             inner = tuple(DataType.from_field(f) for f in fields)
-            name = "struct<" + ", ".join(f"{f.name} {d.name}" for f, d in zip(fields, inner)) + ">"
+            name = struct_type_name([f.name for f in fields], inner)
             return DataType(name, inner=inner, field_names=tuple(f.name for f in fields))
         if pa.types.is_float16(t):
             return REAL

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common.types import BIGINT, TIMESTAMP, VARCHAR, DataType
+from rw_cli.common.types import BIGINT, TIMESTAMP, VARCHAR, DataType, struct_type_name
 from rw_cli.connector.base import SourceReader, option_int
 from rw_cli.connector.rand import pick, rand_float, rand_int, rand_strings
 from rw_cli.errors import BindError
@@ -377,6 +377,6 @@ def _combined_columns() -> list[tuple[str, DataType]]:
     for kind in ("person", "auction", "bid"):
         inner = tuple(t for _, t in TABLE_COLUMNS[kind])
         names = tuple(n for n, _ in TABLE_COLUMNS[kind])
-        name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
+        name = struct_type_name(names, inner)
         cols.append((kind, DataType(name, inner=inner, field_names=names)))
     return cols

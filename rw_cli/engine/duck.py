@@ -157,6 +157,22 @@ def function_names() -> frozenset[str]:
     return _function_names
 
 
+_scalar_only: frozenset[str] | None = None
+
+
+def scalar_only_function_names() -> frozenset[str]:
+    """The function names DuckDB knows as scalar functions or macros and not also as table
+    functions (lower case), ours included: a call of one in FROM is one row of one value."""
+    global _scalar_only
+    if _scalar_only is None:
+        rows = connection().execute(
+            "SELECT lower(function_name), bool_or(function_type IN ('table', 'table_macro')) "
+            "FROM duckdb_functions() GROUP BY 1").fetchall()
+        tables = {name for name, is_table in rows if is_table}
+        _scalar_only = frozenset(name for name, _ in rows if name not in tables) | (duck_functions.names() - tables)
+    return _scalar_only
+
+
 def explain(sql: str, tables: dict[str, pa.Table] | None = None) -> list[str]:
     """DuckDB's physical plan of `sql`, as text lines."""
     out = query(f"EXPLAIN {sql}", tables)
@@ -209,6 +225,10 @@ _PG_MESSAGES = [
     (lazy_regex(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
      "timestamp out of range"),
     (lazy_regex(r"^Date out of range.*", re.S), "date out of range"),
+    # a relation the binder let through (a WITH item named before its definition)
+    (lazy_regex(r"^Table with name (\S+) does not exist!.*", re.S), r'relation "\1" does not exist'),
+    # a time zone name no zone has (AT TIME ZONE, make_timestamptz, date_trunc's zone, ...)
+    (lazy_regex(r"^Unknown TimeZone '(.*)'!.*", re.S), r"Invalid parameter time_zone: '\1' is not a valid timezone"),
     (lazy_regex(r"^Like pattern must not end with escape character.*", re.S),
      "LIKE pattern must not end with escape character"),
     (lazy_regex(r"^More than one row returned by a subquery.*", re.S),

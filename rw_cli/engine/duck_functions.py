@@ -290,6 +290,9 @@ MACROS = [
     "WHEN len(k) <> len(v) THEN error('map keys and values have different length') "
     "WHEN list_contains(list_transform(k, lambda x: x IS NULL), true) THEN error('map keys must not be NULL') "
     "WHEN len(list_distinct(k)) <> len(k) THEN error('map keys must be unique') ELSE MAP(k, v) END)",
+    # array_distinct as RisingWave's: the first of each value in the order they come, NULL
+    # one of them (DuckDB's list_distinct drops NULLs and does not keep the order)
+    "CREATE OR REPLACE MACRO pg_array_distinct(a) AS (list_filter(a, lambda x, i: list_position(a, x) = i))",
     # a[lo:hi] with PostgreSQL's bounds (rw_cli.sql.functions._array_slice)
     "CREATE OR REPLACE MACRO pg_array_slice(a, lo, hi) AS (CASE WHEN lo IS NULL OR hi IS NULL THEN NULL "
     "ELSE list_slice(a, greatest(lo, 1), CASE WHEN hi < 1 THEN 0 ELSE least(hi, len(a)) END) END)",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.common.types import BIGINT, MAP_KEY_TYPES, DataType
+from rw_cli.common.types import BIGINT, MAP_KEY_TYPES, DataType, struct_type_name
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
@@ -15,7 +15,7 @@ def column_type(kind: exp.DataType) -> DataType:
     if kind.this == exp.DataType.Type.STRUCT and kind.expressions:
         names = tuple(f.name for f in kind.expressions)
         inner = tuple(column_type(f.args["kind"]) for f in kind.expressions)
-        name = "struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, inner)) + ">"
+        name = struct_type_name(names, inner)
         return DataType(name, inner=inner, field_names=names)
     if kind.this == exp.DataType.Type.VECTOR and kind.expressions:
         n = int(kind.expressions[-1].name)

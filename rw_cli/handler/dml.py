@@ -188,13 +188,17 @@ def _type_text_literals(values: exp.Values, types: list) -> None:
     """A quoted literal in INSERT ... VALUES has no type of its own: it takes its target
     column's (PostgreSQL coerces each VALUES cell to the column). Done here for numeric
     columns, where a row of numbers would otherwise make the literal an integer
-    (`VALUES (1), ('100000000000000000000')` into rw_int256 or numeric)."""
+    (`VALUES (1), ('100000000000000000000')` into rw_int256 or numeric); and a number for a
+    text column is its text (`VALUES (1), ('hello')` into varchar: PostgreSQL assigns each cell
+    to the column, where a common type of the VALUES column would make 'hello' a number)."""
     from rw_cli.sql.transpile import sqlglot_type
 
     for row in values.expressions:
         cells = row.expressions if isinstance(row, exp.Tuple) else [row]
         for cell, t in zip(cells, types):
-            if isinstance(cell, exp.Literal) and cell.is_string and t.is_numeric:
+            number = cell.this if isinstance(cell, exp.Neg) else cell
+            if (isinstance(cell, exp.Literal) and cell.is_string and t.is_numeric) \
+                    or (isinstance(number, exp.Literal) and number.is_number and t.name == "character varying"):
                 cell.replace(exp.Cast(this=cell.copy(), to=exp.DataType.build(sqlglot_type(t), dialect=duckdb_dialect())))
 
 

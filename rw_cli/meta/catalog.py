@@ -137,10 +137,14 @@ class RelationCatalog:
 
 
 def _top_level_split(body: str) -> list[str]:
-    """`a,b` split at its commas outside <> and ()."""
-    parts, depth, start = [], 0, 0
+    """`a,b` split at its commas outside <>, () and double quotes (a quoted field name)."""
+    parts, depth, start, quoted = [], 0, 0, False
     for i, ch in enumerate(body + ","):
-        if ch in "<(":
+        if ch == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch in "<(":
             depth += 1
         elif ch in ">)":
             depth -= 1
@@ -161,10 +165,27 @@ def type_from_name(name: str, scale: int | None = None) -> DataType:
         return DataType.map_of(type_from_name(key), type_from_name(value))
     if not name.startswith("struct<"):
         return DataType(name, scale)  # a scalar, or vector(n) (its size in the name)
-    fields = _top_level_split(name[len("struct<"):-1])
-    names = tuple(f.split(" ", 1)[0] for f in fields)
-    inner = tuple(type_from_name(f.split(" ", 1)[1]) for f in fields)
+    fields = [_field_and_type(f) for f in _top_level_split(name[len("struct<"):-1])]
+    names = tuple(n for n, _ in fields)
+    inner = tuple(type_from_name(t) for _, t in fields)
     return DataType(name, inner=inner, field_names=names)
+
+
+def _field_and_type(text: str) -> tuple[str, str]:
+    """`name type` of a struct's name: the field name, quoted (`"b B" integer`, `""` for a
+    quote) or bare, and its type's name."""
+    if not text.startswith('"'):
+        name, _, rest = text.partition(" ")
+        return name, rest
+    i = 1
+    while i < len(text):
+        if text[i] == '"' and text[i + 1:i + 2] == '"':
+            i += 2
+            continue
+        if text[i] == '"':
+            break
+        i += 1
+    return text[1:i].replace('""', '"'), text[i + 1:].lstrip()
 
 
 @dataclass

@@ -79,11 +79,92 @@ def bind_query(tree: exp.Expression, catalog: Catalog, hidden: bool = False, ses
         return bound
 
 
+def _cte_scopes(tree: exp.Expression) -> None:
+    """In a WITH that is not RECURSIVE, an item sees only the items before it: a name of its
+    own or of a later item means the relation of the catalog (PostgreSQL: `WITH orders AS
+    (SELECT ... FROM orders)` reads the table), which DuckDB would take for a circular
+    reference. Such a reference is marked as the catalog's."""
+    for with_ in nodes(tree, exp.With):
+        if with_.args.get("recursive"):
+            continue
+        ctes = list(with_.expressions)
+        for i, cte in enumerate(ctes):
+            unseen = {c.alias for c in ctes[i:]}
+            for t in nodes(cte.this, exp.Table):
+                if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name in unseen \
+                        and not _defined_between(t, cte) and not _defined_between(with_, None, t.name):
+                    t.meta["rw_catalog"] = True
+
+
+def _defined_between(node: exp.Expression, stop: exp.Expression | None, name: str | None = None) -> bool:
+    """Whether a WITH enclosing `node` (below `stop`; up to the root when None; not `node`
+    itself, a WITH) defines `name` (node's own name by default): that item, not the catalog,
+    is what the name means."""
+    name = name if name is not None else node.name
+    start, node = node, node.parent
+    while node is not None and node is not stop:
+        if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect)):
+            inner = node.args.get("with_") or node.args.get("with")
+            if inner is not None and inner is not start and any(c.alias == name for c in inner.expressions):
+                return True
+        node = node.parent
+    return False
+
+
+def _output_alias_references(selects: list[exp.Select]) -> list[exp.Column]:
+    """The bare column references of a SELECT's list and WHERE that name one of its output
+    columns (`SELECT a AS x, x + 1`, `... WHERE x > 0`): PostgreSQL binds them to the FROM
+    items only, where DuckDB (and sqlglot's qualification) would fall back to the output."""
+    refs = []
+    for select in selects:
+        aliases = {e.alias for e in select.expressions if isinstance(e, exp.Alias)}
+        if not aliases:
+            continue
+        where = select.args.get("where")
+        for part in [*select.expressions, *([where] if where is not None else [])]:
+            for col in part.find_all(exp.Column):
+                if not col.table and col.name in aliases and col.find_ancestor(exp.Select) is select:
+                    refs.append(col)
+    return refs
+
+
+def _no_output_alias_references(tree: exp.Expression, refs: list[exp.Column]) -> None:
+    """A reference of `refs` that qualification replaced by its output column's expression
+    (none of the FROM items has such a column) is PostgreSQL's unknown column."""
+    if not refs:
+        return
+    kept = {id(c) for c in tree.find_all(exp.Column)}
+    for col in refs:
+        if id(col) not in kept:
+            raise BindError(f'column "{col.name}" does not exist')
+
+
+def _unique_from_names(selects: list[exp.Select]) -> None:
+    """Each FROM item of a SELECT names it once (PostgreSQL): `FROM s1.t, s2.t` names `t`
+    twice, as `FROM t, t` does, and a column `t.c` could mean either."""
+    for select in selects:
+        from_ = select.args.get("from_") or select.args.get("from")
+        items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+        seen: set[str] = set()
+        for item in items:
+            if not isinstance(item, (exp.Table, exp.Subquery)) or not item.alias_or_name:
+                continue
+            name = item.alias_or_name
+            if isinstance(item, exp.Table) and name == f"{item.text('db')}.{item.name}":
+                name = item.name  # `s.t` is aliased by its qualified name for binding: it is named `t`
+            if name in seen:
+                raise BindError(f'table name "{name}" specified more than once')
+            seen.add(name)
+
+
 def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify_columns: bool) -> BoundQuery:
     """Bind `tree` in place."""
+    while isinstance(tree, exp.Subquery) and set(k for k, v in tree.args.items() if v) == {"this"}:
+        tree = tree.this  # a parenthesized statement, `(VALUES ...)`: the query itself
     if not tree.meta.get(NORMALIZED):
         tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
+    _cte_scopes(tree)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
@@ -91,6 +172,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
+    _unique_from_names([n for n in found if isinstance(n, exp.Select)])
     ctes = {c.alias for c in found if isinstance(c, exp.CTE)}
     bound = BoundQuery(tree)
     named: set[str] = set()
@@ -146,7 +228,9 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         _check_using(sel, bound)
         _alias_ordered_subqueries(sel)
     if qualify_columns:
+        alias_refs = _output_alias_references(selects)
         tree = _qualify(tree, bound)
+        _no_output_alias_references(tree, alias_refs)
     else:
         bound.qualified = False
     # qualifying adds no set operation and no join: skip the walks that would find none

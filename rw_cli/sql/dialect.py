@@ -574,23 +574,28 @@ def _name_array_args(text: str) -> str:
 # `WITH c AS CHANGELOG FROM rel`: read as `WITH c AS (SELECT * FROM <prefix>rel)`, a relation
 # name the planner resolves to rel's change log (rw_cli.sql.planner)
 CHANGELOG_PREFIX = "__rw_changelog__"
-_CHANGELOG = lazy_regex(r'\bas\s+changelog\s+from\s+("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
+_CHANGELOG = lazy_regex(r'\bas\s+changelog\s+from\s+(?:("[^"]+"|[A-Za-z_][\w$]*)\s*\.\s*)?'
+                        r'("[^"]+"|[A-Za-z_][\w$]*)', re.IGNORECASE)
 
 
 def changelog_clauses(text: str) -> list[tuple[int, int, int, int, str]]:
     """Each `AS CHANGELOG FROM rel` of `text`: the clause's span, its relation name's span,
     and the name as it binds (what renames and RisingWave's display of the clause need)."""
-    return [(m.start(), m.end(), m.start(1), m.end(1), _fold_name(m.group(1))) for m in _CHANGELOG.finditer(text)]
+    return [(m.start(), m.end(), m.start(2), m.end(2), _fold_name(m.group(2))) for m in _CHANGELOG.finditer(text)]
 
 
 def changelog_display(text: str) -> str:
     """`text` with each change log clause as RisingWave displays it: `AS changelog from rel`."""
-    return _CHANGELOG.sub(lambda m: f"AS changelog from {m.group(1)}", text)
+    return _CHANGELOG.sub(lambda m: f"AS changelog from {m.group(0)[m.start(1 if m.group(1) else 2) - m.start():]}",
+                          text)
 
 
 def _changelog_ctes(text: str) -> str:
     def repl(m: re.Match) -> str:
-        return f'AS (SELECT * FROM "{CHANGELOG_PREFIX}{_fold_name(m.group(1))}")'
+        # the relation's catalog name: bare in the default schema, `schema.name` elsewhere
+        schema = _fold_name(m.group(1)) if m.group(1) else "public"
+        name = _fold_name(m.group(2)) if schema == "public" else f"{schema}.{_fold_name(m.group(2))}"
+        return f'AS (SELECT * FROM "{CHANGELOG_PREFIX}{name}")'
     return _CHANGELOG.sub(repl, text)
 
 

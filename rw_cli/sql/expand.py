@@ -42,8 +42,38 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
 
             tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {})
             tree = row_id_casts(range_rows(date_trunc_unit_columns(tree)))
-            return expand_jsonb_table_functions(tree)
+            return scalar_function_sources(expand_jsonb_table_functions(tree))
     raise BindError("views nested too deeply (or recursive)")
+
+
+# PostgreSQL's set-returning functions (some are scalar functions of other meanings in DuckDB)
+_SET_RETURNING_NAMES = frozenset("""
+    generate_series range unnest generate_subscripts regexp_matches regexp_split_to_table string_to_table
+    jsonb_array_elements jsonb_array_elements_text jsonb_each jsonb_each_text jsonb_object_keys
+    jsonb_path_query jsonb_populate_recordset jsonb_to_recordset json_each json_array_elements
+    pg_get_keywords _pg_expandarray tumble hop
+""".split())
+
+
+def scalar_function_sources(tree: exp.Expression) -> exp.Expression:
+    """A scalar function in FROM (`FROM abs(-1) [a [(c)]]`) as PostgreSQL reads it: one row
+    of one column, named by the alias's column list, else by the table alias, else after the
+    function (`SELECT abs.abs FROM abs(-1)`). Set-returning functions are left as they are."""
+    from rw_cli.engine.duck import scalar_only_function_names
+
+    for table in nodes(tree, exp.Table):
+        fn = table.this
+        if not isinstance(fn, exp.Func) or isinstance(fn, (exp.ExplodingGenerateSeries, exp.GenerateSeries,
+                                                            exp.Unnest, exp.Explode, exp.Posexplode)):
+            continue
+        name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
+        if name in _SET_RETURNING_NAMES or name not in scalar_only_function_names():
+            continue
+        alias = table.args.get("alias")
+        col = alias.columns[0].name if alias is not None and alias.columns else (alias.name if alias else name)
+        sub_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None else name))
+        table.replace(exp.Subquery(this=exp.select(exp.alias_(fn.copy(), col)), alias=sub_alias))
+    return tree
 
 
 def _catalog_name(t: exp.Table, catalog: Catalog) -> str:

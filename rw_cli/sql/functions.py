@@ -927,6 +927,29 @@ def _vector_distance(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+def _check_overlap_operands(node: exp.ArrayOverlaps) -> None:
+    """`a && b` is defined for two arrays of one element type (PostgreSQL's anyarray &&
+    anyarray): `text[] && integer[]`, even `bigint[] && integer[]`, has no operator, where
+    DuckDB would find a common type for the elements."""
+    elements = []
+    for side in (node.this, node.expression):
+        t = getattr(side, "type", None)
+        if t is None or t.this != T.ARRAY or not t.expressions or t.expressions[0].this in (T.NULL, T.UNKNOWN):
+            return
+        elements.append(t.expressions[0])
+    if elements[0] == elements[1]:
+        return
+    from rw_cli.common.types import DataType
+
+    try:
+        names = [str(DataType.from_sql(side.type.sql(duckdb_dialect()))) for side in (node.this, node.expression)]
+    except Exception:  # noqa: BLE001 - no name of ours: leave it to DuckDB
+        return
+    raise BindError(f"operator does not exist: {names[0]} && {names[1]}",
+                    hint="No operator matches the given name and argument types. "
+                         "You might need to add explicit type casts.")
+
+
 _CONCAT_OPERANDS = _TEXT | _BYTES | _JSON_TYPES | {T.ARRAY, T.NULL, T.UNKNOWN}
 
 
@@ -986,6 +1009,69 @@ def _type_null_argument(node: exp.Expression) -> None:
             node.set(key, exp.Cast(this=exp.Null(), to=exp.DataType.build("DECIMAL" if numeric else "DOUBLE")))
 
 
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+
+
+_NUMBERS = _INTS | {T.DECIMAL, T.FLOAT, T.DOUBLE}
+_OPERATOR_TEXT = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+                  exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM"}
+
+
+def _pg_type_name(node: exp.Expression) -> str:
+    from rw_cli.common.types import DataType
+
+    try:
+        return str(DataType.from_sql(node.type.sql(duckdb_dialect())))
+    except Exception:  # noqa: BLE001 - a type we have no name for
+        return node.type.sql()
+
+
+def _boolean_and_number(a: exp.Expression, b: exp.Expression) -> bool:
+    """Whether one of `a`, `b` is a boolean value and the other a number. Quantified and
+    subquery operands (`x > ALL (...)`, typed boolean by sqlglot) are neither."""
+    if any(isinstance(x, (exp.SubqueryPredicate, exp.Subquery, exp.Query)) for x in (a, b)):
+        return False
+    types = {_type(a), _type(b)}
+    return T.BOOLEAN in types and bool(types & _NUMBERS)
+
+
+def _check_comparable(node: exp.Expression) -> None:
+    """A boolean compares with a boolean only (PostgreSQL has no `integer = boolean`, and no
+    such column pair in two records), where DuckDB would cast one to the other."""
+    left, right = node.this, node.expression
+    if _is_row_constructor(left) and _is_row_constructor(right):
+        for i, (a, b) in enumerate(zip(left.expressions, right.expressions)):
+            if _boolean_and_number(a, b):
+                raise BindError(f"cannot compare dissimilar column types {_pg_type_name(a)} and "
+                                f"{_pg_type_name(b)} at record column {i + 1}")
+        return
+    if _boolean_and_number(left, right):
+        raise BindError(f"operator does not exist: {_pg_type_name(left)} {_OPERATOR_TEXT[type(node)]} "
+                        f"{_pg_type_name(right)}",
+                        hint="No operator matches the given name and argument types. "
+                             "You might need to add explicit type casts.")
+
+
+def _is_row_constructor(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name.lower() == "row"
+
+
+def _row_compared_with_struct(node: exp.Expression) -> exp.Expression | None:
+    """`struct_value <op> ROW(...)`: the row constructor cast to the struct's type, field by
+    field as PostgreSQL coerces a record (`ROW(1, ROW(1, 1))` against struct<a int, b
+    struct<x varchar, y int>>); DuckDB has no comparison of a named struct with an unnamed
+    one."""
+    for struct_side, row_side in (("this", "expression"), ("expression", "this")):
+        t = getattr(node.args.get(struct_side), "type", None)
+        row = node.args.get(row_side)
+        if t is not None and t.this == T.STRUCT and t.expressions and _is_row_constructor(row) \
+                and len(row.expressions) == len(t.expressions):
+            out = node.copy()
+            out.set(row_side, exp.Cast(this=row.copy(), to=t.copy()))
+            return out
+    return None
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     check_array_cast(node)
@@ -1017,12 +1103,26 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _fn("pg_make_timestamp", *(node.args[k] for k in ("year", "month", "day", "hour", "min", "sec")))
     if isinstance(node, exp.Dot):
         return _row_field(node)
+    if isinstance(node, _COMPARISONS):
+        _check_comparable(node)
+        row_cast = _row_compared_with_struct(node)
+        if row_cast is not None:
+            return row_cast
     if isinstance(node, exp.ArrayToString):
         return _array_join(node)
+    if isinstance(node, exp.ArrayDistinct):
+        return _fn("pg_array_distinct", node.this)
+    if isinstance(node, exp.Uuid) and not node.meta.get("text"):
+        # RisingWave has no uuid type: gen_random_uuid() is its text (regex-matchable, concatenable)
+        inner = node.copy()
+        inner.meta["text"] = True
+        return exp.Cast(this=inner, to=exp.DataType.build("VARCHAR"))
     if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.DPipe):
         _check_concat_operands(node)
+    if isinstance(node, exp.ArrayOverlaps):
+        _check_overlap_operands(node)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
         return _array_concat(node.this, node.expressions[0])
     if isinstance(node, exp.Cast) and node.to.this == T.INTERVAL and _type(node.this) == T.TIME:
@@ -1450,10 +1550,16 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
     if (name, len(args)) in (("make_date", 3), ("make_timestamptz", 6), ("make_timestamptz", 7)):
         return _fn(f"pg_{name}", *args)
-    if name == "proctime" and not args:  # RisingWave's processing time: the statement's now()
+    if name in ("proctime", "clock_timestamp") and not args:
+        # RisingWave's processing time, and the wall clock: the statement's now() (a statement
+        # is one instant here)
         return exp.CurrentTimestamp()
+    if name == "map_filter" and len(args) == 2:
+        return _map_filter(args[0], args[1])
     if name in ("array_is_overlap", "array_is_intersect") and len(args) == 2:  # RisingWave's names of &&
-        return exp.ArrayOverlaps(this=args[0], expression=args[1])
+        overlaps = exp.ArrayOverlaps(this=args[0], expression=args[1])
+        _check_overlap_operands(overlaps)
+        return overlaps
     if name in ("crc32", "crc32c") and len(args) == 1:
         return _fn(f"pg_{name}", _typed_argument(name, args[0], _BYTES, _bytea))
     if name == "casefold" and len(args) == 1:
@@ -1467,6 +1573,39 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("pg_typeof_name", args[0])
     _check_known(node)
     return None
+
+
+def _map_filter(m: exp.Expression, fn: exp.Expression) -> exp.Expression:
+    """map_filter(m, |k, v| cond): the entries of map `m` for which cond holds, as a map (NULL
+    for a NULL map), with RisingWave's binding errors."""
+    if not isinstance(fn, exp.Lambda) or len(fn.expressions) != 2:
+        got = len(fn.expressions) if isinstance(fn, exp.Lambda) else 0
+        raise BindError(f"Lambda must have exactly two parameters (key, value), got {got}")
+    t = getattr(m, "type", None)
+    if t is not None and t.this not in (T.MAP, T.NULL, T.UNKNOWN):
+        from rw_cli.common.types import DataType
+
+        try:
+            got = str(DataType.from_sql(t.sql(duckdb_dialect())))
+        except Exception:  # noqa: BLE001 - a type we have no name for
+            got = t.sql()
+        raise BindError(f"Input must be Map type, got {got}")
+    entry = exp.to_identifier("__entry")
+    fields = {fn.expressions[0].name: "key", fn.expressions[1].name: "value"}
+
+    def field(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, (exp.Identifier, exp.Column)) and not isinstance(node.parent, exp.Column) \
+                and node.name in fields:
+            return _fn("struct_extract", exp.column(entry.copy()), exp.Literal.string(fields[node.name]))
+        return node
+
+    if isinstance(fn.this, (exp.Binary, exp.Literal, exp.Neg)) \
+            and not isinstance(fn.this, (exp.Predicate, exp.Connector, exp.Is)):
+        raise BindError("Lambda must return Boolean type")  # arithmetic or a number: not a condition
+    test = fn.this.copy().transform(field)
+    kept = _fn("list_filter", _fn("map_entries", m), exp.Lambda(this=test, expressions=[entry]))
+    # no entry kept is NULL, as RisingWave's map_filter returns
+    return _fn("map_from_entries", _fn("nullif", kept, exp.Array(expressions=[])))
 
 
 def _typed_argument(name: str, arg: exp.Expression, types: set, literal) -> exp.Expression:

@@ -14,7 +14,7 @@ from sqlglot.errors import ErrorLevel, OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
-from rw_cli.common.types import DataType
+from rw_cli.common.types import DataType, struct_type_name
 from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.engine.expr import Expr
@@ -587,6 +587,20 @@ _FLIPPED = {exp.EQ: exp.EQ, exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, 
 _ASOF_OPS = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<"}
 
 
+def _asof_right_ties_broken(nl: int, rkeys: list[int], ineq: int, stream_key: list[int]) -> str:
+    """The ASOF JOIN's right input (`in1`, columns `_{nl}..`) with one row per equality key and
+    inequality value: the one of the smallest stream key. Several right rows equally close to
+    a left row are a tie DuckDB breaks arbitrarily; RisingWave joins the one first in its
+    state's order (the inequality column, then the stream key), so the MV does not depend on
+    which row arrived first."""
+    if not stream_key:
+        return "in1"
+    part = ", ".join([f"_{nl + k}" for k in rkeys] + [f"_{ineq}"])
+    order = ", ".join(f"_{nl + k} ASC NULLS LAST" for k in stream_key)
+    return (f"(SELECT * FROM in1 QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY {order}) = 1)"
+            " AS in1")
+
+
 def join_kind(join: exp.Join) -> str:
     side = (join.side or "").lower()
     if (join.method or "").upper() == "ASOF":  # the closest match only: Planner.asof_join
@@ -1000,7 +1014,7 @@ class StreamPlanner:
                 this="struct_extract", expressions=[exp.column(x), exp.Literal.number(i + 1)])) for i, n in enumerate(names)]
             list_expr = exp.Anonymous(this="list_transform", expressions=[zipped, exp.Lambda(
                 this=exp.Anonymous(this="struct_pack", expressions=fields), expressions=[x])])
-            element = DataType("struct<" + ", ".join(f"{n} {t.name}" for n, t in zip(names, elements)) + ">",
+            element = DataType(struct_type_name(names, elements),
                                inner=tuple(elements), field_names=tuple(names))
             refs = {key: exp.Dot(this=exp.Paren(this=exp.column(f"_{width}")), expression=exp.to_identifier(n))
                     for key, n in zip(srfs, names)}
@@ -1189,7 +1203,8 @@ class StreamPlanner:
         conds.append(f"in0._{a} {_ASOF_OPS[op]} in1._{b}")
         types = left.types + right.types
         cols = ", ".join([f"in0._{i}" for i in range(nl)] + [f"in1._{nl + i}" for i in range(len(right.types))])
-        sql = f"SELECT {cols} FROM in0 ASOF {'LEFT ' if outer else ''}JOIN in1 ON {' AND '.join(conds)}"
+        rhs = _asof_right_ties_broken(nl, rkeys, b, right.stream_key)
+        sql = f"SELECT {cols} FROM in0 ASOF {'LEFT ' if outer else ''}JOIN {rhs} ON {' AND '.join(conds)}"
         # each left row meets one right row at most: the left's stream key is the output's
         node = StreamPartitionRecompute(types, list(left.stream_key), [left, right], name="StreamAsOfJoin",
                                         partition_keys=lkeys, sql=sql,

@@ -69,7 +69,7 @@ def test_encode(data, fmt, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ('{"b": 1, "a": 2}', '{"a": 2, "b": 1}'),
-    ('{"aa":1,"b":{"y":[1,2.50,null,true],"x":"s"}}', '{"aa": 1, "b": {"x": "s", "y": [1, 2.50, null, true]}}'),
+    ('{"aa":1,"b":{"y":[1,2.50,null,true],"x":"s"}}', '{"aa": 1, "b": {"x": "s", "y": [1, 2.5, null, true]}}'),
     ('[1, "a"]', '[1, "a"]'),
 ])
 def test_jsonb_text(text, expected):
