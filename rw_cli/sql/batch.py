@@ -140,8 +140,9 @@ def _no_output_alias_references(tree: exp.Expression, refs: list[exp.Column]) ->
 
 
 def _unique_from_names(selects: list[exp.Select]) -> None:
-    """Each FROM item of a SELECT names it once (PostgreSQL): `FROM s1.t, s2.t` names `t`
-    twice, as `FROM t, t` does, and a column `t.c` could mean either."""
+    """Each FROM item of a SELECT is named once: `FROM t x, u x` and `FROM t, t` are refused.
+    Tables of one name from two schemas (`FROM s1.t, s2.t`) are told apart by their schema, as
+    RisingWave does (`s1.t.c`; a bare `t.c` names neither: `_schema_qualified_columns`)."""
     for select in selects:
         from_ = select.args.get("from_") or select.args.get("from")
         items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
@@ -150,8 +151,7 @@ def _unique_from_names(selects: list[exp.Select]) -> None:
             if not isinstance(item, (exp.Table, exp.Subquery)) or not item.alias_or_name:
                 continue
             name = item.alias_or_name
-            if isinstance(item, exp.Table) and name == f"{item.text('db')}.{item.name}":
-                name = item.name  # `s.t` is aliased by its qualified name for binding: it is named `t`
+            # (`s.t` is aliased by its qualified name for binding: that name tells it apart)
             if name in seen:
                 raise BindError(f'table name "{name}" specified more than once')
             seen.add(name)
