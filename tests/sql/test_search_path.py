@@ -1,19 +1,20 @@
 """rw_cli.sql.search_path: unqualified relation names resolved by the session's search path."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from rw_cli.common.types import DataType
 from rw_cli.meta.catalog import TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.sql.dialect import parse_statement
 from rw_cli.sql.search_path import apply_search_path
-from tests.sql.conftest import bare_catalog
 
 
 @pytest.fixture(scope="module")
-def schemas_catalog():
-    """The bare catalog with schemas s1 (holding `t` and `only1`) and s2 (holding `t`)."""
-    catalog = bare_catalog()
+def schemas_catalog(catalog):
+    """The bare catalog (a copy) with schemas s1 (holding `t` and `only1`) and s2 (holding `t`)."""
+    catalog = copy.deepcopy(catalog)
     catalog.schemas += ["s1", "s2"]
     for name in ("s1.t", "s1.only1", "s2.t"):
         catalog.add(RelationCatalog(catalog.alloc_id(), name, TABLE, [ColumnCatalog("a", DataType.from_sql("int"))],
