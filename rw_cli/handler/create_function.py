@@ -1,7 +1,14 @@
-"""CREATE FUNCTION name(args) RETURNS type LANGUAGE SQL AS 'SELECT expr' (or `RETURN expr`) and
-DROP FUNCTION: SQL functions whose body is one expression. A call is inlined where it is used
-(`rw_cli.sql.functions.inline_sql_functions`), in batch queries and MVs alike."""
+"""CREATE FUNCTION name(args) RETURNS type LANGUAGE SQL AS 'body' (or `RETURN expr`), DROP
+FUNCTION and SHOW CREATE FUNCTION. A call is inlined where it is used
+(`rw_cli.sql.sql_udf`), in batch queries and MVs alike.
+
+The body is checked when the function is created, as RisingWave checks it: its parameters
+and the functions it calls must exist, and its type must be the declared return type. A
+relation whose definition calls a function keeps it from being dropped, unless CASCADE drops
+the relation too."""
 from __future__ import annotations
+
+import re
 
 from sqlglot import exp
 
@@ -10,39 +17,30 @@ from rw_cli.result import Result
 
 
 def handle_create(session, tree: exp.Create) -> Result:
-    from rw_cli.handler.create_table import column_type
-    from rw_cli.sql.functions import function_body
-
     udf = tree.this
     if not isinstance(udf, exp.UserDefinedFunction):
         raise BindError("CREATE FUNCTION needs a name and an argument list")
     name = (udf.this.name if isinstance(udf.this, (exp.Table, exp.Identifier)) else udf.name).lower()
-    props = {type(p).__name__: p for p in (tree.args.get("properties") or exp.Properties()).expressions}
+    listed = (tree.args.get("properties") or exp.Properties()).expressions
+    props = {type(p).__name__: p for p in listed}
     lang = props.get("LanguageProperty")
     if lang is not None and lang.name.lower() != "sql":
         raise NotSupported(f"CREATE FUNCTION ... LANGUAGE {lang.name}")
+    if any(type(p) is exp.Property for p in listed):  # WITH (option = value)
+        raise BindError("Invalid Parameter Value: SQL UDF does not support WITH options yet")
     returns = props.get("ReturnsProperty")
     if returns is None or not isinstance(returns.this, exp.DataType) or returns.args.get("is_table"):
-        raise NotSupported("CREATE FUNCTION without RETURNS type")
-    args = []
-    for a in udf.expressions:
-        if isinstance(a, exp.ColumnDef):
-            args.append([a.name, column_type(a.args["kind"]).name])
-        elif isinstance(a, exp.DataType):
-            args.append([None, column_type(a).name])
-        else:  # a bare type name the parser took for an identifier: f(int)
-            args.append([None, column_type(exp.DataType.build(a.name, dialect="postgres")).name])
-    body = tree.expression
-    if isinstance(body, exp.Return):
-        text = body.this.sql(dialect="postgres")
-    elif isinstance(body, (exp.Heredoc, exp.Literal)):
-        text = str(body.this)
-    else:
-        raise NotSupported("this CREATE FUNCTION body")
-    record = {"args": args, "returns": column_type(returns.this).name, "body": text}
-    function_body(record)  # a body that is not one expression is refused now
-    if name in session.catalog.functions and not tree.args.get("replace"):
-        raise CatalogError(f'function "{name}" already exists')
+        raise NotSupported("CREATE FUNCTION without RETURNS type" if returns is None
+                           else "CREATE FUNCTION ... RETURNS TABLE")
+    record = {"args": _arguments(udf), "returns": _type_name(returns.this), "body": _body_text(tree)}
+    existing = session.catalog.functions.get(name)
+    if existing is not None and not tree.args.get("replace"):
+        from rw_cli.sql.sql_udf import signature
+
+        if tree.args.get("exists"):
+            return Result("CREATE_FUNCTION", notices=[f'function "{name}" already exists, skipping'])
+        raise CatalogError(f"function named {signature(name, existing)} already exists")
+    _check_body(session, name, record)
     schema = udf.this.text("db") if isinstance(udf.this, exp.Table) else ""
     if schema and schema != "public":
         session.catalog.qualified(name, schema)  # the schema must exist
@@ -52,14 +50,116 @@ def handle_create(session, tree: exp.Create) -> Result:
     return Result("CREATE_FUNCTION")
 
 
+def _type_name(t: exp.DataType) -> str:
+    from rw_cli.handler.create_table import column_type
+
+    return column_type(t).name
+
+
+def _arguments(udf: exp.UserDefinedFunction) -> list[list]:
+    args = []
+    for a in udf.expressions:
+        if isinstance(a, exp.ColumnDef):
+            args.append([a.name, _type_name(a.args["kind"])])
+        elif isinstance(a, exp.DataType):
+            args.append([None, _type_name(a)])
+        else:  # a bare type name the parser took for an identifier: f(int)
+            args.append([None, _type_name(exp.DataType.build(a.name, dialect="postgres"))])
+    return args
+
+
+def _body_text(tree: exp.Create) -> str:
+    body = tree.expression
+    if isinstance(body, exp.Return):
+        return body.this.sql(dialect="postgres")
+    if isinstance(body, (exp.Heredoc, exp.Literal)):
+        return str(body.this)
+    raise NotSupported("this CREATE FUNCTION body")
+
+
+def _check_body(session, name: str, record: dict) -> None:
+    """RisingWave's semantic check of a new body: bound with typed NULLs for its arguments."""
+    from rw_cli.handler.query import run_query
+    from rw_cli.sql.sql_udf import function_body, probe_query, unnamed_parameters
+
+    body = function_body(record)  # a body that is not one expression or query is refused now
+    for n in unnamed_parameters(body):
+        if not 1 <= n <= len(record["args"]):
+            raise BindError(f"Bind error: failed to find unnamed parameter ${n}",
+                            hint=f"In SQL UDF definition: `{record['body']}`")
+    try:
+        _, types = run_query(session, probe_query(name, record, session.catalog), empty=True)
+    except BindError as e:
+        missing = re.match(r'column "([^"]+)" does not exist', e.message or "")
+        if missing:
+            raise BindError(f"Bind error: failed to find named parameter {missing.group(1)}",
+                            hint=f"In SQL UDF definition: `{record['body']}`") from None
+        raise
+    actual = types[0].name if types else None
+    if actual is not None and _family(actual) != _family(record["returns"]):
+        raise BindError(f"return type mismatch detected\nexpected: [{record['returns']}]\nactual: [{actual}]\n"
+                        "please adjust your function definition accordingly")
+
+
+# types whose values one assignment cast turns into another without a text round trip: a
+# body of one of them may return another of the family (our typing of a body is not always
+# RisingWave's to the bit width, so only a different family is refused)
+_FAMILIES = (
+    {"smallint", "integer", "bigint", "numeric", "real", "double precision", "rw_int256"},
+    {"character varying", "text", "varchar"},
+    {"timestamp without time zone", "timestamp with time zone", "date"},
+)
+
+
+def _family(type_name: str) -> str:
+    for i, family in enumerate(_FAMILIES):
+        if type_name in family:
+            return f"family{i}"
+    return type_name
+
+
 def handle_drop(session, tree: exp.Drop) -> Result:
+    from rw_cli.handler.drop import check_cascade_allowed, drop_relation, with_dependents
+
+    cascade = bool(tree.args.get("cascade"))
+    check_cascade_allowed(session, cascade, "FUNCTION")
     for t in tree.args.get("tables") or []:
         name = t.name.lower()
         if name not in session.catalog.functions:
             if tree.args.get("exists"):
                 return Result("DROP_FUNCTION", notices=[f'function "{name}" does not exist, skipping'])
-            raise CatalogError(f'function "{name}" does not exist')
+            raise CatalogError(f"function not found: {name}")
+        users = function_users(session.catalog, name)
+        if users and not cascade:
+            raise CatalogError(f"Permission denied: function used by {len(users)} other objects",
+                               hint=f'{users[0].kind} "{users[0].name}" calls it; '
+                                    "use DROP FUNCTION ... CASCADE to drop the dependent objects too")
+        dropped: set[int] = set()
+        for rel in users:
+            for victim in with_dependents(session.catalog, rel):
+                if victim.id not in dropped and session.catalog.relations.get(victim.id) is not None:
+                    drop_relation(session, victim)
+                    dropped.add(victim.id)
         del session.catalog.functions[name]
         session.catalog.access.drop_object(f"function:{name}")
     session.barrier()
     return Result("DROP_FUNCTION")
+
+
+def function_users(catalog, name: str) -> list:
+    """The relations whose definition calls the SQL function `name`, oldest first."""
+    from rw_cli.sql.sql_udf import functions_called
+
+    return [rel for rel in catalog.in_creation_order()
+            if name in functions_called(rel.definition, catalog.functions)]
+
+
+def show_create_row(session, name: str) -> list[str]:
+    """SHOW CREATE FUNCTION's row: the qualified name and the CREATE FUNCTION."""
+    from rw_cli.sql.sql_udf import create_sql
+
+    bare = name.rpartition(".")[2]
+    record = session.catalog.functions.get(bare)
+    if record is None:
+        raise CatalogError(f"function not found: {name}")
+    return [f"{record.get('schema', 'public')}.{bare}", create_sql(bare, record)]

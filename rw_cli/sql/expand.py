@@ -36,11 +36,11 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
                     t.replace(_view_subquery(t, rel))
                     changed = True
         if not changed:
-            from rw_cli.sql.functions import (date_trunc_unit_columns, inline_sql_functions, range_rows,
-                                              row_id_casts)
+            from rw_cli.sql.functions import date_trunc_unit_columns, range_rows, row_id_casts
             from rw_cli.sql.jsonb import expand_jsonb_table_functions
+            from rw_cli.sql.sql_udf import inline_sql_functions
 
-            tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {})
+            tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {}, catalog)
             tree = row_id_casts(range_rows(date_trunc_unit_columns(tree)))
             return scalar_function_sources(expand_jsonb_table_functions(tree))
     raise BindError("views nested too deeply (or recursive)")
