@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from rw_cli.common.lazy_regex import lazy_regex
 from rw_cli.common.types import JSONB_FIELD_METADATA
-from rw_cli.engine import duck_functions
+from rw_cli.engine import duck_functions, python_udf
 from rw_cli.errors import ExecutionError
 
 _counter = itertools.count()
@@ -73,6 +73,7 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
     con = connection()
     _apply(con, settings)
     duck_functions.install_used(con, sql, _local.installed)
+    python_udf.install_used(con, sql, _local.installed)
     names = []
     kept: dict[str, pa.Table] = _local.pinned
     try:
@@ -154,7 +155,7 @@ def function_names() -> frozenset[str]:
     if _function_names is None:
         rows = connection().execute("SELECT DISTINCT lower(function_name) FROM duckdb_functions()").fetchall()
         _function_names = frozenset(r[0] for r in rows) | duck_functions.names()
-    return _function_names
+    return _function_names | python_udf.names()
 
 
 _scalar_only: frozenset[str] | None = None

@@ -1,6 +1,6 @@
-"""CREATE FUNCTION name(args) RETURNS type LANGUAGE SQL AS 'body' (or `RETURN expr`), DROP
-FUNCTION and SHOW CREATE FUNCTION. A call is inlined where it is used
-(`rw_cli.sql.sql_udf`), in batch queries and MVs alike.
+"""CREATE FUNCTION name(args) RETURNS type LANGUAGE SQL AS 'body' (or `RETURN expr`) or
+LANGUAGE python AS $$ def name(...): ... $$, DROP FUNCTION and SHOW CREATE FUNCTION. A call
+is inlined where it is used (`rw_cli.sql.sql_udf`), in batch queries and MVs alike.
 
 The body is checked when the function is created, as RisingWave checks it: its parameters
 and the functions it calls must exist, and its type must be the declared return type. A
@@ -24,15 +24,18 @@ def handle_create(session, tree: exp.Create) -> Result:
     listed = (tree.args.get("properties") or exp.Properties()).expressions
     props = {type(p).__name__: p for p in listed}
     lang = props.get("LanguageProperty")
-    if lang is not None and lang.name.lower() != "sql":
+    language = lang.name.lower() if lang is not None else "sql"
+    if language not in ("sql", "python"):
         raise NotSupported(f"CREATE FUNCTION ... LANGUAGE {lang.name}")
-    if any(type(p) is exp.Property for p in listed):  # WITH (option = value)
+    if any(type(p) is exp.Property for p in listed) and language == "sql":  # WITH (option = value)
         raise BindError("Invalid Parameter Value: SQL UDF does not support WITH options yet")
     returns = props.get("ReturnsProperty")
     if returns is None or not isinstance(returns.this, exp.DataType) or returns.args.get("is_table"):
         raise NotSupported("CREATE FUNCTION without RETURNS type" if returns is None
                            else "CREATE FUNCTION ... RETURNS TABLE")
     record = {"args": _arguments(udf), "returns": _type_name(returns.this), "body": _body_text(tree)}
+    if language == "python":
+        record["language"] = "python"
     existing = session.catalog.functions.get(name)
     if existing is not None and not tree.args.get("replace"):
         from rw_cli.sql.sql_udf import signature
@@ -82,6 +85,11 @@ def _check_body(session, name: str, record: dict) -> None:
     from rw_cli.handler.query import run_query
     from rw_cli.sql.sql_udf import function_body, probe_query, unnamed_parameters
 
+    if record.get("language") == "python":
+        from rw_cli.sql.sql_udf import python_function
+
+        python_function(name, record)  # it compiles and defines the function it names
+        return
     body = function_body(record)  # a body that is not one expression or query is refused now
     for n in unnamed_parameters(body):
         if not 1 <= n <= len(record["args"]):

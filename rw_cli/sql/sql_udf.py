@@ -1,4 +1,4 @@
-"""SQL functions (CREATE FUNCTION ... LANGUAGE SQL), inlined where they are called.
+"""User functions (CREATE FUNCTION ... LANGUAGE sql | python), inlined where they are called.
 
 A body is one expression (`SELECT expr`, `RETURN expr`, or a bare `expr`) or a query of one
 column (`SELECT count(*) FROM unnest(x)`, `SELECT v FROM t`). A call becomes the expression
@@ -8,8 +8,12 @@ materialized views compute it as if it were written out. As in RisingWave, a col
 body's FROM takes precedence over a parameter of the same name, and a function may call
 other SQL functions but not itself.
 
+A Python function (LANGUAGE python, RisingWave's embedded Python UDF) is a call of the
+DuckDB function `rw_cli.engine.python_udf` makes of its body.
+
 The catalog keeps each function as {"args": [[name or None, type], ...], "returns": type,
-"body": text} under its name; functions share one namespace whatever their schema.
+"body": text[, "language": "python"]} under its name; functions share one namespace whatever
+their schema.
 """
 from __future__ import annotations
 
@@ -149,6 +153,10 @@ def inline_call(call: exp.Anonymous, record: dict, catalog=None) -> exp.Expressi
         raise BindError(f"function {name}({types}) called with {len(call.expressions)} arguments")
     args = [exp.Cast(this=a.copy(), to=exp.DataType.build(DataType.from_sql(t).duckdb(), dialect=duckdb_dialect()))
             for a, (_, t) in zip(call.expressions, params)]
+    ret = DataType.from_sql(record["returns"])
+    if record.get("language") == "python":
+        fn = exp.Anonymous(this=python_function(name, record), expressions=args)
+        return exp.Cast(this=fn, to=exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect()))
     body = function_body(record)
     shadowed = from_columns(body, catalog) if not _is_expression(body) else set()
     if shadowed:
@@ -169,9 +177,26 @@ def inline_call(call: exp.Anonymous, record: dict, catalog=None) -> exp.Expressi
     body = body.transform(subst)
     if not _is_expression(body):
         body = exp.Subquery(this=body)
-    ret = DataType.from_sql(record["returns"])
     return exp.Cast(this=exp.paren(body) if _is_expression(body) else body,
                     to=exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect()))
+
+
+def python_function(name: str, record: dict) -> str:
+    """The DuckDB name of a Python function, registered with the engine (once per body)."""
+    from rw_cli.common.types import DataType
+    from rw_cli.engine import python_udf
+
+    def typed(t: str) -> tuple[str, object, bool]:
+        dt = DataType.from_sql(t)
+        if dt.name == "jsonb":  # passed as its text (DuckDB's JSON is an Arrow extension type)
+            return "VARCHAR", DataType.from_sql("varchar").arrow(), True
+        return dt.duckdb(), dt.arrow(), False
+
+    try:
+        return python_udf.register(name, record["body"], [typed(t) for _, t in record["args"]],
+                                   typed(record["returns"]))
+    except python_udf.PythonUdfError as e:
+        raise BindError(str(e)) from None
 
 
 def _qualify_outer(arg: exp.Expression, call: exp.Expression, shadowed: set[str], catalog) -> exp.Expression:
@@ -258,4 +283,5 @@ def create_sql(name: str, record: dict) -> str:
     """The CREATE FUNCTION that SHOW CREATE FUNCTION shows."""
     args = ", ".join(f"{n} {t}" if n else t for n, t in record["args"])
     body = record["body"]
-    return f"CREATE FUNCTION {name}({args}) RETURNS {record['returns']} LANGUAGE sql AS $${body}$$"
+    language = record.get("language", "sql")
+    return f"CREATE FUNCTION {name}({args}) RETURNS {record['returns']} LANGUAGE {language} AS $${body}$$"
