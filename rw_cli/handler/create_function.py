@@ -30,27 +30,63 @@ def handle_create(session, tree: exp.Create) -> Result:
     if any(type(p) is exp.Property for p in listed) and language == "sql":  # WITH (option = value)
         raise BindError("Invalid Parameter Value: SQL UDF does not support WITH options yet")
     returns = props.get("ReturnsProperty")
-    if returns is None or not isinstance(returns.this, exp.DataType) or returns.args.get("is_table"):
-        raise NotSupported("CREATE FUNCTION without RETURNS type" if returns is None
-                           else "CREATE FUNCTION ... RETURNS TABLE")
-    record = {"args": _arguments(udf), "returns": _type_name(returns.this), "body": _body_text(tree)}
+    if returns is None:
+        raise BindError("Invalid Parameter Value: return type must be specified")
+    record = {"args": _arguments(udf), **_returns(returns, language), "body": _body_text(tree)}
     if language == "python":
         record["language"] = "python"
     existing = session.catalog.functions.get(name)
-    if existing is not None and not tree.args.get("replace"):
+    same = _overload(existing, record["args"]) if existing is not None else None
+    if same is not None:
         from rw_cli.sql.sql_udf import signature
 
         if tree.args.get("exists"):
             return Result("CREATE_FUNCTION", notices=[f'function "{name}" already exists, skipping'])
-        raise CatalogError(f"function named {signature(name, existing)} already exists")
+        if not tree.args.get("replace") or function_users(session.catalog, name):
+            raise CatalogError(f"function named {signature(name, same)} already exists")
     _check_body(session, name, record)
     schema = udf.this.text("db") if isinstance(udf.this, exp.Table) else ""
     if schema and schema != "public":
         session.catalog.qualified(name, schema)  # the schema must exist
         record["schema"] = schema  # where default privileges of a schema apply to it
-    session.catalog.functions[name] = record
+    if existing is None or same is existing:
+        if existing is not None and existing.get("overloads"):
+            record["overloads"] = existing["overloads"]
+        session.catalog.functions[name] = record
+    elif same is not None:  # OR REPLACE of an overload
+        existing["overloads"] = [record if o is same else o for o in existing["overloads"]]
+    else:  # another function of the same name, of other argument types
+        existing.setdefault("overloads", []).append(record)
     session.barrier()  # the catalog is committed with the next version
     return Result("CREATE_FUNCTION")
+
+
+def _overload(record: dict, args: list) -> dict | None:
+    """The function among `record` and its overloads whose argument types are `args`'."""
+    want = tuple(t for _, t in args)
+    for r in [record, *record.get("overloads", [])]:
+        if tuple(t for _, t in r["args"]) == want:
+            return r
+    return None
+
+
+def _returns(returns: exp.ReturnsProperty, language: str) -> dict:
+    """{"returns": type} of a scalar function; of a table function (RETURNS TABLE (cols)) also
+    {"table": [[column, type], ...]}, its type that of one column or a struct of them."""
+    if isinstance(returns.this, exp.DataType) and not returns.args.get("is_table"):
+        return {"returns": _type_name(returns.this)}
+    cols = [c for c in (returns.this.expressions if isinstance(returns.this, exp.Schema) else [])
+            if isinstance(c, exp.ColumnDef)]
+    if not cols or language != "sql":
+        raise NotSupported("this RETURNS clause" if not cols else "table functions in Python")
+    table = [[c.name, _type_name(c.args["kind"])] for c in cols]
+    if len(table) == 1:
+        return {"returns": table[0][1], "table": table}
+    from rw_cli.common.types import struct_type_name
+    from rw_cli.handler.create_table import column_type
+
+    inner = [column_type(c.args["kind"]) for c in cols]
+    return {"returns": struct_type_name([n for n, _ in table], inner), "table": table}
 
 
 def _type_name(t: exp.DataType) -> str:
@@ -104,7 +140,7 @@ def _check_body(session, name: str, record: dict) -> None:
                             hint=f"In SQL UDF definition: `{record['body']}`") from None
         raise
     actual = types[0].name if types else None
-    if actual is not None and _family(actual) != _family(record["returns"]):
+    if actual is not None and not record.get("table") and _family(actual) != _family(record["returns"]):
         raise BindError(f"return type mismatch detected\nexpected: [{record['returns']}]\nactual: [{actual}]\n"
                         "please adjust your function definition accordingly")
 
@@ -128,6 +164,7 @@ def _family(type_name: str) -> str:
 
 def handle_drop(session, tree: exp.Drop) -> Result:
     from rw_cli.handler.drop import check_cascade_allowed, drop_relation, with_dependents
+    from rw_cli.sql.sql_udf import overloads
 
     cascade = bool(tree.args.get("cascade"))
     check_cascade_allowed(session, cascade, "FUNCTION")
@@ -137,6 +174,8 @@ def handle_drop(session, tree: exp.Drop) -> Result:
             if tree.args.get("exists"):
                 return Result("DROP_FUNCTION", notices=[f'function "{name}" does not exist, skipping'])
             raise CatalogError(f"function not found: {name}")
+        record = session.catalog.functions[name]
+        target = _target_overload(name, record, tree.expressions)
         users = function_users(session.catalog, name)
         if users and not cascade:
             raise CatalogError(f"Permission denied: function used by {len(users)} other objects",
@@ -148,10 +187,32 @@ def handle_drop(session, tree: exp.Drop) -> Result:
                 if victim.id not in dropped and session.catalog.relations.get(victim.id) is not None:
                     drop_relation(session, victim)
                     dropped.add(victim.id)
+        rest = [r for r in overloads(record) if r["args"] != target["args"]]
+        if rest:  # the other functions of the name stay
+            session.catalog.functions[name] = {**rest[0], **({"overloads": rest[1:]} if rest[1:] else {})}
+            continue
         del session.catalog.functions[name]
         session.catalog.access.drop_object(f"function:{name}")
     session.barrier()
     return Result("DROP_FUNCTION")
+
+
+def _target_overload(name: str, record: dict, types: list) -> dict:
+    """The function a DROP FUNCTION names: by its argument types, or by its name alone when
+    the name has one function."""
+    from rw_cli.handler.create_table import column_type
+    from rw_cli.sql.sql_udf import overloads
+
+    if not types:
+        if record.get("overloads"):
+            raise CatalogError(f"function name {name} is not unique",
+                               hint="Specify the argument list to select the function unambiguously.")
+        return overloads(record)[0]
+    wanted = [column_type(t).name for t in types]
+    for r in overloads(record):
+        if [t for _, t in r["args"]] == wanted:
+            return r
+    raise CatalogError(f"function not found: {name}({', '.join(wanted)})")
 
 
 def function_users(catalog, name: str) -> list:
@@ -162,12 +223,14 @@ def function_users(catalog, name: str) -> list:
             if name in functions_called(rel.definition, catalog.functions)]
 
 
-def show_create_row(session, name: str) -> list[str]:
-    """SHOW CREATE FUNCTION's row: the qualified name and the CREATE FUNCTION."""
-    from rw_cli.sql.sql_udf import create_sql
+def show_create_rows(session, name: str) -> list[list[str]]:
+    """SHOW CREATE FUNCTION's rows, one per function of the name: the qualified name and the
+    CREATE FUNCTION."""
+    from rw_cli.sql.sql_udf import create_sql, overloads
 
     bare = name.rpartition(".")[2]
     record = session.catalog.functions.get(bare)
     if record is None:
         raise CatalogError(f"function not found: {name}")
-    return [f"{record.get('schema', 'public')}.{bare}", create_sql(bare, record)]
+    rows = [[f"{r.get('schema', 'public')}.{bare}", create_sql(bare, r)] for r in overloads(record)]
+    return sorted(rows, key=lambda row: row[1])

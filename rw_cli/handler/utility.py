@@ -140,9 +140,9 @@ def handle_show(session, tree) -> Result:
         return describe(session, tree.args["target"], with_keys=False)
     m = re.fullmatch(r"CREATE FUNCTION (\S+)", what)
     if m:
-        from rw_cli.handler.create_function import show_create_row
+        from rw_cli.handler.create_function import show_create_rows
 
-        return text_result("SHOW", ["Name", "Create Sql"], [show_create_row(session, m.group(1).lower().strip('"'))])
+        return text_result("SHOW", ["Name", "Create Sql"], show_create_rows(session, m.group(1).lower().strip('"')))
     m = re.fullmatch(r"CREATE (TABLE|MATERIALIZED VIEW|VIEW|INDEX|SINK|SOURCE|SUBSCRIPTION) (\S+)", what)
     if m:
         return _show_create(session, m.group(1), m.group(2).lower().strip('"'))

@@ -516,12 +516,14 @@ def rw_secrets(catalog: Catalog, session=None) -> pa.Table:
 
 
 def rw_functions(catalog: Catalog, session=None) -> pa.Table:
-    names = list(catalog.functions)
-    owners = [catalog.access.object_owners.get(f"function:{n}", DEFAULT_USER) for n in names]
-    return _table({"id": (pa.int32(), list(range(1, len(names) + 1))),
-                   "name": (pa.string(), [n.rpartition(".")[2] for n in names]),
-                   "schema_id": (pa.int32(), [_schema_oid(catalog, catalog.functions[n].get("schema", DEFAULT_SCHEMA))
-                                              for n in names]),
+    """One row per function (each of a name's overloads)."""
+    from rw_cli.sql.sql_udf import overloads
+
+    rows = [(n, r) for n in catalog.functions for r in overloads(catalog.functions[n])]
+    owners = [catalog.access.object_owners.get(f"function:{n}", DEFAULT_USER) for n, _ in rows]
+    return _table({"id": (pa.int32(), list(range(1, len(rows) + 1))),
+                   "name": (pa.string(), [n.rpartition(".")[2] for n, _ in rows]),
+                   "schema_id": (pa.int32(), [_schema_oid(catalog, r.get("schema", DEFAULT_SCHEMA)) for _, r in rows]),
                    "owner": (pa.int32(), [_owner_id(catalog, o) for o in owners])})
 
 

@@ -13,7 +13,9 @@ DuckDB function `rw_cli.engine.python_udf` makes of its body.
 
 The catalog keeps each function as {"args": [[name or None, type], ...], "returns": type,
 "body": text[, "language": "python"]} under its name; functions share one namespace whatever
-their schema.
+their schema. Functions of one name with other argument types (overloads) are kept in the
+first one's "overloads" list; a call takes the one whose parameter types its arguments'
+types match best (arguments whose type is not known before binding match any).
 """
 from __future__ import annotations
 
@@ -29,6 +31,13 @@ _FUNCTION_COLUMNS = {
     "jsonb_each": ("key", "value"), "jsonb_each_text": ("key", "value"), "json_each": ("key", "value"),
     "jsonb_array_elements": ("value",), "jsonb_array_elements_text": ("value",),
 }
+
+
+def stored_type(name: str):
+    """A type as the catalog names it (structs and arrays carry their inner types)."""
+    from rw_cli.meta.catalog import type_from_name
+
+    return type_from_name(name)
 
 
 def function_body(record: dict) -> exp.Expression:
@@ -133,6 +142,9 @@ def inline_sql_functions(tree: exp.Expression, functions: dict[str, dict], catal
             return tree
         for call in calls:
             fn = call.expression if isinstance(call, exp.Dot) else call
+            if isinstance(call.parent, exp.Table) and call.arg_key == "this":
+                call.parent.replace(table_function_source(call.parent, fn, functions[fn.name.lower()], catalog))
+                continue
             out = inline_call(fn, functions[fn.name.lower()], catalog)
             if isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
                 out = exp.alias_(out, fn.name.lower())  # the select item is named after the function
@@ -142,18 +154,120 @@ def inline_sql_functions(tree: exp.Expression, functions: dict[str, dict], catal
     raise BindError("SQL functions call each other too deeply")
 
 
-def inline_call(call: exp.Anonymous, record: dict, catalog=None) -> exp.Expression:
-    """One call of the SQL function `record`: its body over the call's arguments."""
+def overloads(record: dict) -> list[dict]:
+    """The functions of one name: the catalog's record and its overloads."""
+    first = {k: v for k, v in record.items() if k != "overloads"}
+    return [first, *record.get("overloads", [])]
+
+
+def arg_types(record: dict) -> tuple[str, ...]:
+    return tuple(t for _, t in record["args"])
+
+
+def choose_overload(call: exp.Anonymous, record: dict, catalog=None) -> dict:
+    """The overload a call means: of those taking as many arguments, the one whose parameter
+    types match the most of the arguments' known types (the first made on a tie)."""
+    candidates = [r for r in overloads(record) if len(r["args"]) == len(call.expressions)] or overloads(record)
+    if len(candidates) == 1:
+        return candidates[0]
+    known = [_known_type(a, call, catalog) for a in call.expressions]
+
+    def score(r: dict) -> tuple[int, int]:
+        exact = sum(1 for k, t in zip(known, arg_types(r)) if k == t)
+        family = sum(1 for k, t in zip(known, arg_types(r)) if k is not None and _same_family(k, t))
+        return exact, family
+
+    return max(candidates, key=score)
+
+
+_NUMBER_FAMILY = {"smallint", "integer", "bigint", "numeric", "real", "double precision"}
+
+
+def _same_family(a: str, b: str) -> bool:
+    return a == b or (a in _NUMBER_FAMILY and b in _NUMBER_FAMILY)
+
+
+def _known_type(arg: exp.Expression, call: exp.Expression, catalog) -> str | None:
+    """An argument's type where it shows before binding: a cast, a literal, a table's column."""
     from rw_cli.common.types import DataType
 
+    while isinstance(arg, exp.Paren):
+        arg = arg.this
+    if isinstance(arg, exp.Cast):
+        try:
+            return DataType.from_sql(arg.to.sql(dialect="postgres")).name
+        except Exception:  # noqa: BLE001 - a type the catalog does not name: unknown
+            return None
+    if isinstance(arg, exp.Literal):
+        if arg.is_string:  # of unknown type: PostgreSQL prefers the string category for it
+            return "character varying"
+        return "integer" if arg.this.lstrip("-").isdigit() else "numeric"
+    if isinstance(arg, exp.Neg):
+        return _known_type(arg.this, call, catalog)
+    if isinstance(arg, exp.Column) and catalog is not None:
+        select = call.find_ancestor(exp.Select)
+        for source in _from_tables(select):
+            if arg.table and arg.table.lower() != source.alias_or_name.lower():
+                continue
+            rel = _relation(catalog, source)
+            for c in (rel.columns if rel is not None else []):
+                if c.name.lower() == arg.name.lower():
+                    return c.type.name
+    return None
+
+
+def _from_tables(select: exp.Select | None) -> list[exp.Table]:
+    if select is None:
+        return []
+    items = [select.args.get("from") or select.args.get("from_"), *(select.args.get("joins") or [])]
+    return [i.this for i in items if i is not None and isinstance(i.this, exp.Table)
+            and isinstance(i.this.this, exp.Identifier)]
+
+
+def table_function_source(table: exp.Table, call: exp.Anonymous, record: dict, catalog=None) -> exp.Expression:
+    """`FROM f(args) [AS a [(cols)]]` of a function: its body's rows as a subquery, its
+    columns named as the function's RETURNS TABLE (or after the function) unless the alias
+    names them. A scalar function's one value is one row."""
+    record = choose_overload(call, record, catalog)
     name = call.name.lower()
+    value = inline_call(call, record, catalog, as_rows=True)
+    declared = record.get("table") or [[name, record["returns"]]]
+    columns = [c for c, _ in declared]
+    alias = table.args.get("alias")
+    if alias is not None and alias.columns:
+        columns = [c.name for c in alias.columns] + columns[len(alias.columns):]
+    if not isinstance(value, exp.Subquery):  # an expression: one row
+        value = exp.Subquery(this=exp.select(value))
+    query = value.this
+    if len(declared) > 1 and len(query.expressions) == 1:  # one struct of the columns
+        inner = exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier("__row"),
+                                                             columns=[exp.to_identifier("__s")]))
+        fields = [exp.alias_(exp.Dot(this=exp.paren(exp.column("__s", "__row")), expression=exp.to_identifier(f)), c)
+                  for (f, _), c in zip(declared, columns)]
+        query = exp.select(*fields).from_(inner)
+    else:
+        types = [t for _, t in declared]
+        inner = exp.Subquery(this=query, alias=exp.TableAlias(
+            this=exp.to_identifier("__row"), columns=[exp.to_identifier(f"__c{i}") for i in range(len(types))]))
+        query = exp.select(*[exp.alias_(exp.Cast(this=exp.column(f"__c{i}", "__row"), to=exp.DataType.build(
+            stored_type(t).duckdb(), dialect=duckdb_dialect())), c)
+            for i, (t, c) in enumerate(zip(types, columns))]).from_(inner)
+    table_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None and alias.name else name))
+    return exp.Subquery(this=query, alias=table_alias)
+
+
+def inline_call(call: exp.Anonymous, record: dict, catalog=None, as_rows: bool = False) -> exp.Expression:
+    """One call of the SQL function `record` (or of the overload the call means): its body
+    over the call's arguments."""
+    name = call.name.lower()
+    record = choose_overload(call, record, catalog)
     params = record["args"]
     if len(call.expressions) != len(params):
         types = ", ".join(t for _, t in params)
         raise BindError(f"function {name}({types}) called with {len(call.expressions)} arguments")
-    args = [exp.Cast(this=a.copy(), to=exp.DataType.build(DataType.from_sql(t).duckdb(), dialect=duckdb_dialect()))
+    args = [exp.Cast(this=a.copy(), to=exp.DataType.build(stored_type(t).duckdb(), dialect=duckdb_dialect()))
             for a, (_, t) in zip(call.expressions, params)]
-    ret = DataType.from_sql(record["returns"])
+    ret = stored_type(record["returns"])
     if record.get("language") == "python":
         fn = exp.Anonymous(this=python_function(name, record), expressions=args)
         return exp.Cast(this=fn, to=exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect()))
@@ -177,6 +291,10 @@ def inline_call(call: exp.Anonymous, record: dict, catalog=None) -> exp.Expressi
     body = body.transform(subst)
     if not _is_expression(body):
         body = exp.Subquery(this=body)
+        if as_rows:  # a table function's rows, typed by the caller
+            return body
+    elif as_rows and record.get("table"):
+        return body
     return exp.Cast(this=exp.paren(body) if _is_expression(body) else body,
                     to=exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect()))
 
@@ -187,7 +305,7 @@ def python_function(name: str, record: dict) -> str:
     from rw_cli.engine import python_udf
 
     def typed(t: str) -> tuple[str, object, bool]:
-        dt = DataType.from_sql(t)
+        dt = stored_type(t)
         if dt.name == "jsonb":  # passed as its text (DuckDB's JSON is an Arrow extension type)
             return "VARCHAR", DataType.from_sql("varchar").arrow(), True
         return dt.duckdb(), dt.arrow(), False
@@ -203,14 +321,10 @@ def _qualify_outer(arg: exp.Expression, call: exp.Expression, shadowed: set[str]
     """`arg` with its bare columns that the body's FROM would capture (a column of the same
     name) qualified by the caller's FROM item that has them, so that they keep meaning the
     caller's columns inside the body's subquery."""
-    select = call.find_ancestor(exp.Select)
-    if select is None or catalog is None:
+    if catalog is None:
         return arg
     owners: dict[str, list[str]] = {}
-    for table in [select.args.get("from") or select.args.get("from_"), *(select.args.get("joins") or [])]:
-        source = table.this if table is not None else None
-        if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
-            continue
+    for source in _from_tables(call.find_ancestor(exp.Select)):
         rel = _relation(catalog, source)
         if rel is not None:
             for c in rel.columns:
@@ -249,12 +363,14 @@ def probe_query(name: str, record: dict, catalog=None) -> exp.Select:
     """`SELECT <body over NULL::t1, ...>`: the query whose binding checks a new function's
     body (its parameters and the functions it calls exist) and whose type is its result's.
     The function is not in the catalog yet, so a body that calls itself calls a function
-    that does not exist, as RisingWave reports it."""
-    from rw_cli.common.types import DataType
-
-    nulls = [exp.Cast(this=exp.null(), to=exp.DataType.build(DataType.from_sql(t).duckdb(), dialect=duckdb_dialect()))
+    that does not exist, as RisingWave reports it. A table function's: `SELECT * FROM f(...)`."""
+    nulls = [exp.Cast(this=exp.null(), to=exp.DataType.build(stored_type(t).duckdb(), dialect=duckdb_dialect()))
              for _, t in record["args"]]
-    body = inline_call(exp.Anonymous(this=name, expressions=nulls), record, catalog)
+    call = exp.Anonymous(this=name, expressions=nulls)
+    if record.get("table"):
+        source = table_function_source(exp.Table(this=call), call, record, catalog)
+        return exp.select(exp.Star()).from_(source)
+    body = inline_call(call, record, catalog)
     return exp.select(exp.alias_(body.this if isinstance(body, exp.Cast) else body, name))
 
 
@@ -276,12 +392,18 @@ def functions_called(definition: str, functions: dict[str, dict]) -> set[str]:
 
 def signature(name: str, record: dict) -> str:
     """`add(integer,integer)`, as RisingWave names a function in its messages."""
-    return f"{name}({','.join(t for _, t in record['args'])})"
+    return f"{name}({','.join(arg_types(record))})"
 
 
 def create_sql(name: str, record: dict) -> str:
-    """The CREATE FUNCTION that SHOW CREATE FUNCTION shows."""
+    """The CREATE FUNCTION that SHOW CREATE FUNCTION shows (a one-column table function's
+    column named `column`, as RisingWave shows it)."""
     args = ", ".join(f"{n} {t}" if n else t for n, t in record["args"])
-    body = record["body"]
+    table = record.get("table")
+    if table:
+        cols = [["column", table[0][1]]] if len(table) == 1 else table
+        returns = "TABLE (" + ", ".join(f"{c} {t}" for c, t in cols) + ")"
+    else:
+        returns = record["returns"]
     language = record.get("language", "sql")
-    return f"CREATE FUNCTION {name}({args}) RETURNS {record['returns']} LANGUAGE {language} AS $${body}$$"
+    return f"CREATE FUNCTION {name}({args}) RETURNS {returns} LANGUAGE {language} AS $${record['body']}$$"
