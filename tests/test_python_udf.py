@@ -5,15 +5,38 @@ import pyarrow as pa
 import rw_cli
 from rw_cli.engine import python_udf
 
-BODY = "def f(x):\n    return x * 2\n"
+BODY = "def f(x):\n    return None if x is None else x * 2\n"
 
 
-def test_register_vectorizes_over_chunks_and_skips_nulls():
+def test_register_vectorizes_over_chunks_and_passes_nulls_as_none():
     name = python_udf.register("f", BODY, [("INTEGER", pa.int32(), False)], ("INTEGER", pa.int32(), False))
     from rw_cli.engine import duck
 
     out = duck.query(f"SELECT {name}(x) AS y FROM t", {"t": pa.table({"x": pa.array([1, None, 3], pa.int32())})})
     assert out.column("y").to_pylist() == [2, None, 6]
+
+
+def test_struct_results_from_objects_tuples_and_dicts():
+    t = pa.struct([pa.field("k", pa.string()), pa.field("j", pa.string(), metadata={b"rw_type": b"jsonb"})])
+
+    class KV:
+        k, j = "a", {"x": 1}
+
+    assert python_udf.conform([KV(), ("b", [1]), {"k": "c"}, None], t) == [
+        {"k": "a", "j": '{"x": 1}'}, {"k": "b", "j": "[1]"}, {"k": "c", "j": None}, None]
+
+
+def test_aggregate_folds_each_group_list():
+    body = ("def create_state():\n    return 0\n"
+            "def accumulate(s, v):\n    return s + (v or 0)\n"
+            "def finish(s):\n    return s\n")
+    name = python_udf.register("agg", body, [("INTEGER", pa.int32(), False)], ("BIGINT", pa.int64(), False),
+                               "aggregate")
+    from rw_cli.engine import duck
+
+    out = duck.query(f"SELECT g, {name}(array_agg(x)) AS s FROM t GROUP BY g ORDER BY g",
+                     {"t": pa.table({"g": [1, 1, 2], "x": pa.array([1, None, 5], pa.int32())})})
+    assert out.column("s").to_pylist() == [1, 5]
 
 
 def test_new_body_gets_new_name():

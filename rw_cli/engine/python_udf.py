@@ -3,9 +3,9 @@ run in this process as RisingWave's embedded Python UDFs run in its compute node
 
 Each definition becomes a DuckDB function of its own name (`rw_py_<name>_<digest>`, so a
 function dropped and defined anew never meets a connection that holds the old one), called
-a chunk at a time: the arguments' Arrow arrays become Python values (jsonb parsed), the
-user's function runs on each row whose arguments are not NULL (a NULL argument gives NULL),
-and its results are one Arrow array of the declared type. Batch queries and materialized views call it alike.
+a chunk at a time: the arguments' Arrow arrays become Python values (jsonb parsed, NULL as
+None, as RisingWave passes them), the user's function runs on each row, and its results are
+one Arrow array of the declared type (a struct from an object's attributes). Batch queries and materialized views call it alike.
 """
 from __future__ import annotations
 
@@ -26,47 +26,137 @@ class PythonUdfError(ValueError):
     """A Python function body that does not define the function it names."""
 
 
-def duck_name(name: str, source: str, params: list[str], ret: str) -> str:
-    digest = hashlib.sha1("\0".join([name, source, *params, ret]).encode()).hexdigest()[:12]
+def duck_name(name: str, kind: str, source: str, params: list[str], ret: str) -> str:
+    digest = hashlib.sha1("\0".join([name, kind, source, *params, ret]).encode()).hexdigest()[:12]
     return f"rw_py_{name}_{digest}"
 
 
-def load(name: str, source: str):
-    """The Python function `name` that `source` defines."""
+def load(name: str, source: str, wanted: tuple[str, ...] | None = None):
+    """The Python function `name` that `source` defines (with `wanted`: those functions, as
+    a dict; an aggregate's create_state, accumulate, finish)."""
     namespace: dict = {}
     try:
         exec(compile(source, f"<function {name}>", "exec"), namespace)  # noqa: S102 - the user's own code
     except SyntaxError as e:
         raise PythonUdfError(f"failed to compile the Python function {name}: {e.msg} (line {e.lineno})") from None
-    fn = namespace.get(name)
-    if not callable(fn):
-        raise PythonUdfError(f"the body does not define a Python function named {name}")
-    return fn
+    for fname in wanted or (name,):
+        if not callable(namespace.get(fname)):
+            raise PythonUdfError(f"the body does not define a Python function named {fname}")
+    return {f: namespace[f] for f in wanted} if wanted else namespace[name]
 
 
 def register(name: str, source: str, params: list[tuple[str, pa.DataType, bool]],
-             ret: tuple[str, pa.DataType, bool]) -> str:
+             ret: tuple[str, pa.DataType, bool], kind: str = "scalar") -> str:
     """Make the function callable from DuckDB SQL; its DuckDB name. `params` and `ret`:
-    (DuckDB type, Arrow type, whether it is jsonb) of each argument and of the result."""
-    key = duck_name(name, source, [p[0] for p in params], ret[0])
+    (DuckDB type, Arrow type, whether it is jsonb) of each argument and of the result.
+
+    `kind`: "scalar"; "table" (a generator: the function gives the list of what it yields,
+    which the caller unnests); "aggregate" (create_state / accumulate / finish: the function
+    takes the list of a group's argument rows, as array_agg gathers them, which the stream
+    engine keeps up to date under deletes, and gives the finished state)."""
+    key = duck_name(name, kind, source, [p[0] for p in params], ret[0])
     with _LOCK:
         if key not in _REGISTRY:
-            fn = load(name, source)
-            call = _vectorized(fn, [p[2] for p in params], ret[1], ret[2]) if params else _scalar(fn, ret[2])
-            _REGISTRY[key] = (call, tuple(p[0] for p in params), ret[0], len(params))
+            if kind == "aggregate":
+                fns = load(name, source, ("create_state", "accumulate", "finish"))
+                call = _with_arity(_aggregate(fns, len(params), [p[2] for p in params], ret[1], ret[2]), 1)
+                duck_params = (params[0][0] + "[]",) if len(params) == 1 else (_row_list(params),)
+            else:
+                fn = load(name, source)
+                if kind == "table":
+                    fn = _collected(fn)
+                call = _vectorized(fn, [p[2] for p in params], ret[1], ret[2]) if params else _scalar(fn, ret[2])
+                duck_params = tuple(p[0] for p in params)
+            _REGISTRY[key] = (call, duck_params, ret[0], len(duck_params))
     return key
+
+
+def _row_list(params) -> str:
+    """The DuckDB type of a list of argument rows (ROW(a, b) gives fields v1, v2, ...)."""
+    return "STRUCT(" + ", ".join(f"v{i + 1} {p[0]}" for i, p in enumerate(params)) + ")[]"
+
+
+def _collected(fn):
+    """A generator function as one that returns the list of what it yields."""
+    def run(*args):
+        out = []
+        for item in fn(*args):
+            out.append(item)
+        return out
+
+    return run
+
+
+def _aggregate(fns: dict, arity: int, json_args: list[bool], ret_type: pa.DataType, json_ret: bool):
+    """The finished state of each row's list of argument rows (NULLs given as None, as
+    RisingWave gives them to accumulate)."""
+    create, accumulate, finish = fns["create_state"], fns["accumulate"], fns["finish"]
+
+    def run(lists):
+        out = []
+        for rows in lists.to_pylist():
+            state = create()
+            for row in rows or ():
+                args = list(row.values()) if arity > 1 else [row]
+                args = [json.loads(a) if j else a for a, j in zip(args, json_args)]
+                state = accumulate(state, *args)
+            value = finish(state)
+            out.append(json.dumps(value) if json_ret and value is not None else value)
+        return pa.array(conform(out, ret_type), type=ret_type)
+
+    return run
 
 
 def _vectorized(fn, json_args: list[bool], ret_type: pa.DataType, json_ret: bool):
     def run(*arrays):
         columns = [_values(a, is_json) for a, is_json in zip(arrays, json_args)]
-        # NULL on NULL input (the function runs on rows whose arguments are all non-NULL)
-        out = [None if None in row else fn(*row) for row in zip(*columns)]
+        out = [fn(*row) for row in zip(*columns)]
         if json_ret:
             out = [None if v is None else json.dumps(v) for v in out]
-        return pa.array(out, type=ret_type)
+        return pa.array(conform(out, ret_type), type=ret_type)
 
     return _with_arity(run, len(json_args))
+
+
+def conform(values: list, t: pa.DataType) -> list:
+    """Python results as Arrow takes them for `t`: a struct from an object's attributes (as
+    RisingWave's Python UDFs return structs), a tuple's items or a dict."""
+    if not _has_struct(t):
+        return values
+    return [_conform(v, t) for v in values]
+
+
+def _has_struct(t: pa.DataType) -> bool:
+    """Whether values of `t` need conforming (structs from objects, nested jsonb as text)."""
+    if pa.types.is_struct(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_struct(t.value_type)
+    return False
+
+
+def _conform(v, t: pa.DataType):
+    if v is None:
+        return None
+    if pa.types.is_struct(t):
+        fields = [t.field(i) for i in range(t.num_fields)]
+        if isinstance(v, dict):
+            items = [v.get(f.name) for f in fields]
+        elif isinstance(v, (tuple, list)):
+            items = list(v)
+        else:
+            items = [getattr(v, f.name, None) for f in fields]
+        return {f.name: _field_value(x, f) for f, x in zip(fields, items)}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_field_value(x, t.value_field) for x in v]
+    return v
+
+
+def _field_value(v, f: pa.Field):
+    """A nested value; a jsonb field's (marked by its metadata) as JSON text."""
+    if f.metadata and f.metadata.get(b"rw_type") == b"jsonb":
+        return None if v is None else json.dumps(v)
+    return _conform(v, f.type)
 
 
 def _with_arity(run, n: int):

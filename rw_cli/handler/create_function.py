@@ -35,13 +35,17 @@ def handle_create(session, tree: exp.Create) -> Result:
     record = {"args": _arguments(udf), **_returns(returns, language), "body": _body_text(tree)}
     if language == "python":
         record["language"] = "python"
+    if tree.meta.get("aggregate"):  # CREATE AGGREGATE: create_state / accumulate / finish
+        if language != "python" or record.get("table"):
+            raise NotSupported("CREATE AGGREGATE other than LANGUAGE python RETURNS type")
+        record["kind"] = "aggregate"
     existing = session.catalog.functions.get(name)
     same = _overload(existing, record["args"]) if existing is not None else None
     if same is not None:
         from rw_cli.sql.sql_udf import signature
 
         if tree.args.get("exists"):
-            return Result("CREATE_FUNCTION", notices=[f'function "{name}" already exists, skipping'])
+            return Result(_tag(tree, "CREATE"), notices=[f'function "{name}" already exists, skipping'])
         if not tree.args.get("replace") or function_users(session.catalog, name):
             raise CatalogError(f"function named {signature(name, same)} already exists")
     _check_body(session, name, record)
@@ -58,7 +62,11 @@ def handle_create(session, tree: exp.Create) -> Result:
     else:  # another function of the same name, of other argument types
         existing.setdefault("overloads", []).append(record)
     session.barrier()  # the catalog is committed with the next version
-    return Result("CREATE_FUNCTION")
+    return Result(_tag(tree, "CREATE"))
+
+
+def _tag(tree: exp.Expression, verb: str) -> str:
+    return f"{verb}_AGGREGATE" if tree.meta.get("aggregate") else f"{verb}_FUNCTION"
 
 
 def _overload(record: dict, args: list) -> dict | None:
@@ -77,8 +85,8 @@ def _returns(returns: exp.ReturnsProperty, language: str) -> dict:
         return {"returns": _type_name(returns.this)}
     cols = [c for c in (returns.this.expressions if isinstance(returns.this, exp.Schema) else [])
             if isinstance(c, exp.ColumnDef)]
-    if not cols or language != "sql":
-        raise NotSupported("this RETURNS clause" if not cols else "table functions in Python")
+    if not cols:
+        raise NotSupported("this RETURNS clause")
     table = [[c.name, _type_name(c.args["kind"])] for c in cols]
     if len(table) == 1:
         return {"returns": table[0][1], "table": table}
@@ -172,7 +180,7 @@ def handle_drop(session, tree: exp.Drop) -> Result:
         name = t.name.lower()
         if name not in session.catalog.functions:
             if tree.args.get("exists"):
-                return Result("DROP_FUNCTION", notices=[f'function "{name}" does not exist, skipping'])
+                return Result(_tag(tree, "DROP"), notices=[f'function "{name}" does not exist, skipping'])
             raise CatalogError(f"function not found: {name}")
         record = session.catalog.functions[name]
         target = _target_overload(name, record, tree.expressions)
@@ -194,7 +202,7 @@ def handle_drop(session, tree: exp.Drop) -> Result:
         del session.catalog.functions[name]
         session.catalog.access.drop_object(f"function:{name}")
     session.barrier()
-    return Result("DROP_FUNCTION")
+    return Result(_tag(tree, "DROP"))
 
 
 def _target_overload(name: str, record: dict, types: list) -> dict:

@@ -60,6 +60,8 @@ class CancelJobs(exp.Expression):
 
 
 _CANCEL = re.compile(r"^\s*cancel\s+jobs?\s+(\d+(?:\s*,\s*\d+)*)\s*;?\s*$", re.IGNORECASE)
+# CREATE [OR REPLACE] AGGREGATE / DROP AGGREGATE: parsed as the FUNCTION statement they mirror
+_AGGREGATE = re.compile(r"^\s*(?:create(?:\s+or\s+replace)?|drop)\s+(aggregate)\b", re.IGNORECASE)
 
 
 class Show(exp.Expression):
@@ -790,6 +792,11 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
         node.meta["ids"] = [int(x) for x in m.group(1).split(",")]
         return node
     head = _first_word(sql)  # every pattern below is anchored at a statement's first keyword
+    m = _AGGREGATE.match(sql) if head in ("create", "drop") else None
+    if m:  # `aggregate` and `function ` are as long: positions in errors stay right
+        tree = parse_statement(sql[:m.start(1)] + "function " + sql[m.end(1):], offset, hide_lists)
+        tree.meta["aggregate"] = True
+        return tree
     m = _BEGIN.match(sql) if head in ("begin", "start") else None
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]

@@ -147,7 +147,7 @@ def inline_sql_functions(tree: exp.Expression, functions: dict[str, dict], catal
                 continue
             out = inline_call(fn, functions[fn.name.lower()], catalog)
             if isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
-                out = exp.alias_(out, fn.name.lower())  # the select item is named after the function
+                out = exp.Alias(this=out, alias=exp.to_identifier(fn.name.lower()))  # named after the function
             if call is tree:
                 return out
             call.replace(out)
@@ -269,8 +269,7 @@ def inline_call(call: exp.Anonymous, record: dict, catalog=None, as_rows: bool =
             for a, (_, t) in zip(call.expressions, params)]
     ret = stored_type(record["returns"])
     if record.get("language") == "python":
-        fn = exp.Anonymous(this=python_function(name, record), expressions=args)
-        return exp.Cast(this=fn, to=exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect()))
+        return _python_call(call, name, record, args, ret, as_rows)
     body = function_body(record)
     shadowed = from_columns(body, catalog) if not _is_expression(body) else set()
     if shadowed:
@@ -299,6 +298,62 @@ def inline_call(call: exp.Anonymous, record: dict, catalog=None, as_rows: bool =
                     to=exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect()))
 
 
+def _python_call(call: exp.Expression, name: str, record: dict, args: list[exp.Expression], ret,
+                 as_rows: bool) -> exp.Expression:
+    """A call of a Python function: of its DuckDB function; a table function's list of rows
+    unnested (in FROM, its rows; in a select list, a set-returning call); an aggregate's of
+    the group's argument rows gathered by array_agg (under OVER, the window's)."""
+    fn_name = python_function(name, record)
+    to = exp.DataType.build(ret.duckdb(), dialect=duckdb_dialect())
+    if record.get("kind") == "aggregate":
+        row = args[0] if len(args) == 1 else exp.Cast(
+            this=exp.Anonymous(this="ROW", expressions=args),
+            to=exp.DataType.build(_row_type(record), dialect=duckdb_dialect()))
+        gathered: exp.Expression = exp.ArrayAgg(this=row)
+        window = call.parent if isinstance(call.parent, exp.Window) and call.arg_key == "this" else None
+        if window is not None:  # `f(x) OVER (...)`: the window gathers, the function finishes
+            gathered = window.copy()
+            gathered.set("this", exp.ArrayAgg(this=row))
+            window.replace(call)  # the caller replaces the call: the whole window goes
+        return exp.Cast(this=exp.Anonymous(this=fn_name, expressions=[gathered]), to=to)
+    out = exp.Anonymous(this=fn_name, expressions=args)
+    if record.get("table"):
+        rows = exp.Unnest(expressions=[out])
+        return exp.Subquery(this=exp.select(rows)) if as_rows else rows
+    return exp.Cast(this=out, to=to)
+
+
+def _json_as_text(duck_type: str) -> str:
+    """A DuckDB type with its (nested) JSON as VARCHAR: what a Python function exchanges (the
+    call's cast turns the text back into JSON)."""
+    import re
+
+    return re.sub(r'(?<!")\bJSON\b(?!")', "VARCHAR", duck_type)
+
+
+def _marked_arrow(dt):
+    """`dt`'s Arrow type with each nested jsonb field marked (the engine writes those fields'
+    Python values as JSON text)."""
+    import pyarrow as pa
+
+    from rw_cli.common.types import JSONB_FIELD_METADATA
+
+    if dt.is_list:  # (first: a list of structs is named `struct<...>[]`)
+        inner = dt.inner[0]
+        return pa.list_(pa.field("item", _marked_arrow(inner),
+                                 metadata=JSONB_FIELD_METADATA if inner.name == "jsonb" else None))
+    if dt.is_struct:
+        return pa.struct([pa.field(n, _marked_arrow(t), metadata=JSONB_FIELD_METADATA if t.name == "jsonb" else None)
+                          for n, t in zip(dt.field_names, dt.inner)])
+    return dt.arrow()
+
+
+def _row_type(record: dict) -> str:
+    """The DuckDB struct of an aggregate's argument row (fields v1, v2, ...: what the engine's
+    function of the gathered rows is declared to take)."""
+    return "STRUCT(" + ", ".join(f"v{i + 1} {stored_type(t).duckdb()}" for i, (_, t) in enumerate(record["args"])) + ")"
+
+
 def python_function(name: str, record: dict) -> str:
     """The DuckDB name of a Python function, registered with the engine (once per body)."""
     from rw_cli.common.types import DataType
@@ -308,11 +363,16 @@ def python_function(name: str, record: dict) -> str:
         dt = stored_type(t)
         if dt.name == "jsonb":  # passed as its text (DuckDB's JSON is an Arrow extension type)
             return "VARCHAR", DataType.from_sql("varchar").arrow(), True
-        return dt.duckdb(), dt.arrow(), False
+        return _json_as_text(dt.duckdb()), _marked_arrow(dt), False
 
+    kind = record.get("kind") or ("table" if record.get("table") else "scalar")
+    ret = typed(record["returns"])
+    if kind == "table":  # the list of the rows it yields
+        element = stored_type(record["returns"])
+        listed = DataType(element.name + "[]", inner=(element,))
+        ret = (_json_as_text(listed.duckdb()), _marked_arrow(listed), False)
     try:
-        return python_udf.register(name, record["body"], [typed(t) for _, t in record["args"]],
-                                   typed(record["returns"]))
+        return python_udf.register(name, record["body"], [typed(t) for _, t in record["args"]], ret, kind)
     except python_udf.PythonUdfError as e:
         raise BindError(str(e)) from None
 

@@ -218,6 +218,12 @@ def _fix(node: exp.Expression) -> exp.Expression:
     new = rewrite_function(node)
     if new is not None:
         return new
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star) and isinstance(node.parent, exp.Select) \
+            and node.arg_key == "expressions":
+        # `(expr).*` of a composite that is not a column (a function's struct): its fields as
+        # columns, which DuckDB's unnest of a struct gives (a column's are expanded by name)
+        inner = node.this.this if isinstance(node.this, exp.Paren) else node.this
+        return exp.Unnest(expressions=[inner.copy()])
     if isinstance(node, exp.In) and not node.expressions \
             and not any(node.args.get(k) for k in ("query", "unnest", "field")):
         # `x IN ()` (SQLite's empty list, accepted here): membership in an empty set is false
