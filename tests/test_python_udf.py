@@ -55,3 +55,18 @@ def test_mv_calling_python_function_survives_restart(tmp_path):
     with rw_cli.connect(d) as s:
         s.execute("insert into t values (5); flush")
         assert sorted(s.execute("select * from m").fetchall()) == [(1, 2), (2, 4), (5, 10)]
+
+
+def test_definitions_travel_to_other_processes_and_skip_failures():
+    import pytest
+
+    key = python_udf.register("g", "def g(x):\n    return x\n", [("INTEGER", pa.int32(), False)],
+                              ("INTEGER", pa.int32(), False))
+    with pytest.raises(python_udf.PythonUdfError):
+        python_udf.register("h", "def other(x):\n    return x\n", [("INTEGER", pa.int32(), False)],
+                            ("INTEGER", pa.int32(), False))
+    defs = python_udf.definitions()
+    assert key in defs and not any(args[0] == "h" for args in defs.values())
+    import pickle
+
+    python_udf.define(pickle.loads(pickle.dumps(defs)))  # what a Spark task does with them

@@ -17,6 +17,9 @@ import threading
 import pyarrow as pa
 
 _LOCK = threading.Lock()
+# DuckDB name -> what register() was given: what another process (a Spark task) needs to make
+# the same functions (`definitions`, `define`)
+_DEFINITIONS: dict[str, tuple] = {}
 # DuckDB name -> (the vectorized function, DuckDB parameter types, DuckDB return type, arity)
 _REGISTRY: dict[str, tuple[object, tuple[str, ...], str, int]] = {}
 _NAME = re.compile(r"\brw_py_[a-z0-9_]+\b", re.IGNORECASE)
@@ -68,6 +71,7 @@ def register(name: str, source: str, params: list[tuple[str, pa.DataType, bool]]
                 call = _vectorized(fn, [p[2] for p in params], ret[1], ret[2]) if params else _scalar(fn, ret[2])
                 duck_params = tuple(p[0] for p in params)
             _REGISTRY[key] = (call, duck_params, ret[0], len(duck_params))
+            _DEFINITIONS[key] = (name, source, params, ret, kind)
     return key
 
 
@@ -181,6 +185,18 @@ def _values(array, is_json: bool) -> list:
     if is_json:
         return [None if v is None else json.loads(v) for v in values]
     return values
+
+
+def definitions() -> dict[str, tuple]:
+    """Every function registered here, as register()'s arguments (picklable)."""
+    return dict(_DEFINITIONS)
+
+
+def define(defs: dict[str, tuple]) -> None:
+    """Register in this process the functions another one registered (`definitions()`)."""
+    for key, args in defs.items():
+        if key not in _REGISTRY:
+            register(*args)
 
 
 def names() -> frozenset[str]:

@@ -74,12 +74,15 @@ class SparkExchange(Executor):
             self.last_committed, self._ran = self._ran, None
 
     def task(self, epoch: EpochPair, version: bytes, sst_ids: dict[int, list[int]]) -> worker.EpochTask:
+        from rw_cli.engine import python_udf
+
         clock = self.factory.clock(epoch) if self.factory.clock is not None else None
         return worker.EpochTask(
             fragment=self.fragment, factory=self.factory, parallelism=self.parallelism,
             partitioned=self.dist_keys is not None, store_url=self.runtime.store_url,
             endpoint=self.runtime.endpoint, version=version, curr=epoch.curr, prev=epoch.prev,
-            expect_last=self.last_committed, fresh=self.fresh, clock_value=clock, sst_ids=sst_ids)
+            expect_last=self.last_committed, fresh=self.fresh, clock_value=clock, sst_ids=sst_ids,
+            python_udfs=python_udf.definitions())
 
 
 def input_rows(pending: list[tuple[int, int, StreamChunk]], parallelism: int, part_of) -> pa.Table:

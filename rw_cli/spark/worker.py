@@ -61,6 +61,8 @@ class EpochTask:
     clock_value: str | None
     sst_ids: dict[int, list[int]] = field(default_factory=dict)  # actor -> reserved SST ids
     cache_size: int = 64 << 20
+    # the user's Python functions the driver registered (rw_cli.engine.python_udf.definitions)
+    python_udfs: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -115,6 +117,9 @@ def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
     """Run this task's actors over their input rows; the output as OUTPUT_SCHEMA batches."""
     from rw_cli.common.epoch import EpochPair
 
+    from rw_cli.engine import python_udf
+
+    python_udf.define(task.python_udfs)
     store = _store(task)
     _stats.clear()
     _stats.update(built=0, reused=0)
