@@ -6,7 +6,7 @@ from sqlglot import exp
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
-from rw_cli.sql.dialect import (AlterMaterializedViewQuery, CancelJobs, Explain, Flush, Recover, RenameRelation,
+from rw_cli.sql.dialect import (AlterFunction, AlterMaterializedViewQuery, CancelJobs, Explain, Flush, Recover, RenameRelation,
                                Savepoint, Show, SubscriptionStatement, Wait)
 
 
@@ -160,6 +160,10 @@ def _create_with_defaults(session, tree: exp.Create, sql: str) -> Result:
 def _dispatch_rest(session, tree: exp.Expression, sql: str) -> Result:
     from rw_cli.handler import create_mv, create_table, dml, drop, utility
 
+    if isinstance(tree, AlterFunction):
+        from rw_cli.handler import create_function
+
+        return create_function.handle_alter(session, tree)
     if isinstance(tree, RenameRelation):
         from rw_cli.handler import rename
 

@@ -172,7 +172,6 @@ def _family(type_name: str) -> str:
 
 def handle_drop(session, tree: exp.Drop) -> Result:
     from rw_cli.handler.drop import check_cascade_allowed, drop_relation, with_dependents
-    from rw_cli.sql.sql_udf import overloads
 
     cascade = bool(tree.args.get("cascade"))
     check_cascade_allowed(session, cascade, "FUNCTION")
@@ -183,7 +182,8 @@ def handle_drop(session, tree: exp.Drop) -> Result:
                 return Result(_tag(tree, "DROP"), notices=[f'function "{name}" does not exist, skipping'])
             raise CatalogError(f"function not found: {name}")
         record = session.catalog.functions[name]
-        target = _target_overload(name, record, tree.expressions)
+        target = _target_overload(name, record, tree.expressions,
+                                  by_types=tree.args.get("expressions") is not None)  # `f()` too
         users = function_users(session.catalog, name)
         if users and not cascade:
             raise CatalogError(f"Permission denied: function used by {len(users)} other objects",
@@ -195,23 +195,77 @@ def handle_drop(session, tree: exp.Drop) -> Result:
                 if victim.id not in dropped and session.catalog.relations.get(victim.id) is not None:
                     drop_relation(session, victim)
                     dropped.add(victim.id)
-        rest = [r for r in overloads(record) if r["args"] != target["args"]]
-        if rest:  # the other functions of the name stay
-            session.catalog.functions[name] = {**rest[0], **({"overloads": rest[1:]} if rest[1:] else {})}
-            continue
-        del session.catalog.functions[name]
-        session.catalog.access.drop_object(f"function:{name}")
+        remove_function(session, name, target)  # the name's other functions stay
     session.barrier()
     return Result(_tag(tree, "DROP"))
 
 
-def _target_overload(name: str, record: dict, types: list) -> dict:
-    """The function a DROP FUNCTION names: by its argument types, or by its name alone when
-    the name has one function."""
+def handle_alter(session, tree) -> Result:
+    """ALTER FUNCTION name [(types)] SET SCHEMA s | RENAME TO n."""
+    name = tree.this.name
+    record = session.catalog.functions.get(name)
+    if record is None:
+        raise CatalogError(f"function not found: {name}")
+    target = _target_overload(name, record, tree.expressions, by_types=bool(tree.args.get("args")))
+    if tree.args.get("schema"):
+        schema = tree.args["schema"]
+        if schema != "public":
+            session.catalog.qualified(name, schema)  # the schema must exist
+        _update(session, name, target, {**target, "schema": schema})
+    else:
+        to = tree.args["to"]
+        users = function_users(session.catalog, name)
+        if users:  # their definitions call it by name
+            raise CatalogError(f"Permission denied: function used by {len(users)} other objects")
+        existing = session.catalog.functions.get(to)
+        if existing is not None and _overload(existing, target["args"]) is not None:
+            from rw_cli.sql.sql_udf import signature
+
+            raise CatalogError(f"function named {signature(to, target)} already exists")
+        _update(session, name, target, None)
+        if existing is None:
+            session.catalog.functions[to] = dict(target)
+        else:
+            existing.setdefault("overloads", []).append(dict(target))
+        if name not in session.catalog.functions:  # the name's last function: its grants follow it
+            session.catalog.access.move_object(f"function:{name}", f"function:{to}")
+    session.barrier()
+    return Result("ALTER_AGGREGATE" if target.get("kind") == "aggregate" else "ALTER_FUNCTION")
+
+
+def functions_in_schema(catalog, schema: str) -> list[tuple[str, dict]]:
+    """(name, function) of each function (overloads apart) made in `schema`."""
+    from rw_cli.sql.sql_udf import overloads
+
+    return [(n, r) for n, rec in catalog.functions.items() for r in overloads(rec) if r.get("schema") == schema]
+
+
+def remove_function(session, name: str, target: dict) -> None:
+    """One function of a name gone; the name's grants go with its last one."""
+    _update(session, name, target, None)
+    if name not in session.catalog.functions:
+        session.catalog.access.drop_object(f"function:{name}")
+
+
+def _update(session, name: str, target: dict, new: dict | None) -> None:
+    """Replace (or, with None, remove) one function of the name `name`."""
+    from rw_cli.sql.sql_udf import overloads
+
+    rest = [new if r["args"] == target["args"] else r for r in overloads(session.catalog.functions[name])]
+    rest = [r for r in rest if r is not None]
+    if not rest:
+        del session.catalog.functions[name]
+        return
+    session.catalog.functions[name] = {**rest[0], **({"overloads": rest[1:]} if rest[1:] else {})}
+
+
+def _target_overload(name: str, record: dict, types: list, by_types: bool | None = None) -> dict:
+    """The function a DROP or ALTER names: by its argument types (`name()` names the one of
+    none), or by its name alone when the name has one function."""
     from rw_cli.handler.create_table import column_type
     from rw_cli.sql.sql_udf import overloads
 
-    if not types:
+    if not types and not by_types:
         if record.get("overloads"):
             raise CatalogError(f"function name {name} is not unique",
                                hint="Specify the argument list to select the function unambiguously.")

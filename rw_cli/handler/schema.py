@@ -95,15 +95,16 @@ def handle_drop(session, tree: exp.Drop) -> Result:
                 continue
             raise CatalogError(f"schema not found: {name}")
         members = session.catalog.in_schema(name)
-        functions = [f for f, record in session.catalog.functions.items() if record.get("schema") == name]
+        from rw_cli.handler.create_function import functions_in_schema, remove_function
+
+        functions = functions_in_schema(session.catalog, name)
         if (members or functions) and not tree.args.get("cascade"):
-            what = f'{members[0].kind} "{members[0].name}"' if members else f'function "{functions[0]}"'
+            what = f'{members[0].kind} "{members[0].name}"' if members else f'function "{functions[0][0]}"'
             raise CatalogError(f'cannot drop schema "{name}" because other objects depend on it',
                                hint=f"{what} is in it; use DROP ... CASCADE to drop them too")
         check_sinks_into_kept_tables([v for rel in members for v in with_dependents(session.catalog, rel)])
-        for f in functions:
-            del session.catalog.functions[f]
-            session.catalog.access.drop_object(f"function:{f}")
+        for f, record in functions:
+            remove_function(session, f, record)
         for rel in sorted(members, key=lambda r: -r.id):
             if session.catalog.relations.get(rel.id) is None:
                 continue  # dropped with a relation it depended on

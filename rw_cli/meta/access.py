@@ -210,6 +210,12 @@ class AccessCatalog:
         self.object_owners.pop(key, None)
         self.grants = [g for g in self.grants if g["object"] != key]
 
+    def move_object(self, old: str, new: str) -> None:
+        """An object's owner and grants under its new key (a renamed function)."""
+        if old in self.object_owners:
+            self.object_owners[new] = self.object_owners.pop(old)
+        self._rename_object(old, new)
+
     def _rename_object(self, old: str, new: str) -> None:
         for g in self.grants:
             if g["object"] == old:

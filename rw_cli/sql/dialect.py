@@ -60,6 +60,9 @@ class CancelJobs(exp.Expression):
 
 
 _CANCEL = re.compile(r"^\s*cancel\s+jobs?\s+(\d+(?:\s*,\s*\d+)*)\s*;?\s*$", re.IGNORECASE)
+_ALTER_FUNCTION = re.compile(
+    r"^\s*alter\s+(?:function|aggregate)\s+((?:\w+\.)?\w+)\s*(\(([^)]*)\))?\s+"
+    r"(?:set\s+schema\s+(\w+)|rename\s+to\s+(\w+))\s*;?\s*$", re.IGNORECASE)
 # CREATE [OR REPLACE] AGGREGATE / DROP AGGREGATE: parsed as the FUNCTION statement they mirror
 _AGGREGATE = re.compile(r"^\s*(?:create(?:\s+or\s+replace)?|drop)\s+(aggregate)\b", re.IGNORECASE)
 
@@ -82,6 +85,14 @@ class RenameRelation(exp.Expression):
     Table), `to` the new name or the other relation (a Table)."""
 
     arg_types = {"kind": True, "this": True, "to": True, "exists": False, "swap": False}
+
+
+class AlterFunction(exp.Expression):
+    """ALTER FUNCTION | AGGREGATE name [(types)] SET SCHEMA s | RENAME TO n: `this` the name
+    (a Table, its schema in `db`), `expressions` the argument types when written (`args`
+    True then, even for `()`), `schema` or `to` what changes."""
+
+    arg_types = {"this": True, "expressions": False, "args": False, "schema": False, "to": False}
 
 
 class SubscriptionStatement(exp.Expression):
@@ -792,6 +803,12 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
         node.meta["ids"] = [int(x) for x in m.group(1).split(",")]
         return node
     head = _first_word(sql)  # every pattern below is anchored at a statement's first keyword
+    m = _ALTER_FUNCTION.match(sql) if head == "alter" else None
+    if m:
+        schema, _, name = m.group(1).lower().rpartition(".")
+        types = [exp.DataType.build(t.strip(), dialect="postgres") for t in (m.group(3) or "").split(",") if t.strip()]
+        return AlterFunction(this=exp.table_(name, db=schema or None), expressions=types, args=m.group(2) is not None,
+                             schema=(m.group(4) or "").lower() or None, to=(m.group(5) or "").lower() or None)
     m = _AGGREGATE.match(sql) if head in ("create", "drop") else None
     if m:  # `aggregate` and `function ` are as long: positions in errors stay right
         tree = parse_statement(sql[:m.start(1)] + "function " + sql[m.end(1):], offset, hide_lists)
