@@ -15,7 +15,8 @@ import pyarrow as pa
 
 from rw_cli.common.int256 import bignum_to_int
 from rw_cli.common.pg_json import jsonb_in
-from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_SCALE, DataType
+from rw_cli.common import numeric
+from rw_cli.common.types import DataType
 from rw_cli.common.lazy_import import lazy_import
 
 pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
@@ -45,7 +46,7 @@ def format_column(col: pa.ChunkedArray | pa.Array, t: DataType) -> list[str | No
     if name == "real":
         return _per_value(col, format_float4)
     if name == "numeric":
-        return _format_numeric(col, t.scale)
+        return _format_numeric(col)
     if name == "rw_int256":
         return _per_value(col.storage if isinstance(col, pa.ExtensionArray) else col,
                           lambda b: str(bignum_to_int(b)))
@@ -219,25 +220,17 @@ def _naive(col: pa.Array) -> pa.Array:
     return col
 
 
-def _format_numeric(col: pa.Array, scale: int | None) -> list[str | None]:
-    if scale is not None and scale > NUMERIC_SCALE:
-        # a scale beyond our default comes from DuckDB's arithmetic on unconstrained numerics
-        # (a product of three has scale 30): not one a value was written with, so print
-        # each value with its own digits, as RisingWave does, not 30 trailing zeros
-        scale = None
-    if pa.types.is_decimal(col.type) and col.type.scale == NUMERIC_SCALE:
-        return _per_value(col, lambda d: format_numeric(_SPECIAL.get(d, d), scale))
-    if not pa.types.is_decimal(col.type):  # e.g. an engine handed back float64
-        vals = [None if v is None else Decimal(str(v)) for v in col.to_pylist()]
-        return [None if v is None else format_numeric(v, scale) for v in vals]
-    # Arrow's own decimal-to-string switches to scientific notation ('0E-10'), so format
-    # with Python's Decimal.
-    return _per_value(col, lambda d: format_numeric(d, scale))
+def _format_numeric(col: pa.Array) -> list[str | None]:
+    """Each value with its own scale (rw_cli.common.numeric); a decimal or a float an engine
+    handed back as it is, with the digits it has."""
+    if numeric.is_numeric_arrow(col.type):
+        return numeric.texts(col)
+    if pa.types.is_decimal(col.type):
+        # Arrow's own decimal-to-string switches to scientific notation ('0E-10')
+        return _per_value(col, lambda d: format_numeric(d, col.type.scale))
+    return [None if v is None else format_numeric(Decimal(str(v))) for v in col.to_pylist()]
 
 
-# numeric's NaN and infinities as stored (rw_cli.common.types)
-_SPECIAL = {Decimal(NUMERIC_NAN): Decimal("NaN"), Decimal(NUMERIC_INF): Decimal("Infinity"),
-            Decimal(NUMERIC_NEG_INF): Decimal("-Infinity")}
 _WIDE = Context(prec=200_000, Emax=999_999, Emin=-999_999)
 
 

@@ -10,27 +10,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-# Numeric is arbitrary precision in PostgreSQL; RisingWave's (rust_decimal) is a 96-bit
-# integer with its own scale per value (0..28), NaN, +Infinity and -Infinity. Ours is a fixed
-# point decimal128(38, 10) ("unconstrained numeric"), or decimal128(38, s) where an
-# expression's scale s is known (a literal, round(x, s), a product of such) — the rule:
-# - arithmetic is exact to the 10th fraction digit: a product or quotient rounds half away
-#   from zero to 10 digits (rw_cli.common.numeric_arith), a sum keeps its scale; a value
-#   beyond 10^28 (RisingWave: 7.9 * 10^28) is `Numeric out of range`;
-# - a column of unconstrained numeric prints each value without trailing zeros (1.50 stored
-#   in a table prints `1.5`: a per-value scale is not kept), one of a known scale s with s
-#   digits (round(x, 2) prints `5727.60`, '1.50'::numeric prints `1.50`, as RisingWave does:
-#   a constant keeps the scale it is written with, so a constant may exceed 10^28 until it
-#   is stored);
-# - NaN and the infinities are the three decimal128(38, 10) values at the top of its range
-#   (below), so they order as PostgreSQL orders them (-Infinity < x < Infinity < NaN) and
-#   compare equal to themselves; casts from text and floats make them, casts to floats,
-#   text output, round/floor/ceil/trunc keep them; other arithmetic on them is not defined.
-NUMERIC_PRECISION = 38
-NUMERIC_SCALE = 10
-NUMERIC_NAN = "9999999999999999999999999999.9999999999"
-NUMERIC_INF = "9999999999999999999999999999.9999999998"
-NUMERIC_NEG_INF = "-" + NUMERIC_INF
+from rw_cli.common.numeric import NUMERIC_ARROW, NUMERIC_DUCKDB
+
+# numeric is RisingWave's (rust_decimal: a 96-bit mantissa with its own scale per value, plus
+# NaN and the infinities), held as the struct rw_cli.common.numeric describes: exact, compared
+# and grouped by value natively, each value printing with its own scale. As in RisingWave, a
+# declared numeric(p, s) is numeric.
+NUMERIC_MAX_SCALE = 28
 
 # rw_int256 (RisingWave's 256-bit signed integer) is DuckDB's BIGNUM, in Arrow the opaque
 # extension type DuckDB exports it as (its bytes: a header and the magnitude, big-endian,
@@ -63,7 +49,7 @@ class DataType:
     """A RisingWave/PostgreSQL type, named as `DESCRIBE` prints it."""
 
     name: str
-    scale: int | None = None  # numeric only: the decimal scale of the Arrow representation
+    scale: int | None = None  # unused: numeric keeps a scale per value (rw_cli.common.numeric)
     # list: (element type,); struct: (field types,) with `field_names`
     inner: tuple["DataType", ...] | None = None
     field_names: tuple[str, ...] | None = None
@@ -110,7 +96,7 @@ class DataType:
         if self.is_vector:
             return pa.list_(pa.float32(), self.vector_size)
         if self.name == "numeric":
-            return pa.decimal128(NUMERIC_PRECISION, NUMERIC_SCALE if self.scale is None else self.scale)
+            return NUMERIC_ARROW
         if self.name == "rw_int256":
             return INT256_ARROW
         return _TO_ARROW[self.name]
@@ -125,7 +111,7 @@ class DataType:
         if self.is_vector:
             return f"FLOAT[{self.vector_size}]"
         if self.name == "numeric":
-            return f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE if self.scale is None else self.scale})"
+            return NUMERIC_DUCKDB
         return _TO_DUCKDB[self.name]
 
     @property
@@ -145,9 +131,8 @@ class DataType:
     def from_arrow(t: pa.DataType) -> "DataType":
         if isinstance(t, pa.OpaqueType) and t.type_name == "bignum":
             return INT256
-        if pa.types.is_decimal(t):
-            # Our default scale means "unconstrained numeric": printed without trailing zeros.
-            return DataType("numeric", None if t.scale == NUMERIC_SCALE else t.scale)
+        if pa.types.is_decimal(t) or t == NUMERIC_ARROW:  # (a decimal: DuckDB's, converted on arrival)
+            return NUMERIC
         if pa.types.is_timestamp(t):
             return TIMESTAMPTZ if t.tz else TIMESTAMP
         if pa.types.is_large_string(t) or pa.types.is_string(t) or pa.types.is_string_view(t):
@@ -213,6 +198,9 @@ TIMESTAMPTZ = DataType("timestamp with time zone")
 INTERVAL = DataType("interval")
 JSONB = DataType("jsonb")
 INT256 = DataType("rw_int256")
+# not a SQL type: an aggregate's exact sum of integers in its state (summed by Arrow and DuckDB
+# natively; its result is a numeric)
+INT128_STATE = DataType("rw_int128")
 # what a map's key may be (RisingWave refuses floats, numeric, and anything not hashed as is)
 MAP_KEY_TYPES = frozenset(("smallint", "integer", "bigint", "character varying", "boolean", "date",
                            "time without time zone", "timestamp without time zone", "timestamp with time zone",
@@ -235,6 +223,7 @@ _TO_ARROW: dict[str, pa.DataType] = {
     "timestamp with time zone": pa.timestamp("us", tz="UTC"),
     "interval": pa.month_day_nano_interval(),
     "jsonb": pa.string(),
+    "rw_int128": pa.decimal128(38, 0),
 }
 
 _TO_DUCKDB: dict[str, str] = {
@@ -253,6 +242,7 @@ _TO_DUCKDB: dict[str, str] = {
     "interval": "INTERVAL",
     "jsonb": "JSON",
     "rw_int256": "INT256",
+    "rw_int128": "HUGEINT",
 }
 
 _ALIASES: dict[str, str] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rw_cli.common.types import BIGINT, DOUBLE, DataType
+from rw_cli.common.types import BIGINT, DOUBLE, INT128_STATE, NUMERIC, DataType
 
 AGG_KINDS = ("count_star", "count", "sum", "avg", "min", "max")
 
@@ -31,14 +31,14 @@ def agg_return_type(kind: str, arg_type: DataType | None) -> DataType:
         if arg_type.name in ("smallint", "integer"):
             return BIGINT
         if arg_type.name == "bigint":
-            return DataType("numeric", 0)
+            return NUMERIC
         return arg_type
     if kind == "avg":
         if arg_type.name in ("real", "double precision", "rw_int256"):
             return DOUBLE
         if arg_type.name == "interval":
             return arg_type
-        return DataType("numeric")
+        return NUMERIC
     return arg_type
 
 
@@ -46,9 +46,15 @@ def state_types(call: AggCall) -> list[tuple[str, DataType]]:
     """The state columns one agg call keeps per group."""
     if call.kind in ("count", "count_star"):
         return [("cnt", BIGINT)]
-    if call.kind == "sum":
-        return [("sum", call.return_type), ("nn", BIGINT)]
-    if call.kind == "avg":
-        acc = call.return_type if call.return_type.name in ("double precision", "interval") else DataType("numeric")
-        return [("sum", acc), ("nn", BIGINT)]
+    if call.kind in ("sum", "avg"):
+        return [("sum", accumulator_type(call)), ("nn", BIGINT)]
     return [("val", call.arg_type), ("nn", BIGINT)]
+
+
+def accumulator_type(call: AggCall) -> DataType:
+    """The type a sum or avg accumulates in: integers into numeric results sum exactly in 128
+    bits (Arrow and DuckDB add them natively), numerics in numeric, the rest in their result
+    type."""
+    if call.return_type.name == "numeric":
+        return INT128_STATE if call.arg_type.is_integer else NUMERIC
+    return call.return_type

@@ -16,15 +16,16 @@ import re
 import duckdb
 import pyarrow as pa
 
-from rw_cli.common import numeric_arith
 from rw_cli.common.pg_json import jsonb_contains, jsonb_in, jsonb_object_of
 from rw_cli.common.pg_template import parse_date
-from rw_cli.common.types import NUMERIC_INF, NUMERIC_NAN, NUMERIC_NEG_INF, NUMERIC_PRECISION, NUMERIC_SCALE
+from rw_cli.engine import numeric_udfs
 
 # DuckDB's type names (as typeof() writes them) -> PostgreSQL's, in this order (case
 # sensitive: a name already rewritten is lower case and never matches again)
 _PG_TYPE_NAMES = [
-    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"), (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"),
+    (r'^"NULL"$', "unknown"), (r"^TUPLE\(.*$", "record"),
+    (r"STRUCT\(n_int DECIMAL\(38,0\), n_frac DECIMAL\(38,0\), n_scale DOUBLE\)", "numeric"),
+    (r"\bDECIMAL\(\d+,\d+\)", "numeric"), (r"\bHUGEINT\b", "numeric"),
     (r"\bBIGNUM\b", "rw_int256"),
     (r"\bTIMESTAMP WITH TIME ZONE\b", "timestamp with time zone"),
     (r"\bTIMESTAMP\b", "timestamp without time zone"), (r"\bTIME\b", "time without time zone"),
@@ -41,9 +42,6 @@ def _pg_type_names(text: str) -> str:
         text = f"regexp_replace({text}, '{pattern}', '{name}', 'g')"
     return text
 
-
-_NUMERIC = f"DECIMAL({NUMERIC_PRECISION},{NUMERIC_SCALE})"
-_NAN, _INF, _NEG_INF = (f"CAST('{v}' AS {_NUMERIC})" for v in (NUMERIC_NAN, NUMERIC_INF, NUMERIC_NEG_INF))
 
 _LOG_ARG_CHECKS = ("WHEN {x} = 0 THEN error('cannot take logarithm of zero') "
                    "WHEN {x} < 0 THEN error('cannot take logarithm of a negative number') ")
@@ -338,27 +336,6 @@ MACROS = [
     "WHEN lower(trim(s)) IN ('f','fa','fal','fals','false','n','no','of','off','0') THEN FALSE "
     "ELSE error('invalid input syntax for type boolean: \"' || s || '\"') END)",
     "CREATE OR REPLACE MACRO pg_bool_out(b) AS (CASE WHEN b THEN 't' WHEN NOT b THEN 'f' END)",
-    # numeric text as RisingWave prints it: no trailing fraction zeros; NaN and the infinities
-    # (see rw_cli.common.types)
-    f"CREATE OR REPLACE MACRO pg_numeric_out(x) AS (CASE WHEN x = {_NAN} THEN 'NaN' "
-    f"WHEN x = {_INF} THEN 'Infinity' WHEN x = {_NEG_INF} THEN '-Infinity' "
-    "WHEN position('.' IN x::VARCHAR) > 0 "
-    "THEN rtrim(rtrim(x::VARCHAR, '0'), '.') ELSE x::VARCHAR END)",
-    f"CREATE OR REPLACE MACRO pg_numeric_is_special(x) AS (x = {_NAN} OR x = {_INF} OR x = {_NEG_INF})",
-    # min_scale: the fraction digits the value needs (NULL for NaN and the infinities)
-    "CREATE OR REPLACE MACRO pg_min_scale(x) AS (CASE WHEN x IS NULL OR pg_numeric_is_special(x) THEN NULL "
-    "WHEN position('.' IN pg_numeric_out(x)) = 0 THEN 0 "
-    "ELSE length(pg_numeric_out(x)) - position('.' IN pg_numeric_out(x)) END)",
-    "CREATE OR REPLACE MACRO pg_numeric_in(s) AS (CASE WHEN s IS NULL THEN NULL "
-    f"WHEN lower(trim(s)) = 'nan' THEN {_NAN} "
-    f"WHEN lower(trim(s)) IN ('inf', 'infinity', '+inf', '+infinity') THEN {_INF} "
-    f"WHEN lower(trim(s)) IN ('-inf', '-infinity') THEN {_NEG_INF} ELSE CAST(s AS {_NUMERIC}) END)",
-    f"CREATE OR REPLACE MACRO pg_float_to_numeric(x) AS (CASE WHEN isnan(x) THEN {_NAN} "
-    f"WHEN x = CAST('inf' AS DOUBLE) THEN {_INF} WHEN x = CAST('-inf' AS DOUBLE) THEN {_NEG_INF} "
-    f"ELSE CAST(x AS {_NUMERIC}) END)",
-    f"CREATE OR REPLACE MACRO pg_numeric_to_float8(x) AS (CASE WHEN x = {_NAN} THEN CAST('nan' AS DOUBLE) "
-    f"WHEN x = {_INF} THEN CAST('inf' AS DOUBLE) WHEN x = {_NEG_INF} THEN CAST('-inf' AS DOUBLE) "
-    "ELSE CAST(x AS DOUBLE) END)",
     "CREATE OR REPLACE MACRO pg_gamma(x) AS (CASE "
     "WHEN x IS NULL THEN NULL "
     "WHEN isnan(x) THEN x "
@@ -390,10 +367,6 @@ MACROS = [
     # a NULL dividend is NULL even over zero (the operators are strict in PostgreSQL)
     "CREATE OR REPLACE MACRO pg_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
     "ELSE a / b END)",
-    # numeric / numeric (or integer): exact to the stored scale (DuckDB's own is a double)
-    "CREATE OR REPLACE MACRO pg_numeric_div(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
-    "ELSE pg_numeric_quot(a, b) END)",
-    "CREATE OR REPLACE MACRO pg_numeric_div_or_null(a, b) AS (TRY(pg_numeric_quot(a, b)))",
     "CREATE OR REPLACE MACRO pg_mod(a, b) AS (CASE WHEN b = 0 AND a IS NOT NULL THEN error('Division by zero') "
     "ELSE a % b END)",
     # streaming's non-strict forms: NULL instead of the error (RisingWave's non-strict mode)
@@ -793,23 +766,13 @@ def udf_jsonb_strip_all_nulls(a: pa.Array) -> pa.Array:
     return _map(a, lambda t: jsonb_text(_strip_nulls(json.loads(t, parse_float=Decimal))), pa.string())
 
 
-def udf_numeric_mul(a: pa.Array, b: pa.Array) -> pa.Array:
-    return numeric_arith.multiply(a, b)
-
-
-def udf_numeric_quot(a: pa.Array, b: pa.Array) -> pa.Array:
-    return numeric_arith.divide(a, b)
-
-
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {
     "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
-    "pg_numeric_mul": (udf_numeric_mul, [_NUMERIC, _NUMERIC], _NUMERIC),
     "pg_casefold": (udf_casefold, ["VARCHAR"], "VARCHAR"),
     "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
     "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),
     "pg_jsonb_strip_all_nulls": (udf_jsonb_strip_all_nulls, ["VARCHAR"], "VARCHAR"),
-    "pg_numeric_quot": (udf_numeric_quot, [_NUMERIC, _NUMERIC], _NUMERIC),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
     "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),
@@ -831,6 +794,7 @@ UDFS = {
     "pg_regexp_match": (udf_regexp_match, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[]"),
     "pg_regexp_matches": (udf_regexp_matches, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[][]"),
     "pg_jsonb_object_agg": (udf_jsonb_object_agg, ["VARCHAR[]", "VARCHAR[]"], "VARCHAR"),
+    **numeric_udfs.UDFS,
 }
 
 

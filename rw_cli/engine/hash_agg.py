@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common import numeric_arith
+from rw_cli.common import numeric, rust_decimal
 from rw_cli.common.types import DataType
-from rw_cli.engine.agg_call import AggCall, state_types
+from rw_cli.engine.agg_call import AggCall, accumulator_type, state_types
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import (DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, cast_to, concat_chunks,
                                  to_schema)
@@ -238,7 +238,11 @@ class HashAggExecutor(Executor):
                     cols.append(pc.fill_null(state.column(p + "cnt"), 0).cast(rt))
                 elif c.kind == "sum":
                     live = pc.fill_null(pc.greater(state.column(p + "nn"), 0), False)
-                    cols.append(pc.if_else(live, state.column(p + "sum").cast(rt), pa.scalar(None, rt)))
+                    total = state.column(p + "sum")
+                    if numeric.is_numeric_arrow(rt) and not numeric.is_numeric_arrow(total.type):
+                        cols.append(numeric.from_int128(total, pc.invert(live)))
+                    else:
+                        cols.append(pc.if_else(live, total.cast(rt), pa.scalar(None, rt)))
                 elif c.kind == "avg":
                     avgs.append((len(outs), i))
                     cols.append(None)
@@ -261,16 +265,18 @@ class HashAggExecutor(Executor):
         return [pa.Table.from_arrays(cols, schema=self.schema) for cols in outs]
 
     def _exact_avg(self, outs: list, states: list[pa.Table], s: int, i: int) -> bool:
-        """avg into numeric: the exact quotient of the sum and the count, rounded to the
-        stored scale, as the batch avg computes it (rw_cli.common.numeric_arith); False for
-        the other avgs (of floats and intervals), left to DuckDB."""
+        """avg of integers: the sum divided by the count as RisingWave's numeric divides (the
+        batch avg's rw_num_avg_int); False for the other avgs, left to DuckDB."""
         out_t = self.schema.field(len(self.group_keys) + i).type
         sums, nns = states[s].column(f"a{i}_sum"), states[s].column(f"a{i}_nn")
-        if out_t != numeric_arith.NUMERIC_ARROW or not (pa.types.is_integer(sums.type) or pa.types.is_decimal(sums.type)):
+        if not numeric.is_numeric_arrow(out_t) or not pa.types.is_decimal(sums.type):
             return False
-        live = pc.greater(nns.fill_null(0), 0)
-        quotient = numeric_arith.divide(sums, pc.if_else(live, nns, pa.scalar(None, nns.type)))
-        outs[s][len(self.group_keys) + i] = quotient
+        totals = numeric.int128_values(sums.combine_chunks() if isinstance(sums, pa.ChunkedArray) else sums)
+        counts = nns.fill_null(0).to_pylist()
+        valid = sums.is_valid().to_pylist()
+        outs[s][len(self.group_keys) + i] = numeric.pack([
+            rust_decimal.div(rust_decimal.from_int(t), rust_decimal.from_int(n)) if ok and n > 0 else None
+            for t, n, ok in zip(totals, counts, valid)])
         return True
 
     def _apply_fused(self, data: pa.Table) -> list[StreamChunk]:
@@ -322,7 +328,10 @@ class HashAggExecutor(Executor):
                 sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_cnt")
             elif c.kind in ("sum", "avg"):
                 acc = state_types(c)[0][1]
-                if acc.name == "rw_int256":  # BIGNUM multiplies in DOUBLE: negate instead
+                if acc.name == "numeric":  # its parts summed natively (rw_cli.sql.numeric_sql)
+                    sel.append(f"rw_num_sum_parts_or_null(SUM({a}.n_int * _sign), SUM({a}.n_frac * _sign), "
+                               f"MAX(rw_num_scale_of({a})), MAX({a}.n_int), MIN({a}.n_int)) AS d{i}_sum")
+                elif acc.name == "rw_int256":  # BIGNUM multiplies in DOUBLE: negate instead
                     sel.append(f"SUM(CASE WHEN _sign < 0 THEN -{a} ELSE {a} END) AS d{i}_sum")
                 elif acc.name == "interval":  # months, days and microseconds summed apart
                     sel.append(f"pg_sum_interval({a} * _sign) AS d{i}_sum")
@@ -330,8 +339,7 @@ class HashAggExecutor(Executor):
                     sel.append(f"SUM(CAST({a} AS {acc.duckdb()}) * _sign) AS d{i}_sum")
                 sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_nn")
             else:
-                fn = "MIN" if c.kind == "min" else "MAX"
-                sel.append(f"{fn}(CASE WHEN _sign > 0 THEN {a} END) AS d{i}_val")
+                sel.append(f"{_extreme(c, f'CASE WHEN _sign > 0 THEN {a} END')} AS d{i}_val")
                 sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_nn")
                 sel.append(f"COUNT(CASE WHEN _sign < 0 AND {a} IS NOT NULL THEN 1 END) AS d{i}_del")
         group = f" GROUP BY {', '.join(keys)}" if keys else ""
@@ -376,14 +384,17 @@ class HashAggExecutor(Executor):
                 sel.append(f"COALESCE(o_{p}cnt, 0) + d{i}_cnt AS {p}cnt")
             elif c.kind in ("sum", "avg"):
                 acc = state_types(c)[0][1].duckdb()
-                zero = "INTERVAL 0 SECOND" if acc == "INTERVAL" else "0"  # the sum of no values
-                sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN "
-                           f"CAST(COALESCE(CAST(o_{p}sum AS {acc}), {zero}) + COALESCE(d{i}_sum, {zero}) AS {acc}) "
-                           f"END AS {p}sum")
+                if state_types(c)[0][1].name == "numeric":
+                    total = (f"rw_num_add_or_null(COALESCE(o_{p}sum, rw_num_const('0')), "
+                             f"COALESCE(d{i}_sum, rw_num_const('0')))")
+                else:
+                    zero = "INTERVAL 0 SECOND" if acc == "INTERVAL" else "0"  # the sum of no values
+                    total = f"CAST(COALESCE(CAST(o_{p}sum AS {acc}), {zero}) + COALESCE(d{i}_sum, {zero}) AS {acc})"
+                sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {total} END AS {p}sum")
                 sel.append(f"COALESCE(o_{p}nn, 0) + d{i}_nn AS {p}nn")
             else:
-                fn = "LEAST" if c.kind == "min" else "GREATEST"
-                sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {fn}(o_{p}val, d{i}_val) END AS {p}val")
+                sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {_pick(c, f'o_{p}val', f'd{i}_val')} "
+                           f"END AS {p}val")
                 sel.append(f"COALESCE(o_{p}nn, 0) + d{i}_nn AS {p}nn")
                 # only a group that lost a value and still has some needs its extreme again
                 sel.append(f"d{i}_del > 0 AND COALESCE(o_{p}nn, 0) + d{i}_nn > 0 AS {p}recompute")
@@ -429,10 +440,9 @@ class HashAggExecutor(Executor):
         else:
             all_rows = table.scan()
         all_rows = all_rows.rename_columns([f"_{j}" for j in range(nk)] + ["v", "c"])
-        fn = "MIN" if call.kind == "min" else "MAX"
         on = " AND ".join(f"g._{j} IS NOT DISTINCT FROM s._{j}" for j in range(nk)) or "TRUE"
         res = duck.query(
-            f"SELECT g._pos AS pos, {fn}(s.v) AS v FROM g LEFT JOIN s ON {on} AND s.c > 0 GROUP BY g._pos",
+            f"SELECT g._pos AS pos, {_extreme(call, 's.v')} AS v FROM g LEFT JOIN s ON {on} AND s.c > 0 GROUP BY g._pos",
             {"g": groups, "s": all_rows})
         idx = merged.column_names.index(f"a{i}_val")
         where = np.full(merged.num_rows, -1, dtype=np.int64)
@@ -490,10 +500,19 @@ class HashAggExecutor(Executor):
             if c.kind in ("count", "count_star"):
                 sel.append(f"COALESCE({q(p + 'cnt')}, 0)")
             elif c.kind == "sum":
-                sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN CAST({q(p + 'sum')} AS {rt}) END")
+                total = q(p + 'sum')
+                if c.return_type.name == "numeric":
+                    total = f"rw_num_from_hugeint({total})" if accumulator_type(c).name == "rw_int128" else total
+                else:
+                    total = f"CAST({total} AS {rt})"
+                sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN {total} END")
             elif c.kind == "avg":
-                quotient = f"pg_numeric_quot({q(p + 'sum')}, {q(p + 'nn')})" if c.return_type.name == "numeric" \
-                    else f"CAST({q(p + 'sum')} / {q(p + 'nn')} AS {rt})"
+                if c.return_type.name != "numeric":
+                    quotient = f"CAST({q(p + 'sum')} / {q(p + 'nn')} AS {rt})"
+                elif accumulator_type(c).name == "rw_int128":
+                    quotient = f"rw_num_avg_int_or_null({q(p + 'sum')}, {q(p + 'nn')})"
+                else:
+                    quotient = f"rw_num_div_or_null({q(p + 'sum')}, rw_num_from_int({q(p + 'nn')}))"
                 sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN {quotient} END")
             else:
                 sel.append(f"{q(p + 'val')}")
@@ -519,6 +538,25 @@ class HashAggExecutor(Executor):
             return pa.Table.from_arrays([out.column(f"{prefix}{j}").cast(self.schema.field(j).type) for j in range(n)],
                                         schema=self.schema)
         return part("o"), part("n"), out.column("__same").to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _extreme(call: AggCall, value: str) -> str:
+    """SQL of the aggregate min or max of `value`; a numeric's through its parts, whose scale
+    DuckDB's min and max keep (rw_cli.sql.numeric_sql.parts)."""
+    fn = "MIN" if call.kind == "min" else "MAX"
+    if call.arg_type is None or call.arg_type.name != "numeric":
+        return f"{fn}({value})"
+    v = f"({value})"
+    return f"rw_num_from_parts({fn}(struct_pack(i := {v}.n_int, f := {v}.n_frac, s := rw_num_scale_of({v}))))"
+
+
+def _pick(call: AggCall, old: str, new: str) -> str:
+    """SQL of the lesser (min) or greater (max) of two values, NULL ignored; the old one on a
+    tie, as itself (LEAST and GREATEST would lose a numeric's scale)."""
+    if call.arg_type is None or call.arg_type.name != "numeric":
+        return f"{'LEAST' if call.kind == 'min' else 'GREATEST'}({old}, {new})"
+    op = "<" if call.kind == "min" else ">"
+    return f"(CASE WHEN {new} IS NULL THEN {old} WHEN {old} IS NULL OR {new} {op} {old} THEN {new} ELSE {old} END)"
 
 
 def _add(a, b, negate: bool = False):

@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.engine import duck
+from rw_cli.common.numeric import NUMERIC_DUCKDB, is_numeric_arrow
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
 from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, TABLE, RelationCatalog
@@ -50,11 +51,14 @@ def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
         return (f"CASE WHEN {col} IS NULL THEN NULL ELSE map_from_entries(list_transform(map_entries({col}), "
                 f"lambda {entry}: struct_pack(key := CAST({entry}.key AS {target.inner[0].duckdb()}), "
                 f"value := {value}))) END")
-    if target.name == "numeric" and target.scale is None:
+    if target.name == "numeric":
+        return numeric_from_sql(col, source)
+    if target.is_list and target.inner[0].name == "numeric":
+        element = f"__n{depth}"
         if pa.types.is_string(source) or pa.types.is_large_string(source):
-            return f"pg_numeric_in({col})"
-        if pa.types.is_floating(source):
-            return f"pg_float_to_numeric({col})"
+            col, source = f"CAST(pg_array_brackets({col}) AS VARCHAR[])", pa.list_(pa.string())
+        if pa.types.is_list(source) or pa.types.is_large_list(source):
+            return f"list_transform({col}, lambda {element}: {numeric_from_sql(element, source.value_type)})"
     if target.is_list and (pa.types.is_string(source) or pa.types.is_large_string(source)):
         return f"CAST(pg_array_brackets({col}) AS {target.duckdb()})"  # PostgreSQL's `{1, 2}`
     if target.name == "timestamp with time zone" and (pa.types.is_string(source) or pa.types.is_large_string(source)):
@@ -66,6 +70,26 @@ def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
     if target.name == "jsonb" and (pa.types.is_string(source) or pa.types.is_large_string(source)):
         return f"CAST(pg_jsonb_in({col}) AS JSON)"  # checked, keys in jsonb's order
     return f"CAST({col} AS {target.duckdb()})"
+
+
+def numeric_from_sql(col: str, source: pa.DataType) -> str:
+    """DuckDB SQL making a numeric of a column of Arrow type `source` (rw_cli.sql.numeric_sql
+    does it for typed SQL; here the type is Arrow's)."""
+    if is_numeric_arrow(source):
+        return col
+    if pa.types.is_string(source) or pa.types.is_large_string(source):
+        return f"rw_num_in({col})"
+    if pa.types.is_integer(source) and source.bit_width <= 32 or pa.types.is_signed_integer(source):
+        return f"rw_num_from_int({col})"
+    if pa.types.is_float32(source):
+        return f"rw_num_from_f32({col})"
+    if pa.types.is_floating(source):
+        return f"rw_num_from_f64({col})"
+    if pa.types.is_decimal(source) or pa.types.is_integer(source):
+        return f"rw_num_in(CAST({col} AS VARCHAR))"
+    if pa.types.is_null(source):
+        return f"CAST(NULL AS {NUMERIC_DUCKDB})"
+    return f"CAST({col} AS {NUMERIC_DUCKDB})"  # DuckDB's error names the types
 
 
 def _has_struct(t: pa.DataType) -> bool:

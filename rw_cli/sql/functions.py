@@ -12,7 +12,6 @@ from sqlglot import exp
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.pg_array import pg_array_brackets
-from rw_cli.common.types import NUMERIC_NAN, NUMERIC_PRECISION, NUMERIC_SCALE
 from rw_cli.errors import BindError
 from rw_cli.sql import approx_percentile
 from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
@@ -20,6 +19,7 @@ from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
 from rw_cli.sql.decorrelate import EMPTY_ARRAY_OK
 from rw_cli.sql.jsonb import rewrite_jsonb
+from rw_cli.sql import numeric_sql
 
 # -- rewrites -----------------------------------------------------------------------------------
 
@@ -169,34 +169,6 @@ def _interval_constant(text: str) -> exp.Expression:
     return exp.Paren(this=exp.Add(this=exp.Add(this=parts[0], expression=parts[1]), expression=parts[2]))
 
 
-def _values_decimals(node: exp.Values) -> None:
-    """DuckDB unifies a VALUES column of decimal literals to a narrow scale (1e20 and 1e-7 ->
-    DECIMAL(_, 3)); give every decimal literal of a column one type that holds them all."""
-    rows = [r.expressions for r in node.expressions if isinstance(r, exp.Tuple)]
-    if not rows or len({len(r) for r in rows}) != 1:
-        return
-    for j in range(len(rows[0])):
-        lits = []
-        for r in rows:
-            e = r[j]
-            lit = e.this if isinstance(e, exp.Neg) else e
-            if isinstance(lit, exp.Literal) and not lit.is_string:
-                lits.append((e, lit))
-        if not any("." in lit.this for _, lit in lits):
-            continue
-        ints = max(len(lit.this.split(".")[0].lstrip("0") or "0") for _, lit in lits)
-        scale = max(len(lit.this.split(".")[1]) if "." in lit.this else 0 for _, lit in lits)
-        scale = min(scale, 38 - min(ints, 38))
-        typ = exp.DataType.build(f"DECIMAL({min(38, ints + scale)}, {scale})")
-        for e, _ in lits:
-            e.replace(exp.Cast(this=e.copy(), to=typ.copy()))
-        for r in rows:  # a quoted literal takes the column's type, as in PostgreSQL ('nan')
-            if _is_text_literal(r[j]):
-                special = r[j].this.strip().lower() in _NUMERIC_SPECIAL_TEXT
-                r[j].replace(_fn("pg_numeric_in", r[j].copy()) if special else
-                             exp.Cast(this=r[j].copy(), to=typ.copy()))
-
-
 def _values_timestamptz(node: exp.Values) -> None:
     """A VALUES column with a timestamptz cell reads its quoted literals as timestamptz (DuckDB's
     implicit cast): each written with its UTC offset after a space is cast as PostgreSQL reads it."""
@@ -212,47 +184,6 @@ def _values_timestamptz(node: exp.Values) -> None:
                                  or r[j].copy())
 
 
-_NUMERIC_SPECIAL_TEXT = {"nan", "inf", "infinity", "+inf", "+infinity", "-inf", "-infinity"}
-
-
-_PLAIN_DECIMAL = re.compile(r"\s*[+-]?(\d*)(?:\.(\d*))?\s*")
-
-
-def _literal_scale(text: str) -> int | None:
-    """The scale a constant is written with (`1.50`: 2), None where it is not a plain
-    decimal that numeric holds."""
-    m = _PLAIN_DECIMAL.fullmatch(text)
-    if m is None or not (m.group(1) or m.group(2)):
-        return None
-    ints, frac = len(m.group(1).lstrip("0")), len(m.group(2) or "")
-    return frac if ints + frac <= NUMERIC_PRECISION else None
-
-
-def _numeric_cast(node: exp.Cast) -> exp.Expression | None:
-    """Casts that make or read numeric's NaN and infinities (see rw_cli.common.types): from
-    text and floats into unconstrained numeric, and from it into floats."""
-    to, src = node.to, _type(node.this)
-    if to.this == T.DECIMAL and _decimal_scale(node) == NUMERIC_SCALE:
-        if _is_text_literal(node.this) and node.this.this.strip().lower() in _NUMERIC_SPECIAL_TEXT:
-            return _fn("pg_numeric_in", node.this)
-        if isinstance(node.this, exp.Literal):
-            scale = _literal_scale(node.this.this)
-            if scale is None or scale == NUMERIC_SCALE:
-                return None
-            # a constant keeps the scale it is written with ('1.50'::numeric prints 1.50)
-            return exp.Cast(this=node.this, to=exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {scale})"))
-        if src in _TEXT:
-            return _fn("pg_numeric_in", node.this)
-        if src in (T.DOUBLE, T.FLOAT):
-            return _fn("pg_float_to_numeric", node.this)
-    if to.this in _TEXT and src == T.DECIMAL and _decimal_scale(node.this) == NUMERIC_SCALE:
-        return _fn("pg_numeric_out", node.this)  # (a known scale keeps DuckDB's text: 1.50)
-    if to.this in (T.DOUBLE, T.FLOAT) and src == T.DECIMAL and _decimal_scale(node.this) == NUMERIC_SCALE:
-        out = _fn("pg_numeric_to_float8", node.this)
-        return out if to.this == T.DOUBLE else exp.Cast(this=out, to=to.copy())
-    return None
-
-
 _PG_NUMBER_NAMES = {T.TINYINT: "smallint", T.SMALLINT: "smallint", T.INT: "integer", T.BIGINT: "bigint",
                     T.DECIMAL: "numeric", T.FLOAT: "real", T.DOUBLE: "double precision"}
 
@@ -262,68 +193,6 @@ def _no_float_modulo(node: exp.Mod) -> None:
     lt, rt = _type(node.this), _type(node.expression)
     if {lt, rt} & {T.FLOAT, T.DOUBLE} and lt in _PG_NUMBER_NAMES and rt in _PG_NUMBER_NAMES:
         raise BindError(f"operator does not exist: {_PG_NUMBER_NAMES[lt]} % {_PG_NUMBER_NAMES[rt]}")
-
-
-def _numeric_operands(node: exp.Expression) -> bool:
-    """numeric op numeric, or numeric op integer (PostgreSQL computes it in numeric)."""
-    types = {_type(node.this), _type(node.expression)}
-    return T.DECIMAL in types and types <= _INTS | {T.DECIMAL}
-
-
-_EXACT_NUMERIC_FNS = {"pg_numeric_mul", "pg_numeric_div", "pg_numeric_quot"}
-
-
-def _decimal_scale(node: exp.Expression) -> int:
-    """The scale DuckDB gives a numeric (or integer) expression: DuckDB adds the scales of a
-    product, so a product whose scale would pass the stored one is computed by
-    pg_numeric_mul instead (see rw_cli.common.numeric_arith)."""
-    while isinstance(node, (exp.Paren, exp.Neg)):
-        node = node.this
-    if isinstance(node, exp.Literal) and not node.is_string:
-        text = node.this
-        return NUMERIC_SCALE if "e" in text.lower() else len(text.split(".")[1]) if "." in text else 0
-    if _type(node) in _INTS:
-        return 0
-    if isinstance(node, exp.Mul):
-        return min(38, _decimal_scale(node.this) + _decimal_scale(node.expression))
-    if isinstance(node, (exp.Add, exp.Sub)):
-        return max(_decimal_scale(node.this), _decimal_scale(node.expression))
-    if isinstance(node, exp.Anonymous) and node.name.lower() in _EXACT_NUMERIC_FNS:
-        return NUMERIC_SCALE
-    t = node.to if isinstance(node, exp.Cast) else getattr(node, "type", None)
-    if t is not None and t.this == T.DECIMAL and len(t.expressions) == 2:
-        try:
-            return int(t.expressions[1].name)
-        except ValueError:
-            return NUMERIC_SCALE
-    return NUMERIC_SCALE
-
-
-def _exact_avg(node: exp.Expression) -> exp.Expression | None:
-    """avg of integers or numerics is numeric, exact (DuckDB's is a double): the sum divided
-    by the count, as the stream's avg computes it; `node` is the avg or the outermost
-    FILTER / OVER around it, which both the sum and the count keep."""
-    avg = node
-    while isinstance(avg, (exp.Window, exp.Filter)):
-        avg = avg.this
-    if not isinstance(avg, exp.Avg):
-        return None
-    arg = avg.this
-    value = arg.expressions[0] if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1 else arg
-    if _type(value) not in _INTS | {T.DECIMAL}:
-        return None
-
-    def around(agg: exp.Expression) -> exp.Expression:
-        if node is avg:
-            return agg
-        out = node.copy()
-        inner = out
-        while isinstance(inner.this, (exp.Window, exp.Filter)):
-            inner = inner.this
-        inner.set("this", agg)
-        return out
-
-    return _fn("pg_numeric_quot", around(exp.Sum(this=arg.copy())), around(exp.Count(this=arg.copy())))
 
 
 # What the session functions answer: RisingWave's defaults (database `dev`, user `root`,
@@ -632,7 +501,7 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
     if k == T.FLOAT:
         return _fn("pg_float4_out", x)
     if k == T.DECIMAL:
-        return _fn("pg_numeric_out", x)
+        return numeric_sql.call("rw_num_out", x, t="VARCHAR")
     if k in _TEXT:
         return x
     return exp.Cast(this=x, to=exp.DataType.build("VARCHAR"))
@@ -1006,7 +875,8 @@ def _type_null_argument(node: exp.Expression) -> None:
     numeric = isinstance(node, exp.Round) and node.args.get("decimals") is not None
     for key in ("this", "expression"):
         if isinstance(node.args.get(key), exp.Null):
-            node.set(key, exp.Cast(this=exp.Null(), to=exp.DataType.build("DECIMAL" if numeric else "DOUBLE")))
+            node.set(key, numeric_sql.to_numeric(exp.Null()) if numeric else
+                     exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")))
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -1076,6 +946,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     check_array_cast(node)
     _type_null_argument(node)
+    lowered = numeric_sql.lower(node)
+    if lowered is not None:
+        return lowered
     for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
                     _int256_op, _make_interval, _unnest_nested, _negative_bound):
         out = rewrite(node)
@@ -1166,7 +1039,6 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Literal) and not node.is_string and ("e" in node.this or "E" in node.this):
         return _numeric_literal(node)
     if isinstance(node, exp.Values):
-        _values_decimals(node)
         _values_timestamptz(node)
         return None
     if isinstance(node, exp.Select):
@@ -1258,27 +1130,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             return _fn(name, node.this, exp.Cast(this=node.expression, to=exp.DataType.build("DOUBLE")))
         if rt == T.INTERVAL and lt in _NUMBERS and isinstance(node, exp.Mul):
             return _fn("pg_interval_mul", node.expression, exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
-    if isinstance(node, (exp.Avg, exp.Window, exp.Filter)) and not isinstance(node.parent, (exp.Window, exp.Filter)):
-        return _exact_avg(node)
-    if isinstance(node, exp.Cast):
-        special = _numeric_cast(node)
-        if special is not None:
-            return special
-    if isinstance(node, (exp.Round, exp.Floor, exp.Ceil, exp.Trunc)) and _type(node.this) == T.DECIMAL \
-            and node.args.get("decimals") is None and _decimal_scale(node.this) == NUMERIC_SCALE \
-            and not node.meta.get("special"):
-        inner = node.copy()  # NaN and the infinities round to themselves
-        inner.meta["special"] = True
-        return exp.Case(ifs=[exp.If(this=_fn("pg_numeric_is_special", node.this.copy()), true=node.this.copy())],
-                        default=exp.Cast(this=inner, to=exp.DataType.build(
-                            f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")))
     if isinstance(node, exp.Sign) and not node.meta.get("typed"):
         return _sign(node)
-    if isinstance(node, (exp.Mul, exp.Div)) and _numeric_operands(node):
-        if isinstance(node, exp.Div):
-            return _fn("pg_numeric_div", node.this, node.expression)
-        if _decimal_scale(node.this) + _decimal_scale(node.expression) > NUMERIC_SCALE:
-            return _fn("pg_numeric_mul", node.this, node.expression)
     if isinstance(node, exp.Div):
         lt, rt = _type(node.this), _type(node.expression)
         if not (lt in _INTS and rt in _INTS):
@@ -1312,10 +1165,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _fn("lower", _fn("hex", exp.Cast(this=arg, to=exp.DataType.build("BIGINT"))))
     if isinstance(node, exp.Extract):
         part = node.this.name.lower() if node.this is not None else ""
-        if part in ("second", "seconds"):
+        if part in ("second", "seconds"):  # numeric, to the microsecond (scale 6), as RisingWave's
             micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
-            return exp.Div(this=exp.Cast(this=micros, to=exp.DataType.build("DECIMAL(18, 6)")),
-                           expression=exp.Literal.number(1000000))
+            return numeric_sql.call("rw_num_scaled", micros, exp.Literal.number(6))
         if part in ("nanosecond", "nanoseconds"):
             # seconds and their fraction in nanoseconds (DuckDB's own goes through TIMESTAMP_NS,
             # whose range stops at years 1677..2262)
@@ -1416,15 +1268,10 @@ def _row_id_time(node: exp.Expression) -> exp.Expression:
 
 
 def _sign(node: exp.Sign) -> exp.Expression:
-    """sign(x) has x's type, numeric or double precision (an integer is a double, as
-    PostgreSQL resolves it); DuckDB's is a tinyint. sign(NaN) of a numeric is NaN."""
+    """sign(x) has x's type, double precision here (an integer is a double, as PostgreSQL
+    resolves it; a numeric's is rw_cli.sql.numeric_sql's); DuckDB's is a tinyint."""
     inner = node.copy()
     inner.meta["typed"] = True
-    if _type(node.this) == T.DECIMAL:
-        numeric = exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")
-        nan = exp.Cast(this=exp.Literal.string(NUMERIC_NAN), to=numeric.copy())
-        return exp.Case(ifs=[exp.If(this=exp.EQ(this=node.this.copy(), expression=nan), true=node.this.copy())],
-                        default=exp.Cast(this=inner, to=numeric))
     return exp.Cast(this=inner, to=exp.DataType.build("DOUBLE"))
 
 
@@ -1651,18 +1498,11 @@ def _check_known(node: exp.Anonymous, known: bool = True) -> None:
 
 
 def _scale_function(name: str, arg: exp.Expression) -> exp.Expression:
-    """scale, min_scale and trim_scale of a numeric. An unconstrained numeric keeps no
-    trailing zeros (rw_cli.common.types), so its scale is its min_scale; an expression of a
-    known scale (a literal, round(x, 2)) has that scale."""
-    if _type(arg) in _INTS:
-        arg = exp.Cast(this=arg, to=exp.DataType.build("DECIMAL(38, 0)"))
+    """scale, min_scale and trim_scale of a numeric (an integer is one of scale 0)."""
+    arg = numeric_sql.to_numeric(arg) or arg
     if name == "trim_scale":
-        return exp.Cast(this=arg, to=exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})"))
-    known = _decimal_scale(arg)
-    if name == "scale" and known != NUMERIC_SCALE:
-        return exp.Case(ifs=[exp.If(this=exp.Is(this=arg.copy(), expression=exp.Null()), true=exp.Null())],
-                        default=exp.Cast(this=exp.Literal.number(known), to=exp.DataType.build("INT")))
-    return exp.Cast(this=_fn("pg_min_scale", arg), to=exp.DataType.build("INT"))
+        return numeric_sql.call("rw_num_trim_scale", arg)
+    return numeric_sql.call(f"rw_num_{name}", arg, t="INT")
 
 
 def _text_of(arg: exp.Expression) -> exp.Expression:
@@ -1670,8 +1510,8 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
     t = _type(arg)
     if t == T.BOOLEAN or isinstance(arg, exp.Boolean):
         return _fn("pg_bool_out", arg)
-    if t == T.DECIMAL and not isinstance(arg, exp.Literal):
-        return _fn("pg_numeric_out", arg)
+    if t == T.DECIMAL:
+        return numeric_sql.call("rw_num_out", arg, t="VARCHAR")
     if t == T.DOUBLE:
         return _fn("pg_float8_out", arg)
     if t == T.FLOAT:

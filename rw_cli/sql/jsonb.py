@@ -205,9 +205,7 @@ def _value(arg: exp.Expression) -> exp.Expression:
     if t in _BYTES:
         return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", arg)))
     if t == T.DECIMAL:
-        return exp.Case(ifs=[exp.If(this=_fn("pg_numeric_is_special", arg.copy()),
-                                    true=_fn("to_json", _fn("pg_numeric_out", arg.copy())))],
-                        default=_fn("to_json", exp.Cast(this=arg, to=exp.DataType.build("DOUBLE"))))
+        return _fn("json", _fn("rw_num_jsonb", arg))
     if t == T.FLOAT:
         return exp.Cast(this=arg, to=exp.DataType.build("DOUBLE"))
     if t == T.INT256:  # a string: JSON numbers stop short of 256 bits

@@ -12,16 +12,17 @@ from sqlglot import exp
 _MAY_FAIL = (exp.Div, exp.IntDiv, exp.Mod, exp.Cast, exp.Add, exp.Sub, exp.Mul)
 
 
-# our functions that may fail on a row's values (numeric overflow)
-_MAY_FAIL_FUNCTIONS = frozenset({"pg_numeric_mul"})
+# our functions that may fail on a row's values and have no NULL-returning form
+_MAY_FAIL_FUNCTIONS: frozenset[str] = frozenset()
 
 
 def _non_strict_forms() -> dict[str, str]:
     """Our macros raising PostgreSQL's errors (they call DuckDB's error(), which DuckDB counts
     as volatile, so no TRY may enclose them) -> their NULL-returning forms."""
     from rw_cli.engine.duck_functions import RAISING_MACROS, non_strict_name
+    from rw_cli.engine.numeric_udfs import RAISING
 
-    return {name: non_strict_name(name) for name in RAISING_MACROS}
+    return {name: non_strict_name(name) for name in RAISING_MACROS | RAISING}
 
 
 _NON_STRICT_FORMS = _non_strict_forms()

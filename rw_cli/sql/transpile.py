@@ -10,9 +10,10 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.schema import MappingSchema
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
-from rw_cli.common.types import NUMERIC_PRECISION, NUMERIC_SCALE, DataType
+from rw_cli.common.types import DataType
 from rw_cli.sql.dialect import RwDialect
 from rw_cli.sql.non_strict import non_strict
+from rw_cli.sql import numeric_sql
 from rw_cli.sql.walk import nodes
 
 _INTEGER_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
@@ -42,7 +43,9 @@ _METADATA = {**RwDialect.EXPRESSION_METADATA, exp.Literal: {"annotator": _annota
 def sqlglot_type(t: DataType) -> str:
     """A type name sqlglot's schema understands."""
     if t.name == "numeric":
-        return f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE if t.scale is None else t.scale})"
+        return "DECIMAL"  # (DuckDB's is a struct: rw_cli.sql.numeric_sql lowers what sqlglot types DECIMAL)
+    if t.is_list and t.inner[0].name == "numeric":
+        return "DECIMAL[]"
     return t.duckdb()
 
 
@@ -104,7 +107,7 @@ def _to_duckdb(tree: exp.Expression, schema: dict | None, copy: bool = True) -> 
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
         _type_series_columns(tree)
-    return _transform_post(tree, _fix)
+    return numeric_sql.finish(_transform_post(tree, _fix))
 
 
 def _type_values_literals(tree: exp.Expression) -> None:
@@ -200,15 +203,13 @@ def _is_int(node: exp.Expression) -> bool:
 
 
 def _pg_agg_type(agg: exp.Expression) -> str | None:
-    """PostgreSQL's result type where DuckDB's differs: sum(int) is bigint (DuckDB: int128),
-    avg of an integer or numeric is numeric (DuckDB: double)."""
+    """PostgreSQL's result type where DuckDB's differs: sum(int) is bigint (DuckDB: int128);
+    sums and averages into numeric are rw_cli.sql.numeric_sql's."""
     t = getattr(agg.this, "type", None)
     if t is None:
         return None
     if isinstance(agg, exp.Sum) and t.this in _SMALL_INTS:
         return "BIGINT"
-    if isinstance(agg, exp.Avg) and (t.this in _INTEGER_TYPES or t.this == exp.DataType.Type.DECIMAL):
-        return f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})"
     return None
 
 
@@ -231,8 +232,6 @@ def _fix(node: exp.Expression) -> exp.Expression:
         return exp.false()
     if isinstance(node, exp.Div) and _is_int(node.this) and _is_int(node.expression):
         return exp.IntDiv(this=node.this, expression=node.expression)
-    if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and not node.expressions:
-        return exp.DataType.build(f"DECIMAL({NUMERIC_PRECISION}, {NUMERIC_SCALE})")
     if isinstance(node, (exp.Window, exp.Filter)) and isinstance(node.this, (exp.Sum, exp.Avg)) \
             and not isinstance(node.parent, (exp.Cast, exp.Window)):
         target = _pg_agg_type(node.this)

@@ -1,0 +1,229 @@
+"""numeric's operations as DuckDB UDFs over Arrow chunks (rw_cli.common.numeric holds the
+representation, rw_cli.common.rust_decimal the arithmetic).
+
+Each operation that can fail (overflow, division by zero, bad text) also has a NULL-returning
+form, `<name>_or_null`, that a materialized view's expressions call: RisingWave's streaming
+gives NULL for a row an expression fails on instead of stopping.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from rw_cli.common import numeric as N
+from rw_cli.common import rust_decimal as rd
+
+NUM = N.NUMERIC_DUCKDB
+PARTS = "STRUCT(i DECIMAL(38,0), f DECIMAL(38,0), s TINYINT)"  # a numeric with its scale as a number
+
+
+def _values(arr: pa.Array) -> list:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if N.is_numeric_arrow(arr.type):
+        return N.unpack(arr)
+    return arr.to_pylist()
+
+
+def _apply(fn: Callable, args: tuple[pa.Array, ...], strict: bool) -> list:
+    cols = [_values(a) for a in args]
+    out = []
+    for row in zip(*cols):
+        if any(v is None for v in row):
+            out.append(None)
+            continue
+        try:
+            out.append(fn(*row))
+        except rd.NumericError:
+            if strict:
+                raise
+            out.append(None)
+    return out
+
+
+def _arity(body: Callable[..., pa.Array], n: int) -> Callable:
+    """`body` as a function of exactly n arguments (DuckDB counts a UDF's parameters)."""
+    return [lambda a: body(a), lambda a, b: body(a, b), lambda a, b, c: body(a, b, c),
+            lambda a, b, c, d: body(a, b, c, d), lambda a, b, c, d, e: body(a, b, c, d, e),
+            lambda a, b, c, d, e, f: body(a, b, c, d, e, f)][n - 1]
+
+
+def _to_numeric(fn: Callable, n: int, strict: bool = True) -> Callable:
+    """A UDF giving numerics: `fn` maps argument values (rust_decimal values for numerics,
+    Python values otherwise) to a rust_decimal value."""
+    return _arity(lambda *args: N.pack(_apply(fn, args, strict)), n)
+
+
+def _to_arrow(fn: Callable, out_type: pa.DataType, n: int, strict: bool = True) -> Callable:
+    """A UDF giving another type (`fn` returns a Python value of it)."""
+    return _arity(lambda *args: pa.array(_apply(fn, args, strict), out_type), n)
+
+
+def _scale_of(arr: pa.Array) -> pa.Array:
+    """Each value's display scale, read off its NaN (the specials' is 0): for max() over a
+    group, which SQL cannot read."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    s = N.known_scales(arr)
+    mask = None if arr.null_count == 0 else np.asarray(arr.is_null().to_numpy(zero_copy_only=False))
+    return pa.array(s, pa.int8(), mask=mask)
+
+
+def _from_ints(arr: pa.Array) -> pa.Array:
+    return N.from_ints(arr)
+
+
+def _sum_parts(int_sum, frac_sum, scale, top, bottom):
+    """A group's sum from DuckDB's sums of n_int and n_frac, its largest scale and its least
+    and greatest n_int (which tell NaN and the infinities)."""
+    if top == N.NAN_INT or (top == N.POS_INF_INT and bottom == N.NEG_INF_INT):
+        return rd.NAN
+    if top == N.POS_INF_INT:
+        return rd.POS_INF
+    if bottom == N.NEG_INF_INT:
+        return rd.NEG_INF
+    whole = int(int_sum) * N.FRAC_ONE + int(frac_sum)  # the sum * 10^28, exactly
+    s = int(scale)
+    return fit(whole // 10 ** (N.FRAC_DIGITS - s), s)
+
+
+def fit(m: int, s: int):
+    """The exact m * 10^-s as rust_decimal holds it: fewer fraction digits (rounded half to
+    even, as its additions round) while the mantissa needs more than 96 bits; out of range
+    when even scale 0 cannot hold it."""
+    while abs(m) > rd.MAX_MANTISSA and s > 0:
+        q, r = divmod(abs(m), 10)
+        if r > 5 or (r == 5 and q % 2):
+            q += 1
+        m, s = (q if m > 0 else -q), s - 1
+    if abs(m) > rd.MAX_MANTISSA:
+        raise rd.NumericError("Numeric out of range")
+    return m, s
+
+
+def _avg_parts(int_sum, frac_sum, scale, top, bottom, count):
+    total = _sum_parts(int_sum, frac_sum, scale, top, bottom)
+    return rd.div(total, rd.from_int(int(count)))
+
+
+def _sum_list(values: list):
+    """sum(DISTINCT x): the distinct values added in turn, as RisingWave's sum adds."""
+    total = None
+    for v in values:
+        if v is not None:
+            total = v if total is None else rd.add(total, v)
+    return total
+
+
+def _avg_list(values: list):
+    present = [v for v in values if v is not None]
+    return rd.div(_sum_list(present), rd.from_int(len(present))) if present else None
+
+
+def _list_udf(fn: Callable, strict: bool = True) -> Callable:
+    """A UDF over lists of numerics (NULL where `fn` gives None)."""
+    def udf(lists: pa.Array) -> pa.Array:
+        if isinstance(lists, pa.ChunkedArray):
+            lists = lists.combine_chunks()
+        flat = N.unpack(lists.flatten())
+        offsets = lists.offsets.to_pylist()
+        start = lists.offsets[0].as_py() if len(lists) else 0
+        out = []
+        for i in range(len(lists)):
+            if not lists[i].is_valid:
+                out.append(None)
+                continue
+            try:
+                out.append(fn(flat[offsets[i] - start:offsets[i + 1] - start]))
+            except rd.NumericError:
+                if strict:
+                    raise
+                out.append(None)
+        return N.pack(out)
+    return udf
+
+
+def _jsonb(v) -> str:
+    """A numeric as RisingWave's jsonb holds it: a double, NaN and the infinities as strings."""
+    if isinstance(v, str):
+        return json.dumps(v)
+    return json.dumps(rd.to_f64(v))
+
+
+def _avg_int(total, count):
+    return rd.div(rd.from_int(int(total)), rd.from_int(int(count)))
+
+
+_SUM_PARAMS = ["DECIMAL(38,0)", "DECIMAL(38,0)", "TINYINT", "DECIMAL(38,0)", "DECIMAL(38,0)"]
+
+# name -> (value function, parameter types, whether it can fail); the result is numeric
+_TO_NUMERIC: dict[str, tuple[Callable, list[str], bool]] = {
+    "rw_num_const": (rd.parse, ["VARCHAR"], True),
+    "rw_num_in": (rd.parse, ["VARCHAR"], True),
+    "rw_num_from_hugeint": (lambda i: rd.from_int(int(i)), ["HUGEINT"], True),
+    "rw_num_from_f64": (rd.from_f64, ["DOUBLE"], True),
+    "rw_num_from_f32": (rd.from_f32, ["FLOAT"], True),
+    "rw_num_add": (rd.add, [NUM, NUM], True),
+    "rw_num_sub": (rd.sub, [NUM, NUM], True),
+    "rw_num_mul": (rd.mul, [NUM, NUM], True),
+    "rw_num_div": (rd.div, [NUM, NUM], True),
+    "rw_num_mod": (rd.rem, [NUM, NUM], True),
+    "rw_num_neg": (rd.neg, [NUM], False),
+    "rw_num_abs": (rd.abs_, [NUM], False),
+    "rw_num_sign": (rd.sign, [NUM], False),
+    "rw_num_round": (rd.round_, [NUM], True),
+    "rw_num_round_dp": (rd.round_dp, [NUM, "INTEGER"], True),
+    "rw_num_trunc": (rd.trunc, [NUM], False),
+    "rw_num_trunc_dp": (rd.trunc_dp, [NUM, "INTEGER"], False),
+    "rw_num_floor": (rd.floor, [NUM], True),
+    "rw_num_ceil": (rd.ceil, [NUM], True),
+    "rw_num_trim_scale": (rd.trim_scale, [NUM], False),
+    "rw_num_sum_parts": (_sum_parts, _SUM_PARAMS, True),
+    "rw_num_avg_parts": (_avg_parts, _SUM_PARAMS + ["BIGINT"], True),
+    "rw_num_avg_int": (_avg_int, ["HUGEINT", "BIGINT"], True),
+    "rw_num_scaled": (lambda m, s: fit(int(m), int(s)), ["HUGEINT", "INTEGER"], True),
+}
+
+# name -> (value function, parameter types, result type, whether it can fail)
+_FROM_NUMERIC: dict[str, tuple[Callable, list[str], str, pa.DataType, bool]] = {
+    "rw_num_out": (rd.to_text, [NUM], "VARCHAR", pa.string(), False),
+    "rw_num_to_f64": (rd.to_f64, [NUM], "DOUBLE", pa.float64(), False),
+    "rw_num_to_f32": (rd.to_f32, [NUM], "FLOAT", pa.float32(), False),
+    "rw_num_to_int2": (lambda v: rd.to_int(v, 16), [NUM], "SMALLINT", pa.int16(), True),
+    "rw_num_to_int4": (lambda v: rd.to_int(v, 32), [NUM], "INTEGER", pa.int32(), True),
+    "rw_num_to_int8": (lambda v: rd.to_int(v, 64), [NUM], "BIGINT", pa.int64(), True),
+    "rw_num_scale": (rd.scale, [NUM], "INTEGER", pa.int32(), False),
+    "rw_num_min_scale": (rd.min_scale, [NUM], "INTEGER", pa.int32(), False),
+    "rw_num_jsonb": (_jsonb, [NUM], "VARCHAR", pa.string(), False),
+}
+
+
+def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
+    out: dict[str, tuple[Callable, list[str], str]] = {
+        "rw_num_from_int": (_from_ints, ["BIGINT"], NUM),
+        "rw_num_scale_of": (_scale_of, [NUM], "TINYINT"),
+        "rw_num_from_parts": (N.from_parts, [PARTS], NUM),
+        "rw_num_sum_list": (_list_udf(_sum_list), [NUM + "[]"], NUM),
+        "rw_num_sum_list_or_null": (_list_udf(_sum_list, strict=False), [NUM + "[]"], NUM),
+        "rw_num_avg_list": (_list_udf(_avg_list), [NUM + "[]"], NUM),
+        "rw_num_avg_list_or_null": (_list_udf(_avg_list, strict=False), [NUM + "[]"], NUM),
+    }
+    for name, (fn, params, fails) in _TO_NUMERIC.items():
+        out[name] = (_to_numeric(fn, len(params)), params, NUM)
+        if fails:
+            out[name + "_or_null"] = (_to_numeric(fn, len(params), strict=False), params, NUM)
+    for name, (fn, params, ret, arrow_type, fails) in _FROM_NUMERIC.items():
+        out[name] = (_to_arrow(fn, arrow_type, len(params)), params, ret)
+        if fails:
+            out[name + "_or_null"] = (_to_arrow(fn, arrow_type, len(params), strict=False), params, ret)
+    return out
+
+
+# name -> (function over Arrow arrays, DuckDB parameter types, DuckDB result type)
+UDFS = _udfs()
+
+# the numeric UDFs that raise an error on some values; each has its `_or_null` form
+RAISING = frozenset(name for name in UDFS if name + "_or_null" in UDFS)
