@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 
 
@@ -35,7 +36,12 @@ class Result:
         return self.table.num_rows if self.table is not None else 0
 
     def arrow(self) -> pa.Table:
-        return self.table if self.table is not None else pa.table({})
+        """The rows as Arrow; numerics as Arrow decimals (rw_cli.common.numeric.plain)."""
+        if self.table is None:
+            return pa.table({})
+        if not any(numeric.is_numeric_arrow(t) for t in self.table.schema.types):
+            return self.table
+        return pa.table([numeric.plain(c) for c in self.table.columns], names=self.table.column_names)
 
     def df(self):
         """The rows as a pandas DataFrame."""
@@ -54,7 +60,7 @@ class Result:
     def fetchall(self) -> list[tuple]:
         if self.table is None:
             return []
-        cols = [c.to_pylist() for c in self.table.columns]
+        cols = [numeric.python_values(c) for c in self.table.columns]
         return list(zip(*cols)) if cols else []
 
     def text_rows(self) -> list[list[str | None]]:

@@ -243,6 +243,38 @@ def from_decimals(arr: pa.Array) -> pa.StructArray:
     return pack(out)
 
 
+def coerce(arr: pa.Array) -> pa.StructArray:
+    """Any Arrow array of numbers (or text, or nulls) as numerics: integers and decimals keep
+    their digits, floats convert as RisingWave casts them, text is parsed."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if is_numeric_arrow(t):
+        return arr
+    if pa.types.is_null(t):
+        return pack([None] * len(arr))
+    if pa.types.is_integer(t) and not pa.types.is_uint64(t):
+        return from_ints(arr)
+    if pa.types.is_decimal(t):
+        if t.scale == 0 and t.bit_width == 128:
+            return from_int128(arr)
+        return from_decimals(arr)
+    if pa.types.is_floating(t):
+        conv = rd.from_f32 if pa.types.is_float32(t) else rd.from_f64
+        return pack([None if v is None else conv(v) for v in arr.to_pylist()])
+    return pack([None if v is None else from_python(v) for v in arr.to_pylist()])
+
+
+def equal(a: pa.Array, b: pa.Array) -> pa.Array:
+    """Whether two numerics are equal, as SQL compares them (1.5 = 1.50; NULL where either is)."""
+    if isinstance(a, pa.ChunkedArray):
+        a = a.combine_chunks()
+    if isinstance(b, pa.ChunkedArray):
+        b = b.combine_chunks()
+    same = pc.and_(pc.equal(a.field("n_int"), b.field("n_int")), pc.equal(a.field("n_frac"), b.field("n_frac")))
+    return pc.if_else(pc.or_(a.is_null(), b.is_null()), pa.scalar(None, pa.bool_()), same)
+
+
 def from_python(d: decimal.Decimal | int | float | str, min_scale: int = 0):
     """A Python number (a Decimal keeps its exponent as its scale) as a rust_decimal value."""
     if isinstance(d, bool):
@@ -286,3 +318,52 @@ def to_decimals(arr: pa.Array) -> pa.Array:
     precision = max(1, digits) + scale
     t = pa.decimal128(38, scale) if precision <= 38 else pa.decimal256(76, scale)
     return pa.array([None if v is None else to_python(v) for v in vals], t)
+
+
+def _has_numeric(t: pa.DataType) -> bool:
+    if is_numeric_arrow(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_numeric(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_has_numeric(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _has_numeric(t.item_type)
+    return False
+
+
+def python_values(arr: pa.Array | pa.ChunkedArray) -> list:
+    """A column's values as Python objects, numerics (at any depth) as Decimals with their own
+    scale (`to_pylist` would give numerics' structs)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    t = arr.type
+    if not _has_numeric(t):
+        return arr.to_pylist()
+    if is_numeric_arrow(t):
+        return [None if v is None else to_python(v) for v in unpack(arr)]
+    if pa.types.is_struct(t):
+        fields = [python_values(arr.field(i)) for i in range(t.num_fields)]
+        names = [t.field(i).name for i in range(t.num_fields)]
+        valid = arr.is_valid().to_pylist()
+        return [dict(zip(names, vals)) if ok else None for ok, *vals in zip(valid, *fields)]
+    if pa.types.is_map(t):
+        return arr.to_pylist()  # (no map holds numerics: RisingWave's map values are not numeric here)
+    values = python_values(arr.flatten())
+    offsets = arr.offsets.to_pylist()
+    base = offsets[0] if offsets else 0
+    valid = arr.is_valid().to_pylist()
+    return [values[offsets[i] - base:offsets[i + 1] - base] if valid[i] else None for i in range(len(arr))]
+
+
+def plain(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A top-level numeric column as an Arrow decimal (what Arrow, pandas and polars read);
+    with NaN or an infinity in it, as doubles, which hold those. Other columns as they are."""
+    if not is_numeric_arrow(arr.type):
+        return arr
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    try:
+        return to_decimals(arr)
+    except rd.NumericError:
+        return pa.array([None if v is None else rd.to_f64(v) for v in unpack(arr)], pa.float64())

@@ -11,7 +11,11 @@ import numpy as np
 import pyarrow as pa
 
 from rw_cli.common.op import DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT  # re-exported: a chunk's ops
+from rw_cli.common import numeric
+from rw_cli.common.lazy_import import lazy_import
 from rw_cli.common.types import DataType
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 _OP_TEXT = {"+": INSERT, "-": DELETE, "U-": UPDATE_DELETE, "U+": UPDATE_INSERT}
 _OP_NAME = {v: k for k, v in _OP_TEXT.items()}
@@ -99,8 +103,25 @@ def concat_chunks(chunks: list[StreamChunk], schema: pa.Schema) -> StreamChunk:
 
 
 def cast_to(arr, t: pa.DataType):
-    """`arr.cast(t)`, without the call (tens of microseconds) when it already has that type."""
-    return arr if arr.type == t else arr.cast(t)
+    """`arr.cast(t)`, without the call (tens of microseconds) when it already has that type;
+    into numeric, the numbers as numerics (Arrow has no cast into its struct)."""
+    if arr.type == t:
+        return arr
+    if numeric.is_numeric_arrow(t):
+        return numeric.coerce(arr)
+    return arr.cast(t)
+
+
+def values_equal(a, b) -> np.ndarray:
+    """Per row: are the two values equal (NULL = NULL counts as equal, as IS NOT DISTINCT
+    FROM says), as bools."""
+    if numeric.is_numeric_arrow(a.type) and numeric.is_numeric_arrow(b.type):
+        eq = numeric.equal(a, b)
+    else:
+        eq = pc.equal(a, b)
+    same = pc.fill_null(eq, False).to_numpy(zero_copy_only=False)
+    both_null = a.is_null().to_numpy(zero_copy_only=False) & b.is_null().to_numpy(zero_copy_only=False)
+    return same | both_null
 
 
 def as_batch(table: pa.Table) -> pa.RecordBatch:

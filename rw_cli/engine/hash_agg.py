@@ -19,7 +19,7 @@ from rw_cli.common.types import DataType
 from rw_cli.engine.agg_call import AggCall, accumulator_type, state_types
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import (DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, cast_to, concat_chunks,
-                                 to_schema)
+                                 to_schema, values_equal)
 from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
 
@@ -219,9 +219,7 @@ class HashAggExecutor(Executor):
         old_out, new_out = self._arrow_outputs([old, new], key_cols)
         same = np.ones(len(alive), dtype=bool)
         for a, b in zip(old_out.columns, new_out.columns):
-            eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
-            both_null = (a.is_null().to_numpy(zero_copy_only=False) & b.is_null().to_numpy(zero_copy_only=False))
-            same &= eq | both_null
+            same &= values_equal(a, b)
         return self._emit((old_out, new_out, same), old_alive, alive)
 
     def _arrow_outputs(self, states: list[pa.Table], key_cols: list) -> list[pa.Table]:

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from rw_cli.common.types import DataType
 from rw_cli.common.vnode import unique_hashes
 from rw_cli.engine import arrow_expr, duck, expr
-from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk
+from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, values_equal
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 
 _SQL_KIND = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
@@ -180,7 +180,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
             left, right = (mine, rows) if side == 0 else (rows, mine)
             same = np.ones(len(probe), dtype=bool)
             for a, b in zip(*self.keys):
-                same &= pc.equal(left.column(a), right.column(b)).fill_null(False).to_numpy(zero_copy_only=False)
+                same &= values_equal(left.column(a), right.column(b)) & left.column(a).is_valid().to_numpy(
+                    zero_copy_only=False)
             if not same.all():
                 left, right = left.filter(pa.array(same)), right.filter(pa.array(same))
             joined.append(pa.Table.from_arrays(left.columns + right.columns, names=names))

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
-from rw_cli.engine.chunk import DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, to_schema
+from rw_cli.engine.chunk import DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, to_schema, values_equal
 from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
 
@@ -167,9 +167,7 @@ class MaterializeExecutor(Executor):
         if self.ttl is None:
             return np.zeros(new.num_rows, dtype=bool)
         o, w = old.column(self.ttl.ttl_column), new.column(self.ttl.ttl_column)
-        same = pc.fill_null(pc.equal(o, w), False).to_numpy(zero_copy_only=False)
-        both_null = (o.is_null().to_numpy(zero_copy_only=False) & w.is_null().to_numpy(zero_copy_only=False))
-        return ~(same | both_null)
+        return ~values_equal(o, w)
 
     def _newer_or_equal(self, old: pa.Table, new: pa.Table) -> np.ndarray:
         """Per row: are the new row's version columns, compared in order with NULL lowest,

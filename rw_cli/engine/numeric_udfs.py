@@ -163,7 +163,7 @@ _SUM_PARAMS = ["DECIMAL(38,0)", "DECIMAL(38,0)", "TINYINT", "DECIMAL(38,0)", "DE
 _TO_NUMERIC: dict[str, tuple[Callable, list[str], bool]] = {
     "rw_num_const": (rd.parse, ["VARCHAR"], True),
     "rw_num_in": (rd.parse, ["VARCHAR"], True),
-    "rw_num_from_hugeint": (lambda i: rd.from_int(int(i)), ["HUGEINT"], True),
+    "rw_num_from_hugeint": (lambda i: rd.from_int(int(i)), ["DECIMAL(38,0)"], True),
     "rw_num_from_f64": (rd.from_f64, ["DOUBLE"], True),
     "rw_num_from_f32": (rd.from_f32, ["FLOAT"], True),
     "rw_num_add": (rd.add, [NUM, NUM], True),
@@ -183,8 +183,8 @@ _TO_NUMERIC: dict[str, tuple[Callable, list[str], bool]] = {
     "rw_num_trim_scale": (rd.trim_scale, [NUM], False),
     "rw_num_sum_parts": (_sum_parts, _SUM_PARAMS, True),
     "rw_num_avg_parts": (_avg_parts, _SUM_PARAMS + ["BIGINT"], True),
-    "rw_num_avg_int": (_avg_int, ["HUGEINT", "BIGINT"], True),
-    "rw_num_scaled": (lambda m, s: fit(int(m), int(s)), ["HUGEINT", "INTEGER"], True),
+    "rw_num_avg_int": (_avg_int, ["DECIMAL(38,0)", "BIGINT"], True),
+    "rw_num_scaled": (lambda m, s: fit(int(m), int(s)), ["DECIMAL(38,0)", "INTEGER"], True),
 }
 
 # name -> (value function, parameter types, result type, whether it can fail)

@@ -53,6 +53,8 @@ def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
                 f"value := {value}))) END")
     if target.name == "numeric":
         return numeric_from_sql(col, source)
+    if is_numeric_arrow(source):
+        return numeric_to_sql(col, target)
     if target.is_list and target.inner[0].name == "numeric":
         element = f"__n{depth}"
         if pa.types.is_string(source) or pa.types.is_large_string(source):
@@ -90,6 +92,23 @@ def numeric_from_sql(col: str, source: pa.DataType) -> str:
     if pa.types.is_null(source):
         return f"CAST(NULL AS {NUMERIC_DUCKDB})"
     return f"CAST({col} AS {NUMERIC_DUCKDB})"  # DuckDB's error names the types
+
+
+_FROM_NUMERIC = {"smallint": "rw_num_to_int2", "integer": "rw_num_to_int4", "bigint": "rw_num_to_int8",
+                 "real": "rw_num_to_f32", "double precision": "rw_num_to_f64", "character varying": "rw_num_out"}
+
+
+def numeric_to_sql(col: str, target) -> str:
+    """DuckDB SQL casting a numeric column to `target` (an assignment cast: 0.25 into a double
+    column, 888.88 into an integer one)."""
+    fn = _FROM_NUMERIC.get(target.name)
+    if fn is not None:
+        return f"{fn}({col})"
+    if target.name == "jsonb":
+        return f"CAST(rw_num_jsonb({col}) AS JSON)"
+    if target.name == "rw_int256":
+        return f"CAST(rw_num_out(rw_num_round({col})) AS {target.duckdb()})"
+    return f"CAST({col} AS {target.duckdb()})"  # DuckDB's error names the types
 
 
 def _has_struct(t: pa.DataType) -> bool:

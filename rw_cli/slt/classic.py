@@ -20,6 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from rw_cli.common.numeric import python_values
 from rw_cli.common.pg_text import format_column
 from rw_cli.result import Result
 
@@ -97,10 +98,10 @@ def format_result(result: Result | None, types: str) -> list[list[str]]:
         column = table.column(i)
         if letter in ("I", "R"):
             fmt = format_integer if letter == "I" else format_real
-            columns.append(["NULL" if v is None else fmt(v) for v in column.to_pylist()])
+            columns.append(["NULL" if v is None else fmt(v) for v in python_values(column)])
         else:
             texts = format_column(column, result.types[i]) if i < len(result.types) else [
-                None if v is None else str(v) for v in column.to_pylist()]
+                None if v is None else str(v) for v in python_values(column)]
             columns.append(["NULL" if t is None else format_text(t) for t in texts])
     if not columns:
         return [[] for _ in range(table.num_rows)]

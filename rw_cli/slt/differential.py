@@ -32,6 +32,7 @@ from typing import Callable
 
 import pyarrow as pa
 
+from rw_cli.common.numeric import python_values
 from rw_cli.result import Result
 from rw_cli.slt.parser import Record
 
@@ -174,7 +175,7 @@ def _python_values(column) -> list:
     """A column's values as Python objects; dates and times past Python's years 1-9999 (which
     PostgreSQL and Arrow hold) compare by Arrow's text for them instead."""
     try:
-        return column.to_pylist()
+        return python_values(column)
     except (OverflowError, ValueError):
         if not pa.types.is_temporal(column.type):
             raise

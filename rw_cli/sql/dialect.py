@@ -202,6 +202,29 @@ def _real_op_numeric(default):
     return annotate
 
 
+def _aggregate_type(kind: str):
+    """sum and avg as PostgreSQL types them where sqlglot's differ: avg of integers or numeric
+    is numeric (sqlglot: double), sum of bigints is numeric; a subquery or CTE over one
+    inherits that type."""
+    T = exp.DataType.Type
+    ints = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+    default = RisingWave.EXPRESSION_METADATA[exp.Avg if kind == "avg" else exp.Sum]
+
+    def annotate(self, e: exp.Expression) -> exp.Expression:
+        arg = e.this.expressions[0] if isinstance(e.this, exp.Distinct) and e.this.expressions else e.this
+        t = arg.type.this if arg is not None and arg.type is not None else None
+        if kind == "avg" and (t in ints or t == T.DECIMAL) or kind == "sum" and t in (T.BIGINT, T.DECIMAL):
+            self._set_type(e, T.DECIMAL)
+        elif kind == "avg" and t == T.INTERVAL:
+            self._set_type(e, T.INTERVAL)
+        elif "annotator" in default:
+            default["annotator"](self, e)
+        else:
+            self._set_type(e, default["returns"])
+        return e
+    return annotate
+
+
 # to_char fields strftime has no code for, left in the translated format for
 # rw_cli.sql.functions to compute: TZH:TZM (`+00:00`; DuckDB's %z drops `:00`) and am/pm
 TZH_TZM_MARK = "\x01z"
@@ -262,6 +285,8 @@ class RwDialect(RisingWave):
         **{op: {**RisingWave.EXPRESSION_METADATA[op],
                 "annotator": _real_op_numeric(RisingWave.EXPRESSION_METADATA[op]["annotator"])}
            for op in (exp.Add, exp.Sub, exp.Mul, exp.Div)},
+        exp.Avg: {"annotator": _aggregate_type("avg")},
+        exp.Sum: {"annotator": _aggregate_type("sum")},
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",

@@ -30,7 +30,7 @@ _TO_INT = {T.TINYINT: "rw_num_to_int2", T.SMALLINT: "rw_num_to_int2", T.INT: "rw
            T.BIGINT: "rw_num_to_int8"}
 # aggregates DuckDB computes on numbers only: a numeric argument is a double precision
 _DOUBLE_AGGREGATES = (exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop, exp.Corr,
-                      exp.CovarPop, exp.CovarSamp, exp.PercentileCont, exp.Median, exp.ApproxQuantile)
+                      exp.CovarPop, exp.CovarSamp, exp.Median)
 _DOUBLE_MATH = (exp.Sqrt, exp.Cbrt, exp.Exp, exp.Ln, exp.Log, exp.Pow)
 
 
@@ -80,19 +80,21 @@ def to_numeric(node: exp.Expression) -> exp.Expression | None:
     """`node` (a number, text, NULL) as a numeric, as PostgreSQL coerces it; None when its
     type has no cast to numeric."""
     t = _type(node)
-    if t == T.DECIMAL:
-        return node
-    if isinstance(node, exp.Null) or t == T.NULL:
-        return _null()
     if isinstance(node, exp.Literal) and not node.is_string:
         return constant(node.this)
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
         return constant("-" + node.this.this)
+    if t == T.DECIMAL:
+        return node
+    if isinstance(node, exp.Null) or t == T.NULL:
+        return _null()
     if t in _INTS:
         return call("rw_num_from_int", node)
     if t in (T.INT128, T.UBIGINT, T.UINT128):
         return call("rw_num_from_hugeint", node)
-    if _is_text_literal(node) or t in _TEXT:
+    if _is_text_literal(node):
+        return constant(node.this)
+    if t in _TEXT:
         return call("rw_num_in", node)
     if t == T.DOUBLE:
         return call("rw_num_from_f64", node)
@@ -108,6 +110,10 @@ def to_numeric(node: exp.Expression) -> exp.Expression | None:
 def to_double(node: exp.Expression) -> exp.Expression:
     """A numeric as a double precision (a constant folded here)."""
     text = node.meta.get("numeric_text")
+    if isinstance(node, exp.Literal):
+        text = node.this
+    elif isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        text = "-" + node.this.this
     if text is not None:
         return _typed(exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("DOUBLE")), "DOUBLE")
     return call("rw_num_to_f64", node, t="DOUBLE")
@@ -152,8 +158,8 @@ def _operands_to_numeric(node: exp.Expression, keys: tuple[str, ...]) -> None:
         for item in items:
             if item is None or is_numeric(item):
                 continue
-            conv = to_numeric(item)
-            if conv is not None and conv is not item:
+            conv = to_numeric(item.copy())
+            if conv is not None:
                 item.replace(conv)
 
 
@@ -162,7 +168,7 @@ def _operands_to_double(node: exp.Expression, keys: tuple[str, ...]) -> None:
         arg = node.args.get(key)
         for item in (arg if isinstance(arg, list) else [arg]):
             if item is not None and is_numeric(item):
-                item.replace(to_double(item))
+                item.replace(to_double(item.copy()))
 
 
 def _arithmetic(node: exp.Expression) -> exp.Expression | None:
@@ -309,12 +315,11 @@ def _numeric_result(node: exp.Expression, keys: tuple[str, ...]) -> None:
 def lower(node: exp.Expression) -> exp.Expression | None:
     """The numeric form of `node` (its children lowered already), or None (possibly after
     changing operands in place)."""
-    if isinstance(node, exp.Literal) and not node.is_string and is_numeric(node):
-        return constant(node.this)
+    if isinstance(node, exp.Literal) or node.find_ancestor(*_RAW_CONTEXTS):
+        return None  # a constant stays one until its use says what it must be (see `finish`)
     if isinstance(node, exp.Neg) and is_numeric(node.this):
-        text = node.this.meta.get("numeric_text")
-        if text is not None:
-            return constant(text[1:] if text.startswith("-") else "-" + text)
+        if isinstance(node.this, exp.Literal):
+            return None
         return call("rw_num_neg", node.this)
     if isinstance(node, exp.Cast):
         return _cast(node)
@@ -329,6 +334,9 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     elif isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Window, exp.Filter)) \
             and not isinstance(node.parent, (exp.Window, exp.Filter)):
         return _aggregate(node)
+    elif isinstance(node, exp.WithinGroup) and isinstance(node.this, exp.PercentileCont):
+        for ordered in node.expression.expressions if isinstance(node.expression, exp.Order) else []:
+            _operands_to_double(ordered, ("this",))  # an interpolation of doubles (PostgreSQL's too)
     elif isinstance(node, _DOUBLE_AGGREGATES):
         _operands_to_double(node, ("this", "expression"))
     elif isinstance(node, exp.DPipe):
@@ -367,18 +375,63 @@ def _values_columns(node: exp.Values) -> None:
                 cell = r.expressions[j]
                 if not is_numeric(cell) and (_type(cell) in _INTS or isinstance(cell, exp.Null)
                                              or _is_text_literal(cell) or _type(cell) == T.NULL):
-                    cell.replace(to_numeric(cell))
+                    cell.replace(to_numeric(cell.copy()))
+
+
+# where a numeric stays a numeric: our rewrites and UDFs, and what DuckDB does with any value
+# (select lists, VALUES, CASE, COALESCE, comparisons, grouping, sorting, min/max, lists...)
+_STRUCT_CONTEXTS = (exp.Alias, exp.Select, exp.Tuple, exp.Values, exp.Paren, exp.Case, exp.If, exp.Coalesce,
+                    exp.Greatest, exp.Least, exp.Nullif, exp.Array, exp.Struct, exp.PropertyEQ, exp.Distinct,
+                    exp.Ordered, exp.Group, exp.Order, exp.Window, exp.PartitionedByProperty, exp.Between, exp.In,
+                    exp.Is, exp.Count, exp.ArrayAgg, exp.AnyValue, exp.First, exp.Last, exp.Min, exp.Max,
+                    exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue, exp.Dot, exp.Cast, exp.TryCast,
+                    exp.Mode, exp.ArgMax, exp.ArgMin, exp.Filter, exp.Unnest, exp.Subquery, exp.Union, exp.Except,
+                    exp.Intersect, exp.Bracket, exp.Explode, exp.Try, exp.Limit, exp.Offset, *_COMPARISONS)
+# DuckDB's functions of a struct or list value, and ours
+_STRUCT_FUNCTIONS = {"struct_pack", "list_value", "row", "list", "array_agg", "typeof", "pg_typeof_name",
+                     "list_transform", "list_filter", "list_sort", "list_reverse_sort", "list_distinct",
+                     "array_distinct", "unnest", "hash", "error"}
+# where a constant must stay a constant (a percentile's fraction, a row count)
+_RAW_CONTEXTS = (exp.PercentileCont, exp.PercentileDisc, exp.ApproxQuantile, exp.Quantile, exp.Limit, exp.Offset,
+                 exp.Fetch)
+
+
+def _keeps_struct(parent: exp.Expression | None) -> bool:
+    if parent is None or isinstance(parent, _STRUCT_CONTEXTS):
+        return True
+    if isinstance(parent, exp.Anonymous):
+        name = parent.name.lower()
+        return name.startswith("rw_num_") or name in _STRUCT_FUNCTIONS or name.startswith("pg_array")
+    return not isinstance(parent, (exp.Func, exp.Binary, exp.Unary)) or isinstance(parent, (exp.And, exp.Or, exp.Not))
 
 
 def finish(tree: exp.Expression) -> exp.Expression:
-    """Casts into or out of numeric that other rewrites made after `lower` ran."""
-    for node in list(tree.find_all(exp.Cast)):
-        if node.meta.get("numeric_done"):
+    """What the other rewrites left: casts into or out of numeric they made, numeric
+    constants still written as numbers (a numeric where a value is kept, the number itself
+    where it must stay a constant), and numerics given to DuckDB's own functions of numbers
+    (as doubles, PostgreSQL's other numeric type)."""
+    for node in list(tree.walk()):
+        if isinstance(node, exp.Cast):
+            if node.meta.get("numeric_done"):
+                continue
+            if is_numeric(node.this) != (node.to.this == T.DECIMAL):
+                new = _cast(node)
+                if new is not None and new is not node:
+                    node.replace(new)
+            elif node.to.this == T.DECIMAL:
+                node.replace(node.this)
             continue
-        if is_numeric(node.this) != (node.to.this == T.DECIMAL):
-            new = _cast(node)
-            if new is not None and new is not node:
-                node.replace(new)
-        elif node.to.this == T.DECIMAL:
-            node.replace(node.this)
+        if not is_numeric(node) or isinstance(node, exp.Column) and isinstance(node.parent, exp.Dot):
+            continue
+        parent = node.parent
+        if isinstance(node, exp.Literal) or isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+            if isinstance(parent, exp.Neg) or isinstance(parent, _RAW_CONTEXTS) or \
+                    isinstance(parent, exp.Anonymous) and "quantile" in parent.name.lower():
+                continue
+            if _keeps_struct(parent):
+                text = node.this if isinstance(node, exp.Literal) else "-" + node.this.this
+                node.replace(constant(text))
+                continue
+        if not _keeps_struct(parent) and not isinstance(parent, _RAW_CONTEXTS):
+            node.replace(to_double(node.copy()))
     return tree
