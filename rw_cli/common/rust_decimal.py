@@ -26,9 +26,13 @@ Functions RisingWave computes in numeric (and so does this module): + - * / %, n
 round(x), round(x, n) (n may be negative), trunc(x) (there is no trunc(numeric, int)), floor,
 ceil, scale, min_scale, trim_scale, sqrt, exp, ln, log10 (= log(x); RisingWave has no two-argument
 log), pow/power(numeric, numeric), mod (= %), and the casts from and to integers, real and double
-precision. Functions RisingWave only has for double precision (a numeric argument is cast to
-float8 first): cbrt, degrees, radians, sin, cos, tan, cot, asin, acos, atan, atan2, sind, cosd,
-tand, cotd, asind, acosd, atand, atan2d, sinh, cosh, tanh, coth, asinh, acosh, atanh.
+precision. RisingWave has only double-precision versions of cbrt, degrees, radians and the
+trigonometric functions (sin, cos, tan, cot, asin, acos, atan, atan2, their degree variants sind,
+cosd, ... and the hyperbolic ones): a numeric argument is cast to float8 for them.
+
+Note that exp, ln, log10 and fractional powers are rust_decimal 1.40's series, which RisingWave
+inherits with their inaccuracies: exp stops at a term <= 0.0000002 (exp(1) is 2.71828182619...),
+and ln of a tiny value drifts (ln(1e-28) is -64.3788... instead of -64.4723...).
 """
 from __future__ import annotations
 
