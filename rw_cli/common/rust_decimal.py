@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Iterable, Optional, Tuple, Union
+from typing import Callable, Iterable, Optional, Tuple, Union
 
 Finite = Tuple[int, int]
 Numeric = Union[Finite, str]
@@ -476,7 +476,8 @@ def _inf(sign: int) -> str:
     return POS_INF if sign > 0 else NEG_INF
 
 
-def _checked(op, a: Finite, b: Finite) -> Finite:
+def _checked(op: Callable[[Finite, Finite], Finite], a: Finite, b: Finite) -> Finite:
+    """Run a rust_decimal checked operation; its None is RisingWave's `Numeric out of range`."""
     try:
         return op(a, b)
     except _Overflow:
@@ -551,7 +552,8 @@ def rem(a: Numeric, b: Numeric) -> Numeric:
 
 
 def neg(a: Numeric) -> Numeric:
-    """`-a`."""
+    """`-a` (rust_decimal keeps a negative zero here and RisingWave prints `-0.00` for
+    `-(0.00)`; this model has no negative zero, so it stays `0.00`)."""
     a = _check(a)
     if a == POS_INF:
         return NEG_INF
