@@ -67,8 +67,12 @@ _FIT_LIMIT = [MAX_MANTISSA // 10 ** x for x in range(10)]
 _OUT_OF_RANGE = "Numeric out of range"
 _OVERFLOW = "Numeric out of range: overflow"
 _DIVISION_BY_ZERO = "Division by zero"
-_LOG_INPUT = "Invalid parameter input: cannot take logarithm of zero or a negative number"
-_SQRT_INPUT = "Invalid parameter sqrt input: input cannot be negative value"
+# PostgreSQL's words for a bad argument (as the double precision forms say; RisingWave's own are
+# "Invalid parameter input: cannot take logarithm of zero or a negative number" and
+# "Invalid parameter sqrt input: input cannot be negative value")
+_LOG_ZERO = "cannot take logarithm of zero"
+_LOG_NEGATIVE = "cannot take logarithm of a negative number"
+_SQRT_INPUT = "cannot take square root of a negative number"
 _POW_ZERO_NEGATIVE = "Invalid parameter rhs: zero raised to a negative power is undefined"
 _POW_NEGATIVE_FRACT = ("Invalid parameter rhs: a negative number raised to a non-integer power "
                        "yields a complex result")
@@ -1014,11 +1018,17 @@ def exp(a: Numeric) -> Numeric:
         raise NumericError(_OVERFLOW) from None
 
 
+def _check_log_argument(a: Numeric) -> None:
+    if _is_finite(a) and a[0] == 0:  # type: ignore[index]
+        raise NumericError(_LOG_ZERO)
+    if a == NEG_INF or (_is_finite(a) and a[0] < 0):  # type: ignore[index]
+        raise NumericError(_LOG_NEGATIVE)
+
+
 def ln(a: Numeric) -> Numeric:
     """`ln(a)`: rust_decimal `checked_ln`; zero, negatives and -Infinity are refused."""
     a = _check(a)
-    if a == NEG_INF or (_is_finite(a) and a[0] <= 0):  # type: ignore[index]
-        raise NumericError(_LOG_INPUT)
+    _check_log_argument(a)
     if isinstance(a, str):
         return a
     return _ln(a)
@@ -1027,8 +1037,7 @@ def ln(a: Numeric) -> Numeric:
 def log10(a: Numeric) -> Numeric:
     """`log10(a)` and `log(a)`: rust_decimal `checked_log10`."""
     a = _check(a)
-    if a == NEG_INF or (_is_finite(a) and a[0] <= 0):  # type: ignore[index]
-        raise NumericError(_LOG_INPUT)
+    _check_log_argument(a)
     if isinstance(a, str):
         return a
     return _log10(a)

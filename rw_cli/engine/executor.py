@@ -8,7 +8,9 @@ runtime drives them, nor anything of SQL parsing.
 from __future__ import annotations
 
 from rw_cli.common.types import DataType
-from rw_cli.engine.chunk import StreamChunk, arrow_schema
+import pyarrow as pa
+
+from rw_cli.engine.chunk import StreamChunk, arrow_schema, cast_to
 from rw_cli.common.epoch import EpochPair
 
 
@@ -34,4 +36,6 @@ class Executor:
         """Cast a chunk to this executor's output schema (DuckDB may widen types)."""
         if chunk.data.schema.equals(self.schema):
             return chunk
-        return StreamChunk(chunk.data.rename_columns(self.schema.names).cast(self.schema), chunk.ops)
+        data = chunk.data
+        cols = [cast_to(data.column(i), f.type) for i, f in enumerate(self.schema)]
+        return StreamChunk(pa.Table.from_arrays(cols, schema=self.schema), chunk.ops)

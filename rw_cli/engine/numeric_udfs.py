@@ -154,7 +154,7 @@ def _jsonb(v) -> str:
 
 
 def _avg_int(total, count):
-    return rd.div(rd.from_int(int(total)), rd.from_int(int(count)))
+    return rd.avg_int(int(total), int(count))
 
 
 _SUM_PARAMS = ["DECIMAL(38,0)", "DECIMAL(38,0)", "TINYINT", "DECIMAL(38,0)", "DECIMAL(38,0)"]
@@ -177,10 +177,14 @@ _TO_NUMERIC: dict[str, tuple[Callable, list[str], bool]] = {
     "rw_num_round": (rd.round_, [NUM], True),
     "rw_num_round_dp": (rd.round_dp, [NUM, "INTEGER"], True),
     "rw_num_trunc": (rd.trunc, [NUM], False),
-    "rw_num_trunc_dp": (rd.trunc_dp, [NUM, "INTEGER"], False),
     "rw_num_floor": (rd.floor, [NUM], True),
     "rw_num_ceil": (rd.ceil, [NUM], True),
     "rw_num_trim_scale": (rd.trim_scale, [NUM], False),
+    "rw_num_sqrt": (rd.sqrt, [NUM], True),
+    "rw_num_exp": (rd.exp, [NUM], True),
+    "rw_num_ln": (rd.ln, [NUM], True),
+    "rw_num_log10": (rd.log10, [NUM], True),
+    "rw_num_pow": (rd.pow_, [NUM, NUM], True),
     "rw_num_sum_parts": (_sum_parts, _SUM_PARAMS, True),
     "rw_num_avg_parts": (_avg_parts, _SUM_PARAMS + ["BIGINT"], True),
     "rw_num_avg_int": (_avg_int, ["DECIMAL(38,0)", "BIGINT"], True),

@@ -32,6 +32,8 @@ _TO_INT = {T.TINYINT: "rw_num_to_int2", T.SMALLINT: "rw_num_to_int2", T.INT: "rw
 _DOUBLE_AGGREGATES = (exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop, exp.Corr,
                       exp.CovarPop, exp.CovarSamp, exp.Median)
 _DOUBLE_MATH = (exp.Sqrt, exp.Cbrt, exp.Exp, exp.Ln, exp.Log, exp.Pow)
+# what RisingWave computes in numeric for a numeric argument (the rest in double precision)
+_NUMERIC_MATH = {exp.Sqrt: "rw_num_sqrt", exp.Exp: "rw_num_exp", exp.Ln: "rw_num_ln", exp.Log: "rw_num_log10"}
 
 
 def numeric_type() -> exp.DataType:
@@ -288,10 +290,19 @@ def _math(node: exp.Expression) -> exp.Expression | None:
             return call("rw_num_round", node.this)
         return call("rw_num_round_dp", node.this, digits)
     if isinstance(node, exp.Trunc) and is_numeric(node.this):
-        digits = node.args.get("decimals")
-        if digits is None:
-            return call("rw_num_trunc", node.this)
-        return call("rw_num_trunc_dp", node.this, digits)
+        if node.args.get("decimals") is not None:
+            raise BindError("function trunc(numeric, integer) does not exist",
+                            hint="No function matches the given name and argument types. "
+                                 "You might need to add explicit type casts.")
+        return call("rw_num_trunc", node.this)
+    numeric_fn = _NUMERIC_MATH.get(type(node))
+    if numeric_fn is not None and is_numeric(node.this) and not (isinstance(node, exp.Log) and node.expression):
+        return call(numeric_fn, node.this)
+    if isinstance(node, exp.Pow) and T.DECIMAL in (_type(node.this), _type(node.expression)) \
+            and not {_type(node.this), _type(node.expression)} & _FLOATS:
+        a, b = to_numeric(node.this), to_numeric(node.expression)
+        if a is not None and b is not None:
+            return call("rw_num_pow", a, b)
     if isinstance(node, _DOUBLE_MATH):
         _operands_to_double(node, ("this", "expression"))
     return None
