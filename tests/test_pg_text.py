@@ -53,17 +53,21 @@ def test_float_columns():
     assert fmt([0.1, None], T.REAL) == ["0.1", None]
 
 
-def test_numeric_normalized():
-    vals = [Decimal("5727.6"), Decimal("-0.5"), Decimal("100"), Decimal("0"), None, Decimal("1.23"), Decimal("1e-8")]
-    assert fmt(vals, T.NUMERIC) == ["5727.6", "-0.5", "100", "0", None, "1.23", "0.00000001"]
+def test_numeric_prints_each_value_with_its_own_scale():
+    """numeric keeps a scale per value, as RisingWave's rust_decimal does: 1.50 prints 1.50."""
+    from rw_cli.common import numeric
+    from rw_cli.common import rust_decimal as rd
+
+    texts = ["5727.60", "-0.5", "100", "0", None, "1.23", "0.00000001", "NaN", "-Infinity",
+             "79228162514264337593543950335", "-0.0000000000000000000000000001"]
+    col = numeric.pack([None if v is None else rd.parse(v) for v in texts])
+    assert format_column(col, T.NUMERIC) == texts
 
 
-def test_numeric_explicit_scale():
-    t = T.DataType("numeric", 2)
-    assert fmt([Decimal("5727.6"), Decimal("3"), None], t) == ["5727.60", "3.00", None]
-    # arrow scale differs from the declared one
-    arr = pa.array([Decimal("1.5"), Decimal("2.125")], pa.decimal128(38, 10))
-    assert format_column(arr, t) == ["1.50", "2.13"]
+def test_numeric_of_an_arrow_decimal_prints_its_type_scale():
+    """A decimal an engine hands back (Parquet's, DuckDB's) prints with its type's scale."""
+    arr = pa.array([Decimal("1.5"), Decimal("2.125"), None], pa.decimal128(38, 3))
+    assert format_column(arr, T.NUMERIC) == ["1.500", "2.125", None]
 
 
 def test_varchar_and_jsonb():
@@ -137,17 +141,3 @@ def test_numeric_with_more_digits_than_decimals_default_context():
     assert format_numeric(Decimal("1234567890123456789012345678.1234567890"), 10) == \
         "1234567890123456789012345678.1234567890"
     assert format_numeric(Decimal("9" * 38), 0) == "9" * 38
-
-
-def test_numeric_with_a_derived_scale_prints_its_own_digits():
-    """DuckDB gives a product of three unconstrained numerics scale 30: no trailing zeros."""
-    import pyarrow as pa
-    from decimal import Decimal
-
-    from rw_cli.common.pg_text import format_column
-    from rw_cli.common.types import DataType
-
-    col = pa.array([Decimal("67985.795568"), None], pa.decimal128(38, 30))
-    assert format_column(col, DataType("numeric", 30)) == ["67985.795568", None]
-    declared = pa.array([Decimal("1.50")], pa.decimal128(10, 2))  # numeric(10,2): its scale
-    assert format_column(declared, DataType("numeric", 2)) == ["1.50"]

@@ -60,6 +60,12 @@ def is_numeric_arrow(t: pa.DataType) -> bool:
     return t == NUMERIC_ARROW
 
 
+def child(arr: pa.StructArray, name: str | int) -> pa.Array:
+    """A struct array's field, as long as the array (StructArray.field ignores its offset)."""
+    f = arr.field(name)
+    return f.slice(arr.offset, len(arr)) if arr.offset or len(f) != len(arr) else f
+
+
 # -- int128 columns ------------------------------------------------------------------------------
 
 def _words(arr: pa.Array) -> np.ndarray:
@@ -106,7 +112,7 @@ def int128_array(values: Sequence[int], validity: pa.Buffer | None = None, null_
 def scales(arr: pa.Array) -> np.ndarray:
     """Each value's display scale (int8) from its NaN's payload: -1 where it was lost (and in
     null slots)."""
-    f = arr.field("n_scale") if isinstance(arr, pa.StructArray) else arr
+    f = child(arr, "n_scale") if isinstance(arr, pa.StructArray) else arr
     if len(f) == 0:
         return np.zeros(0, dtype=np.int8)
     bits = np.frombuffer(f.buffers()[1], dtype=np.uint64, count=f.offset + len(f))[f.offset:]
@@ -118,7 +124,7 @@ def known_scales(arr: pa.Array) -> np.ndarray:
     s = scales(arr)
     lost = np.flatnonzero(s < 0)
     if len(lost):
-        fracs = int128_values(arr.field("n_frac"))
+        fracs = int128_values(child(arr, "n_frac"))
         for i in lost.tolist():
             s[i] = _min_scale(fracs[i])
     return s
@@ -181,8 +187,8 @@ def unpack(arr: pa.Array) -> list:
         arr = arr.combine_chunks()
     if len(arr) == 0:
         return []
-    ints = int128_values(arr.field("n_int"))
-    fracs = int128_values(arr.field("n_frac"))
+    ints = int128_values(child(arr, "n_int"))
+    fracs = int128_values(child(arr, "n_frac"))
     ss = scales(arr).tolist()
     valid = [True] * len(arr) if arr.null_count == 0 else arr.is_valid().to_pylist()
     return [_join(i, f, s) if ok else None for i, f, s, ok in zip(ints, fracs, ss, valid)]
@@ -210,8 +216,8 @@ def from_parts(arr: pa.Array) -> pa.StructArray:
     number (past DuckDB's min and max)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    s = arr.field("s").fill_null(0).to_numpy(zero_copy_only=False)
-    return _struct(arr.field("i").cast(_I128), arr.field("f").cast(_I128), scale_array(s),
+    s = child(arr, "s").fill_null(0).to_numpy(zero_copy_only=False)
+    return _struct(child(arr, "i").cast(_I128), child(arr, "f").cast(_I128), scale_array(s),
                    arr.is_valid() if arr.null_count else None)
 
 
@@ -271,7 +277,7 @@ def equal(a: pa.Array, b: pa.Array) -> pa.Array:
         a = a.combine_chunks()
     if isinstance(b, pa.ChunkedArray):
         b = b.combine_chunks()
-    same = pc.and_(pc.equal(a.field("n_int"), b.field("n_int")), pc.equal(a.field("n_frac"), b.field("n_frac")))
+    same = pc.and_(pc.equal(child(a, "n_int"), child(b, "n_int")), pc.equal(child(a, "n_frac"), child(b, "n_frac")))
     return pc.if_else(pc.or_(a.is_null(), b.is_null()), pa.scalar(None, pa.bool_()), same)
 
 
@@ -343,7 +349,7 @@ def python_values(arr: pa.Array | pa.ChunkedArray) -> list:
     if is_numeric_arrow(t):
         return [None if v is None else to_python(v) for v in unpack(arr)]
     if pa.types.is_struct(t):
-        fields = [python_values(arr.field(i)) for i in range(t.num_fields)]
+        fields = [python_values(child(arr, i)) for i in range(t.num_fields)]
         names = [t.field(i).name for i in range(t.num_fields)]
         valid = arr.is_valid().to_pylist()
         return [dict(zip(names, vals)) if ok else None for ok, *vals in zip(valid, *fields)]

@@ -545,7 +545,8 @@ def _extreme(call: AggCall, value: str) -> str:
     if call.arg_type is None or call.arg_type.name != "numeric":
         return f"{fn}({value})"
     v = f"({value})"
-    return f"rw_num_from_parts({fn}(struct_pack(i := {v}.n_int, f := {v}.n_frac, s := rw_num_scale_of({v}))))"
+    parts = f"CASE WHEN {v} IS NULL THEN NULL ELSE struct_pack(i := {v}.n_int, f := {v}.n_frac, s := rw_num_scale_of({v})) END"
+    return f"rw_num_from_parts({fn}({parts}))"
 
 
 def _pick(call: AggCall, old: str, new: str) -> str:

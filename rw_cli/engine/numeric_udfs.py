@@ -109,6 +109,38 @@ def _avg_parts(int_sum, frac_sum, scale, top, bottom, count):
     return rd.div(total, rd.from_int(int(count)))
 
 
+def trunc_dp(v, digits: int):
+    """trunc(numeric, n) (PostgreSQL's; RisingWave has only trunc(numeric)): toward zero to n
+    fraction digits (n < 0: to tens, hundreds...), a value of fewer digits as it is, as
+    round(x, n) keeps it."""
+    if isinstance(v, str):
+        return v
+    m, s = v
+    digits = min(int(digits), rd.MAX_SCALE)
+    if digits >= s:
+        return v
+    p = 10 ** (s - max(digits, 0))
+    q = abs(m) // p * (1 if m >= 0 else -1)
+    if digits < 0:
+        p10 = 10 ** -digits
+        return fit(abs(q) // p10 * p10 * (1 if q >= 0 else -1), 0)
+    return q, digits
+
+
+def typmod(v, precision: int, scale: int):
+    """A cast to numeric(precision, scale) (PostgreSQL's): rounded half away from zero to
+    exactly `scale` fraction digits; more than precision - scale digits before the point
+    overflow. NaN and the infinities pass."""
+    if isinstance(v, str):
+        return v
+    m, s = rd.round_dp(v, scale) if scale < v[1] else v
+    if s < scale:
+        m, s = m * 10 ** (scale - s), scale
+    if abs(m) >= 10 ** precision:
+        raise rd.NumericError("numeric field overflow")
+    return fit(m, s)
+
+
 def _sum_list(values: list):
     """sum(DISTINCT x): the distinct values added in turn, as RisingWave's sum adds."""
     total = None
@@ -177,6 +209,8 @@ _TO_NUMERIC: dict[str, tuple[Callable, list[str], bool]] = {
     "rw_num_round": (rd.round_, [NUM], True),
     "rw_num_round_dp": (rd.round_dp, [NUM, "INTEGER"], True),
     "rw_num_trunc": (rd.trunc, [NUM], False),
+    "rw_num_trunc_dp": (trunc_dp, [NUM, "INTEGER"], True),
+    "rw_num_typmod": (lambda v, p, s: typmod(v, int(p), int(s)), [NUM, "INTEGER", "INTEGER"], True),
     "rw_num_floor": (rd.floor, [NUM], True),
     "rw_num_ceil": (rd.ceil, [NUM], True),
     "rw_num_trim_scale": (rd.trim_scale, [NUM], False),

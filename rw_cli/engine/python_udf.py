@@ -16,6 +16,8 @@ import threading
 
 import pyarrow as pa
 
+from rw_cli.common import numeric
+
 _LOCK = threading.Lock()
 # DuckDB name -> what register() was given: what another process (a Spark task) needs to make
 # the same functions (`definitions`, `define`)
@@ -98,7 +100,7 @@ def _aggregate(fns: dict, arity: int, json_args: list[bool], ret_type: pa.DataTy
 
     def run(lists):
         out = []
-        for rows in lists.to_pylist():
+        for rows in numeric.python_values(lists):
             state = create()
             for row in rows or ():
                 args = list(row.values()) if arity > 1 else [row]
@@ -106,7 +108,7 @@ def _aggregate(fns: dict, arity: int, json_args: list[bool], ret_type: pa.DataTy
                 state = accumulate(state, *args)
             value = finish(state)
             out.append(json.dumps(value) if json_ret and value is not None else value)
-        return pa.array(conform(out, ret_type), type=ret_type)
+        return _array(out, ret_type)
 
     return run
 
@@ -117,9 +119,16 @@ def _vectorized(fn, json_args: list[bool], ret_type: pa.DataType, json_ret: bool
         out = [fn(*row) for row in zip(*columns)]
         if json_ret:
             out = [None if v is None else json.dumps(v) for v in out]
-        return pa.array(conform(out, ret_type), type=ret_type)
+        return _array(out, ret_type)
 
     return _with_arity(run, len(json_args))
+
+
+def _array(values: list, t: pa.DataType) -> pa.Array:
+    """Python results as an Arrow array of `t` (a numeric from Decimals, ints, floats)."""
+    if numeric.is_numeric_arrow(t):
+        return numeric.pack([None if v is None else numeric.from_python(v) for v in values])
+    return pa.array(conform(values, t), type=t)
 
 
 def conform(values: list, t: pa.DataType) -> list:
@@ -181,7 +190,7 @@ def _scalar(fn, json_ret: bool):
 
 
 def _values(array, is_json: bool) -> list:
-    values = array.to_pylist()
+    values = numeric.python_values(array)
     if is_json:
         return [None if v is None else json.loads(v) for v in values]
     return values

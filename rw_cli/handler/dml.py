@@ -344,7 +344,7 @@ def generated_values(columns, data: pa.Table) -> dict[str, pa.Array]:
     if not gen:
         return {}
     names = [c.name for c in columns if not c.generated and c.name in data.column_names]
-    q = parse_statement("SELECT " + ", ".join(f"CAST(({c.generated}) AS {c.type.duckdb()})" for c in gen)
+    q = parse_statement("SELECT " + ", ".join(f"CAST(({c.generated}) AS {sqlglot_type(c.type)})" for c in gen)
                         + " FROM __gen")
     schema = {"__gen": {n: sqlglot_type(next(c.type for c in columns if c.name == n)) for n in names}}
     out = duck.query(to_duckdb(q, schema), {"__gen": data.select(names)})
@@ -361,9 +361,9 @@ def with_generated(rel: RelationCatalog, table: pa.Table) -> pa.Table:
 
 def _default_column(c, n: int) -> pa.Array:
     from rw_cli.sql.dialect import parse_statement
-    from rw_cli.sql.transpile import to_duckdb
+    from rw_cli.sql.transpile import sqlglot_type, to_duckdb
 
-    expr = parse_statement(f"SELECT CAST(({c.default}) AS {c.type.duckdb()})")
+    expr = parse_statement(f"SELECT CAST(({c.default}) AS {sqlglot_type(c.type)})")
     value = duck.query(to_duckdb(expr, {})).column(0).cast(c.type.arrow())
     return pa.concat_arrays([value.combine_chunks()] * n) if n else pa.nulls(0, c.type.arrow())
 

@@ -141,12 +141,38 @@ def from_numeric(node: exp.Expression, to: exp.DataType) -> exp.Expression | Non
     return None
 
 
+def _element(t: exp.DataType | None) -> exp.DataType | None:
+    return t.expressions[0] if t is not None and t.this == T.ARRAY and t.expressions else None
+
+
+def _list_cast(node: exp.Cast) -> exp.Expression | None:
+    """An array cast into or out of numeric[]: each element cast, by list_transform."""
+    src, dst = _element(getattr(node.this, "type", None)), _element(node.to)
+    if src is None or dst is None or (src.this == T.DECIMAL) == (dst.this == T.DECIMAL) and src.this != T.DECIMAL:
+        return None
+    if src.this == T.DECIMAL and dst.this == T.DECIMAL:
+        return node.this
+    e = exp.column("__e")
+    e.type = src.copy()
+    body = _cast(exp.Cast(this=e, to=dst.copy()))
+    if body is None:
+        return None
+    lam = exp.Lambda(this=body, expressions=[exp.to_identifier("__e")])
+    return _typed(exp.Anonymous(this="list_transform", expressions=[node.this, lam]), node.to.sql())
+
+
 def _cast(node: exp.Cast) -> exp.Expression | None:
     src, dst = _type(node.this), node.to.this
+    if src == T.ARRAY and dst == T.ARRAY:
+        return _list_cast(node)
     if dst == T.DECIMAL:
-        if src == T.DECIMAL:
-            return node.this
-        return to_numeric(node.this)
+        value = node.this if src == T.DECIMAL else to_numeric(node.this)
+        typmod = [e.this if isinstance(e, exp.DataTypeParam) else e for e in node.to.expressions]
+        if value is not None and typmod and all(isinstance(x, exp.Literal) for x in typmod):
+            # numeric(p[, s]): PostgreSQL's rounding to s digits
+            scale = typmod[1].this if len(typmod) > 1 else "0"
+            return call("rw_num_typmod", value, exp.Literal.number(typmod[0].this), exp.Literal.number(scale))
+        return value
     if src == T.DECIMAL:
         return from_numeric(node.this, node.to)
     return None
@@ -221,10 +247,12 @@ def parts(x: exp.Expression) -> exp.Expression:
     that whole, where they lose a NaN's payload (rw_cli.common.numeric)."""
     def field(name: str, value: exp.Expression) -> exp.Expression:
         return exp.PropertyEQ(this=exp.to_identifier(name), expression=value)
-    return exp.Anonymous(this="struct_pack", expressions=[
+    packed = exp.Anonymous(this="struct_pack", expressions=[
         field("i", exp.Dot.build([x.copy(), exp.to_identifier("n_int")])),
         field("f", exp.Dot.build([x.copy(), exp.to_identifier("n_frac")])),
         field("s", call("rw_num_scale_of", x.copy(), t="TINYINT"))])
+    # (a NULL numeric must stay NULL: a struct of NULL fields would be the greatest value)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=x.copy(), expression=exp.Null()), true=exp.Null())], default=packed)
 
 
 def _aggregate(node: exp.Expression) -> exp.Expression | None:
@@ -290,10 +318,9 @@ def _math(node: exp.Expression) -> exp.Expression | None:
             return call("rw_num_round", node.this)
         return call("rw_num_round_dp", node.this, digits)
     if isinstance(node, exp.Trunc) and is_numeric(node.this):
-        if node.args.get("decimals") is not None:
-            raise BindError("function trunc(numeric, integer) does not exist",
-                            hint="No function matches the given name and argument types. "
-                                 "You might need to add explicit type casts.")
+        digits = node.args.get("decimals")
+        if digits is not None:  # PostgreSQL's (RisingWave has only trunc(numeric))
+            return call("rw_num_trunc_dp", node.this, digits)
         return call("rw_num_trunc", node.this)
     numeric_fn = _NUMERIC_MATH.get(type(node))
     if numeric_fn is not None and is_numeric(node.this) and not (isinstance(node, exp.Log) and node.expression):

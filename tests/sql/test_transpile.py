@@ -55,14 +55,14 @@ def test_without_a_schema_no_type_fixes():
 @pytest.mark.parametrize("expr,types,expected", [
     ("_0 / _1", [INTEGER, INTEGER], "_0 // _1"),
     ("_0 / _1", [INTEGER, BIGINT], "_0 // _1"),
-    ("_0 / _1", [NUMERIC, INTEGER], "PG_NUMERIC_DIV(_0, _1)"),
+    ("_0 / _1", [NUMERIC, INTEGER], "RW_NUM_DIV(_0, RW_NUM_FROM_INT(_1))"),
     ("_0 / _1", [DOUBLE, INTEGER], "PG_DIV(_0, _1)"),
     ("_0 / 2", [SMALLINT], "_0 // 2"),
     ("_0 % _1", [INTEGER, INTEGER], "PG_MOD(_0, _1)"),
     ("_0 || 'x'", [VARCHAR], "_0 || 'x'"),
     ("sum(_0)", [INTEGER], "CAST(SUM(_0) AS BIGINT)"),
-    ("avg(_0)", [BIGINT], "PG_NUMERIC_QUOT(SUM(_0), COUNT(_0))"),
-    ("_0 * _1", [NUMERIC, NUMERIC], "PG_NUMERIC_MUL(_0, _1)"),
+    ("avg(_0)", [BIGINT], "RW_NUM_AVG_INT(SUM(CAST(_0 AS INT128)), COUNT(_0))"),
+    ("_0 * _1", [NUMERIC, NUMERIC], "RW_NUM_MUL(_0, _1)"),
     ("sum(_0)", [INTERVAL], "PG_SUM_INTERVAL(_0)"),
     ("_0 + INTERVAL '1 day'", [TIMESTAMP], None),
     ("_0 - _1", [TIME, TIME], None),
@@ -78,7 +78,7 @@ def test_expr_to_duckdb(expr, types, expected):
 
 
 @pytest.mark.parametrize("name,expected", [
-    (INTEGER, "INTEGER"), (BIGINT, "BIGINT"), (VARCHAR, "VARCHAR"), (NUMERIC, "DECIMAL(38, 10)"),
+    (INTEGER, "INTEGER"), (BIGINT, "BIGINT"), (VARCHAR, "VARCHAR"), (NUMERIC, "DECIMAL"),
     (DOUBLE, "DOUBLE"), (TIMESTAMP, "TIMESTAMP"), (INTERVAL, "INTERVAL"),
 ])
 def test_sqlglot_type(name, expected):
