@@ -73,7 +73,8 @@ def _scale_of(arr: pa.Array) -> pa.Array:
 
 
 def _from_ints(arr: pa.Array) -> pa.Array:
-    return N.from_ints(arr)
+    """Integers of any width (DuckDB hands them over as DECIMAL(38,0)) as numerics."""
+    return N.coerce(arr)
 
 
 def _sum_parts(int_sum, frac_sum, scale, top, bottom):
@@ -241,7 +242,7 @@ _FROM_NUMERIC: dict[str, tuple[Callable, list[str], str, pa.DataType, bool]] = {
 
 def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
     out: dict[str, tuple[Callable, list[str], str]] = {
-        "rw_num_from_int": (_from_ints, ["BIGINT"], NUM),
+        "rw_num_from_int": (_from_ints, ["DECIMAL(38,0)"], NUM),
         "rw_num_scale_of": (_scale_of, [NUM], "TINYINT"),
         "rw_num_from_parts": (N.from_parts, [PARTS], NUM),
         "rw_num_sum_list": (_list_udf(_sum_list), [NUM + "[]"], NUM),

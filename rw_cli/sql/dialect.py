@@ -188,16 +188,20 @@ _EXPLAIN = lazy_regex(r"^(\s*explain\s+)", re.IGNORECASE)
 
 
 def _real_op_numeric(default):
-    """PostgreSQL computes real op (numeric | integer) in double precision (sqlglot would say
-    real), as rw_cli.sql.functions widens the real side."""
+    """PostgreSQL computes real op (numeric | integer) and double op numeric in double
+    precision (sqlglot would say real, or numeric), as rw_cli.sql.functions widens the real
+    side and rw_cli.sql.numeric_sql the numeric one."""
     T = exp.DataType.Type
     widened = {T.DECIMAL, T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
 
     def annotate(self, e: exp.Expression) -> exp.Expression:
         e = default(self, e)
         sides = {side.type.this if side is not None and side.type else None for side in (e.left, e.right)}
-        if len(sides) == 2 and T.FLOAT in sides and (sides - {T.FLOAT}) <= widened:
+        if len(sides) == 2 and (T.FLOAT in sides and (sides - {T.FLOAT}) <= widened
+                                or sides == {T.DOUBLE, T.DECIMAL}):
             self._set_type(e, T.DOUBLE)
+        elif T.DECIMAL in sides and sides <= widened:
+            self._set_type(e, T.DECIMAL)  # numeric op integer is numeric
         return e
     return annotate
 

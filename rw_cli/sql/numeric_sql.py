@@ -53,6 +53,91 @@ def is_numeric(node: exp.Expression) -> bool:
     return _type(node) == T.DECIMAL
 
 
+def _number_literal(node: exp.Expression) -> bool:
+    lit = node.this if isinstance(node, exp.Neg) else node
+    return isinstance(lit, exp.Literal) and not lit.is_string
+
+
+_PASS_THROUGH = (exp.Min, exp.Max, exp.First, exp.Last, exp.AnyValue, exp.Lag, exp.Lead, exp.FirstValue,
+                 exp.LastValue, exp.NthValue, exp.Window, exp.Filter, exp.Paren, exp.Try, exp.Mode, exp.ArgMax,
+                 exp.ArgMin)
+
+
+def yields_struct(node: exp.Expression | None) -> bool:
+    """Whether DuckDB gets a numeric struct for `node` (what it computes, not what sqlglot
+    annotated before the rewrites: an avg annotated double is one of our calls now, a
+    function's result annotated numeric may be DuckDB's double)."""
+    if node is None:
+        return False
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower().startswith("rw_num_") and is_numeric(node)
+    if isinstance(node, exp.Cast):
+        return is_numeric(node) and node.to.this == T.STRUCT
+    if isinstance(node, _PASS_THROUGH):
+        return yields_struct(node.this)
+    if isinstance(node, (exp.Case, exp.If, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif)):
+        branches = [node.args.get(k) for k in ("this", "true", "false", "default")]
+        branches += list(node.expressions) + [i.args.get("true") for i in node.args.get("ifs") or []]
+        return any(yields_struct(b) for b in branches if b is not None and not isinstance(b, exp.Null))
+    if isinstance(node, exp.Subquery):
+        select = node.this
+        return isinstance(select, exp.Select) and len(select.selects) == 1 and yields_struct(select.selects[0])
+    if isinstance(node, exp.Alias):
+        return yields_struct(node.this)
+    if isinstance(node, exp.WithinGroup):
+        return isinstance(node.this, exp.PercentileDisc) and is_numeric(node)
+    if isinstance(node, exp.Column) and _type(node) in (None, T.UNKNOWN):
+        projection = _source_projection(node)
+        return projection is not None and yields_struct(projection)
+    if isinstance(node, (exp.Column, exp.Dot, exp.Bracket, exp.Unnest, exp.Explode)):
+        return is_numeric(node)
+    return False
+
+
+def _source_projection(col: exp.Column) -> exp.Expression | None:
+    """The select-list expression a column of a WITH item or a subquery in FROM names (its
+    first branch for a set operation), when sqlglot could not type the column."""
+    table = col.table
+    if not table:
+        return None
+    select = col.find_ancestor(exp.Select)
+    while select is not None:
+        for cte in (select.args.get("with_") or select.args.get("with") or exp.With()).expressions:
+            if cte.alias == table:
+                return _projection(cte.this, col.name, cte.args.get("alias"))
+        sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or [])
+        for src in sources:
+            sub = src.this if src is not None else None
+            if isinstance(sub, exp.Subquery) and sub.alias == table:
+                return _projection(sub.this, col.name, sub.args.get("alias"))
+        select = select.find_ancestor(exp.Select)
+    return None
+
+
+def _projection(query: exp.Expression, name: str, alias: exp.TableAlias | None) -> exp.Expression | None:
+    while isinstance(query, (exp.Union, exp.Except, exp.Intersect)):
+        query = query.this
+    if not isinstance(query, exp.Select):
+        return None
+    columns = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+    for i, e in enumerate(query.selects):
+        if (columns[i] if i < len(columns) else e.alias_or_name) == name:
+            return e
+    return None
+
+
+def numeric_operand(node: exp.Expression | None) -> exp.Expression | None:
+    """`node` as one of our numerics if it is a numeric (ours, or a numeric constant), else
+    None."""
+    if node is None:
+        return None
+    if yields_struct(node):
+        return node
+    if _number_literal(node) and is_numeric(node):
+        return to_numeric(node.copy())
+    return None
+
+
 def _typed(node: exp.Expression, t: str) -> exp.Expression:
     node.type = exp.DataType.build(t)
     return node
@@ -163,6 +248,10 @@ def _list_cast(node: exp.Cast) -> exp.Expression | None:
 
 def _cast(node: exp.Cast) -> exp.Expression | None:
     src, dst = _type(node.this), node.to.this
+    if yields_struct(node.this):
+        src = T.DECIMAL
+    elif src == T.DECIMAL and not _number_literal(node.this):
+        src = None  # annotated numeric, computed by DuckDB as a number: DuckDB casts it
     if src == T.ARRAY and dst == T.ARRAY:
         return _list_cast(node)
     if dst == T.DECIMAL:
@@ -178,54 +267,74 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
     return None
 
 
-def _operands_to_numeric(node: exp.Expression, keys: tuple[str, ...]) -> None:
-    """Make each operand under `keys` (an argument or a list of them) a numeric, in place."""
+def _items(node: exp.Expression, keys: tuple[str, ...]) -> list[exp.Expression]:
+    out = []
     for key in keys:
         arg = node.args.get(key)
-        items = arg if isinstance(arg, list) else [arg]
-        for item in items:
-            if item is None or is_numeric(item):
-                continue
-            conv = to_numeric(item.copy())
-            if conv is not None:
-                item.replace(conv)
+        out += [x for x in (arg if isinstance(arg, list) else [arg]) if x is not None]
+    return out
+
+
+def _operands_to_numeric(node: exp.Expression, keys: tuple[str, ...]) -> None:
+    """Make each operand under `keys` (an argument or a list of them) a numeric, in place."""
+    for item in _items(node, keys):
+        if yields_struct(item):
+            continue
+        conv = to_numeric(item.copy())
+        if conv is not None:
+            item.replace(conv)
 
 
 def _operands_to_double(node: exp.Expression, keys: tuple[str, ...]) -> None:
-    for key in keys:
-        arg = node.args.get(key)
-        for item in (arg if isinstance(arg, list) else [arg]):
-            if item is not None and is_numeric(item):
-                item.replace(to_double(item.copy()))
+    """Numeric operands (and numeric constants) as doubles, in place."""
+    for item in _items(node, keys):
+        if yields_struct(item) or _number_literal(item) and is_numeric(item):
+            item.replace(to_double(item.copy()))
+
+
+def _kind(node: exp.Expression) -> str:
+    """What an operand is to the numeric rules: 'struct' (a numeric DuckDB holds as ours),
+    'numeric' (a numeric constant), 'int', 'null' and 'text' (a quoted constant: both take
+    the other operand's type), 'double' (also a type nobody knows, such as a DuckDB
+    function's, or a number annotated numeric that an earlier rule gave to DuckDB), or
+    'other' (an interval, a date: their own rules)."""
+    if yields_struct(node):
+        return "struct"
+    t = _type(node)
+    if isinstance(node, exp.Null) or t == T.NULL:
+        return "null"
+    if _is_text_literal(node):
+        return "text"
+    if _number_literal(node):
+        return "numeric" if t in (T.DECIMAL, None, T.UNKNOWN) else "int"
+    if t in _INTS:
+        return "int"
+    if t in _FLOATS or t in (None, T.UNKNOWN) or t == T.DECIMAL:
+        return "double"
+    return "other"
 
 
 def _arithmetic(node: exp.Expression) -> exp.Expression | None:
-    lt, rt = _type(node.this), _type(node.expression)
-    if T.DECIMAL not in (lt, rt):
-        return None
-    other = rt if lt == T.DECIMAL else lt
-    if other in _FLOATS:  # numeric op double: in double precision, as PostgreSQL does
+    kinds = {_kind(node.this), _kind(node.expression)}
+    if not kinds & {"struct", "numeric"} or "other" in kinds:
+        return None  # (an interval times a numeric: their own rules, a double there)
+    if "double" in kinds:  # numeric op double: in double precision, as PostgreSQL does
         _operands_to_double(node, ("this", "expression"))
         node.type = exp.DataType.build("DOUBLE")
         return None
-    a, b = to_numeric(node.this), to_numeric(node.expression)
+    a, b = to_numeric(node.this.copy()), to_numeric(node.expression.copy())
     if a is None or b is None:
-        return None  # an interval, a time: their own rules
+        return None
     return call(_ARITHMETIC[type(node)], a, b)
 
 
 def _comparison(node: exp.Expression, keys: tuple[str, ...]) -> None:
     """A comparison with a numeric operand: every operand numeric (a double compares the
-    numerics as doubles, as RisingWave does)."""
-    types = set()
-    for key in keys:
-        arg = node.args.get(key)
-        for item in (arg if isinstance(arg, list) else [arg]):
-            if item is not None:
-                types.add(_type(item))
-    if T.DECIMAL not in types:
+    numerics as doubles, as RisingWave does). Constants alone stay DuckDB's numbers."""
+    kinds = {_kind(item) for item in _items(node, keys)}
+    if "struct" not in kinds or "other" in kinds:
         return
-    if types & _FLOATS:
+    if "double" in kinds:
         _operands_to_double(node, keys)
         return
     _operands_to_numeric(node, keys)
@@ -261,7 +370,7 @@ def _aggregate(node: exp.Expression) -> exp.Expression | None:
     agg = node
     while isinstance(agg, (exp.Window, exp.Filter)):
         agg = agg.this
-    if isinstance(agg, (exp.Min, exp.Max)) and is_numeric(agg.this):
+    if isinstance(agg, (exp.Min, exp.Max)) and yields_struct(agg.this):
         inner = type(agg)(this=parts(agg.this))
         if node is not agg:
             wrapped = node.copy()
@@ -306,30 +415,32 @@ def _aggregate(node: exp.Expression) -> exp.Expression | None:
 
 
 def _math(node: exp.Expression) -> exp.Expression | None:
-    if isinstance(node, exp.Abs) and is_numeric(node.this):
-        return call("rw_num_abs", node.this)
-    if isinstance(node, exp.Sign) and is_numeric(node.this):
-        return call("rw_num_sign", node.this)
-    if isinstance(node, (exp.Floor, exp.Ceil)) and is_numeric(node.this) and node.args.get("decimals") is None:
-        return call("rw_num_floor" if isinstance(node, exp.Floor) else "rw_num_ceil", node.this)
-    if isinstance(node, exp.Round) and is_numeric(node.this):
+    x = numeric_operand(node.this) if isinstance(node, (exp.Abs, exp.Sign, exp.Floor, exp.Ceil, exp.Round,
+                                                         exp.Trunc, *_NUMERIC_MATH)) else None
+    if x is None:
+        if isinstance(node, exp.Pow):
+            kinds = {_kind(node.this), _kind(node.expression)}
+            if kinds & {"struct", "numeric"} and kinds <= {"struct", "numeric", "int", "null", "text"}:
+                a, b = to_numeric(node.this.copy()), to_numeric(node.expression.copy())
+                if a is not None and b is not None:
+                    return call("rw_num_pow", a, b)
+        if isinstance(node, _DOUBLE_MATH):
+            _operands_to_double(node, ("this", "expression"))
+        return None
+    if isinstance(node, exp.Abs):
+        return call("rw_num_abs", x)
+    if isinstance(node, exp.Sign):
+        return call("rw_num_sign", x)
+    if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("decimals") is None:
+        return call("rw_num_floor" if isinstance(node, exp.Floor) else "rw_num_ceil", x)
+    if isinstance(node, exp.Round):
         digits = node.args.get("decimals")
-        if digits is None:
-            return call("rw_num_round", node.this)
-        return call("rw_num_round_dp", node.this, digits)
-    if isinstance(node, exp.Trunc) and is_numeric(node.this):
-        digits = node.args.get("decimals")
-        if digits is not None:  # PostgreSQL's (RisingWave has only trunc(numeric))
-            return call("rw_num_trunc_dp", node.this, digits)
-        return call("rw_num_trunc", node.this)
-    numeric_fn = _NUMERIC_MATH.get(type(node))
-    if numeric_fn is not None and is_numeric(node.this) and not (isinstance(node, exp.Log) and node.expression):
-        return call(numeric_fn, node.this)
-    if isinstance(node, exp.Pow) and T.DECIMAL in (_type(node.this), _type(node.expression)) \
-            and not {_type(node.this), _type(node.expression)} & _FLOATS:
-        a, b = to_numeric(node.this), to_numeric(node.expression)
-        if a is not None and b is not None:
-            return call("rw_num_pow", a, b)
+        return call("rw_num_round", x) if digits is None else call("rw_num_round_dp", x, digits)
+    if isinstance(node, exp.Trunc):
+        digits = node.args.get("decimals")  # (trunc(x, n) is PostgreSQL's: RisingWave has trunc(x) only)
+        return call("rw_num_trunc", x) if digits is None else call("rw_num_trunc_dp", x, digits)
+    if type(node) in _NUMERIC_MATH and not (isinstance(node, exp.Log) and node.expression):
+        return call(_NUMERIC_MATH[type(node)], x)
     if isinstance(node, _DOUBLE_MATH):
         _operands_to_double(node, ("this", "expression"))
     return None
@@ -340,13 +451,20 @@ def _text_operands(node: exp.Expression, keys: tuple[str, ...]) -> None:
     for key in keys:
         arg = node.args.get(key)
         for item in (arg if isinstance(arg, list) else [arg]):
-            if item is not None and is_numeric(item):
+            if item is not None and yields_struct(item):
                 item.replace(call("rw_num_out", item.copy(), t="VARCHAR"))
 
 
 def _numeric_result(node: exp.Expression, keys: tuple[str, ...]) -> None:
-    """A CASE, COALESCE, GREATEST... of numeric type: its other operands become numerics."""
-    if is_numeric(node):
+    """A CASE, COALESCE, GREATEST... of a numeric: its other operands become numerics (a
+    double among them: all doubles)."""
+    items = _items(node, keys)
+    kinds = {_kind(x) for x in items}
+    if "struct" not in kinds and not ("numeric" in kinds and is_numeric(node)) or "other" in kinds:
+        return
+    if "double" in kinds:
+        _operands_to_double(node, keys)
+    else:
         _operands_to_numeric(node, keys)
 
 
@@ -355,9 +473,7 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     changing operands in place)."""
     if isinstance(node, exp.Literal) or node.find_ancestor(*_RAW_CONTEXTS):
         return None  # a constant stays one until its use says what it must be (see `finish`)
-    if isinstance(node, exp.Neg) and is_numeric(node.this):
-        if isinstance(node.this, exp.Literal):
-            return None
+    if isinstance(node, exp.Neg) and yields_struct(node.this):
         return call("rw_num_neg", node.this)
     if isinstance(node, exp.Cast):
         return _cast(node)
@@ -382,10 +498,12 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     elif isinstance(node, (exp.Concat, exp.ConcatWs)):
         _text_operands(node, ("expressions",))
     elif isinstance(node, exp.Case):
-        if is_numeric(node):
+        branches = [i.args.get("true") for i in node.args.get("ifs") or []] + [node.args.get("default")]
+        kinds = {_kind(b) for b in branches if b is not None}
+        if ("struct" in kinds or "numeric" in kinds and is_numeric(node)) and "other" not in kinds:
             for branch in node.args.get("ifs") or []:
-                _operands_to_numeric(branch, ("true",))
-            _operands_to_numeric(node, ("default",))
+                (_operands_to_double if "double" in kinds else _operands_to_numeric)(branch, ("true",))
+            (_operands_to_double if "double" in kinds else _operands_to_numeric)(node, ("default",))
     elif isinstance(node, (exp.Coalesce, exp.Greatest, exp.Least)):
         _numeric_result(node, ("this", "expressions"))
     elif isinstance(node, exp.If):
@@ -393,7 +511,7 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     elif isinstance(node, exp.Nullif):
         _comparison(node, ("this", "expression"))
     elif isinstance(node, exp.Array):
-        if any(is_numeric(e) for e in node.expressions):
+        if any(yields_struct(e) for e in node.expressions) or is_numeric(node.expressions[0] if node.expressions else node):
             _operands_to_numeric(node, ("expressions",))
     elif isinstance(node, exp.Values):
         _values_columns(node)
@@ -408,7 +526,7 @@ def _values_columns(node: exp.Values) -> None:
     if not rows or len({len(r.expressions) for r in rows}) != 1:
         return
     for j in range(len(rows[0].expressions)):
-        if any(is_numeric(r.expressions[j]) for r in rows):
+        if any(yields_struct(r.expressions[j]) or is_numeric(r.expressions[j]) for r in rows):
             for r in rows:
                 cell = r.expressions[j]
                 if not is_numeric(cell) and (_type(cell) in _INTS or isinstance(cell, exp.Null)
@@ -443,33 +561,48 @@ def _keeps_struct(parent: exp.Expression | None) -> bool:
     return not isinstance(parent, (exp.Func, exp.Binary, exp.Unary)) or isinstance(parent, (exp.And, exp.Or, exp.Not))
 
 
+def _constant_is_numeric(lit: exp.Expression, parent: exp.Expression | None) -> bool:
+    """Whether a numeric constant must be one of our numerics where it stands: beside a
+    numeric it is compared with or chosen among, or as a value kept (a select list, VALUES);
+    not beside DuckDB's own numbers, nor where it must stay a constant."""
+    if parent is None or isinstance(parent, _RAW_CONTEXTS) or \
+            isinstance(parent, exp.Anonymous) and "quantile" in parent.name.lower():
+        return False
+    if isinstance(parent, (*_COMPARISONS, exp.Between, exp.In, exp.Nullif)):
+        return any(yields_struct(x) for x in parent.iter_expressions() if x is not lit)
+    if isinstance(parent, (exp.Case, exp.If, exp.Coalesce, exp.Greatest, exp.Least, exp.Array)):
+        others = [x for x in parent.iter_expressions() if x is not lit and not isinstance(x, exp.Null)]
+        if isinstance(parent, exp.Case):
+            others = [i.args.get("true") for i in parent.args.get("ifs") or []] + [parent.args.get("default")]
+            others = [x for x in others if x is not None and x is not lit and not isinstance(x, exp.Null)]
+        if any(_kind(x) == "double" for x in others if not yields_struct(x)):
+            return False
+        return True
+    return _keeps_struct(parent)
+
+
 def finish(tree: exp.Expression) -> exp.Expression:
     """What the other rewrites left: casts into or out of numeric they made, numeric
     constants still written as numbers (a numeric where a value is kept, the number itself
-    where it must stay a constant), and numerics given to DuckDB's own functions of numbers
+    where DuckDB computes with it), and numerics given to DuckDB's own functions of numbers
     (as doubles, PostgreSQL's other numeric type)."""
     for node in list(tree.walk()):
         if isinstance(node, exp.Cast):
-            if node.meta.get("numeric_done"):
-                continue
-            if is_numeric(node.this) != (node.to.this == T.DECIMAL):
+            if yields_struct(node.this) or node.to.this == T.DECIMAL:
                 new = _cast(node)
                 if new is not None and new is not node:
                     node.replace(new)
-            elif node.to.this == T.DECIMAL:
-                node.replace(node.this)
             continue
-        if not is_numeric(node) or isinstance(node, exp.Column) and isinstance(node.parent, exp.Dot):
+        if not (is_numeric(node) or yields_struct(node)) or isinstance(node, exp.Column) and isinstance(node.parent, exp.Dot):
             continue
         parent = node.parent
-        if isinstance(node, exp.Literal) or isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
-            if isinstance(parent, exp.Neg) or isinstance(parent, _RAW_CONTEXTS) or \
-                    isinstance(parent, exp.Anonymous) and "quantile" in parent.name.lower():
+        if _number_literal(node):
+            if isinstance(node, exp.Literal) and isinstance(parent, exp.Neg):
                 continue
-            if _keeps_struct(parent):
+            if _constant_is_numeric(node, parent):
                 text = node.this if isinstance(node, exp.Literal) else "-" + node.this.this
                 node.replace(constant(text))
-                continue
-        if not _keeps_struct(parent) and not isinstance(parent, _RAW_CONTEXTS):
+            continue
+        if yields_struct(node) and not _keeps_struct(parent) and not isinstance(parent, _RAW_CONTEXTS):
             node.replace(to_double(node.copy()))
     return tree

@@ -121,9 +121,12 @@ def _type_values_literals(tree: exp.Expression) -> None:
         for i in range(len(rows[0].expressions)):
             cells = [r.expressions[i] for r in rows]
             types = {c.to.sql() for c in cells if isinstance(c, exp.Cast)}
-            if len(types) != 1:
+            if not types and any(_is_number_literal(c) and not c.is_int for c in cells):
+                to = exp.DataType.build("DECIMAL")  # ('1.5'), ('nan'): text cells of a numeric column
+            elif len(types) != 1:
                 continue
-            to = next(c.to for c in cells if isinstance(c, exp.Cast))
+            else:
+                to = next(c.to for c in cells if isinstance(c, exp.Cast))
             if to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT, exp.DataType.Type.CHAR):
                 continue
             for c in cells:
@@ -131,31 +134,48 @@ def _type_values_literals(tree: exp.Expression) -> None:
                     c.replace(exp.Cast(this=c.copy(), to=to.copy()))
 
 
+def _is_number_literal(node: exp.Expression) -> bool:
+    lit = node.this if isinstance(node, exp.Neg) else node
+    return isinstance(lit, exp.Literal) and not lit.is_string
+
+
 def _type_series_columns(tree: exp.Expression) -> None:
     """Columns of `generate_series(int, int) AS s(i)` are integers (sqlglot cannot type a
-    table function's columns), so `i / 10` divides as integers, as in PostgreSQL."""
-    series: dict[str, set[str]] = {}
+    table function's columns), so `i / 10` divides as integers, as in PostgreSQL: the
+    columns of the query whose FROM has the series (an outer query may name another
+    relation `s`)."""
+    series: dict[tuple[int, str], set[str]] = {}
     for t in nodes(tree, exp.Table):
         gen = t.this
         if isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) and all(
-                isinstance(a, exp.Literal) and not a.is_string and a.is_int
+                _is_number_literal(a) and (a.this if isinstance(a, exp.Neg) else a).is_int
                 for a in (gen.args.get("start"), gen.args.get("end")) if a is not None):
             alias = t.args.get("alias")
             if alias is not None and alias.this:
-                series[alias.this.name] = {c.name for c in alias.columns} or {alias.this.name}
+                scope = id(t.find_ancestor(exp.Select))
+                series[(scope, alias.this.name)] = {c.name for c in alias.columns} or {alias.this.name}
     if not series:
         return
     for col in nodes(tree, exp.Column):
-        if col.table in series and col.name in series[col.table] and \
-                (col.type is None or col.type.this == exp.DataType.Type.UNKNOWN):
+        names = series.get((id(col.find_ancestor(exp.Select)), col.table))
+        if names and col.name in names and (col.type is None or col.type.this == exp.DataType.Type.UNKNOWN):
             col.type = exp.DataType.build("INT")
+
+
+_SOURCE_ARGS = frozenset(("with_", "with", "from_", "from", "joins"))
 
 
 def _transform_post(node: exp.Expression, fn) -> exp.Expression:
     """Apply `fn` bottom-up (children first), so a rewritten node's arguments are rewritten
     too; a replacement keeps the annotated type of the node it replaces. Identifiers (a
-    quarter of a qualified tree's nodes) are names, which no rule rewrites: skipped."""
-    for child in list(node.iter_expressions()):
+    quarter of a qualified tree's nodes) are names, which no rule rewrites: skipped. A
+    query's sources (WITH, FROM, joins) go first, so that a column of one is read as what
+    its rewritten query gives (rw_cli.sql.numeric_sql)."""
+    children = list(node.iter_expressions())
+    if isinstance(node, exp.Select):
+        first = [c for c in children if c.arg_key in _SOURCE_ARGS]
+        children = first + [c for c in children if c.arg_key not in _SOURCE_ARGS]
+    for child in children:
         if isinstance(child, exp.Identifier):
             continue
         new = _transform_post(child, fn)
