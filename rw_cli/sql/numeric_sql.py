@@ -570,6 +570,8 @@ def _constant_is_numeric(lit: exp.Expression, parent: exp.Expression | None) -> 
         return False
     if isinstance(parent, (*_COMPARISONS, exp.Between, exp.In, exp.Nullif)):
         return any(yields_struct(x) for x in parent.iter_expressions() if x is not lit)
+    if isinstance(parent, (exp.Cast, exp.TryCast)):
+        return parent.to.this in (T.DECIMAL, T.STRUCT)
     if isinstance(parent, (exp.Case, exp.If, exp.Coalesce, exp.Greatest, exp.Least, exp.Array)):
         others = [x for x in parent.iter_expressions() if x is not lit and not isinstance(x, exp.Null)]
         if isinstance(parent, exp.Case):
