@@ -240,6 +240,14 @@ _FROM_NUMERIC: dict[str, tuple[Callable, list[str], str, pa.DataType, bool]] = {
 }
 
 
+# the operations numpy computes a chunk at a time (rw_cli.common.numeric)
+_VECTORIZED = {
+    "rw_num_add": lambda strict: lambda a, b: N.add_arrays(a, b, strict=strict),
+    "rw_num_sub": lambda strict: lambda a, b: N.add_arrays(a, b, subtract=True, strict=strict),
+    "rw_num_mul": lambda strict: lambda a, b: N.mul_arrays(a, b, strict=strict),
+}
+
+
 def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
     out: dict[str, tuple[Callable, list[str], str]] = {
         "rw_num_from_int": (_from_ints, ["DECIMAL(38,0)"], NUM),
@@ -254,6 +262,9 @@ def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
         out[name] = (_to_numeric(fn, len(params)), params, NUM)
         if fails:
             out[name + "_or_null"] = (_to_numeric(fn, len(params), strict=False), params, NUM)
+    for name, make in _VECTORIZED.items():
+        out[name] = (make(True), [NUM, NUM], NUM)
+        out[name + "_or_null"] = (make(False), [NUM, NUM], NUM)
     for name, (fn, params, ret, arrow_type, fails) in _FROM_NUMERIC.items():
         out[name] = (_to_arrow(fn, arrow_type, len(params)), params, ret)
         if fails:
