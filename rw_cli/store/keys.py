@@ -13,6 +13,7 @@ import struct
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.byte_rows import UINT_WIDTHS, field_view, matrix_to_binary, uint_values
 from rw_cli.common.vnode import (binary_parts, bool_values, fixed_values_u8, fixed_width,
                                  normalize_array, null_mask)
@@ -72,6 +73,8 @@ def _encode_fixed(arr: pa.Array) -> np.ndarray | None:
         return _encode_float(arr, arr.type.bit_width // 8)
     if pa.types.is_decimal(t):
         return _be_int(fixed_values_u8(arr, t.bit_width // 8), True)
+    if numeric.is_numeric_arrow(t):  # by value: floor and fraction, not the scale (1.5 = 1.50)
+        return np.hstack([_be_int(fixed_values_u8(numeric.child(arr, f), 16), True) for f in ("n_int", "n_frac")])
     if pa.types.is_fixed_size_binary(t):
         return fixed_values_u8(arr, t.byte_width)
     if pa.types.is_fixed_size_list(t) and pa.types.is_floating(t.value_type) and t.value_type.bit_width in (32, 64):
@@ -140,6 +143,8 @@ def _encode_varlen(arr: pa.Array, nulls: np.ndarray, descending: bool) -> pa.Arr
 
 
 def _is_nested(t: pa.DataType) -> bool:
+    if numeric.is_numeric_arrow(t):
+        return False
     return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_struct(t) or pa.types.is_map(t)
             or (pa.types.is_fixed_size_list(t) and _encode_fixed(pa.array([], t)) is None))
 
@@ -166,7 +171,7 @@ def _encode_nested(arr: pa.Array) -> pa.Array:
     values do. A NULL array or struct is the NULL marker alone."""
     t = arr.type
     if pa.types.is_struct(t):
-        fields = [_with_marker(arr.field(i)) for i in range(t.num_fields)]
+        fields = [_with_marker(numeric.child(arr, i)) for i in range(t.num_fields)]
         body = pc.binary_join_element_wise(*fields, _bytes(b"")) if fields else pa.array([b""] * len(arr), pa.large_binary())
     else:
         if pa.types.is_fixed_size_list(t):

@@ -4,6 +4,7 @@ Per column, in schema order:
 - fixed-width types: 1 flag byte (0 value, 1 NULL) + the little-endian value (zeros if NULL);
   bool is 1 byte;
 - string/binary: flag byte + 4-byte LE length + bytes;
+- numeric (rw_cli.common.numeric's struct): flag byte + its three fields' 40 bytes;
 - anything else (struct, list, ...): flag byte + 4-byte LE length + an Arrow IPC stream of the
   single value (slow path, correct for every Arrow type).
 A row's bytes are these pieces concatenated. Decoding walks the rows with numpy cursors.
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from rw_cli.common import numeric
 from rw_cli.common.byte_rows import matrix_to_binary
 from rw_cli.common.vnode import (binary_parts, bool_values, fixed_values_u8, fixed_width,
                                  normalize_array, null_mask)
@@ -37,7 +39,26 @@ def value_kind(t: pa.DataType) -> str:
         return "varlen"
     if fixed_width(t) is not None:
         return "fixed"
+    if numeric.is_numeric_arrow(t):
+        return "numeric"
     return "other"
+
+
+NUMERIC_WIDTHS = (16, 16, 8)  # n_int, n_frac, n_scale
+
+
+def numeric_value_bytes(arr: pa.StructArray) -> np.ndarray:
+    """A numeric column's values as (n, 40) bytes: its fields' raw little-endian bytes."""
+    return np.hstack([fixed_values_u8(numeric.child(arr, i), w) for i, w in enumerate(NUMERIC_WIDTHS)])
+
+
+def _numeric_column(mat: np.ndarray, t: pa.DataType, nulls: np.ndarray) -> pa.Array:
+    n, fields, at = len(mat), [], 0
+    for i, w in enumerate(NUMERIC_WIDTHS):
+        part = np.ascontiguousarray(mat[:, at:at + w])
+        fields.append(pa.Array.from_buffers(t.field(i).type, n, [None, pa.py_buffer(part.tobytes())]))
+        at += w
+    return pa.StructArray.from_arrays(fields, fields=list(t), mask=pa.array(nulls) if nulls.any() else None)
 
 
 def _ipc_values(arr: pa.Array) -> list[bytes | None]:
@@ -88,6 +109,8 @@ def encode_rows_array(batch: pa.RecordBatch) -> pa.Array:
             mat = np.ones((n, 1), dtype=np.uint8)
         elif k == "fixed":
             mat = np.hstack([flag, fixed_values_u8(arr, fixed_width(arr.type))])
+        elif k == "numeric":
+            mat = np.hstack([flag, numeric_value_bytes(arr)])
         elif k == "varlen":
             pieces.append(_varlen_piece(*binary_parts(arr), nulls))
             continue
@@ -158,6 +181,10 @@ def decode_rows_arrays(values, schema: pa.Schema) -> pa.RecordBatch:
                 mat = _gather(data, pos, w)
                 pos = pos + w
                 columns.append(pa.Array.from_buffers(t, n, [_validity(nulls), pa.py_buffer(mat.tobytes())]))
+            elif k == "numeric":
+                mat = _gather(data, pos, sum(NUMERIC_WIDTHS))
+                pos = pos + sum(NUMERIC_WIDTHS)
+                columns.append(_numeric_column(mat, t, nulls))
             else:
                 lb = _gather(data, pos, 4)
                 lengths = np.ascontiguousarray(lb).view("<u4").reshape(n).astype(np.int64)

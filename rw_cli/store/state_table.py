@@ -22,7 +22,8 @@ from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, f
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage
 from rw_cli.store.keys import (encode_pk_array, make_fixed_keys_array, make_keys_array, next_key, table_key_prefix,
                                vnode_prefix)
-from rw_cli.store.row_codec import decode_rows_arrays, encode_rows_array, value_kind
+from rw_cli.store.row_codec import (NUMERIC_WIDTHS, decode_rows_arrays, encode_rows_array, numeric_value_bytes,
+                                    value_kind)
 from rw_cli.store.keys import KeyForm
 from rw_cli.store.run import Run, as_binary, key_lengths
 from rw_cli.store.version_reader import restrict_to_ranges
@@ -63,6 +64,8 @@ def encode_values(batch: pa.RecordBatch) -> pa.Array:
         elif k in ("bool", "fixed"):
             w = 1 if k == "bool" else fixed_width(arr.type)
             group.append((1 + w, _fixed_writer(arr, k == "bool", w)))
+        elif k == "numeric":
+            group.append((1 + sum(NUMERIC_WIDTHS), _numeric_writer(arr)))
         else:  # the slow path's bytes, from the codec itself
             flush()
             pieces.append(encode_rows_array(pa.record_batch([arr], names=["v"])))
@@ -92,6 +95,14 @@ def _fixed_writer(arr: pa.Array, is_bool: bool, w: int) -> Callable[[np.ndarray,
             field_view(mat, at + 1, f"<u{w}")[:] = vals
         else:
             mat[:, at + 1:at + 1 + w] = fixed_values_u8(arr, w)
+    return write
+
+
+def _numeric_writer(arr: pa.Array) -> Callable[[np.ndarray, int], None]:
+    """A numeric's NULL flag, then its fields' bytes (rw_cli.store.row_codec)."""
+    def write(mat: np.ndarray, at: int) -> None:
+        mat[:, at] = null_mask(arr)
+        mat[:, at + 1:at + 1 + sum(NUMERIC_WIDTHS)] = numeric_value_bytes(arr)
     return write
 
 
