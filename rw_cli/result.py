@@ -39,9 +39,7 @@ class Result:
         """The rows as Arrow; numerics as Arrow decimals (rw_cli.common.numeric.plain)."""
         if self.table is None:
             return pa.table({})
-        if not any(numeric.is_numeric_arrow(t) for t in self.table.schema.types):
-            return self.table
-        return pa.table([numeric.plain(c) for c in self.table.columns], names=self.table.column_names)
+        return numeric.plain_table(self.table)
 
     def df(self):
         """The rows as a pandas DataFrame."""

@@ -271,6 +271,13 @@ def coerce(arr: pa.Array) -> pa.StructArray:
     return pack([None if v is None else from_python(v) for v in arr.to_pylist()])
 
 
+def cast(arr, t: pa.DataType):
+    """`arr.cast(t)`, and into numeric by `coerce` (Arrow has no cast into its struct)."""
+    if is_numeric_arrow(t) and not is_numeric_arrow(arr.type):
+        return coerce(arr)
+    return arr.cast(t)
+
+
 def equal(a: pa.Array, b: pa.Array) -> pa.Array:
     """Whether two numerics are equal, as SQL compares them (1.5 = 1.50; NULL where either is)."""
     if isinstance(a, pa.ChunkedArray):
@@ -360,6 +367,14 @@ def python_values(arr: pa.Array | pa.ChunkedArray) -> list:
     base = offsets[0] if offsets else 0
     valid = arr.is_valid().to_pylist()
     return [values[offsets[i] - base:offsets[i + 1] - base] if valid[i] else None for i in range(len(arr))]
+
+
+def plain_table(t: pa.Table) -> pa.Table:
+    """A table with its numeric columns as Arrow decimals (`plain`): for Arrow readers and
+    Parquet files."""
+    if not any(is_numeric_arrow(x) for x in t.schema.types):
+        return t
+    return pa.table([plain(c) for c in t.columns], names=t.column_names)
 
 
 def plain(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

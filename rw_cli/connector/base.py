@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.errors import BindError
 
@@ -102,6 +103,6 @@ def conform(table: pa.Table, columns: list[tuple[str, DataType]]) -> pa.Table:
     for name, t in columns:
         col = table.column(name) if name in table.column_names else pa.nulls(table.num_rows, t.arrow())
         if col.type != t.arrow():
-            col = col.cast(t.arrow())
+            col = numeric.cast(col, t.arrow())
         arrays.append(col)
     return pa.Table.from_arrays(arrays, names=[n for n, _ in columns])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.connector.base import SourceReader, option_float, option_int
 from rw_cli.connector.rand import rand_float, rand_int, rand_strings
@@ -49,15 +50,15 @@ class _Field:
     def values(self, rows: np.ndarray) -> pa.Array:
         t = self.type
         if self.kind == "sequence":
-            return pa.array(self.start + rows).cast(t.arrow())
+            return numeric.cast(pa.array(self.start + rows), t.arrow())
         if t.name in _INTS:
             lo, hi = int(self.min), int(self.max)
-            return pa.array(lo + rand_int(self.seed, rows, 1, hi - lo + 1)).cast(t.arrow())
+            return numeric.cast(pa.array(lo + rand_int(self.seed, rows, 1, hi - lo + 1)), t.arrow())
         if t.name in ("real", "double precision", "numeric"):
             v = self.min + rand_float(self.seed, rows, 1) * (self.max - self.min)
             if t.name == "numeric":
                 v = np.round(v, 6)
-            return pa.array(v).cast(t.arrow())
+            return numeric.cast(pa.array(v), t.arrow())
         if t.name == "character varying":
             return rand_strings(self.seed, rows, 1, np.full(len(rows), self.length))
         if t.name == "boolean":

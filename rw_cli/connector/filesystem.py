@@ -19,6 +19,7 @@ import re
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.connector.base import SourceReader, conform, option_bool
 from rw_cli.errors import BindError
@@ -188,7 +189,7 @@ def _empty(columns) -> pa.Table:
 
 def _column(values: list, t: DataType, text: bool) -> pa.Array:
     at = t.arrow()
-    if text or pa.types.is_timestamp(at) or pa.types.is_date(at) or pa.types.is_decimal(at) or pa.types.is_time(at):
+    if text or pa.types.is_timestamp(at) or pa.types.is_date(at) or numeric.is_numeric_arrow(at) or pa.types.is_time(at):
         if not text:
             for v in values:
                 if v is not None and not isinstance(v, (str, int, float)) or isinstance(v, bool):
@@ -199,7 +200,7 @@ def _column(values: list, t: DataType, text: bool) -> pa.Array:
             if any(v not in (None, "true", "false", "t", "f", "1", "0") for v in low):
                 raise ValueError(f"invalid input for {t.name}")
             return pa.array([None if v is None else v in ("true", "t", "1") for v in low], pa.bool_())
-        return strs.cast(at)
+        return numeric.cast(strs, at)
     if pa.types.is_integer(at) and any(isinstance(v, (bool, float)) for v in values):
         raise TypeError(f"expected {t.name}")
     if pa.types.is_string(at) and any(v is not None and not isinstance(v, str) for v in values):

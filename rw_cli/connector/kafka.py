@@ -24,6 +24,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.connector.base import SourceReader, option_int
 from rw_cli.errors import BindError, NotSupported
@@ -429,7 +430,7 @@ def read_envelopes(values: list, columns: list[tuple[str, DataType]]) -> tuple[p
 
     def rows(name: str) -> pa.Table:
         arr = field(name)
-        return pa.Table.from_arrays([pc.struct_field(arr, n).cast(t.arrow()) for n, t in columns],
+        return pa.Table.from_arrays([numeric.cast(pc.struct_field(arr, n), t.arrow()) for n, t in columns],
                                     names=[n for n, _ in columns]), arr.is_valid()
 
     before, has_before = rows("before")
@@ -463,7 +464,7 @@ def fast_json(values: list, columns: list[tuple[str, DataType]]) -> pa.Table | N
                                                                    unexpected_field_behavior="ignore"))
         if table.num_rows != len(values):  # an empty message, or one holding two objects
             return None
-        return pa.Table.from_arrays([table.column(n).cast(t) for (n, _), t in zip(columns, types)],
+        return pa.Table.from_arrays([numeric.cast(table.column(n), t) for (n, _), t in zip(columns, types)],
                                     names=[n for n, _ in columns])
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common import numeric
 from rw_cli.common.types import BIGINT, TIMESTAMP, VARCHAR, DataType, struct_type_name
 from rw_cli.connector.base import SourceReader, option_int
 from rw_cli.connector.rand import pick, rand_float, rand_int, rand_strings
@@ -368,7 +369,7 @@ class NexmarkReader(SourceReader):
             take = pa.array(where, pa.int64(), mask=~mine)
             children = [rows.column(f).combine_chunks().take(take) for f in fields]
             arr = pa.StructArray.from_arrays(children, names=fields, mask=pa.array(~mine))
-            out[name] = arr.cast(t.arrow()) if t.inner is not None else arr
+            out[name] = numeric.cast(arr, t.arrow()) if t.inner is not None else arr
         return pa.table(out)
 
 

@@ -81,7 +81,7 @@ class StreamChunk:
         cols = []
         for i, t in enumerate(types):
             raw = [r[i] for r in rows]
-            cols.append(pa.array(raw, pa.string()).cast(t.arrow()))
+            cols.append(numeric.cast(pa.array(raw, pa.string()), t.arrow()))
         data = pa.Table.from_arrays(cols, names=[col_name(i) for i in range(len(types))]) if types else pa.table({})
         return StreamChunk(data, np.array(ops, dtype=np.int8))
 
@@ -107,9 +107,7 @@ def cast_to(arr, t: pa.DataType):
     into numeric, the numbers as numerics (Arrow has no cast into its struct)."""
     if arr.type == t:
         return arr
-    if numeric.is_numeric_arrow(t):
-        return numeric.coerce(arr)
-    return arr.cast(t)
+    return numeric.cast(arr, t)
 
 
 def values_equal(a, b) -> np.ndarray:

@@ -14,6 +14,7 @@ import io
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import INSERT, UPDATE_INSERT, StreamChunk
@@ -137,7 +138,7 @@ class FileWriter(SinkWriter):
             import pyarrow.parquet as pq
 
             buf = io.BytesIO()
-            pq.write_table(rows, buf)
+            pq.write_table(numeric.plain_table(rows), buf)
             return buf.getvalue()
         if self.encode == "csv":
             import pyarrow.csv as pacsv

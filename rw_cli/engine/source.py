@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.connector.base import OP_COLUMN, SourceReader, conform
 from rw_cli.engine.chunk import StreamChunk, positional
@@ -153,7 +154,7 @@ class SourceExecutor(Executor):
         if self.generated:
             values = evaluate([e for _, e in self.generated], positional(data))
             for j, (i, _) in enumerate(self.generated):
-                data = data.add_column(i, f"_g{i}", values.column(j).cast(self.types[i].arrow()))
+                data = data.add_column(i, f"_g{i}", numeric.cast(values.column(j), self.types[i].arrow()))
         if self.row_id_index is not None:
             ids = ROW_ID_BASE | (ordinal << ORDINAL_SHIFT) | np.asarray(keys, dtype=np.int64)
             data = data.add_column(self.row_id_index, "_row_id", pa.array(ids, pa.int64()))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
+from rw_cli.common import numeric
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import TABLE, ColumnCatalog
 from rw_cli.result import Result
@@ -65,7 +66,7 @@ def handle(session, tree: exp.Alter, column: exp.ColumnDef) -> Result:
     def rewrite(rows: pa.Table) -> pa.Table:
         change()
         values = pa.repeat(fill, rows.num_rows) if fill.is_valid else pa.nulls(rows.num_rows, new.type.arrow())
-        return rows.add_column(at, name, values.cast(new.type.arrow()))
+        return rows.add_column(at, name, numeric.cast(values, new.type.arrow()))
     rewrite_table(session, rel, rewrite)
     return Result("ALTER_TABLE")
 
@@ -85,4 +86,4 @@ def _default_value(session, column: ColumnCatalog) -> pa.Scalar:
     if column.default is None:
         return pa.scalar(None, column.type.arrow())
     data, _ = run_query(session, parse_statement(f"SELECT CAST(({column.default}) AS {column.type.name})"))
-    return data.column(0).cast(column.type.arrow())[0]
+    return numeric.cast(data.column(0), column.type.arrow())[0]

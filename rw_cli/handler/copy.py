@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
+from rw_cli.common import numeric
 from rw_cli.common.copy_text import decode_text_column, encode_csv_column, encode_text_column, join_lines
 from rw_cli.common.pg_text import format_column
 from rw_cli.common.types import DataType
@@ -234,7 +235,7 @@ def _copy_to(session, source: exp.Expression, opts: CopyOptions, path: str | Non
             raise NotSupported("COPY TO STDOUT in Parquet format", hint="write a file: COPY ... TO 'out.parquet'")
         import pyarrow.parquet as pq
 
-        pq.write_table(data, path)
+        pq.write_table(numeric.plain_table(data), path)
         return Result(f"COPY {data.num_rows}")
     text = _encode(data, types, opts)
     if path is None:

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from rw_cli.common import numeric
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.engine import duck
 from rw_cli.common.numeric import NUMERIC_DUCKDB, is_numeric_arrow
@@ -144,7 +145,7 @@ def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa
         out = duck.eval_exprs(named, exprs)  # its error names the value and the type, as PostgreSQL's does
         for k, i in enumerate(todo):
             cols[i] = out.column(k)
-    return [c.cast(rel.columns[j].type.arrow()) for c, j in zip(cols, indices)]
+    return [numeric.cast(c, rel.columns[j].type.arrow()) for c, j in zip(cols, indices)]
 
 
 def handle_insert(session, tree: exp.Insert) -> Result:
@@ -348,7 +349,7 @@ def generated_values(columns, data: pa.Table) -> dict[str, pa.Array]:
                         + " FROM __gen")
     schema = {"__gen": {n: sqlglot_type(next(c.type for c in columns if c.name == n)) for n in names}}
     out = duck.query(to_duckdb(q, schema), {"__gen": data.select(names)})
-    return {c.name: out.column(i).combine_chunks().cast(c.type.arrow()) for i, c in enumerate(gen)}
+    return {c.name: numeric.cast(out.column(i).combine_chunks(), c.type.arrow()) for i, c in enumerate(gen)}
 
 
 def with_generated(rel: RelationCatalog, table: pa.Table) -> pa.Table:
@@ -364,7 +365,7 @@ def _default_column(c, n: int) -> pa.Array:
     from rw_cli.sql.transpile import sqlglot_type, to_duckdb
 
     expr = parse_statement(f"SELECT CAST(({c.default}) AS {sqlglot_type(c.type)})")
-    value = duck.query(to_duckdb(expr, {})).column(0).cast(c.type.arrow())
+    value = numeric.cast(duck.query(to_duckdb(expr, {})).column(0), c.type.arrow())
     return pa.concat_arrays([value.combine_chunks()] * n) if n else pa.nulls(0, c.type.arrow())
 
 
@@ -574,5 +575,5 @@ def positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:
 
 
 def _positional(t: pa.Table, rel: RelationCatalog) -> pa.Table:
-    cols = [t.column(i).cast(c.type.arrow()) for i, c in enumerate(rel.columns)]
+    cols = [numeric.cast(t.column(i), c.type.arrow()) for i, c in enumerate(rel.columns)]
     return pa.Table.from_arrays(cols, names=[f"_{i}" for i in range(len(cols))])

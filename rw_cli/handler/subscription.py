@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from rw_cli.common import numeric
 from rw_cli.common.epoch import EPOCH_ORIGIN_MS, physical_now
 from rw_cli.common.types import BIGINT, VARCHAR
 from rw_cli.errors import BindError, CatalogError
@@ -196,7 +197,7 @@ def _snapshot(session, sub: RelationCatalog, now_ms: int) -> pa.Table:
 
 def _layout(values: list, columns: list[ColumnCatalog], ops: pa.Array, times: pa.Array) -> pa.Table:
     names = [c.name for c in columns] + ["op", "rw_timestamp"]
-    return pa.Table.from_arrays([*(v.cast(c.type.arrow()) for v, c in zip(values, columns)), ops.cast(pa.string()),
+    return pa.Table.from_arrays([*(numeric.cast(v, c.type.arrow()) for v, c in zip(values, columns)), ops.cast(pa.string()),
                                  times.cast(pa.int64())], names=names)
 
 
