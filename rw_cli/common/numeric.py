@@ -28,6 +28,7 @@ converts between the struct arrays and rust_decimal values, and from and to Arro
 from __future__ import annotations
 
 import decimal
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -61,9 +62,10 @@ def is_numeric_arrow(t: pa.DataType) -> bool:
 
 
 def child(arr: pa.StructArray, name: str | int) -> pa.Array:
-    """A struct array's field, as long as the array (StructArray.field ignores its offset)."""
+    """A struct array's field, row for row with the array (older pyarrow's StructArray.field
+    ignored the array's offset)."""
     f = arr.field(name)
-    return f.slice(arr.offset, len(arr)) if arr.offset or len(f) != len(arr) else f
+    return f if len(f) == len(arr) else f.slice(arr.offset, len(arr))
 
 
 # -- int128 columns ------------------------------------------------------------------------------
@@ -400,7 +402,6 @@ _ONE_LO = np.uint64(FRAC_ONE & _MASK64)
 _ONE_HI = np.uint64(FRAC_ONE >> 64)
 _POW10_F = 10.0 ** np.arange(0, 40)
 _POW10_I = np.array([10 ** k for k in range(19)], dtype=np.int64)
-_POW10_DEC = pa.array([decimal.Decimal(10 ** k) for k in range(29)], pa.decimal256(38, 0))
 _LIMIT = float(2 ** 96) * 0.999
 
 
@@ -540,8 +541,14 @@ def mul_arrays(a: pa.Array, b: pa.Array, strict: bool = True) -> pa.StructArray:
     return _result(n, ints, fw[:, 0], fw[:, 1], s, valid, _slow_rows(rd.mul, x, y, slow, strict))
 
 
+@functools.cache
+def _pow10_decimals() -> pa.Array:
+    """10^0 .. 10^28 as decimal256 (built on first use: building decimals imports pandas)."""
+    return pa.array([decimal.Decimal(10 ** k) for k in range(29)], pa.decimal256(38, 0))
+
+
 def _frac_words(digits: np.ndarray, s: np.ndarray) -> np.ndarray:
     """n_frac = digits * 10^(28 - s), as (n, 2) uint64 words (Arrow's decimal256 product)."""
     prod = pc.multiply(pa.array(digits, pa.int64()).cast(pa.decimal256(19, 0)),
-                       _POW10_DEC.take(pa.array(28 - s))).cast(_I128)
+                       _pow10_decimals().take(pa.array(28 - s))).cast(_I128)
     return _words(prod).copy()
