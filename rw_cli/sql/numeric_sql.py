@@ -36,10 +36,6 @@ _DOUBLE_MATH = (exp.Sqrt, exp.Cbrt, exp.Exp, exp.Ln, exp.Log, exp.Pow)
 _NUMERIC_MATH = {exp.Sqrt: "rw_num_sqrt", exp.Exp: "rw_num_exp", exp.Ln: "rw_num_ln", exp.Log: "rw_num_log10"}
 
 
-def numeric_type() -> exp.DataType:
-    return exp.DataType.build("DECIMAL")
-
-
 def struct_type() -> exp.DataType:
     return exp.DataType.build(NUMERIC_DUCKDB, dialect="duckdb")
 
