@@ -191,15 +191,31 @@ def to_numeric(node: exp.Expression) -> exp.Expression | None:
 
 
 def to_double(node: exp.Expression) -> exp.Expression:
-    """A numeric as a double precision (a constant folded here)."""
+    """A numeric as a double precision (a constant folded here, when it is a numeric)."""
     text = node.meta.get("numeric_text")
     if isinstance(node, exp.Literal):
         text = node.this
     elif isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
         text = "-" + node.this.this
-    if text is not None:
+    if text is not None and _parses(text):
         return _typed(exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("DOUBLE")), "DOUBLE")
-    return call("rw_num_to_f64", node, t="DOUBLE")
+    return call("rw_num_to_f64", to_numeric(node) if _number_literal(node) else node, t="DOUBLE")
+
+
+def to_real(node: exp.Expression) -> exp.Expression:
+    """A numeric as a real (where it meets a real in a VALUES column, an array, a CASE)."""
+    return call("rw_num_to_f32", to_numeric(node) if _number_literal(node) else node, t="FLOAT")
+
+
+def _parses(text: str) -> bool:
+    """Whether `text` is a numeric (one that is not fails where it is evaluated, as RisingWave's)."""
+    from rw_cli.common import rust_decimal
+
+    try:
+        rust_decimal.parse(text)
+    except rust_decimal.NumericError:
+        return False
+    return True
 
 
 def from_numeric(node: exp.Expression, to: exp.DataType) -> exp.Expression | None:
@@ -244,6 +260,11 @@ def _list_cast(node: exp.Cast) -> exp.Expression | None:
 
 def _cast(node: exp.Cast) -> exp.Expression | None:
     src, dst = _type(node.this), node.to.this
+    if dst == T.DECIMAL and node.meta.get("jsonb_number"):
+        # a jsonb number (checked by rw_cli.sql.functions) is a double, as RisingWave's jsonb holds it
+        return call("rw_num_from_f64", exp.Cast(this=node.this, to=exp.DataType.build("DOUBLE")))
+    if dst == T.DECIMAL and src in (T.JSON, T.JSONB):
+        return None  # rw_cli.sql.functions checks it is a number first
     if yields_struct(node.this):
         src = T.DECIMAL
     elif src == T.DECIMAL and not _number_literal(node.this):
@@ -281,11 +302,22 @@ def _operands_to_numeric(node: exp.Expression, keys: tuple[str, ...]) -> None:
             item.replace(conv)
 
 
-def _operands_to_double(node: exp.Expression, keys: tuple[str, ...]) -> None:
-    """Numeric operands (and numeric constants) as doubles, in place."""
+def _operands_to_double(node: exp.Expression, keys: tuple[str, ...], real: bool = False) -> None:
+    """Numeric operands (and numeric constants) as doubles (as reals), in place."""
     for item in _items(node, keys):
         if yields_struct(item) or _number_literal(item) and is_numeric(item):
-            item.replace(to_double(item.copy()))
+            item.replace((to_real if real else to_double)(item.copy()))
+
+
+def _unify(node: exp.Expression, keys: tuple[str, ...], kinds: set[str]) -> None:
+    """The operands of a CASE, COALESCE, array... one type with their numerics: double
+    precision beside a double, real beside only reals (PostgreSQL's resolution), else numeric."""
+    if "double" in kinds:
+        _operands_to_double(node, keys)
+    elif "real" in kinds:
+        _operands_to_double(node, keys, real=True)
+    else:
+        _operands_to_numeric(node, keys)
 
 
 def _kind(node: exp.Expression) -> str:
@@ -305,7 +337,9 @@ def _kind(node: exp.Expression) -> str:
         return "numeric" if t in (T.DECIMAL, None, T.UNKNOWN) else "int"
     if t in _INTS:
         return "int"
-    if t in _FLOATS or t in (None, T.UNKNOWN) or t == T.DECIMAL:
+    if t == T.FLOAT:
+        return "real"
+    if t == T.DOUBLE or t in (None, T.UNKNOWN) or t == T.DECIMAL:
         return "double"
     return "other"
 
@@ -314,7 +348,7 @@ def _arithmetic(node: exp.Expression) -> exp.Expression | None:
     kinds = {_kind(node.this), _kind(node.expression)}
     if not kinds & {"struct", "numeric"} or "other" in kinds:
         return None  # (an interval times a numeric: their own rules, a double there)
-    if "double" in kinds:  # numeric op double: in double precision, as PostgreSQL does
+    if kinds & {"double", "real"}:  # numeric op double (or real): in double precision, as PostgreSQL does
         _operands_to_double(node, ("this", "expression"))
         node.type = exp.DataType.build("DOUBLE")
         return None
@@ -330,7 +364,7 @@ def _comparison(node: exp.Expression, keys: tuple[str, ...]) -> None:
     kinds = {_kind(item) for item in _items(node, keys)}
     if "struct" not in kinds or "other" in kinds:
         return
-    if "double" in kinds:
+    if kinds & {"double", "real"}:
         _operands_to_double(node, keys)
         return
     _operands_to_numeric(node, keys)
@@ -458,10 +492,7 @@ def _numeric_result(node: exp.Expression, keys: tuple[str, ...]) -> None:
     kinds = {_kind(x) for x in items}
     if "struct" not in kinds and not ("numeric" in kinds and is_numeric(node)) or "other" in kinds:
         return
-    if "double" in kinds:
-        _operands_to_double(node, keys)
-    else:
-        _operands_to_numeric(node, keys)
+    _unify(node, keys, kinds)
 
 
 def lower(node: exp.Expression) -> exp.Expression | None:
@@ -498,8 +529,8 @@ def lower(node: exp.Expression) -> exp.Expression | None:
         kinds = {_kind(b) for b in branches if b is not None}
         if ("struct" in kinds or "numeric" in kinds and is_numeric(node)) and "other" not in kinds:
             for branch in node.args.get("ifs") or []:
-                (_operands_to_double if "double" in kinds else _operands_to_numeric)(branch, ("true",))
-            (_operands_to_double if "double" in kinds else _operands_to_numeric)(node, ("default",))
+                _unify(branch, ("true",), kinds)
+            _unify(node, ("default",), kinds)
     elif isinstance(node, (exp.Coalesce, exp.Greatest, exp.Least)):
         _numeric_result(node, ("this", "expressions"))
     elif isinstance(node, exp.If):
@@ -507,8 +538,9 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     elif isinstance(node, exp.Nullif):
         _comparison(node, ("this", "expression"))
     elif isinstance(node, exp.Array):
-        if any(yields_struct(e) for e in node.expressions) or is_numeric(node.expressions[0] if node.expressions else node):
-            _operands_to_numeric(node, ("expressions",))
+        kinds = {_kind(e) for e in node.expressions}
+        if ("struct" in kinds or "numeric" in kinds) and "other" not in kinds:
+            _unify(node, ("expressions",), kinds)
     elif isinstance(node, exp.Values):
         _values_columns(node)
     else:
@@ -517,17 +549,23 @@ def lower(node: exp.Expression) -> exp.Expression | None:
 
 
 def _values_columns(node: exp.Values) -> None:
-    """A VALUES column with a numeric cell: its other cells numerics too."""
+    """A VALUES column with a numeric cell: one type for all its cells, as `_unify` chooses."""
     rows = [r for r in node.expressions if isinstance(r, exp.Tuple)]
     if not rows or len({len(r.expressions) for r in rows}) != 1:
         return
     for j in range(len(rows[0].expressions)):
-        if any(yields_struct(r.expressions[j]) or is_numeric(r.expressions[j]) for r in rows):
-            for r in rows:
-                cell = r.expressions[j]
-                if not is_numeric(cell) and (_type(cell) in _INTS or isinstance(cell, exp.Null)
-                                             or _is_text_literal(cell) or _type(cell) == T.NULL):
-                    cell.replace(to_numeric(cell.copy()))
+        cells = [r.expressions[j] for r in rows]
+        kinds = {_kind(c) for c in cells}
+        if not (kinds & {"struct"} or "numeric" in kinds and any(is_numeric(c) for c in cells)) or "other" in kinds:
+            continue
+        for cell in cells:
+            if kinds & {"double", "real"}:
+                if yields_struct(cell) or _number_literal(cell) and is_numeric(cell):
+                    cell.replace(to_double(cell.copy()) if "double" in kinds else to_real(cell.copy()))
+            elif not yields_struct(cell):
+                conv = to_numeric(cell.copy())
+                if conv is not None:
+                    cell.replace(conv)
 
 
 # where a numeric stays a numeric: our rewrites and UDFs, and what DuckDB does with any value
@@ -573,7 +611,7 @@ def _constant_is_numeric(lit: exp.Expression, parent: exp.Expression | None) -> 
         if isinstance(parent, exp.Case):
             others = [i.args.get("true") for i in parent.args.get("ifs") or []] + [parent.args.get("default")]
             others = [x for x in others if x is not None and x is not lit and not isinstance(x, exp.Null)]
-        if any(_kind(x) == "double" for x in others if not yields_struct(x)):
+        if any(_kind(x) in ("double", "real") for x in others if not yields_struct(x)):
             return False
         return True
     return _keeps_struct(parent)
