@@ -71,9 +71,15 @@ def yields_struct(node: exp.Expression | None) -> bool:
         return is_numeric(node) and node.to.this == T.STRUCT
     if isinstance(node, _PASS_THROUGH):
         return yields_struct(node.this)
-    if isinstance(node, (exp.Case, exp.If, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif)):
-        branches = [node.args.get(k) for k in ("this", "true", "false", "default")]
-        branches += list(node.expressions) + [i.args.get("true") for i in node.args.get("ifs") or []]
+    if isinstance(node, exp.Nullif):
+        return yields_struct(node.this)
+    if isinstance(node, (exp.Case, exp.If, exp.Coalesce, exp.Greatest, exp.Least)):
+        if isinstance(node, exp.Case):  # (its operand, CASE x WHEN ..., is no result)
+            branches = [i.args.get("true") for i in node.args.get("ifs") or []] + [node.args.get("default")]
+        elif isinstance(node, exp.If):
+            branches = [node.args.get("true"), node.args.get("false")]
+        else:
+            branches = [node.this, *node.expressions]
         return any(yields_struct(b) for b in branches if b is not None and not isinstance(b, exp.Null))
     if isinstance(node, exp.Subquery):
         select = node.this
@@ -525,6 +531,8 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     elif isinstance(node, (exp.Concat, exp.ConcatWs)):
         _text_operands(node, ("expressions",))
     elif isinstance(node, exp.Case):
+        if node.this is not None:  # CASE x WHEN v ...: x is compared with each v
+            _simple_case_operands(node)
         branches = [i.args.get("true") for i in node.args.get("ifs") or []] + [node.args.get("default")]
         kinds = {_kind(b) for b in branches if b is not None}
         if ("struct" in kinds or "numeric" in kinds and is_numeric(node)) and "other" not in kinds:
@@ -546,6 +554,22 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     else:
         return _math(node)
     return None
+
+
+def _simple_case_operands(node: exp.Case) -> None:
+    """CASE x WHEN v1 ... WHEN vn: x and the v's compared as one type (as `_comparison`)."""
+    operands = [node.this] + [i.this for i in node.args.get("ifs") or [] if i.this is not None]
+    kinds = {_kind(x) for x in operands}
+    if "struct" not in kinds or "other" in kinds:
+        return
+    for x in operands:
+        if kinds & {"double", "real"}:
+            if yields_struct(x) or _number_literal(x) and is_numeric(x):
+                x.replace(to_double(x.copy()))
+        elif not yields_struct(x):
+            conv = to_numeric(x.copy())
+            if conv is not None:
+                x.replace(conv)
 
 
 def _values_columns(node: exp.Values) -> None:
