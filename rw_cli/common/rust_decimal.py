@@ -1125,7 +1125,13 @@ def avg_values(values: Iterable[Numeric]) -> Optional[Numeric]:
 
 
 def avg_int(sum_int: int, count: int) -> Optional[Numeric]:
-    """`avg` of smallint/integer/bigint: `cast(sum as numeric) / count`; None when count is 0."""
+    """`avg` of smallint/integer/bigint: `cast(sum as numeric) / count`; None when count is 0.
+    (Without `div`'s checks of its operands: a stream's avg calls this per changed group.)"""
     if count == 0:
         return None
-    return div(from_int(sum_int), from_int(count))
+    if abs(sum_int) > MAX_MANTISSA:
+        return div(from_int(sum_int), from_int(count))  # (out of range: from_int says so)
+    try:
+        return _div((sum_int, 0), (count, 0))
+    except _Overflow:
+        raise NumericError(_OUT_OF_RANGE) from None

@@ -273,8 +273,7 @@ class HashAggExecutor(Executor):
         counts = nns.fill_null(0).to_pylist()
         valid = sums.is_valid().to_pylist()
         outs[s][len(self.group_keys) + i] = numeric.pack([
-            rust_decimal.div(rust_decimal.from_int(t), rust_decimal.from_int(n)) if ok and n > 0 else None
-            for t, n, ok in zip(totals, counts, valid)])
+            rust_decimal.avg_int(t, n) if ok and n > 0 else None for t, n, ok in zip(totals, counts, valid)])
         return True
 
     def _apply_fused(self, data: pa.Table) -> list[StreamChunk]:
