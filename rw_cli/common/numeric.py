@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import decimal
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -453,15 +453,25 @@ class _Columns:
         return m, ok
 
 
-def _result(n: int, ints: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray, valid: np.ndarray,
+def _int64_words(ints: np.ndarray) -> np.ndarray:
+    """int64 values as (n, 2) uint64 words, a decimal128's layout."""
+    w = np.empty((len(ints), 2), dtype=np.uint64)
+    w[:, 0] = ints.view(np.uint64)
+    w[:, 1] = (ints >> np.int64(63)).view(np.uint64)
+    return w
+
+
+def _word_pairs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    w = np.empty((len(lo), 2), dtype=np.uint64)
+    w[:, 0], w[:, 1] = lo, hi
+    return w
+
+
+def _result(n: int, iw: np.ndarray, fw: np.ndarray, s: np.ndarray, valid: np.ndarray,
             slow: dict[int, object]) -> pa.StructArray:
-    """A numeric array from the fast kernels' int64 n_int, n_frac words and scales, with the
-    rows computed apart (`slow`: row -> rust_decimal value or None)."""
-    iw = np.empty((n, 2), dtype=np.uint64)
-    iw[:, 0] = ints.view(np.uint64)
-    iw[:, 1] = (ints >> np.int64(63)).view(np.uint64)
-    fw = np.empty((n, 2), dtype=np.uint64)
-    fw[:, 0], fw[:, 1] = lo, hi
+    """A numeric array from the fast kernels' n_int and n_frac words ((n, 2) uint64 each) and
+    scales, with the rows computed apart (`slow`: row -> rust_decimal value or None)."""
+    iw, fw = iw.copy(), fw.copy()
     scale = np.asarray(s, dtype=np.int64).copy()
     valid = valid.copy()
     for i, v in slow.items():
@@ -479,22 +489,33 @@ def _result(n: int, ints: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndar
 
 def _slow_rows(op, a: _Columns, b: _Columns, rows: np.ndarray, strict: bool) -> dict[int, object]:
     """The rows the fast kernel left, by rust_decimal (None where an error is NULL)."""
+    return _reference_rows(op, (a.arr, b.arr), rows, strict)
+
+
+def _reference_rows(op: Callable, args: Sequence[pa.Array], rows: np.ndarray, strict: bool) -> dict[int, object]:
+    """`op` on the arguments' values (rust_decimal values for numerics, Python values
+    otherwise) in the given rows: None where an argument is NULL, or where `op` fails and
+    `strict` is off."""
     out: dict[int, object] = {}
     if len(rows) == 0:
         return out
     take = pa.array(rows)
-    xs, ys = unpack(a.arr.take(take)), unpack(b.arr.take(take))
-    for i, x, y in zip(rows.tolist(), xs, ys):
-        if x is None or y is None:
+    cols = [_python_or_numeric(arr.take(take)) for arr in args]
+    for i, *values in zip(rows.tolist(), *cols):
+        if any(v is None for v in values):
             out[i] = None
             continue
         try:
-            out[i] = op(x, y)
+            out[i] = op(*values)
         except rd.NumericError:
             if strict:
                 raise
             out[i] = None
     return out
+
+
+def _python_or_numeric(arr: pa.Array) -> list:
+    return unpack(arr) if is_numeric_arrow(arr.type) else arr.to_pylist()
 
 
 def add_arrays(a: pa.Array, b: pa.Array, subtract: bool = False, strict: bool = True) -> pa.StructArray:
@@ -518,7 +539,8 @@ def add_arrays(a: pa.Array, b: pa.Array, subtract: bool = False, strict: bool = 
     fast = x.fast & y.fast & fits
     slow = np.flatnonzero(valid & ~fast)
     op = rd.sub if subtract else rd.add
-    return _result(n, ints, lo, hi, s, valid, _slow_rows(op, _Columns(a), _Columns(b), slow, strict))
+    return _result(n, _int64_words(ints), _word_pairs(lo, hi), s, valid,
+                   _slow_rows(op, _Columns(a), _Columns(b), slow, strict))
 
 
 def mul_arrays(a: pa.Array, b: pa.Array, strict: bool = True) -> pa.StructArray:
@@ -538,7 +560,7 @@ def mul_arrays(a: pa.Array, b: pa.Array, strict: bool = True) -> pa.StructArray:
     digits = m - ints * p  # the fraction's digits, 0 <= digits < 10^s
     fw = _frac_words(digits, s)
     slow = np.flatnonzero(valid & ~fast)
-    return _result(n, ints, fw[:, 0], fw[:, 1], s, valid, _slow_rows(rd.mul, x, y, slow, strict))
+    return _result(n, _int64_words(ints), fw, s, valid, _slow_rows(rd.mul, x, y, slow, strict))
 
 
 @functools.cache
@@ -552,3 +574,392 @@ def _frac_words(digits: np.ndarray, s: np.ndarray) -> np.ndarray:
     prod = pc.multiply(pa.array(digits, pa.int64()).cast(pa.decimal256(19, 0)),
                        _pow10_decimals().take(pa.array(28 - s))).cast(_I128)
     return _words(prod).copy()
+
+
+# -- vectorized division ------------------------------------------------------------------------
+# rust_decimal's checked_div (rd._div) where the divisor's mantissa fits 32 bits: the branch of
+# its ops/div.rs that divides the 96-bit quotient by one 32-bit word, which covers counts and
+# most divisors people write. A magnitude here is 32-bit limbs, least significant first, in an
+# (L, n) uint64 array (three limbs hold rust_decimal's 96 bits, four an int128): a limb times a
+# factor below 2^32 plus a carry, and a remainder below 2^32 shifted past a limb, stay within
+# 64 bits. The other rows (a wider divisor, a zero one, NaN and the infinities, quotients that
+# overflow or reach 2^96 and must lose a digit) go through rw_cli.common.rust_decimal, row by row.
+# (numpy divides by one scalar far faster than by a column, and takes rows by index far faster
+# than by a mask: hence `_uniform` and the np.take's.)
+
+_LIMB = np.uint64(0xFFFFFFFF)
+_BITS = np.uint64(32)
+_POW10_U = np.array([10 ** k for k in range(10)], dtype=np.uint64)
+# rust_decimal's POWER_OVERFLOW_VALUES: the largest q with q * 10^k within 96 bits, k = 1..9
+_FIT_LIMITS = [rd.MAX_MANTISSA // 10 ** k for k in range(1, 10)]
+_MAX_F = float(rd.MAX_MANTISSA)
+# a special's n_int is beyond +-2^100 (10^36 and up), a number's within +-2^96
+_SPECIAL_HI = np.int64(1 << 36)
+
+
+def _limbs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """A 128-bit magnitude's two uint64 words as four limbs."""
+    return np.stack([lo & _LIMB, lo >> _BITS, hi & _LIMB, hi >> _BITS])
+
+
+def _limb_words(x: np.ndarray) -> np.ndarray:
+    """Three or four limbs as (n, 2) uint64 words, a decimal128's layout."""
+    hi = x[2] | (x[3] << _BITS) if len(x) == 4 else x[2]
+    return _word_pairs(x[0] | (x[1] << _BITS), hi)
+
+
+def _constant_limbs(v: int, limbs: int, n: int) -> np.ndarray:
+    column = np.array([(v >> (32 * i)) & 0xFFFFFFFF for i in range(limbs)], dtype=np.uint64)
+    return np.repeat(column[:, None], n, axis=1)
+
+
+def _nonzero(x: np.ndarray) -> np.ndarray:
+    return (x != 0).any(axis=0)
+
+
+def _uniform(k: np.ndarray) -> np.ndarray | np.uint64:
+    """10^k for each row: one scalar when every row has the same k (numpy then divides by
+    multiplying), else a column."""
+    if len(k) and k.min() == k.max():
+        return _POW10_U[k[0]]
+    return _POW10_U[k]
+
+
+def _signed(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(negative, magnitude as four limbs) of two's complement (n, 2) decimal128 words."""
+    lo, hi = w[:, 0], w[:, 1]
+    neg = (hi >> np.uint64(63)).astype(bool)
+    nlo = ~lo + np.uint64(1)
+    nhi = ~hi + (nlo == 0).astype(np.uint64)
+    return neg, _limbs(np.where(neg, nlo, lo), np.where(neg, nhi, hi))
+
+
+def _add(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x + y and the carry out of the top limb."""
+    out = np.empty_like(x)
+    carry = np.zeros(x.shape[1], dtype=np.uint64)
+    for i in range(len(x)):
+        t = x[i] + y[i] + carry
+        out[i] = t & _LIMB
+        carry = t >> _BITS
+    return out, carry
+
+
+def _sub(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x - y, for x >= y (a borrow wraps a limb's difference past 2^63)."""
+    out = np.empty_like(x)
+    borrow = np.zeros(x.shape[1], dtype=np.uint64)
+    for i in range(len(x)):
+        t = x[i] - y[i] - borrow
+        out[i] = t & _LIMB
+        borrow = t >> np.uint64(63)
+    return out
+
+
+def _less(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    less = np.zeros(x.shape[1], dtype=bool)
+    equal = np.ones(x.shape[1], dtype=bool)
+    for i in range(len(x) - 1, -1, -1):
+        less |= equal & (x[i] < y[i])
+        equal &= x[i] == y[i]
+    return less
+
+
+def _mul_small(x: np.ndarray, k, add: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """x * k + add (k and add below 2^32, k per row or one for all) and the carry out of the
+    top limb."""
+    out = np.empty_like(x)
+    carry = np.zeros(x.shape[1], dtype=np.uint64) if add is None else add.astype(np.uint64)
+    for i in range(len(x)):
+        t = x[i] * k + carry
+        out[i] = t & _LIMB
+        carry = t >> _BITS
+    return out, carry
+
+
+def _divmod_small(x: np.ndarray, d) -> tuple[np.ndarray, np.ndarray]:
+    """(x // d, x % d) for 0 < d < 2^32 (per row or one for all): long division a limb at a
+    time."""
+    q = np.empty_like(x)
+    r = np.zeros(x.shape[1], dtype=np.uint64)
+    for i in range(len(x) - 1, -1, -1):
+        q[i], r = _divmod((r << _BITS) | x[i], d)
+    return q, r
+
+
+def _divmod(x: np.ndarray, d) -> tuple[np.ndarray, np.ndarray]:
+    """np.divmod, but by a scalar through floor_divide, which numpy does by multiplying (its
+    divmod does not)."""
+    if isinstance(d, np.ndarray):
+        return np.divmod(x, d)
+    q = x // d
+    return q, x - q * d
+
+
+def _mul_pow10(x: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x * 10^k (k >= 0 per row, nine digits a pass) and where that left the top limb."""
+    over = np.zeros(x.shape[1], dtype=bool)
+    k = np.asarray(k, dtype=np.int64)
+    while len(k) and k.max() > 0:
+        step = np.minimum(k, 9)
+        x, carry = _mul_small(x, _uniform(step))
+        over |= carry != 0
+        k = k - step
+    return x, over
+
+
+def _div_pow10(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """x // 10^k (k >= 0 per row): ⌊⌊x / a⌋ / b⌋ is ⌊x / ab⌋, so nine digits a pass."""
+    k = np.asarray(k, dtype=np.int64)
+    while len(k) and k.max() > 0:
+        step = np.minimum(k, 9)
+        x, _ = _divmod_small(x, _uniform(step))
+        k = k - step
+    return x
+
+
+def _divmod_pow10(x: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(x // 10^k, x % 10^k) (k >= 0 per row): nine digits a pass, the remainder put together
+    from the passes' remainders, r1 + p1·(r2 + p2·(r3 + ...)), without dividing again."""
+    parts = []
+    k = np.asarray(k, dtype=np.int64)
+    while len(k) and k.max() > 0:
+        step = np.minimum(k, 9)
+        power = _uniform(step)
+        x, r = _divmod_small(x, power)
+        parts.append((power, r))
+        k = k - step
+    rest = np.zeros_like(x)
+    for power, r in reversed(parts):
+        rest, _ = _mul_small(rest, power, r)
+    return x, rest
+
+
+def _compose(iw: np.ndarray, fw: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The mantissa ⌊(int + frac·10^-28)·10^s⌋ of a numeric's fields, or of their sums over a
+    group (frac >= 0, possibly past 10^28), as (negative, magnitude in three limbs, fits 96
+    bits)."""
+    neg, whole = _signed(iw)
+    whole, over = _mul_pow10(whole, s)
+    frac = _div_pow10(_limbs(fw[:, 0], fw[:, 1]), FRAC_DIGITS - s)
+    total, carry = _add(whole, frac)
+    flip = neg & _less(whole, frac)  # -whole + frac > 0
+    diff = _sub(np.where(flip, frac, whole), np.where(flip, whole, frac))
+    mag = np.where(neg, diff, total)
+    fits = ~over & (neg | (carry == 0)) & (mag[3] == 0)
+    return neg & ~flip & _nonzero(mag), mag[:3], fits
+
+
+def _fields(neg: np.ndarray, mag: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The n_int and n_frac words of the values ±mag·10^-s (mag in three limbs)."""
+    ip, digits = _divmod_pow10(mag, s)
+    iw, fw = _limb_words(ip), _limb_words(_mul_pow10(digits, FRAC_DIGITS - s)[0])
+    rows = np.flatnonzero(neg)
+    if len(rows):
+        _negate(iw, fw, rows)
+    return iw, fw
+
+
+def _negate(iw: np.ndarray, fw: np.ndarray, rows: np.ndarray) -> None:
+    """n_int and n_frac of -V for V's in the given rows, in place: (-n_int - 1, 10^28 - n_frac)
+    when there is a fraction, (-n_int, 0) when not (as _Columns.negated)."""
+    ilo, ihi, flo, fhi = iw[rows, 0], iw[rows, 1], fw[rows, 0], fw[rows, 1]
+    has = (flo | fhi) != 0
+    borrow = (flo > _ONE_LO).astype(np.uint64)
+    fw[rows, 0] = np.where(has, _ONE_LO - flo, np.uint64(0))
+    fw[rows, 1] = np.where(has, _ONE_HI - fhi - borrow, np.uint64(0))
+    one = (~has).astype(np.uint64)  # -n_int is ~n_int + 1, -n_int - 1 is ~n_int
+    nlo = ~ilo + one
+    iw[rows, 0] = nlo
+    iw[rows, 1] = ~ihi + (one & (nlo == 0))
+
+
+class _Mantissas:
+    """A numeric array as mantissas (sign, magnitude in three limbs, scale) and which rows
+    hold a number within 96 bits (not NULL, NaN or an infinity). Most values take
+    `_Columns.mantissas`' int64 path; the others are composed from their fields in limbs."""
+
+    def __init__(self, arr: pa.StructArray):
+        cols = _Columns(arr)
+        self.valid = cols.valid
+        m, ok = cols.mantissas()
+        self.ok = ok & cols.valid
+        self.neg = m < 0
+        mag = np.abs(m).view(np.uint64)
+        self.mag = np.stack([mag & _LIMB, mag >> _BITS, np.zeros_like(mag)])
+        self.scale = np.where(ok, cols.scale, 0)
+        rest = np.flatnonzero(cols.valid & ~ok)
+        if len(rest):
+            self._compose(cols, rest)
+
+    def _compose(self, cols: _Columns, rows: np.ndarray) -> None:
+        fw = _words(child(cols.arr, "n_frac"))[rows]
+        s = cols.scale[rows]
+        for j in np.flatnonzero(s < 0).tolist():  # a lost scale
+            s[j] = _min_scale(int(fw[j, 0]) | int(fw[j, 1]) << 64)
+        known = s <= rd.MAX_SCALE
+        s = np.where(known, s, 0)
+        neg, mag, fits = _compose(_words(child(cols.arr, "n_int"))[rows], fw, s)
+        self.neg[rows], self.mag[:, rows], self.scale[rows], self.ok[rows] = neg, mag, s, known & fits
+
+
+def _fit_digits(q: np.ndarray) -> np.ndarray:
+    """_find_scale's `fit`: how many digits (at most 9) each quotient may grow by within 96
+    bits, ⌊log10(MAX / q)⌋. Doubles say it, except within a hair of a whole log, where the
+    limbs decide."""
+    qf = q[0].astype(np.float64) + q[1].astype(np.float64) * 4294967296.0 + \
+        q[2].astype(np.float64) * 18446744073709551616.0
+    log = np.log10(_MAX_F / np.maximum(qf, 1.0))
+    fit = np.minimum(log, 9.0).astype(np.int64)
+    near = np.flatnonzero((np.abs(log - np.rint(log)) < 1e-9) & (log < 9.5))
+    if len(near):
+        sub = np.take(q, near, axis=1)
+        fit[near] = sum((~_less(_constant_limbs(v, 3, len(near)), sub)).astype(np.int64) for v in _FIT_LIMITS)
+    return fit
+
+
+def _steps(q: np.ndarray, r: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How many digits each quotient grows by next (0: round the remainder and stop) and
+    where it cannot reach scale 0 (_div's overflow), as rd._div and _find_scale decide."""
+    exact = r == 0
+    fit = _fit_digits(q)
+    grow = np.where(scale == rd.MAX_SCALE, 0,
+                    np.where(scale > 19, np.minimum(rd.MAX_SCALE - scale, fit), np.where(fit == 9, 9, fit)))
+    step = np.where(exact, np.clip(-scale, 0, 9), grow)
+    fail = ~exact & (scale <= 19) & (fit < 9) & (fit + scale < 0)
+    return step, fail
+
+
+def _quotients(num: np.ndarray, d: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """|a| / |b| as rd._div computes it, for divisors d (uint64, 0 < d < 2^32): num the
+    dividend's magnitude (three limbs), scale its scale less the divisor's (0 for a zero
+    dividend). The quotient's magnitude and scale, and False where they are not rust_decimal's
+    (an overflow, or a quotient reaching 2^96 that _unscale_from_overflow shortens: the
+    reference's rows). Each pass grows the quotients still dividing by up to nine digits."""
+    n = len(d)
+    d = _uniform_divisor(d)
+    q, r = _divmod_small(num, d)
+    out_q = np.zeros((3, n), dtype=np.uint64)
+    out_s = np.zeros(n, dtype=np.int64)
+    out_inexact = np.zeros(n, dtype=bool)
+    ok = np.ones(n, dtype=bool)
+    rows, scale, inexact = np.arange(n), scale.astype(np.int64), np.zeros(n, dtype=bool)
+    while len(rows):
+        step, fail = _steps(q, r, scale)
+        inexact |= r != 0
+        end = (step == 0) & ~fail
+        power = _POW10_U[step]
+        digits, r = _divmod(r * power, d)  # (where the quotient ends: 0, and r as it was)
+        twice = r << np.uint64(1)
+        odd = (q[0] & np.uint64(1)) == 1
+        up = end & ((twice > d) | ((twice == d) & odd))  # the last remainder, half to even
+        q, carry = _mul_small(q, power, digits + up)
+        fail |= carry != 0
+        scale = scale + step
+        done = np.flatnonzero(end & ~fail)
+        out_q[:, rows[done]] = np.take(q, done, axis=1)
+        out_s[rows[done]] = scale[done]
+        out_inexact[rows[done]] = inexact[done]
+        ok[rows[fail]] = False
+        keep = np.flatnonzero(~end & ~fail)
+        rows, q, r, scale, inexact = rows[keep], np.take(q, keep, axis=1), r[keep], scale[keep], inexact[keep]
+        d = d[keep] if isinstance(d, np.ndarray) else d
+    _unscale(out_q, out_s, out_inexact)
+    return out_q, out_s, ok
+
+
+def _uniform_divisor(d: np.ndarray) -> np.ndarray | np.uint64:
+    """One scalar for a column of one divisor (x / 2, avg over equal counts): see `_divmod`."""
+    return d[0] if len(d) and d.min() == d.max() else d
+
+
+def _unscale(q: np.ndarray, scale: np.ndarray, inexact: np.ndarray) -> None:
+    """rd._unscale in place on the inexact quotients: 10^8 while the low limb is zero (at
+    most three times from scale 28), then 10^4, 10^2 and 10 once each, where the low bits and
+    the digits allow."""
+    for _ in range(3):
+        _drop_zeros(q, scale, inexact & (q[0] == 0) & (scale >= 8), 8)
+    for k, low_bits in ((4, 0xF), (2, 0x3), (1, 0x1)):
+        _drop_zeros(q, scale, inexact & ((q[0] & np.uint64(low_bits)) == 0) & (scale >= k), k)
+
+
+def _drop_zeros(q: np.ndarray, scale: np.ndarray, candidates: np.ndarray, k: int) -> None:
+    """Divide by 10^k the candidates that end in k zeros."""
+    rows = np.flatnonzero(candidates)
+    if len(rows) == 0:
+        return
+    shorter, rest = _divmod_small(np.take(q, rows, axis=1), _POW10_U[k])
+    exact = np.flatnonzero(rest == 0)
+    q[:, rows[exact]] = np.take(shorter, exact, axis=1)
+    scale[rows[exact]] -= k
+
+
+def _combined(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _validity(arr: pa.Array) -> np.ndarray:
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=bool)
+    return arr.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _quotient_result(neg: np.ndarray, num: np.ndarray, d: np.ndarray, scale: np.ndarray, fast: np.ndarray,
+                     valid: np.ndarray, op: Callable, args: Sequence[pa.Array], strict: bool) -> pa.StructArray:
+    """±num / d in the `fast` rows, `op` on `args` in the other valid ones."""
+    q, s, ok = _quotients(np.where(fast, num, np.uint64(0)), np.where(fast, d, np.uint64(1)),
+                          np.where(fast & _nonzero(num), scale, 0))
+    fast = fast & ok
+    iw, fw = _fields(neg & _nonzero(q), q, s)
+    slow = np.flatnonzero(valid & ~fast)
+    return _result(len(valid), iw, fw, s, valid, _reference_rows(op, args, slow, strict))
+
+
+def div_arrays(a: pa.Array, b: pa.Array, strict: bool = True) -> pa.StructArray:
+    """a / b, as RisingWave divides numerics (rd.div): numpy where the divisor's mantissa
+    fits 32 bits, rust_decimal in the other rows. A zero divisor is `Division by zero` when
+    strict, NULL when not."""
+    a, b = _combined(a), _combined(b)
+    x, y = _Mantissas(a), _Mantissas(b)
+    d = y.mag[0]
+    fast = x.ok & y.ok & (y.mag[1] == 0) & (y.mag[2] == 0) & (d != 0)
+    return _quotient_result(x.neg != y.neg, x.mag, d, x.scale - y.scale, fast, x.valid & y.valid,
+                            rd.div, (a, b), strict)
+
+
+def _avg_int(total, count: int):
+    return rd.avg_int(int(total), int(count))
+
+
+def avg_int_arrays(sums: pa.Array, counts: pa.Array, strict: bool = True) -> pa.StructArray:
+    """avg of integers from their decimal128(38, 0) sums and their counts (rd.avg_int: the
+    sum over the count as numerics divide; NULL for a count of 0): numpy where the count is
+    below 2^32 and the sum within 96 bits."""
+    sums, counts = _combined(sums), _combined(counts).cast(pa.int64())
+    neg, mag = _signed(_words(sums))
+    c = counts.fill_null(0).to_numpy(zero_copy_only=False)
+    valid = _validity(sums) & _validity(counts) & (c != 0)
+    fast = valid & (mag[3] == 0) & (c > 0) & (c < 1 << 32)
+    zeros = np.zeros(len(c), dtype=np.int64)
+    return _quotient_result(neg, mag[:3], c.astype(np.uint64), zeros, fast, valid, _avg_int, (sums, counts), strict)
+
+
+def sum_parts_arrays(int_sum: pa.Array, frac_sum: pa.Array, scale: pa.Array, top: pa.Array, bottom: pa.Array,
+                     reference: Callable, strict: bool = True) -> pa.StructArray:
+    """A group's sum of numerics from DuckDB's sums of their n_int and n_frac, their largest
+    scale s and their greatest and least n_int: ⌊sum·10^s⌋ at scale s, in numpy where that fits
+    96 bits; `reference` (the row function, rw_cli.engine.numeric_udfs._sum_parts) takes the
+    rest: NaN and the infinities, which `top` and `bottom` tell, and sums rust_decimal rounds."""
+    args = [_combined(x) for x in (int_sum, frac_sum, scale, top, bottom)]
+    valid = np.logical_and.reduce([_validity(x) for x in args])
+    s = args[2].cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    known = (s >= 0) & (s <= rd.MAX_SCALE)
+    s = np.where(known, s, 0)
+    fw = _words(args[1])
+    neg, mag, fits = _compose(_words(args[0]), fw, s)
+    special = (_words(args[3])[:, 1].view(np.int64) >= _SPECIAL_HI) | \
+        (_words(args[4])[:, 1].view(np.int64) < -_SPECIAL_HI)
+    fast = valid & known & fits & ~special & (fw[:, 1] >> np.uint64(63) == 0)
+    iw, nf = _fields(neg, np.where(fast, mag, np.uint64(0)), s)
+    slow = np.flatnonzero(valid & ~fast)
+    return _result(len(valid), iw, nf, s, valid, _reference_rows(reference, args, slow, strict))

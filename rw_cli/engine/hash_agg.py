@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common import numeric, rust_decimal
+from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.engine.agg_call import AggCall, accumulator_type, state_types
 from rw_cli.engine import duck
@@ -269,11 +269,7 @@ class HashAggExecutor(Executor):
         sums, nns = states[s].column(f"a{i}_sum"), states[s].column(f"a{i}_nn")
         if not numeric.is_numeric_arrow(out_t) or not pa.types.is_decimal(sums.type):
             return False
-        totals = numeric.int128_values(sums.combine_chunks() if isinstance(sums, pa.ChunkedArray) else sums)
-        counts = nns.fill_null(0).to_pylist()
-        valid = sums.is_valid().to_pylist()
-        outs[s][len(self.group_keys) + i] = numeric.pack([
-            rust_decimal.avg_int(t, n) if ok and n > 0 else None for t, n, ok in zip(totals, counts, valid)])
+        outs[s][len(self.group_keys) + i] = numeric.avg_int_arrays(sums, nns)  # (NULL for a count of 0)
         return True
 
     def _apply_fused(self, data: pa.Table) -> list[StreamChunk]:

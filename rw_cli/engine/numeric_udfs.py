@@ -240,12 +240,30 @@ _FROM_NUMERIC: dict[str, tuple[Callable, list[str], str, pa.DataType, bool]] = {
 }
 
 
-# the operations numpy computes a chunk at a time (rw_cli.common.numeric)
-_VECTORIZED = {
-    "rw_num_add": lambda strict: lambda a, b: N.add_arrays(a, b, strict=strict),
-    "rw_num_sub": lambda strict: lambda a, b: N.add_arrays(a, b, subtract=True, strict=strict),
-    "rw_num_mul": lambda strict: lambda a, b: N.mul_arrays(a, b, strict=strict),
+def _avg_parts_arrays(int_sum, frac_sum, scale, top, bottom, count, strict: bool = True) -> pa.Array:
+    """avg of numerics: the sum of the parts (`_sum_parts`) over the count, as rd.div divides."""
+    totals = N.sum_parts_arrays(int_sum, frac_sum, scale, top, bottom, _sum_parts, strict)
+    return N.div_arrays(totals, N.from_ints(count), strict)
+
+
+# the operations numpy computes a chunk at a time (rw_cli.common.numeric), falling back to the
+# value functions above row by row where it cannot: name -> (function of the arrays and
+# `strict`, parameter types); each also has its `_or_null` form
+_VECTORIZED: dict[str, tuple[Callable, list[str]]] = {
+    "rw_num_add": (lambda a, b, strict: N.add_arrays(a, b, strict=strict), [NUM, NUM]),
+    "rw_num_sub": (lambda a, b, strict: N.add_arrays(a, b, subtract=True, strict=strict), [NUM, NUM]),
+    "rw_num_mul": (lambda a, b, strict: N.mul_arrays(a, b, strict=strict), [NUM, NUM]),
+    "rw_num_div": (lambda a, b, strict: N.div_arrays(a, b, strict=strict), [NUM, NUM]),
+    "rw_num_avg_int": (lambda total, count, strict: N.avg_int_arrays(total, count, strict=strict),
+                       ["DECIMAL(38,0)", "BIGINT"]),
+    "rw_num_sum_parts": (lambda i, f, s, top, bottom, strict: N.sum_parts_arrays(i, f, s, top, bottom, _sum_parts,
+                                                                                 strict), _SUM_PARAMS),
+    "rw_num_avg_parts": (_avg_parts_arrays, _SUM_PARAMS + ["BIGINT"]),
 }
+
+
+def _vectorized(fn: Callable, n: int, strict: bool) -> Callable:
+    return _arity(lambda *args: fn(*args, strict=strict), n)
 
 
 def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
@@ -262,9 +280,9 @@ def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
         out[name] = (_to_numeric(fn, len(params)), params, NUM)
         if fails:
             out[name + "_or_null"] = (_to_numeric(fn, len(params), strict=False), params, NUM)
-    for name, make in _VECTORIZED.items():
-        out[name] = (make(True), [NUM, NUM], NUM)
-        out[name + "_or_null"] = (make(False), [NUM, NUM], NUM)
+    for name, (fn, params) in _VECTORIZED.items():
+        out[name] = (_vectorized(fn, len(params), True), params, NUM)
+        out[name + "_or_null"] = (_vectorized(fn, len(params), False), params, NUM)
     for name, (fn, params, ret, arrow_type, fails) in _FROM_NUMERIC.items():
         out[name] = (_to_arrow(fn, arrow_type, len(params)), params, ret)
         if fails:
