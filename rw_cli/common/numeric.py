@@ -23,7 +23,9 @@ NaN, Infinity and -Infinity are values of n_int beyond any number's, NaN the gre
 PostgreSQL orders them.
 
 Arithmetic runs in Python UDFs over these structs (rw_cli.engine.numeric_udfs); this module
-converts between the struct arrays and rust_decimal values, and from and to Arrow decimals.
+converts between the struct arrays and rust_decimal values, and from and to Arrow decimals, and
+computes + - * /, avg and sum a chunk at a time in numpy where it can (rust_decimal's results
+bit for bit; the other rows by rw_cli.common.rust_decimal).
 """
 from __future__ import annotations
 
@@ -443,7 +445,7 @@ class _Columns:
     def mantissas(self, limit_scale: int = 15) -> tuple[np.ndarray, np.ndarray]:
         """(m, ok): each value's mantissa at its scale where it fits 62 bits and the scale is
         at most 15 (the fraction's digits from a double are exact there)."""
-        s = np.clip(self.scale, 0, 28)
+        s = np.minimum(np.maximum(self.scale, 0), 28)
         frac = self.lo.astype(np.float64) + self.hi.astype(np.float64) * 18446744073709551616.0
         digits = np.rint(frac / _POW10_F[28 - s])
         ok = self.fast & (self.scale <= limit_scale) & \
@@ -484,7 +486,8 @@ def _result(n: int, iw: np.ndarray, fw: np.ndarray, s: np.ndarray, valid: np.nda
         scale[i] = sc
     n_int = pa.Array.from_buffers(_I128, n, [None, pa.py_buffer(iw.tobytes())])
     n_frac = pa.Array.from_buffers(_I128, n, [None, pa.py_buffer(fw.tobytes())])
-    return _struct(n_int, n_frac, scale_array(np.clip(scale, 0, 28)), None if valid.all() else pa.array(valid))
+    scale = np.minimum(np.maximum(scale, 0), 28)  # (np.clip costs more)
+    return _struct(n_int, n_frac, scale_array(scale), None if valid.all() else pa.array(valid))
 
 
 def _slow_rows(op, a: _Columns, b: _Columns, rows: np.ndarray, strict: bool) -> dict[int, object]:
@@ -669,7 +672,7 @@ def _mul_small(x: np.ndarray, k, add: np.ndarray | None = None) -> tuple[np.ndar
     """x * k + add (k and add below 2^32, k per row or one for all) and the carry out of the
     top limb."""
     out = np.empty_like(x)
-    carry = np.zeros(x.shape[1], dtype=np.uint64) if add is None else add.astype(np.uint64)
+    carry = np.zeros(x.shape[1], dtype=np.uint64) if add is None else add.astype(np.uint64, copy=False)
     for i in range(len(x)):
         t = x[i] * k + carry
         out[i] = t & _LIMB
@@ -754,7 +757,7 @@ def _fields(neg: np.ndarray, mag: np.ndarray, s: np.ndarray) -> tuple[np.ndarray
     """The n_int and n_frac words of the values ±mag·10^-s (mag in three limbs)."""
     ip, digits = _divmod_pow10(mag, s)
     iw, fw = _limb_words(ip), _limb_words(_mul_pow10(digits, FRAC_DIGITS - s)[0])
-    rows = np.flatnonzero(neg)
+    rows = neg.nonzero()[0]
     if len(rows):
         _negate(iw, fw, rows)
     return iw, fw
@@ -788,14 +791,14 @@ class _Mantissas:
         mag = np.abs(m).view(np.uint64)
         self.mag = np.stack([mag & _LIMB, mag >> _BITS, np.zeros_like(mag)])
         self.scale = np.where(ok, cols.scale, 0)
-        rest = np.flatnonzero(cols.valid & ~ok)
+        rest = (cols.valid & ~ok).nonzero()[0]
         if len(rest):
             self._compose(cols, rest)
 
     def _compose(self, cols: _Columns, rows: np.ndarray) -> None:
         fw = _words(child(cols.arr, "n_frac"))[rows]
         s = cols.scale[rows]
-        for j in np.flatnonzero(s < 0).tolist():  # a lost scale
+        for j in (s < 0).nonzero()[0].tolist():  # a lost scale
             s[j] = _min_scale(int(fw[j, 0]) | int(fw[j, 1]) << 64)
         known = s <= rd.MAX_SCALE
         s = np.where(known, s, 0)
@@ -811,7 +814,7 @@ def _fit_digits(q: np.ndarray) -> np.ndarray:
         q[2].astype(np.float64) * 18446744073709551616.0
     log = np.log10(_MAX_F / np.maximum(qf, 1.0))
     fit = np.minimum(log, 9.0).astype(np.int64)
-    near = np.flatnonzero((np.abs(log - np.rint(log)) < 1e-9) & (log < 9.5))
+    near = ((np.abs(log - np.rint(log)) < 1e-9) & (log < 9.5)).nonzero()[0]
     if len(near):
         sub = np.take(q, near, axis=1)
         fit[near] = sum((~_less(_constant_limbs(v, 3, len(near)), sub)).astype(np.int64) for v in _FIT_LIMITS)
@@ -820,13 +823,13 @@ def _fit_digits(q: np.ndarray) -> np.ndarray:
 
 def _steps(q: np.ndarray, r: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """How many digits each quotient grows by next (0: round the remainder and stop) and
-    where it cannot reach scale 0 (_div's overflow), as rd._div and _find_scale decide."""
+    where it cannot reach scale 0 (_div's overflow), as rd._div decides: an exact quotient
+    grows to scale 0; an inexact one by _find_scale's min(fit, 28 - scale), which fails where
+    fit is below 9 and -scale."""
     exact = r == 0
     fit = _fit_digits(q)
-    grow = np.where(scale == rd.MAX_SCALE, 0,
-                    np.where(scale > 19, np.minimum(rd.MAX_SCALE - scale, fit), np.where(fit == 9, 9, fit)))
-    step = np.where(exact, np.clip(-scale, 0, 9), grow)
-    fail = ~exact & (scale <= 19) & (fit < 9) & (fit + scale < 0)
+    step = np.where(exact, np.minimum(np.maximum(-scale, 0), 9), np.minimum(fit, rd.MAX_SCALE - scale))
+    fail = ~exact & (fit < np.minimum(-scale, 9))
     return step, fail
 
 
@@ -856,12 +859,14 @@ def _quotients(num: np.ndarray, d: np.ndarray, scale: np.ndarray) -> tuple[np.nd
         q, carry = _mul_small(q, power, digits + up)
         fail |= carry != 0
         scale = scale + step
-        done = np.flatnonzero(end & ~fail)
-        out_q[:, rows[done]] = np.take(q, done, axis=1)
-        out_s[rows[done]] = scale[done]
-        out_inexact[rows[done]] = inexact[done]
+        stop = end | fail
+        if not stop.any():
+            continue
+        fin = (end & ~fail).nonzero()[0]
+        done = rows[fin]
+        out_q[:, done], out_s[done], out_inexact[done] = np.take(q, fin, axis=1), scale[fin], inexact[fin]
         ok[rows[fail]] = False
-        keep = np.flatnonzero(~end & ~fail)
+        keep = (~stop).nonzero()[0]
         rows, q, r, scale, inexact = rows[keep], np.take(q, keep, axis=1), r[keep], scale[keep], inexact[keep]
         d = d[keep] if isinstance(d, np.ndarray) else d
     _unscale(out_q, out_s, out_inexact)
@@ -878,20 +883,22 @@ def _unscale(q: np.ndarray, scale: np.ndarray, inexact: np.ndarray) -> None:
     most three times from scale 28), then 10^4, 10^2 and 10 once each, where the low bits and
     the digits allow."""
     for _ in range(3):
-        _drop_zeros(q, scale, inexact & (q[0] == 0) & (scale >= 8), 8)
+        if not _drop_zeros(q, scale, inexact & (q[0] == 0) & (scale >= 8), 8):
+            break
     for k, low_bits in ((4, 0xF), (2, 0x3), (1, 0x1)):
         _drop_zeros(q, scale, inexact & ((q[0] & np.uint64(low_bits)) == 0) & (scale >= k), k)
 
 
-def _drop_zeros(q: np.ndarray, scale: np.ndarray, candidates: np.ndarray, k: int) -> None:
-    """Divide by 10^k the candidates that end in k zeros."""
-    rows = np.flatnonzero(candidates)
+def _drop_zeros(q: np.ndarray, scale: np.ndarray, candidates: np.ndarray, k: int) -> bool:
+    """Divide by 10^k the candidates that end in k zeros; whether there were any."""
+    rows = candidates.nonzero()[0]
     if len(rows) == 0:
-        return
+        return False
     shorter, rest = _divmod_small(np.take(q, rows, axis=1), _POW10_U[k])
-    exact = np.flatnonzero(rest == 0)
+    exact = (rest == 0).nonzero()[0]
     q[:, rows[exact]] = np.take(shorter, exact, axis=1)
     scale[rows[exact]] -= k
+    return len(exact) > 0
 
 
 def _combined(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -911,7 +918,7 @@ def _quotient_result(neg: np.ndarray, num: np.ndarray, d: np.ndarray, scale: np.
                           np.where(fast & _nonzero(num), scale, 0))
     fast = fast & ok
     iw, fw = _fields(neg & _nonzero(q), q, s)
-    slow = np.flatnonzero(valid & ~fast)
+    slow = (valid & ~fast).nonzero()[0]
     return _result(len(valid), iw, fw, s, valid, _reference_rows(op, args, slow, strict))
 
 
@@ -945,12 +952,16 @@ def avg_int_arrays(sums: pa.Array, counts: pa.Array, strict: bool = True) -> pa.
 
 
 def sum_parts_arrays(int_sum: pa.Array, frac_sum: pa.Array, scale: pa.Array, top: pa.Array, bottom: pa.Array,
-                     reference: Callable, strict: bool = True) -> pa.StructArray:
+                     reference: Callable, strict: bool = True, counts: pa.Array | None = None) -> pa.StructArray:
     """A group's sum of numerics from DuckDB's sums of their n_int and n_frac, their largest
     scale s and their greatest and least n_int: ⌊sum·10^s⌋ at scale s, in numpy where that fits
-    96 bits; `reference` (the row function, rw_cli.engine.numeric_udfs._sum_parts) takes the
-    rest: NaN and the infinities, which `top` and `bottom` tell, and sums rust_decimal rounds."""
+    96 bits; with `counts`, that sum over the count as rd.div divides (avg, without making the
+    sums numerics first). `reference` (the row function: rw_cli.engine.numeric_udfs._sum_parts,
+    or _avg_parts, which also takes the count) computes the rest: NaN and the infinities, which
+    `top` and `bottom` tell, sums rust_decimal rounds, counts of 0 or from 2^32."""
     args = [_combined(x) for x in (int_sum, frac_sum, scale, top, bottom)]
+    if counts is not None:
+        args.append(_combined(counts).cast(pa.int64()))
     valid = np.logical_and.reduce([_validity(x) for x in args])
     s = args[2].cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     known = (s >= 0) & (s <= rd.MAX_SCALE)
@@ -960,6 +971,10 @@ def sum_parts_arrays(int_sum: pa.Array, frac_sum: pa.Array, scale: pa.Array, top
     special = (_words(args[3])[:, 1].view(np.int64) >= _SPECIAL_HI) | \
         (_words(args[4])[:, 1].view(np.int64) < -_SPECIAL_HI)
     fast = valid & known & fits & ~special & (fw[:, 1] >> np.uint64(63) == 0)
+    if counts is not None:
+        c = args[5].fill_null(0).to_numpy(zero_copy_only=False)
+        fast &= (c > 0) & (c < 1 << 32)
+        return _quotient_result(neg, mag, c.astype(np.uint64), s, fast, valid, reference, args, strict)
     iw, nf = _fields(neg, np.where(fast, mag, np.uint64(0)), s)
-    slow = np.flatnonzero(valid & ~fast)
+    slow = (valid & ~fast).nonzero()[0]
     return _result(len(valid), iw, nf, s, valid, _reference_rows(reference, args, slow, strict))

@@ -240,12 +240,6 @@ _FROM_NUMERIC: dict[str, tuple[Callable, list[str], str, pa.DataType, bool]] = {
 }
 
 
-def _avg_parts_arrays(int_sum, frac_sum, scale, top, bottom, count, strict: bool = True) -> pa.Array:
-    """avg of numerics: the sum of the parts (`_sum_parts`) over the count, as rd.div divides."""
-    totals = N.sum_parts_arrays(int_sum, frac_sum, scale, top, bottom, _sum_parts, strict)
-    return N.div_arrays(totals, N.from_ints(count), strict)
-
-
 # the operations numpy computes a chunk at a time (rw_cli.common.numeric), falling back to the
 # value functions above row by row where it cannot: name -> (function of the arrays and
 # `strict`, parameter types); each also has its `_or_null` form
@@ -256,9 +250,9 @@ _VECTORIZED: dict[str, tuple[Callable, list[str]]] = {
     "rw_num_div": (lambda a, b, strict: N.div_arrays(a, b, strict=strict), [NUM, NUM]),
     "rw_num_avg_int": (lambda total, count, strict: N.avg_int_arrays(total, count, strict=strict),
                        ["DECIMAL(38,0)", "BIGINT"]),
-    "rw_num_sum_parts": (lambda i, f, s, top, bottom, strict: N.sum_parts_arrays(i, f, s, top, bottom, _sum_parts,
-                                                                                 strict), _SUM_PARAMS),
-    "rw_num_avg_parts": (_avg_parts_arrays, _SUM_PARAMS + ["BIGINT"]),
+    "rw_num_sum_parts": (lambda *parts, strict: N.sum_parts_arrays(*parts, _sum_parts, strict), _SUM_PARAMS),
+    "rw_num_avg_parts": (lambda *parts, strict: N.sum_parts_arrays(*parts[:5], _avg_parts, strict, counts=parts[5]),
+                         _SUM_PARAMS + ["BIGINT"]),
 }
 
 
