@@ -476,14 +476,13 @@ def _result(n: int, iw: np.ndarray, fw: np.ndarray, s: np.ndarray, valid: np.nda
     iw, fw = iw.copy(), fw.copy()
     scale = np.asarray(s, dtype=np.int64).copy()
     valid = valid.copy()
-    for i, v in slow.items():
-        if v is None:
-            valid[i] = False
-            continue
-        a, f, sc = _split(v)
-        iw[i] = (a & _MASK64, (a >> 64) & _MASK64)
-        fw[i] = (f & _MASK64, f >> 64)
-        scale[i] = sc
+    if slow:  # (packed together: cheaper than setting numpy rows one by one)
+        rows = np.fromiter(slow.keys(), dtype=np.int64, count=len(slow))
+        packed = pack(list(slow.values()))
+        iw[rows] = _words(child(packed, "n_int"))
+        fw[rows] = _words(child(packed, "n_frac"))
+        scale[rows] = scales(packed)
+        valid[rows] = _validity(packed)
     n_int = pa.Array.from_buffers(_I128, n, [None, pa.py_buffer(iw.tobytes())])
     n_frac = pa.Array.from_buffers(_I128, n, [None, pa.py_buffer(fw.tobytes())])
     scale = np.minimum(np.maximum(scale, 0), 28)  # (np.clip costs more)
