@@ -229,6 +229,20 @@ def _aggregate_type(kind: str):
     return annotate
 
 
+def _annotate_date_trunc(self, e: exp.Expression) -> exp.Expression:
+    """date_trunc's type is its argument's, except that a date (or a zone named) makes a
+    timestamp with time zone, as PostgreSQL's date_trunc(text, timestamptz) reads them."""
+    T = exp.DataType.Type
+    t = e.this.type.this if e.this is not None and e.this.type is not None else None
+    if t == T.DATE or (e.args.get("zone") is not None and t in (T.TIMESTAMPTZ, T.TIMESTAMP, None)):
+        self._set_type(e, T.TIMESTAMPTZ)
+    elif t in (T.TIMESTAMP, T.TIMESTAMPTZ, T.INTERVAL, T.TIME):
+        self._set_type(e, t)
+    else:
+        self._set_type(e, T.UNKNOWN)
+    return e
+
+
 # to_char fields strftime has no code for, left in the translated format for
 # rw_cli.sql.functions to compute: TZH:TZM (`+00:00`; DuckDB's %z drops `:00`) and am/pm
 TZH_TZM_MARK = "\x01z"
@@ -283,6 +297,20 @@ def _date_trunc(args: list) -> exp.TimestampTrunc:
     return node
 
 
+class DatePart(exp.Expression, exp.Func):
+    """date_part('unit', x [, zone]): extract's value as a double precision (a node of its own,
+    so that it prints back as date_part, not as extract)."""
+    arg_types = {"this": True, "expression": True, "zone": False}
+    _sql_names = ["DATE_PART"]
+
+
+def build_date_part(args: list) -> exp.Expression:
+    """The parser's builder of date_part(unit, x [, zone])."""
+    if len(args) not in (2, 3):
+        return exp.Anonymous(this="date_part", expressions=args)
+    return DatePart(this=args[0], expression=args[1], zone=args[2] if len(args) == 3 else None)
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -291,6 +319,13 @@ class RwDialect(RisingWave):
            for op in (exp.Add, exp.Sub, exp.Mul, exp.Div)},
         exp.Avg: {"annotator": _aggregate_type("avg")},
         exp.Sum: {"annotator": _aggregate_type("sum")},
+        # extract is numeric, date_part double precision (rw_cli.sql.extract)
+        exp.Extract: {"returns": exp.DataType.Type.DECIMAL},
+        DatePart: {"returns": exp.DataType.Type.DOUBLE},
+        exp.TimestampTrunc: {"annotator": _annotate_date_trunc},
+        # to_timestamp(double precision) and to_timestamp(text, format) are timestamptz
+        exp.UnixToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
+        exp.StrToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",
@@ -313,7 +348,10 @@ class RwDialect(RisingWave):
         }
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
                      "APPROX_PERCENTILE": approx_percentile.build,
-                     "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc}
+                     "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc,
+                     "DATE_PART": build_date_part}
+        # date_part is a function of its own (DatePart), not sqlglot's reading of it as extract
+        FUNCTION_PARSERS = {k: v for k, v in RisingWave.Parser.FUNCTION_PARSERS.items() if k != "DATE_PART"}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
         # a dollar-quoted string is a string constant like any other, so it also follows a

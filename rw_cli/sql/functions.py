@@ -14,7 +14,8 @@ from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.errors import BindError
 from rw_cli.sql import approx_percentile
-from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
+from rw_cli.sql.dialect import ROWS_ARE_ARRAYS, DatePart
+from rw_cli.sql.extract import rewrite_extract
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
 from rw_cli.sql.decorrelate import EMPTY_ARRAY_OK
@@ -1163,18 +1164,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
                          true=exp.Add(this=big.copy(), expression=exp.Literal.number(4294967296)),
                          false=big.copy())
         return _fn("lower", _fn("hex", exp.Cast(this=arg, to=exp.DataType.build("BIGINT"))))
-    if isinstance(node, exp.Extract):
-        part = node.this.name.lower() if node.this is not None else ""
-        if part in ("second", "seconds"):  # numeric, to the microsecond (scale 6), as RisingWave's
-            micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
-            return numeric_sql.call("rw_num_scaled", micros, exp.Literal.number(6))
-        if part in ("nanosecond", "nanoseconds"):
-            # seconds and their fraction in nanoseconds (DuckDB's own goes through TIMESTAMP_NS,
-            # whose range stops at years 1677..2262)
-            micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
-            return exp.Mul(this=exp.Cast(this=micros, to=exp.DataType.build("BIGINT")),
-                           expression=exp.Literal.number(1000))
-        return None
+    if isinstance(node, (exp.Extract, DatePart)):
+        return rewrite_extract(node)
     if isinstance(node, exp.Encode):
         return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
     if isinstance(node, exp.Decode):
@@ -1570,6 +1561,24 @@ def date_trunc_unit_columns(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+_SUB_DAY_UNITS = {"microseconds", "milliseconds", "second", "minute", "hour"}
+
+
+def _date_trunc_in_zone(unit: exp.Expression, ts: exp.Expression, zone: exp.Expression | None) -> exp.Expression:
+    """A timestamp with time zone truncated in `zone` (the session's when None): its local
+    time truncated, as RisingWave does it. Below a day the instant keeps its own UTC offset
+    (01:40 PST truncates to 01:00 PST, not to the 01:00 PDT an hour earlier that the local
+    01:00 also names); from a day up the truncated local time is read in the zone again."""
+    local = _fn("timezone", zone.copy(), ts.copy()) if zone is not None \
+        else exp.Cast(this=ts.copy(), to=exp.DataType.build("TIMESTAMP"))
+    truncated = _fn("pg_date_trunc", unit, local.copy())
+    if isinstance(unit, exp.Literal) and unit.name.lower() in _SUB_DAY_UNITS:
+        return exp.Sub(this=ts.copy(), expression=exp.paren(exp.Sub(this=local, expression=truncated)))
+    if zone is not None:
+        return _fn("timezone", zone.copy(), truncated)
+    return exp.Cast(this=truncated, to=exp.DataType.build("TIMESTAMPTZ"))
+
+
 def _date_trunc(node: exp.Expression) -> exp.Expression | None:
     unit = node.args.get("unit")
     this = node.this
@@ -1594,9 +1603,8 @@ def _date_trunc(node: exp.Expression) -> exp.Expression | None:
         day = exp.Cast(this=exp.Literal.string("2000-01-01"), to=exp.DataType.build("DATE"))
         return exp.Cast(this=_fn("pg_date_trunc", unit_expr, exp.Add(this=day, expression=this)),
                         to=exp.DataType.build("TIME"))
-    if zone is not None:
-        local = _fn("timezone", zone, this)
-        return _fn("timezone", zone.copy(), _fn("pg_date_trunc", unit_expr, local))
+    if zone is not None or t == T.TIMESTAMPTZ:
+        return _date_trunc_in_zone(unit_expr, this, zone)
     out = _fn("pg_date_trunc", unit_expr, this)
     if t == T.DATE:
         return exp.Cast(this=out, to=exp.DataType.build("TIMESTAMPTZ"))
