@@ -520,6 +520,8 @@ def lower(node: exp.Expression) -> exp.Expression | None:
             _operands_to_double(ordered, ("this",))  # an interpolation of doubles (PostgreSQL's too)
     elif isinstance(node, _DOUBLE_AGGREGATES):
         _operands_to_double(node, ("this", "expression"))
+    elif isinstance(node, _ARRAY_JOINS) and _array_join_operands(node):
+        pass
     elif isinstance(node, exp.DPipe):
         _text_operands(node, ("this", "expression"))
     elif isinstance(node, (exp.Concat, exp.ConcatWs)):
@@ -546,6 +548,48 @@ def lower(node: exp.Expression) -> exp.Expression | None:
     else:
         return _math(node)
     return None
+
+
+_ARRAY_JOINS = (exp.DPipe, exp.ArrayConcat, exp.ArrayAppend, exp.ArrayPrepend)
+
+
+def _element_kind(node: exp.Expression) -> str:
+    """What an array operand's elements are to the numeric rules (`_kind`'s names)."""
+    t = _element(getattr(node, "type", None))
+    if t is None or t.this == T.ARRAY:
+        return "other"
+    if t.this == T.DECIMAL:
+        return "struct"
+    return {T.FLOAT: "real", T.DOUBLE: "double"}.get(t.this, "int" if t.this in _INTS else "other")
+
+
+def _array_join_operands(node: exp.Expression) -> bool:
+    """`a || b`, array_cat, array_append, array_prepend with an array of numerics or a numeric
+    on one side and other numbers on the other: both sides' numbers one type (`_unify`'s
+    choice), as PostgreSQL resolves anyarray || anyelement. True when it is such an
+    operation (so that `||` is not read as a text concatenation)."""
+    keys = ("this", "expressions") if isinstance(node, exp.ArrayConcat) else ("this", "expression")
+    items = _items(node, keys)
+    arrays = [x for x in items if _type(x) == T.ARRAY]
+    if len(items) != 2 or not arrays:
+        return False
+    kinds = {_element_kind(x) if _type(x) == T.ARRAY else _kind(x) for x in items}
+    if not kinds & {"struct", "numeric"} or "other" in kinds or len(kinds - {"null"}) < 2:
+        return True
+    target = "DOUBLE" if "double" in kinds else "FLOAT" if "real" in kinds else "DECIMAL"
+    for item in items:
+        if _type(item) == T.ARRAY:
+            if _element_kind(item) != ("struct" if target == "DECIMAL" else target.lower().replace("float", "real")):
+                cast = _typed(exp.Cast(this=item.copy(), to=exp.DataType.build(f"{target}[]")), f"{target}[]")
+                item.replace(_list_cast(cast) or cast)
+        elif target == "DECIMAL":
+            if not yields_struct(item):
+                conv = to_numeric(item.copy())
+                if conv is not None:
+                    item.replace(conv)
+        elif yields_struct(item) or _number_literal(item) and is_numeric(item):
+            item.replace((to_real if target == "FLOAT" else to_double)(item.copy()))
+    return True
 
 
 def _values_columns(node: exp.Values) -> None:
@@ -576,11 +620,12 @@ _STRUCT_CONTEXTS = (exp.Alias, exp.Select, exp.Tuple, exp.Values, exp.Paren, exp
                     exp.Is, exp.Count, exp.ArrayAgg, exp.AnyValue, exp.First, exp.Last, exp.Min, exp.Max,
                     exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue, exp.Dot, exp.Cast, exp.TryCast,
                     exp.Mode, exp.ArgMax, exp.ArgMin, exp.Filter, exp.Unnest, exp.Subquery, exp.Union, exp.Except,
-                    exp.Intersect, exp.Bracket, exp.Explode, exp.Try, exp.Limit, exp.Offset, *_COMPARISONS)
+                    exp.Intersect, exp.Bracket, exp.Explode, exp.Try, exp.Limit, exp.Offset, exp.ArrayAppend,
+                    exp.ArrayPrepend, exp.ArrayConcat, *_COMPARISONS)
 # DuckDB's functions of a struct or list value, and ours
 _STRUCT_FUNCTIONS = {"struct_pack", "list_value", "row", "list", "array_agg", "typeof", "pg_typeof_name",
                      "list_transform", "list_filter", "list_sort", "list_reverse_sort", "list_distinct",
-                     "array_distinct", "unnest", "hash", "error"}
+                     "array_distinct", "unnest", "hash", "error", "list_append", "list_prepend", "list_concat"}
 # where a constant must stay a constant (a percentile's fraction, a row count)
 _RAW_CONTEXTS = (exp.PercentileCont, exp.PercentileDisc, exp.ApproxQuantile, exp.Quantile, exp.Limit, exp.Offset,
                  exp.Fetch)
