@@ -297,6 +297,17 @@ def _date_trunc(args: list) -> exp.TimestampTrunc:
     return node
 
 
+class SingleValue(exp.Expression, exp.AggFunc):
+    """single_value(x): the group's one value (an error for more than one), RisingWave's
+    aggregate; an aggregate node, so the planners see an aggregate."""
+    arg_types = {"this": True}
+    _sql_names = ["SINGLE_VALUE"]
+
+
+def _single_value(args: list) -> exp.Expression:
+    return SingleValue(this=args[0]) if len(args) == 1 else exp.Anonymous(this="single_value", expressions=args)
+
+
 class DatePart(exp.Expression, exp.Func):
     """date_part('unit', x [, zone]): extract's value as a double precision (a node of its own,
     so that it prints back as date_part, not as extract)."""
@@ -323,6 +334,7 @@ class RwDialect(RisingWave):
         exp.Extract: {"returns": exp.DataType.Type.DECIMAL},
         DatePart: {"returns": exp.DataType.Type.DOUBLE},
         exp.TimestampTrunc: {"annotator": _annotate_date_trunc},
+        SingleValue: {"annotator": lambda self, e: self._annotate_by_args(e, "this")},
         # to_timestamp(double precision) and to_timestamp(text, format) are timestamptz
         exp.UnixToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
         exp.StrToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
@@ -349,7 +361,7 @@ class RwDialect(RisingWave):
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
                      "APPROX_PERCENTILE": approx_percentile.build,
                      "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc,
-                     "DATE_PART": build_date_part}
+                     "DATE_PART": build_date_part, "SINGLE_VALUE": _single_value}
         # date_part is a function of its own (DatePart), not sqlglot's reading of it as extract
         FUNCTION_PARSERS = {k: v for k, v in RisingWave.Parser.FUNCTION_PARSERS.items() if k != "DATE_PART"}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator

@@ -14,7 +14,7 @@ from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.errors import BindError
 from rw_cli.sql import approx_percentile
-from rw_cli.sql.dialect import ROWS_ARE_ARRAYS, DatePart
+from rw_cli.sql.dialect import ROWS_ARE_ARRAYS, DatePart, SingleValue
 from rw_cli.sql.extract import rewrite_extract
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
@@ -419,6 +419,17 @@ def _row_field(node: exp.Dot) -> exp.Expression | None:
     if m is None or not 1 <= int(m.group(1)) <= len(row.expressions):
         raise BindError(f'field "{node.expression.name}" not found in struct type')
     return row.expressions[int(m.group(1)) - 1].copy()
+
+
+def _single_value(node: exp.Expression) -> exp.Expression:
+    """single_value(x): the group's value, an error when it has more than one."""
+    many = exp.GT(this=exp.Count(this=node.this.copy()), expression=exp.Literal.number(1))
+    fail = _fn("error", exp.Literal.string("SingleValue aggregation can only accept exactly one value. "
+                                           "But there is more than one."))
+    # max of the one value: an aggregate that keeps a numeric's scale (rw_cli.sql.numeric_sql)
+    value = exp.Max(this=node.this.copy())
+    value = numeric_sql.lower(value) or value
+    return aggregate_result(exp.Case(ifs=[exp.If(this=many, true=fail)], default=value))
 
 
 def _first_last_aggregate(node: exp.Expression) -> exp.Expression | None:
@@ -1166,6 +1177,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _fn("lower", _fn("hex", exp.Cast(this=arg, to=exp.DataType.build("BIGINT"))))
     if isinstance(node, (exp.Extract, DatePart)):
         return rewrite_extract(node)
+    if isinstance(node, SingleValue):
+        return _single_value(node)
     if isinstance(node, exp.Encode):
         return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
     if isinstance(node, exp.Decode):
