@@ -1369,6 +1369,10 @@ def _interval_key(n: exp.Expression) -> exp.Expression:
     return out
 
 
+# the trigonometric functions in degrees (rw_cli.engine.duck_functions), by argument count
+_DEGREE_FUNCTIONS = {"sind": 1, "cosd": 1, "tand": 1, "cotd": 1, "asind": 1, "acosd": 1, "atand": 1, "atan2d": 2}
+
+
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     name = node.name.lower()
     args = node.expressions
@@ -1382,6 +1386,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("decode", _bytea(args[0]))
     if name == "convert_to" and len(args) == 2:
         return _fn("encode", args[0])
+    if name in _DEGREE_FUNCTIONS and len(args) == _DEGREE_FUNCTIONS[name]:
+        return _fn(f"pg_{name}", *(exp.Cast(this=a, to=exp.DataType.build("DOUBLE")) for a in args))
     if name == "gamma" and len(args) == 1:
         return _fn("pg_gamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
     if name == "lgamma" and len(args) == 1:
