@@ -18,6 +18,7 @@ from rw_cli.sql.dialect import ROWS_ARE_ARRAYS, DatePart, SingleValue
 from rw_cli.sql.extract import rewrite_extract
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
+from rw_cli.sql.array_functions import rewrite_array_function
 from rw_cli.sql.decorrelate import EMPTY_ARRAY_OK
 from rw_cli.sql.jsonb import rewrite_jsonb
 from rw_cli.sql import numeric_sql
@@ -995,6 +996,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             return row_cast
     if isinstance(node, exp.ArrayToString):
         return _array_join(node)
+    array_fn = rewrite_array_function(node)
+    if array_fn is not None:
+        return array_fn
     if isinstance(node, exp.ArrayDistinct):
         return _fn("pg_array_distinct", node.this)
     if isinstance(node, exp.Uuid) and not node.meta.get("text"):

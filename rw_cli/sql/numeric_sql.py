@@ -245,6 +245,10 @@ def _element(t: exp.DataType | None) -> exp.DataType | None:
 def _list_cast(node: exp.Cast) -> exp.Expression | None:
     """An array cast into or out of numeric[]: each element cast, by list_transform."""
     src, dst = _element(getattr(node.this, "type", None)), _element(node.to)
+    if isinstance(node.this, exp.Null) and dst is not None and dst.this == T.DECIMAL:
+        # NULL::numeric[]: a NULL list of our structs
+        return _typed(exp.Cast(this=exp.Null(), to=exp.DataType.build(f"{NUMERIC_DUCKDB}[]", dialect="duckdb")),
+                      node.to.sql())
     if src is None or dst is None or (src.this == T.DECIMAL) == (dst.this == T.DECIMAL) and src.this != T.DECIMAL:
         return None
     if src.this == T.DECIMAL and dst.this == T.DECIMAL:
@@ -269,7 +273,7 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
         src = T.DECIMAL
     elif src == T.DECIMAL and not _number_literal(node.this):
         src = None  # annotated numeric, computed by DuckDB as a number: DuckDB casts it
-    if src == T.ARRAY and dst == T.ARRAY:
+    if dst == T.ARRAY and (src == T.ARRAY or isinstance(node.this, exp.Null)):
         return _list_cast(node)
     if dst == T.DECIMAL:
         value = node.this if src == T.DECIMAL else to_numeric(node.this)
@@ -368,6 +372,41 @@ def _comparison(node: exp.Expression, keys: tuple[str, ...]) -> None:
         _operands_to_double(node, keys)
         return
     _operands_to_numeric(node, keys)
+
+
+def _quantified_array(node: exp.Expression) -> exp.Expression | None:
+    """The array of `x op ANY|SOME|ALL (array)` (sqlglot reads some of these as calls)."""
+    q = node.expression
+    if isinstance(q, (exp.Any, exp.All)):
+        inner = q.this
+    elif isinstance(q, exp.Anonymous) and q.name.lower() in ("any", "some", "all") and len(q.expressions) == 1:
+        inner = q.expressions[0]
+    else:
+        return None
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    return inner
+
+
+def _quantified_comparison(node: exp.Expression) -> None:
+    """`x op ANY|ALL (array)` with numerics on either side: x and the array's elements one
+    type, as `_comparison` makes a comparison's operands (a subquery's are DuckDB's)."""
+    arr = _quantified_array(node)
+    if _type(arr) != T.ARRAY:
+        return
+    kinds = {_kind(node.this), _element_kind(arr)}
+    if "struct" not in kinds and not ("numeric" in kinds and kinds & {"int"}) or "other" in kinds:
+        return
+    target = "DOUBLE" if kinds & {"double", "real"} else "DECIMAL"
+    if target == "DOUBLE":
+        _operands_to_double(node, ("this",))
+    elif not yields_struct(node.this):
+        conv = to_numeric(node.this.copy())
+        if conv is not None:
+            node.this.replace(conv)
+    if _element_kind(arr) != ("struct" if target == "DECIMAL" else "double"):
+        cast = _typed(exp.Cast(this=arr.copy(), to=exp.DataType.build(f"{target}[]")), f"{target}[]")
+        arr.replace(_list_cast(cast) or cast)
 
 
 def _sum_parts(agg_of, arg: exp.Expression, fn: str, extra: tuple = ()) -> exp.Expression:
@@ -506,12 +545,16 @@ def lower(node: exp.Expression) -> exp.Expression | None:
         return _cast(node)
     if type(node) in _ARITHMETIC:
         return _arithmetic(node)
-    if isinstance(node, _COMPARISONS):
+    if isinstance(node, _COMPARISONS) and _quantified_array(node) is not None:
+        _quantified_comparison(node)
+    elif isinstance(node, _COMPARISONS):
         _comparison(node, ("this", "expression"))
     elif isinstance(node, exp.Between):
         _comparison(node, ("this", "low", "high"))
     elif isinstance(node, exp.In) and not node.args.get("query"):
         _comparison(node, ("this", "expressions"))
+    elif isinstance(node, exp.ArraySum) and _element_kind(node.this) == "struct":
+        return call("rw_num_sum_list", node.this)
     elif isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Window, exp.Filter)) \
             and not isinstance(node.parent, (exp.Window, exp.Filter)):
         return _aggregate(node)
