@@ -229,6 +229,16 @@ def _aggregate_type(kind: str):
     return annotate
 
 
+def _annotate_at_time_zone(self, e: exp.Expression) -> exp.Expression:
+    """`ts AT TIME ZONE z`: a timestamp read in the zone is a timestamp with time zone, and a
+    timestamp with time zone seen in the zone is a timestamp (PostgreSQL's timezone(z, ts))."""
+    T = exp.DataType.Type
+    t = e.this.type.this if e.this is not None and e.this.type is not None else None
+    out = {T.TIMESTAMP: T.TIMESTAMPTZ, T.TIMESTAMPTZ: T.TIMESTAMP, T.DATE: T.TIMESTAMPTZ}.get(t, T.UNKNOWN)
+    self._set_type(e, out)
+    return e
+
+
 def _annotate_date_trunc(self, e: exp.Expression) -> exp.Expression:
     """date_trunc's type is its argument's, except that a date (or a zone named) makes a
     timestamp with time zone, as PostgreSQL's date_trunc(text, timestamptz) reads them."""
@@ -334,6 +344,7 @@ class RwDialect(RisingWave):
         exp.Extract: {"returns": exp.DataType.Type.DECIMAL},
         DatePart: {"returns": exp.DataType.Type.DOUBLE},
         exp.TimestampTrunc: {"annotator": _annotate_date_trunc},
+        exp.AtTimeZone: {"annotator": _annotate_at_time_zone},
         SingleValue: {"annotator": lambda self, e: self._annotate_by_args(e, "this")},
         # to_timestamp(double precision) and to_timestamp(text, format) are timestamptz
         exp.UnixToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},

@@ -254,5 +254,10 @@ def rewrite_extract(node: exp.Expression) -> exp.Expression | None:
         return None
     value = _value(unit, node.expression, node.args.get("zone"))
     if value is None:
-        return None
+        if isinstance(node, DatePart):
+            return None
+        # a source of a type not known here: DuckDB's value, still a numeric (as annotated)
+        duck = exp.Cast(this=_fn("date_part", exp.Literal.string(unit), node.expression.copy()),
+                        to=exp.DataType.build("DOUBLE"))
+        return numeric_sql.call("rw_num_from_f64", duck)
     return value.double() if isinstance(node, DatePart) else value.numeric()
