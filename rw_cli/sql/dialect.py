@@ -436,6 +436,21 @@ class RwDialect(RisingWave):
                 return exp.to_identifier(self._prev.text.upper())
             return super()._parse_file_location()
 
+        def _parse_bracket(self, this=None):
+            """`ARRAY[...]` holds either nested `[...]` rows only or expressions only, as in
+            PostgreSQL and RisingWave: `ARRAY[ARRAY[1], [2]]` and `ARRAY[[1], ARRAY[2]]` are
+            syntax errors (sqlglot reads both)."""
+            at_bracket = self._curr is not None and self._curr.token_type == TokenType.L_BRACKET
+            constructor = at_bracket and this is not None and this.name.upper() in self.ARRAY_CONSTRUCTORS
+            out = super()._parse_bracket(this)
+            if at_bracket and this is None and isinstance(out, exp.Array):
+                out.meta["bare_brackets"] = True
+            elif constructor and isinstance(out, exp.Array) and out.expressions:
+                bare = [bool(e.meta.get("bare_brackets")) for e in out.expressions]
+                if any(bare) and not all(bare):
+                    self.raise_error("nested array rows and expressions mixed in ARRAY[...]")
+            return out
+
         def _parse_trim(self):
             # `trim([BOTH | LEADING | TRAILING] FROM string [, characters])` (PostgreSQL's
             # FROM-first form, which sqlglot does not read)
