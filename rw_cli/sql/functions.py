@@ -368,7 +368,39 @@ def _default_like_escape(node: exp.Expression) -> exp.Expression | None:
         return None
     if not (_is_text_literal(pattern) or _type(pattern) in _TEXT):
         return None
-    return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
+    return _like_escape(node.copy(), exp.Literal.string("\\"))
+
+
+def _ends_with_escape(pattern: str, escape: str) -> bool:
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == escape:
+            if i + 1 == len(pattern):
+                return True
+            i += 1
+        i += 1
+    return False
+
+
+def _like_escape(like: exp.Expression, escape: exp.Expression) -> exp.Expression:
+    """`x LIKE p ESCAPE e`. A constant pattern ending in a lone escape character matches
+    nothing, and fails only where matching reaches that character with text left (PostgreSQL's
+    and RisingWave's matcher: 'abc' LIKE 'abc\\' is false); DuckDB refuses the pattern."""
+    pattern = like.expression
+    if not (_is_text_literal(pattern) and _is_text_literal(escape) and len(escape.this) == 1
+            and _ends_with_escape(pattern.this, escape.this)):
+        return exp.Escape(this=like, expression=escape)
+    prefix = pattern.this[:-1]
+
+    def like_of(p: str) -> exp.Expression:
+        return exp.Escape(this=type(like)(this=like.this.copy(), expression=exp.Literal.string(p)),
+                          expression=escape.copy())
+    reaches_end = exp.and_(like_of(prefix + "%"), exp.Not(this=like_of(prefix)))
+    fail = _fn("error", exp.Literal.string("LIKE pattern must not end with escape character"))
+    no_match = exp.true() if like.args.get("negate") else exp.false()  # NOT LIKE: every text
+    nothing = exp.Case(ifs=[exp.If(this=exp.Is(this=like.this.copy(), expression=exp.Null()), true=exp.Null())],
+                       default=no_match)
+    return exp.Case(ifs=[exp.If(this=reaches_end, true=fail)], default=nothing)
 
 
 _FORMAT_SPEC = re.compile(r"%(?:(\d+)\$)?([sIL%])")
@@ -1024,6 +1056,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _compare_quantified(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
         return _default_like_escape(node)
+    if isinstance(node, exp.Escape) and isinstance(node.this, (exp.Like, exp.ILike)) \
+            and not node.meta.get("like_checked"):
+        out = _like_escape(node.this.copy(), node.expression.copy())
+        out.meta["like_checked"] = True
+        return out
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
         fixed = _array_text(node)
         if fixed is not None:
