@@ -115,22 +115,30 @@ def parse_interval(text: str) -> tuple[int, int, int]:
     return out
 
 
+_DAY_US = 86_400_000_000
+
+
+def _tdiv(a: int, b: int) -> int:
+    """a / b truncated toward zero, as C's (and Rust's) integer division."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
 def justify_hours(months: int, days: int, micros: int) -> tuple[int, int, int]:
-    day_us = 86_400_000_000
-    extra = int(micros / day_us)
+    extra = _tdiv(micros, _DAY_US)
     days += extra
-    micros -= extra * day_us
+    micros -= extra * _DAY_US
     if days > 0 and micros < 0:
-        micros += day_us
+        micros += _DAY_US
         days -= 1
     elif days < 0 and micros > 0:
-        micros -= day_us
+        micros -= _DAY_US
         days += 1
     return months, days, micros
 
 
 def justify_days(months: int, days: int, micros: int) -> tuple[int, int, int]:
-    extra = int(days / 30)
+    extra = _tdiv(days, 30)
     months += extra
     days -= extra * 30
     if months > 0 and days < 0:
@@ -139,6 +147,30 @@ def justify_days(months: int, days: int, micros: int) -> tuple[int, int, int]:
     elif months < 0 and days > 0:
         days -= 30
         months += 1
+    return months, days, micros
+
+
+def justify_interval(months: int, days: int, micros: int) -> tuple[int, int, int]:
+    """Whole days out of the time, whole months out of the days, then one sign for all
+    three fields (PostgreSQL's interval_justify_interval)."""
+    extra = _tdiv(micros, _DAY_US)
+    days += extra
+    micros -= extra * _DAY_US
+    extra = _tdiv(days, 30)
+    days -= extra * 30
+    months += extra
+    if months > 0 and (days < 0 or (days == 0 and micros < 0)):
+        days += 30
+        months -= 1
+    elif months < 0 and (days > 0 or (days == 0 and micros > 0)):
+        days -= 30
+        months += 1
+    if days > 0 and micros < 0:
+        micros += _DAY_US
+        days -= 1
+    elif days < 0 and micros > 0:
+        micros -= _DAY_US
+        days += 1
     return months, days, micros
 
 

@@ -223,6 +223,8 @@ _PG_MESSAGES = [
      r'invalid input syntax for type numeric: "\1"'),
     (lazy_regex(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
     (lazy_regex(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
+    # an interval's negation (timestamp - interval '-2147483648 days')
+    (lazy_regex(r"^Overflow in negation of numeric value.*", re.S), "Numeric out of range"),
     (lazy_regex(r"^(?:Date and time not in timestamp range|ICU date overflows timestamp range).*", re.S),
      "timestamp out of range"),
     (lazy_regex(r"^Date out of range.*", re.S), "date out of range"),

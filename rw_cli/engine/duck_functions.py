@@ -141,10 +141,60 @@ _MATH_MACROS = [
     f"THEN {_OVERFLOW} "
     "WHEN isfinite(CAST(x AS DOUBLE)) AND isfinite(CAST(y AS DOUBLE)) AND x <> 0 AND power(x, y) = 0 "
     f"THEN {_UNDERFLOW} ELSE power(x, y) END)",
-    "CREATE OR REPLACE MACRO pg_acos(x) AS (CASE WHEN x < -1 OR x > 1 THEN error('input is out of range') "
+    # RisingWave's acos and asin are Rust's: NaN outside [-1, 1] (DuckDB's raise an error)
+    "CREATE OR REPLACE MACRO pg_acos(x) AS (CASE WHEN x < -1 OR x > 1 THEN CAST('NaN' AS DOUBLE) "
     "ELSE acos(x) END)",
-    "CREATE OR REPLACE MACRO pg_asin(x) AS (CASE WHEN x < -1 OR x > 1 THEN error('input is out of range') "
+    "CREATE OR REPLACE MACRO pg_asin(x) AS (CASE WHEN x < -1 OR x > 1 THEN CAST('NaN' AS DOUBLE) "
     "ELSE asin(x) END)",
+]
+
+# The trigonometric functions in degrees, as RisingWave computes them (PostgreSQL's float.c
+# algorithms): the argument reduced to the first quadrant, where sine and cosine are stitched
+# from pieces that are exact at 0, 30, 45, 60 and 90 degrees (sind(30) is 0.5, tand(45) 1);
+# NaN for a NaN or infinite argument (PostgreSQL raises), for asind / acosd outside [-1, 1].
+_RAD = "0.017453292519943295"  # radians per degree
+_NAN = "CAST('NaN' AS DOUBLE)"
+_NOT_FINITE = "isnan(CAST(x AS DOUBLE)) OR isinf(CAST(x AS DOUBLE))"
+_DEGREE_MACROS = [
+    f"CREATE OR REPLACE MACRO pg_cosd_0_60(x) AS (1.0 - ((1.0 - cos(x * {_RAD})) / (1.0 - cos(60.0 * {_RAD}))) / 2.0)",
+    f"CREATE OR REPLACE MACRO pg_sind_0_30(x) AS ((sin(x * {_RAD}) / sin(30.0 * {_RAD})) / 2.0)",
+    "CREATE OR REPLACE MACRO pg_cosd_q1(x) AS (CASE WHEN x <= 60.0 THEN pg_cosd_0_60(x) ELSE pg_sind_0_30(90.0 - x) END)",
+    "CREATE OR REPLACE MACRO pg_sind_q1(x) AS (CASE WHEN x <= 30.0 THEN pg_sind_0_30(x) ELSE pg_cosd_0_60(90.0 - x) END)",
+    # sind: odd, and sind(180 - x) = sind(x)
+    "CREATE OR REPLACE MACRO pg_sind_3(a) AS (CASE WHEN a > 90 THEN pg_sind_q1(180.0 - a) ELSE pg_sind_q1(a) END)",
+    "CREATE OR REPLACE MACRO pg_sind_2(a) AS (CASE WHEN a > 180 THEN -pg_sind_3(360.0 - a) ELSE pg_sind_3(a) END)",
+    "CREATE OR REPLACE MACRO pg_sind_1(a) AS (CASE WHEN a < 0 THEN -pg_sind_2(-a) ELSE pg_sind_2(a) END)",
+    f"CREATE OR REPLACE MACRO pg_sind(x) AS (CASE WHEN {_NOT_FINITE} THEN {_NAN} "
+    "ELSE pg_sind_1(CAST(x AS DOUBLE) % 360.0) END)",
+    # cosd: even, and cosd(180 - x) = -cosd(x)
+    "CREATE OR REPLACE MACRO pg_cosd_2(a) AS (CASE WHEN a > 90 THEN -pg_cosd_q1(180.0 - a) ELSE pg_cosd_q1(a) END)",
+    "CREATE OR REPLACE MACRO pg_cosd_1(a) AS (pg_cosd_2(CASE WHEN a > 180 THEN 360.0 - a ELSE a END))",
+    f"CREATE OR REPLACE MACRO pg_cosd(x) AS (CASE WHEN {_NOT_FINITE} THEN {_NAN} "
+    "ELSE pg_cosd_1(abs(CAST(x AS DOUBLE) % 360.0)) END)",
+    # tand and cotd: odd, and f(180 - x) = -f(x); exact at 45, 135, 225 and 315; no -0
+    f"CREATE OR REPLACE MACRO pg_tand_q1(a) AS ((pg_sind_q1(a) / pg_cosd_q1(a)) / tan(45.0 * {_RAD}))",
+    f"CREATE OR REPLACE MACRO pg_cotd_q1(a) AS ((pg_cosd_q1(a) / pg_sind_q1(a)) / (cos(45.0 * {_RAD}) / sin(45.0 * {_RAD})))",
+    *[m for f in ("tand", "cotd") for m in (
+        f"CREATE OR REPLACE MACRO pg_{f}_3(a) AS (CASE WHEN a > 90 THEN -pg_{f}_q1(180.0 - a) ELSE pg_{f}_q1(a) END)",
+        f"CREATE OR REPLACE MACRO pg_{f}_2(a) AS (CASE WHEN a > 180 THEN -pg_{f}_3(360.0 - a) ELSE pg_{f}_3(a) END)",
+        f"CREATE OR REPLACE MACRO pg_{f}_1(a) AS (CASE WHEN a IN (45.0, 225.0) THEN 1.0 WHEN a IN (135.0, 315.0) "
+        f"THEN -1.0 WHEN a < 0 THEN -pg_{f}_2(-a) ELSE pg_{f}_2(a) END)",
+        f"CREATE OR REPLACE MACRO pg_{f}_0(v) AS (CASE WHEN v = 0 THEN 0.0 ELSE v END)",
+        f"CREATE OR REPLACE MACRO pg_{f}(x) AS (CASE WHEN {_NOT_FINITE} THEN {_NAN} "
+        f"ELSE pg_{f}_0(pg_{f}_1(CAST(x AS DOUBLE) % 360.0)) END)")],
+    # asind, acosd: exact at 0, 0.5 and 1
+    "CREATE OR REPLACE MACRO pg_asind_q1(x) AS (CASE WHEN x <= 0.5 THEN (asin(x) / asin(0.5)) * 30.0 "
+    "ELSE 90.0 - (acos(x) / acos(0.5)) * 60.0 END)",
+    "CREATE OR REPLACE MACRO pg_acosd_q1(x) AS (CASE WHEN x <= 0.5 THEN 90.0 - (asin(x) / asin(0.5)) * 30.0 "
+    "ELSE (acos(x) / acos(0.5)) * 60.0 END)",
+    f"CREATE OR REPLACE MACRO pg_asind(x) AS (CASE WHEN {_NOT_FINITE} OR x < -1 OR x > 1 THEN {_NAN} "
+    "WHEN x >= 0 THEN pg_asind_q1(CAST(x AS DOUBLE)) ELSE -pg_asind_q1(-CAST(x AS DOUBLE)) END)",
+    f"CREATE OR REPLACE MACRO pg_acosd(x) AS (CASE WHEN {_NOT_FINITE} OR x < -1 OR x > 1 THEN {_NAN} "
+    "WHEN x >= 0 THEN pg_acosd_q1(CAST(x AS DOUBLE)) ELSE 90.0 + pg_asind_q1(-CAST(x AS DOUBLE)) END)",
+    f"CREATE OR REPLACE MACRO pg_atand(x) AS (CASE WHEN isnan(CAST(x AS DOUBLE)) THEN {_NAN} "
+    "ELSE (atan(x) / atan(1.0)) * 45.0 END)",
+    f"CREATE OR REPLACE MACRO pg_atan2d(y, x) AS (CASE WHEN isnan(CAST(y AS DOUBLE)) OR isnan(CAST(x AS DOUBLE)) "
+    f"THEN {_NAN} ELSE (atan2(y, x) / atan(1.0)) * 45.0 END)",
 ]
 
 # rw_int256 (rw_cli.common.types): DuckDB's BIGNUM under the alias INT256. BIGNUM's own `*`,
@@ -429,6 +479,7 @@ MACROS = [
     + " ".join(f"WHEN oid = {o} THEN '{n}'" for o, n in _FORMAT_TYPES) + " ELSE '???' END)",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
     *_MATH_MACROS,
+    *_DEGREE_MACROS,
     *_JSONB_MACROS,
 ]
 

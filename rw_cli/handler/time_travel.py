@@ -19,6 +19,7 @@ from rw_cli.common.epoch import EPOCH_ORIGIN_MS, EPOCH_SHIFT
 from rw_cli.errors import BindError, ExecutionError, NotSupported
 from rw_cli.meta import system_params
 from rw_cli.meta.catalog import RelationCatalog
+from rw_cli.sql.dialect import DatePart
 
 MIN_RETENTION_MS = 600_000
 
@@ -55,7 +56,7 @@ def _unix_ms(session, expr: exp.Expression, run_query: Callable) -> int:
     if len(types) != 1:
         raise BindError("FOR SYSTEM_TIME AS OF needs one value")
     if not types[0].is_numeric:  # a time: its seconds since the Unix epoch
-        expr = exp.Extract(this=exp.var("epoch"), expression=exp.cast(expr.copy(), "timestamptz"))
+        expr = DatePart(this=exp.Literal.string("epoch"), expression=exp.cast(expr.copy(), "timestamptz"))
     data, _ = run_query(session, exp.select(expr))
     seconds = data.column(0)[0].as_py() if data.num_rows == 1 else None
     if seconds is None:

@@ -229,6 +229,30 @@ def _aggregate_type(kind: str):
     return annotate
 
 
+def _annotate_at_time_zone(self, e: exp.Expression) -> exp.Expression:
+    """`ts AT TIME ZONE z`: a timestamp read in the zone is a timestamp with time zone, and a
+    timestamp with time zone seen in the zone is a timestamp (PostgreSQL's timezone(z, ts))."""
+    T = exp.DataType.Type
+    t = e.this.type.this if e.this is not None and e.this.type is not None else None
+    out = {T.TIMESTAMP: T.TIMESTAMPTZ, T.TIMESTAMPTZ: T.TIMESTAMP, T.DATE: T.TIMESTAMPTZ}.get(t, T.UNKNOWN)
+    self._set_type(e, out)
+    return e
+
+
+def _annotate_date_trunc(self, e: exp.Expression) -> exp.Expression:
+    """date_trunc's type is its argument's, except that a date (or a zone named) makes a
+    timestamp with time zone, as PostgreSQL's date_trunc(text, timestamptz) reads them."""
+    T = exp.DataType.Type
+    t = e.this.type.this if e.this is not None and e.this.type is not None else None
+    if t == T.DATE or (e.args.get("zone") is not None and t in (T.TIMESTAMPTZ, T.TIMESTAMP, None)):
+        self._set_type(e, T.TIMESTAMPTZ)
+    elif t in (T.TIMESTAMP, T.TIMESTAMPTZ, T.INTERVAL, T.TIME):
+        self._set_type(e, t)
+    else:
+        self._set_type(e, T.UNKNOWN)
+    return e
+
+
 # to_char fields strftime has no code for, left in the translated format for
 # rw_cli.sql.functions to compute: TZH:TZM (`+00:00`; DuckDB's %z drops `:00`) and am/pm
 TZH_TZM_MARK = "\x01z"
@@ -283,6 +307,31 @@ def _date_trunc(args: list) -> exp.TimestampTrunc:
     return node
 
 
+class SingleValue(exp.Expression, exp.AggFunc):
+    """single_value(x): the group's one value (an error for more than one), RisingWave's
+    aggregate; an aggregate node, so the planners see an aggregate."""
+    arg_types = {"this": True}
+    _sql_names = ["SINGLE_VALUE"]
+
+
+def _single_value(args: list) -> exp.Expression:
+    return SingleValue(this=args[0]) if len(args) == 1 else exp.Anonymous(this="single_value", expressions=args)
+
+
+class DatePart(exp.Expression, exp.Func):
+    """date_part('unit', x [, zone]): extract's value as a double precision (a node of its own,
+    so that it prints back as date_part, not as extract)."""
+    arg_types = {"this": True, "expression": True, "zone": False}
+    _sql_names = ["DATE_PART"]
+
+
+def build_date_part(args: list) -> exp.Expression:
+    """The parser's builder of date_part(unit, x [, zone])."""
+    if len(args) not in (2, 3):
+        return exp.Anonymous(this="date_part", expressions=args)
+    return DatePart(this=args[0], expression=args[1], zone=args[2] if len(args) == 3 else None)
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -291,6 +340,15 @@ class RwDialect(RisingWave):
            for op in (exp.Add, exp.Sub, exp.Mul, exp.Div)},
         exp.Avg: {"annotator": _aggregate_type("avg")},
         exp.Sum: {"annotator": _aggregate_type("sum")},
+        # extract is numeric, date_part double precision (rw_cli.sql.extract)
+        exp.Extract: {"returns": exp.DataType.Type.DECIMAL},
+        DatePart: {"returns": exp.DataType.Type.DOUBLE},
+        exp.TimestampTrunc: {"annotator": _annotate_date_trunc},
+        exp.AtTimeZone: {"annotator": _annotate_at_time_zone},
+        SingleValue: {"annotator": lambda self, e: self._annotate_by_args(e, "this")},
+        # to_timestamp(double precision) and to_timestamp(text, format) are timestamptz
+        exp.UnixToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
+        exp.StrToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",
@@ -313,7 +371,10 @@ class RwDialect(RisingWave):
         }
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
                      "APPROX_PERCENTILE": approx_percentile.build,
-                     "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc}
+                     "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc,
+                     "DATE_PART": build_date_part, "SINGLE_VALUE": _single_value}
+        # date_part is a function of its own (DatePart), not sqlglot's reading of it as extract
+        FUNCTION_PARSERS = {k: v for k, v in RisingWave.Parser.FUNCTION_PARSERS.items() if k != "DATE_PART"}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
         LAMBDAS = {k: v for k, v in RisingWave.Parser.LAMBDAS.items() if k != TokenType.ARROW}
         # a dollar-quoted string is a string constant like any other, so it also follows a
@@ -374,6 +435,21 @@ class RwDialect(RisingWave):
                 self._advance()
                 return exp.to_identifier(self._prev.text.upper())
             return super()._parse_file_location()
+
+        def _parse_bracket(self, this=None):
+            """`ARRAY[...]` holds either nested `[...]` rows only or expressions only, as in
+            PostgreSQL and RisingWave: `ARRAY[ARRAY[1], [2]]` and `ARRAY[[1], ARRAY[2]]` are
+            syntax errors (sqlglot reads both)."""
+            at_bracket = self._curr is not None and self._curr.token_type == TokenType.L_BRACKET
+            constructor = at_bracket and this is not None and this.name.upper() in self.ARRAY_CONSTRUCTORS
+            out = super()._parse_bracket(this)
+            if at_bracket and this is None and isinstance(out, exp.Array):
+                out.meta["bare_brackets"] = True
+            elif constructor and isinstance(out, exp.Array) and out.expressions:
+                bare = [bool(e.meta.get("bare_brackets")) for e in out.expressions]
+                if any(bare) and not all(bare):
+                    self.raise_error("nested array rows and expressions mixed in ARRAY[...]")
+            return out
 
         def _parse_trim(self):
             # `trim([BOTH | LEADING | TRAILING] FROM string [, characters])` (PostgreSQL's

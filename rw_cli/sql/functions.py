@@ -14,9 +14,11 @@ from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.pg_array import pg_array_brackets
 from rw_cli.errors import BindError
 from rw_cli.sql import approx_percentile
-from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
+from rw_cli.sql.dialect import ROWS_ARE_ARRAYS, DatePart, SingleValue
+from rw_cli.sql.extract import rewrite_extract
 from rw_cli.sql.agg_wrappers import aggregate_result, filter_into
 from rw_cli.sql.array_dims import array_dimension_function, check_array_cast
+from rw_cli.sql.array_functions import rewrite_array_function
 from rw_cli.sql.decorrelate import EMPTY_ARRAY_OK
 from rw_cli.sql.jsonb import rewrite_jsonb
 from rw_cli.sql import numeric_sql
@@ -366,7 +368,39 @@ def _default_like_escape(node: exp.Expression) -> exp.Expression | None:
         return None
     if not (_is_text_literal(pattern) or _type(pattern) in _TEXT):
         return None
-    return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
+    return _like_escape(node.copy(), exp.Literal.string("\\"))
+
+
+def _ends_with_escape(pattern: str, escape: str) -> bool:
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == escape:
+            if i + 1 == len(pattern):
+                return True
+            i += 1
+        i += 1
+    return False
+
+
+def _like_escape(like: exp.Expression, escape: exp.Expression) -> exp.Expression:
+    """`x LIKE p ESCAPE e`. A constant pattern ending in a lone escape character matches
+    nothing, and fails only where matching reaches that character with text left (PostgreSQL's
+    and RisingWave's matcher: 'abc' LIKE 'abc\\' is false); DuckDB refuses the pattern."""
+    pattern = like.expression
+    if not (_is_text_literal(pattern) and _is_text_literal(escape) and len(escape.this) == 1
+            and _ends_with_escape(pattern.this, escape.this)):
+        return exp.Escape(this=like, expression=escape)
+    prefix = pattern.this[:-1]
+
+    def like_of(p: str) -> exp.Expression:
+        return exp.Escape(this=type(like)(this=like.this.copy(), expression=exp.Literal.string(p)),
+                          expression=escape.copy())
+    reaches_end = exp.and_(like_of(prefix + "%"), exp.Not(this=like_of(prefix)))
+    fail = _fn("error", exp.Literal.string("LIKE pattern must not end with escape character"))
+    no_match = exp.true() if like.args.get("negate") else exp.false()  # NOT LIKE: every text
+    nothing = exp.Case(ifs=[exp.If(this=exp.Is(this=like.this.copy(), expression=exp.Null()), true=exp.Null())],
+                       default=no_match)
+    return exp.Case(ifs=[exp.If(this=reaches_end, true=fail)], default=nothing)
 
 
 _FORMAT_SPEC = re.compile(r"%(?:(\d+)\$)?([sIL%])")
@@ -418,6 +452,17 @@ def _row_field(node: exp.Dot) -> exp.Expression | None:
     if m is None or not 1 <= int(m.group(1)) <= len(row.expressions):
         raise BindError(f'field "{node.expression.name}" not found in struct type')
     return row.expressions[int(m.group(1)) - 1].copy()
+
+
+def _single_value(node: exp.Expression) -> exp.Expression:
+    """single_value(x): the group's value, an error when it has more than one."""
+    many = exp.GT(this=exp.Count(this=node.this.copy()), expression=exp.Literal.number(1))
+    fail = _fn("error", exp.Literal.string("SingleValue aggregation can only accept exactly one value. "
+                                           "But there is more than one."))
+    # max of the one value: an aggregate that keeps a numeric's scale (rw_cli.sql.numeric_sql)
+    value = exp.Max(this=node.this.copy())
+    value = numeric_sql.lower(value) or value
+    return aggregate_result(exp.Case(ifs=[exp.If(this=many, true=fail)], default=value))
 
 
 def _first_last_aggregate(node: exp.Expression) -> exp.Expression | None:
@@ -983,6 +1028,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             return row_cast
     if isinstance(node, exp.ArrayToString):
         return _array_join(node)
+    array_fn = rewrite_array_function(node)
+    if array_fn is not None:
+        return array_fn
     if isinstance(node, exp.ArrayDistinct):
         return _fn("pg_array_distinct", node.this)
     if isinstance(node, exp.Uuid) and not node.meta.get("text"):
@@ -1008,6 +1056,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _compare_quantified(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
         return _default_like_escape(node)
+    if isinstance(node, exp.Escape) and isinstance(node.this, (exp.Like, exp.ILike)) \
+            and not node.meta.get("like_checked"):
+        out = _like_escape(node.this.copy(), node.expression.copy())
+        out.meta["like_checked"] = True
+        return out
     if isinstance(node, exp.Cast) and node.to.this == T.ARRAY and not node.meta.get("array_text"):
         fixed = _array_text(node)
         if fixed is not None:
@@ -1163,18 +1216,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
                          true=exp.Add(this=big.copy(), expression=exp.Literal.number(4294967296)),
                          false=big.copy())
         return _fn("lower", _fn("hex", exp.Cast(this=arg, to=exp.DataType.build("BIGINT"))))
-    if isinstance(node, exp.Extract):
-        part = node.this.name.lower() if node.this is not None else ""
-        if part in ("second", "seconds"):  # numeric, to the microsecond (scale 6), as RisingWave's
-            micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
-            return numeric_sql.call("rw_num_scaled", micros, exp.Literal.number(6))
-        if part in ("nanosecond", "nanoseconds"):
-            # seconds and their fraction in nanoseconds (DuckDB's own goes through TIMESTAMP_NS,
-            # whose range stops at years 1677..2262)
-            micros = _fn("date_part", exp.Literal.string("microseconds"), node.expression)
-            return exp.Mul(this=exp.Cast(this=micros, to=exp.DataType.build("BIGINT")),
-                           expression=exp.Literal.number(1000))
-        return None
+    if isinstance(node, (exp.Extract, DatePart)):
+        return rewrite_extract(node)
+    if isinstance(node, SingleValue):
+        return _single_value(node)
     if isinstance(node, exp.Encode):
         return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
     if isinstance(node, exp.Decode):
@@ -1365,6 +1410,10 @@ def _interval_key(n: exp.Expression) -> exp.Expression:
     return out
 
 
+# the trigonometric functions in degrees (rw_cli.engine.duck_functions), by argument count
+_DEGREE_FUNCTIONS = {"sind": 1, "cosd": 1, "tand": 1, "cotd": 1, "asind": 1, "acosd": 1, "atand": 1, "atan2d": 2}
+
+
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     name = node.name.lower()
     args = node.expressions
@@ -1378,6 +1427,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("decode", _bytea(args[0]))
     if name == "convert_to" and len(args) == 2:
         return _fn("encode", args[0])
+    if name in _DEGREE_FUNCTIONS and len(args) == _DEGREE_FUNCTIONS[name]:
+        return _fn(f"pg_{name}", *(exp.Cast(this=a, to=exp.DataType.build("DOUBLE")) for a in args))
     if name == "gamma" and len(args) == 1:
         return _fn("pg_gamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
     if name == "lgamma" and len(args) == 1:
@@ -1570,6 +1621,24 @@ def date_trunc_unit_columns(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+_SUB_DAY_UNITS = {"microseconds", "milliseconds", "second", "minute", "hour"}
+
+
+def _date_trunc_in_zone(unit: exp.Expression, ts: exp.Expression, zone: exp.Expression | None) -> exp.Expression:
+    """A timestamp with time zone truncated in `zone` (the session's when None): its local
+    time truncated, as RisingWave does it. Below a day the instant keeps its own UTC offset
+    (01:40 PST truncates to 01:00 PST, not to the 01:00 PDT an hour earlier that the local
+    01:00 also names); from a day up the truncated local time is read in the zone again."""
+    local = _fn("timezone", zone.copy(), ts.copy()) if zone is not None \
+        else exp.Cast(this=ts.copy(), to=exp.DataType.build("TIMESTAMP"))
+    truncated = _fn("pg_date_trunc", unit, local.copy())
+    if isinstance(unit, exp.Literal) and unit.name.lower() in _SUB_DAY_UNITS:
+        return exp.Sub(this=ts.copy(), expression=exp.paren(exp.Sub(this=local, expression=truncated)))
+    if zone is not None:
+        return _fn("timezone", zone.copy(), truncated)
+    return exp.Cast(this=truncated, to=exp.DataType.build("TIMESTAMPTZ"))
+
+
 def _date_trunc(node: exp.Expression) -> exp.Expression | None:
     unit = node.args.get("unit")
     this = node.this
@@ -1594,9 +1663,8 @@ def _date_trunc(node: exp.Expression) -> exp.Expression | None:
         day = exp.Cast(this=exp.Literal.string("2000-01-01"), to=exp.DataType.build("DATE"))
         return exp.Cast(this=_fn("pg_date_trunc", unit_expr, exp.Add(this=day, expression=this)),
                         to=exp.DataType.build("TIME"))
-    if zone is not None:
-        local = _fn("timezone", zone, this)
-        return _fn("timezone", zone.copy(), _fn("pg_date_trunc", unit_expr, local))
+    if zone is not None or t == T.TIMESTAMPTZ:
+        return _date_trunc_in_zone(unit_expr, this, zone)
     out = _fn("pg_date_trunc", unit_expr, this)
     if t == T.DATE:
         return exp.Cast(this=out, to=exp.DataType.build("TIMESTAMPTZ"))

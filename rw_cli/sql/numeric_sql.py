@@ -251,6 +251,10 @@ def _element(t: exp.DataType | None) -> exp.DataType | None:
 def _list_cast(node: exp.Cast) -> exp.Expression | None:
     """An array cast into or out of numeric[]: each element cast, by list_transform."""
     src, dst = _element(getattr(node.this, "type", None)), _element(node.to)
+    if isinstance(node.this, exp.Null) and dst is not None and dst.this == T.DECIMAL:
+        # NULL::numeric[]: a NULL list of our structs
+        return _typed(exp.Cast(this=exp.Null(), to=exp.DataType.build(f"{NUMERIC_DUCKDB}[]", dialect="duckdb")),
+                      node.to.sql())
     if src is None or dst is None or (src.this == T.DECIMAL) == (dst.this == T.DECIMAL) and src.this != T.DECIMAL:
         return None
     if src.this == T.DECIMAL and dst.this == T.DECIMAL:
@@ -275,7 +279,7 @@ def _cast(node: exp.Cast) -> exp.Expression | None:
         src = T.DECIMAL
     elif src == T.DECIMAL and not _number_literal(node.this):
         src = None  # annotated numeric, computed by DuckDB as a number: DuckDB casts it
-    if src == T.ARRAY and dst == T.ARRAY:
+    if dst == T.ARRAY and (src == T.ARRAY or isinstance(node.this, exp.Null)):
         return _list_cast(node)
     if dst == T.DECIMAL:
         value = node.this if src == T.DECIMAL else to_numeric(node.this)
@@ -374,6 +378,41 @@ def _comparison(node: exp.Expression, keys: tuple[str, ...]) -> None:
         _operands_to_double(node, keys)
         return
     _operands_to_numeric(node, keys)
+
+
+def _quantified_array(node: exp.Expression) -> exp.Expression | None:
+    """The array of `x op ANY|SOME|ALL (array)` (sqlglot reads some of these as calls)."""
+    q = node.expression
+    if isinstance(q, (exp.Any, exp.All)):
+        inner = q.this
+    elif isinstance(q, exp.Anonymous) and q.name.lower() in ("any", "some", "all") and len(q.expressions) == 1:
+        inner = q.expressions[0]
+    else:
+        return None
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    return inner
+
+
+def _quantified_comparison(node: exp.Expression) -> None:
+    """`x op ANY|ALL (array)` with numerics on either side: x and the array's elements one
+    type, as `_comparison` makes a comparison's operands (a subquery's are DuckDB's)."""
+    arr = _quantified_array(node)
+    if _type(arr) != T.ARRAY:
+        return
+    kinds = {_kind(node.this), _element_kind(arr)}
+    if "struct" not in kinds and not ("numeric" in kinds and kinds & {"int"}) or "other" in kinds:
+        return
+    target = "DOUBLE" if kinds & {"double", "real"} else "DECIMAL"
+    if target == "DOUBLE":
+        _operands_to_double(node, ("this",))
+    elif not yields_struct(node.this):
+        conv = to_numeric(node.this.copy())
+        if conv is not None:
+            node.this.replace(conv)
+    if _element_kind(arr) != ("struct" if target == "DECIMAL" else "double"):
+        cast = _typed(exp.Cast(this=arr.copy(), to=exp.DataType.build(f"{target}[]")), f"{target}[]")
+        arr.replace(_list_cast(cast) or cast)
 
 
 def _sum_parts(agg_of, arg: exp.Expression, fn: str, extra: tuple = ()) -> exp.Expression:
@@ -512,12 +551,16 @@ def lower(node: exp.Expression) -> exp.Expression | None:
         return _cast(node)
     if type(node) in _ARITHMETIC:
         return _arithmetic(node)
-    if isinstance(node, _COMPARISONS):
+    if isinstance(node, _COMPARISONS) and _quantified_array(node) is not None:
+        _quantified_comparison(node)
+    elif isinstance(node, _COMPARISONS):
         _comparison(node, ("this", "expression"))
     elif isinstance(node, exp.Between):
         _comparison(node, ("this", "low", "high"))
     elif isinstance(node, exp.In) and not node.args.get("query"):
         _comparison(node, ("this", "expressions"))
+    elif isinstance(node, exp.ArraySum) and _element_kind(node.this) == "struct":
+        return call("rw_num_sum_list", node.this)
     elif isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Window, exp.Filter)) \
             and not isinstance(node.parent, (exp.Window, exp.Filter)):
         return _aggregate(node)
@@ -526,6 +569,8 @@ def lower(node: exp.Expression) -> exp.Expression | None:
             _operands_to_double(ordered, ("this",))  # an interpolation of doubles (PostgreSQL's too)
     elif isinstance(node, _DOUBLE_AGGREGATES):
         _operands_to_double(node, ("this", "expression"))
+    elif isinstance(node, _ARRAY_JOINS) and _array_join_operands(node):
+        pass
     elif isinstance(node, exp.DPipe):
         _text_operands(node, ("this", "expression"))
     elif isinstance(node, (exp.Concat, exp.ConcatWs)):
@@ -572,6 +617,48 @@ def _simple_case_operands(node: exp.Case) -> None:
                 x.replace(conv)
 
 
+_ARRAY_JOINS = (exp.DPipe, exp.ArrayConcat, exp.ArrayAppend, exp.ArrayPrepend)
+
+
+def _element_kind(node: exp.Expression) -> str:
+    """What an array operand's elements are to the numeric rules (`_kind`'s names)."""
+    t = _element(getattr(node, "type", None))
+    if t is None or t.this == T.ARRAY:
+        return "other"
+    if t.this == T.DECIMAL:
+        return "struct"
+    return {T.FLOAT: "real", T.DOUBLE: "double"}.get(t.this, "int" if t.this in _INTS else "other")
+
+
+def _array_join_operands(node: exp.Expression) -> bool:
+    """`a || b`, array_cat, array_append, array_prepend with an array of numerics or a numeric
+    on one side and other numbers on the other: both sides' numbers one type (`_unify`'s
+    choice), as PostgreSQL resolves anyarray || anyelement. True when it is such an
+    operation (so that `||` is not read as a text concatenation)."""
+    keys = ("this", "expressions") if isinstance(node, exp.ArrayConcat) else ("this", "expression")
+    items = _items(node, keys)
+    arrays = [x for x in items if _type(x) == T.ARRAY]
+    if len(items) != 2 or not arrays:
+        return False
+    kinds = {_element_kind(x) if _type(x) == T.ARRAY else _kind(x) for x in items}
+    if not kinds & {"struct", "numeric"} or "other" in kinds or len(kinds - {"null"}) < 2:
+        return True
+    target = "DOUBLE" if "double" in kinds else "FLOAT" if "real" in kinds else "DECIMAL"
+    for item in items:
+        if _type(item) == T.ARRAY:
+            if _element_kind(item) != ("struct" if target == "DECIMAL" else target.lower().replace("float", "real")):
+                cast = _typed(exp.Cast(this=item.copy(), to=exp.DataType.build(f"{target}[]")), f"{target}[]")
+                item.replace(_list_cast(cast) or cast)
+        elif target == "DECIMAL":
+            if not yields_struct(item):
+                conv = to_numeric(item.copy())
+                if conv is not None:
+                    item.replace(conv)
+        elif yields_struct(item) or _number_literal(item) and is_numeric(item):
+            item.replace((to_real if target == "FLOAT" else to_double)(item.copy()))
+    return True
+
+
 def _values_columns(node: exp.Values) -> None:
     """A VALUES column with a numeric cell: one type for all its cells, as `_unify` chooses."""
     rows = [r for r in node.expressions if isinstance(r, exp.Tuple)]
@@ -600,11 +687,12 @@ _STRUCT_CONTEXTS = (exp.Alias, exp.Select, exp.Tuple, exp.Values, exp.Paren, exp
                     exp.Is, exp.Count, exp.ArrayAgg, exp.AnyValue, exp.First, exp.Last, exp.Min, exp.Max,
                     exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue, exp.Dot, exp.Cast, exp.TryCast,
                     exp.Mode, exp.ArgMax, exp.ArgMin, exp.Filter, exp.Unnest, exp.Subquery, exp.Union, exp.Except,
-                    exp.Intersect, exp.Bracket, exp.Explode, exp.Try, exp.Limit, exp.Offset, *_COMPARISONS)
+                    exp.Intersect, exp.Bracket, exp.Explode, exp.Try, exp.Limit, exp.Offset, exp.ArrayAppend,
+                    exp.ArrayPrepend, exp.ArrayConcat, *_COMPARISONS)
 # DuckDB's functions of a struct or list value, and ours
 _STRUCT_FUNCTIONS = {"struct_pack", "list_value", "row", "list", "array_agg", "typeof", "pg_typeof_name",
                      "list_transform", "list_filter", "list_sort", "list_reverse_sort", "list_distinct",
-                     "array_distinct", "unnest", "hash", "error"}
+                     "array_distinct", "unnest", "hash", "error", "list_append", "list_prepend", "list_concat"}
 # where a constant must stay a constant (a percentile's fraction, a row count)
 _RAW_CONTEXTS = (exp.PercentileCont, exp.PercentileDisc, exp.ApproxQuantile, exp.Quantile, exp.Limit, exp.Offset,
                  exp.Fetch)

@@ -1555,8 +1555,12 @@ class StreamPlanner:
             ref = next((i for i, e in enumerate(exprs) if isinstance(e, exp.Column) and e.name == f"_{k}"), None)
             if ref is None:
                 exprs.append(exp.column(f"_{k}"))
-                names = names + [(key_names or {}).get(k) or f"_{k}"]
-                aliases.append(f"__hidden_{len(exprs) - 1}")
+                name = (key_names or {}).get(k)
+                names = names + [name or f"_{k}"]
+                # an outer query sees a hidden key by its name where it has one of its own
+                # (a change log's `_changelog_row_id`), as RisingWave's hidden columns
+                aliases.append(name if name and name.isidentifier() and name not in aliases
+                               else f"__hidden_{len(exprs) - 1}")
                 ref = len(exprs) - 1
             key.append(ref)
         types = self.expr_types(node, exprs)

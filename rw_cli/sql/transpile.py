@@ -14,6 +14,7 @@ from rw_cli.common.types import DataType
 from rw_cli.sql.dialect import RwDialect
 from rw_cli.sql.non_strict import non_strict
 from rw_cli.sql import numeric_sql
+from rw_cli.sql.variance import expand_variances
 from rw_cli.sql.walk import nodes
 
 _INTEGER_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
@@ -107,6 +108,7 @@ def _to_duckdb(tree: exp.Expression, schema: dict | None, copy: bool = True) -> 
         except Exception:  # annotation is best effort; fixes that need types are skipped
             pass
         _type_series_columns(tree)
+        tree = expand_variances(tree)
     return numeric_sql.finish(_transform_post(tree, _fix))
 
 

@@ -353,14 +353,17 @@ TYPES = [
     # jsonb: DuckDB's JSON, text in Arrow (marked as jsonb in results; kept when passed through)
     ("j", "jsonb"), ("j -> 'a'", "jsonb"), ("j ->> 'a'", "character varying"), ("to_jsonb(i4)", "jsonb"),
     ("jsonb_build_object('a', i4)", "jsonb"),
+    # extract is numeric, date_part double precision (DuckDB: bigint)
+    ("extract(year from ts)", "numeric"), ("extract(epoch from ts)", "numeric"),
+    ("date_part('year', ts)", "double precision"),
+    # variance and standard deviation: numeric for integers and numerics (DuckDB: double)
+    ("stddev_samp(i4)", "numeric"), ("var_pop(num)", "numeric"), ("stddev_pop(d)", "double precision"),
 ]
 
 TYPE_BUGS = {
     "dt - dt": "integer",  # DuckDB: bigint
     "length(txt)": "integer",  # DuckDB: bigint
-    "extract(year from ts)": "numeric",  # DuckDB: bigint
     "ntile(2) over (order by i4)": "integer",  # DuckDB: bigint
-    "stddev_samp(i4)": "numeric",  # PostgreSQL: numeric for integer input; DuckDB: double
 }
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from rw_cli.common.pg_interval import IntervalError, justify_days, justify_hours, parse_interval, scale_interval
+from rw_cli.common.pg_interval import (IntervalError, justify_days, justify_hours, justify_interval, parse_interval,
+                                      scale_interval)
 
 H = 3_600_000_000  # microseconds per hour
 
@@ -74,6 +75,17 @@ def test_justify_hours(args, expected):
 ])
 def test_justify_days(args, expected):
     assert justify_days(*args) == expected
+
+
+@pytest.mark.parametrize("args,expected", [
+    ((1, 0, -H), (0, 29, 23 * H)),  # one sign for months, days and time
+    ((-1, 0, H), (0, -29, -23 * H)),
+    ((0, 35, 25 * H), (1, 6, H)),
+    ((0, 0, 31 * 24 * H), (1, 1, 0)),  # whole days out of the time, then whole months
+    ((0, -30, -1), (-1, 0, -1)),
+])
+def test_justify_interval(args, expected):
+    assert justify_interval(*args) == expected
 
 
 @pytest.mark.parametrize("interval,factor,divide,expected", [
