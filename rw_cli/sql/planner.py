@@ -24,6 +24,7 @@ from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
 from rw_cli.sql.output_name import output_name
+from rw_cli.sql.pushdown import pushdown_predicates
 from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
 from rw_cli.sql.jsonb import is_table_function
@@ -824,8 +825,6 @@ class StreamPlanner:
         self.eowc_watermark: RelationCatalog | None = None
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
-        from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
-
         q, rels = qualify_query(scalar_sources(gap_fill_sources(query.copy())), self.catalog)
         q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
