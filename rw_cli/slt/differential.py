@@ -38,6 +38,9 @@ from rw_cli.slt.parser import Record
 
 MV_PREFIX = "rw_slt_mv_"
 SHOWN_ROWS = 10  # rows listed per side of a difference
+# views done with are dropped this many at a time, in one DROP (one barrier and commit for
+# them all, where a DROP each cost one per view)
+DROP_BATCH = 16
 
 
 # -- the query of a view -------------------------------------------------------------------
@@ -284,24 +287,29 @@ class Differential:
         self.report = MvReport()
         self.views: list[_View] = []
         self.created = 0
+        self.unused: list[str] = []  # views done with, not yet dropped
 
     # hooks the runner calls around records
     def before_statement(self, rec: Record) -> None:
-        if _SETS_TIME_ZONE.match(rec.sql):
-            # an MV keeps the zone it was created in (RisingWave's too): its query means
-            # something else from here on
-            ending = list(self.views)
-        else:
-            names = dropped_names(rec.sql)
-            if not names:
-                return
-            ours = {v.name for v in self.views} & self._dependents(names)
-            ending = [v for v in self.views if v.words & names or v.name in ours]
-        for view in ending:
+        for view in self._ending(rec):
             if view.dirty:
                 self._recheck(view, f"before the statement at line {rec.line}")
             if view in self.views:
                 self._retire(view)
+        # the file's own statements run over the views still compared only
+        self._drop_unused()
+
+    def _ending(self, rec: Record) -> list[_View]:
+        """The views a statement ends: those it drops or alters a relation of."""
+        if _SETS_TIME_ZONE.match(rec.sql):
+            # an MV keeps the zone it was created in (RisingWave's too): its query means
+            # something else from here on
+            return list(self.views)
+        names = dropped_names(rec.sql)
+        if not names:
+            return []
+        ours = {v.name for v in self.views} & self._dependents(names)
+        return [v for v in self.views if v.words & names or v.name in ours]
 
     def after_statement(self, rec: Record) -> None:
         for view in self.views:
@@ -348,6 +356,7 @@ class Differential:
         for view in list(self.views):
             if self._recheck(view, "at the end of the file"):
                 self._retire(view)
+        self._drop_unused()
 
     def _dependents(self, names: frozenset[str]) -> set[str]:
         """The names of the relations that depend on the named ones, directly or not (a view
@@ -415,7 +424,23 @@ class Differential:
         self._drop(view.name)
 
     def _drop(self, name: str) -> None:
+        """Drop a view done with (or what a failed CREATE may have left): with the next
+        DROP_BATCH - 1 others, or before the file's next statement, or at its end."""
+        self.unused.append(name)
+        if len(self.unused) >= DROP_BATCH:
+            self._drop_unused()
+
+    def _drop_unused(self) -> None:
+        names, self.unused = self.unused, []
+        if not names:
+            return
         try:
-            self._execute(f"DROP MATERIALIZED VIEW IF EXISTS {name}")
-        except Exception:  # noqa: BLE001 - a view that cannot be dropped only costs memory
+            self._execute(f"DROP MATERIALIZED VIEW IF EXISTS {', '.join(names)}")
+            return
+        except Exception:  # noqa: BLE001 - one at a time, then
             pass
+        for name in names:
+            try:
+                self._execute(f"DROP MATERIALIZED VIEW IF EXISTS {name}")
+            except Exception:  # noqa: BLE001 - a view that cannot be dropped only costs memory
+                pass
