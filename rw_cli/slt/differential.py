@@ -4,9 +4,12 @@ A query's batch result is what the MV must hold. Each `query` record that passes
 created as a materialized view right after it ran (the outermost ORDER BY dropped unless a
 LIMIT, OFFSET or FETCH needs it; the columns named c1..cN, so that unnamed or repeated output
 columns are no reason to refuse), and its rows are compared with the query's as multisets.
-The view then lives through the file's later statements: after any of them the view is
-compared again (its query re-run in batch) at the next query record, and at the end of the
-file after a FLUSH. A view no later statement can change is dropped once compared.
+The view then lives through the file's later statements: after any of them that may change
+its rows (a write to a relation it reads, directly or through views, indexes, MVs and sinks;
+any statement but a write or a CREATE TABLE, INDEX or VIEW) the view is compared again (its
+query re-run in batch) at the next query record, and at the end of the file after a FLUSH. A
+view no later statement can change is dropped once compared; views done with are dropped a
+batch at a time (one DROP, one barrier), and always before the file's next statement.
 
 Each view ends in one of three outcomes: equal, refused (CREATE failed: grouped by the error
 message with its literals and names normalized), or different (the first comparison that
@@ -116,6 +119,29 @@ _DDL_TARGETS = re.compile(
     r"^\s*(?:drop\s+(?:table|view|materialized\s+view|source|sink|index|function|schema)"
     r"|alter\s+(?:table|view|materialized\s+view|source))"
     r"\s+(?:if\s+exists\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+_WRITES = re.compile(
+    r"^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?"
+    r"((?:\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_$]*)(?:\s*\.\s*(?:\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_$]*))*)",
+    re.IGNORECASE)
+_CREATES_NEW = re.compile(r"^\s*create\s+(?:unique\s+)?(?:table|index|view)\b", re.IGNORECASE)
+
+
+_NAME_PART = re.compile(r'"(?:[^"]|"")*"|[A-Za-z_][A-Za-z0-9_$]*')
+
+
+def written_relations(sql: str) -> frozenset[str] | None:
+    """The relations whose rows a statement may change (last part of each name,
+    lower-cased): the target of INSERT, UPDATE, DELETE or TRUNCATE; none for a CREATE TABLE,
+    INDEX or VIEW (which change no existing rows); None (any) for every other statement."""
+    m = _WRITES.match(sql)
+    if m:
+        last = _NAME_PART.findall(m.group(1))[-1]
+        return frozenset([(last[1:-1].replace('""', '"') if last.startswith('"') else last).lower()])
+    if _CREATES_NEW.match(sql):
+        return frozenset()
+    return None
 
 
 _SETS_TIME_ZONE = re.compile(r"^\s*set\s+(?:(?:session|local)\s+)?(?:time\s+zone|timezone)\b", re.IGNORECASE)
@@ -259,6 +285,9 @@ class _View:
     rec: Record
     query: str
     words: frozenset[str]
+    # the relations whose changes reach the view (last part of each name, lower-cased;
+    # None: not known, every statement may change it)
+    upstreams: frozenset[str] | None = None
     dirty: bool = False
 
 
@@ -312,8 +341,11 @@ class Differential:
         return [v for v in self.views if v.words & names or v.name in ours]
 
     def after_statement(self, rec: Record) -> None:
+        """A statement ran: the views it may have changed are compared at the next query."""
+        written = written_relations(rec.sql)
         for view in self.views:
-            view.dirty = True
+            if written is None or view.upstreams is None or written & view.upstreams:
+                view.dirty = True
 
     def before_query(self, rec: Record) -> None:
         for view in [v for v in self.views if v.dirty]:
@@ -337,7 +369,7 @@ class Differential:
                 Refusal(rec.path, rec.line, rec.sql, message))
             self._drop(name)  # a failed CREATE may leave its view behind
             return
-        view = _View(name, rec, query, referenced_words(query))
+        view = _View(name, rec, query, referenced_words(query), self._upstreams(name))
         self.views.append(view)
         if self.implicit_flush:
             equal = self._compare(view, "at creation", result)
@@ -357,6 +389,27 @@ class Differential:
             if self._recheck(view, "at the end of the file"):
                 self._retire(view)
         self._drop_unused()
+
+    def _upstreams(self, name: str) -> frozenset[str] | None:
+        """The relations a view reads, directly or not (through views, indexes and MVs, and
+        the sinks into a table it reads), by the last part of their names, lower-cased."""
+        catalog = getattr(self.session(), "catalog", None)
+        rel = catalog.get(name) if catalog is not None else None
+        if rel is None:
+            return None
+        relations = catalog.relations
+        seen = {rel.id}
+        frontier = [rel]
+        while frontier:
+            r = frontier.pop()
+            feeders = [relations.get(i) for i in r.dependencies]
+            feeders += [s for s in relations.values() if getattr(s, "target", None) == r.id]
+            for f in feeders:
+                if f is not None and f.id not in seen:
+                    seen.add(f.id)
+                    frontier.append(f)
+        names = [relations[i].name.lower() for i in seen if i != rel.id]
+        return frozenset(names + [n.split(".")[-1] for n in names])
 
     def _dependents(self, names: frozenset[str]) -> set[str]:
         """The names of the relations that depend on the named ones, directly or not (a view
