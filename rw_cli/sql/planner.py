@@ -551,6 +551,38 @@ def prune_select(s: exp.Select, used: set[str] | None) -> bool:
     return True
 
 
+# the result fields DuckDB gave expressions over input types: planning many views over the
+# same tables asks for the same ones again and again, and each answer is a query
+_RESULT_FIELDS: dict[tuple, list] = {}
+_RESULT_FIELDS_MAX = 4096
+
+
+def _duckdb_result_fields(sql: tuple[str, ...], types: tuple[DataType, ...], group_by: tuple[int, ...]) -> list:
+    """The result fields of DuckDB expressions `sql` over columns `_0.._n` of `types` (grouped
+    by `group_by`), learned by running them on an empty input; remembered, except for calls
+    of the user's Python functions (a function may be dropped and made again with another
+    return type under its name)."""
+    key = (sql, types, group_by)
+    fields = _RESULT_FIELDS.get(key)
+    if fields is not None:
+        return fields
+    import pyarrow as pa
+
+    empty = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(types)]).empty_table()
+    if group_by:
+        select = ", ".join(f"{e} AS _{i}" for i, e in enumerate(sql))
+        keys = ", ".join(f"_{k}" for k in group_by)
+        out = duck.query(f"SELECT {select} FROM t GROUP BY {keys}", {"t": empty})
+    else:
+        out = duck.eval_exprs(empty, list(sql))
+    fields = list(out.schema)
+    if not any("rw_py_" in e.lower() for e in sql):
+        if len(_RESULT_FIELDS) >= _RESULT_FIELDS_MAX:
+            _RESULT_FIELDS.clear()
+        _RESULT_FIELDS[key] = fields
+    return fields
+
+
 def _kept_type(e: exp.Expression, types: list[DataType]) -> DataType | None:
     """An input column passed through, or a field of one (`(_3).f1`), keeps its type
     (Arrow's alone may lose it: jsonb is text to Arrow)."""
@@ -1568,17 +1600,9 @@ class StreamPlanner:
         """Result types, learned by running the expressions on an empty input in DuckDB."""
         if not exprs:
             return []
-        import pyarrow as pa
-
         sql = [expr_to_duckdb(e, node.types) for e in exprs]
-        empty = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(node.types)]).empty_table()
-        if group_by:
-            select = ", ".join(f"{e} AS _{i}" for i, e in enumerate(sql))
-            keys = ", ".join(f"_{k}" for k in group_by)
-            out = duck.query(f"SELECT {select} FROM t GROUP BY {keys}", {"t": empty})
-        else:
-            out = duck.eval_exprs(empty, sql)
-        return [_kept_type(e, node.types) or DataType.from_field(f) for e, f in zip(exprs, out.schema)]
+        fields = _duckdb_result_fields(tuple(sql), tuple(node.types), tuple(group_by or ()))
+        return [_kept_type(e, node.types) or DataType.from_field(f) for e, f in zip(exprs, fields)]
 
     # -- name resolution ---------------------------------------------------------------------------
     def lookup(self, col: exp.Column, scope: list[tuple[str, str]]) -> int:
