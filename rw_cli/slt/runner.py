@@ -492,9 +492,11 @@ def _outcomes(files: list[str], data_dir: str | None, engine: str, session_facto
     """(path, outcome, output) of every file, in the order given. With `options.jobs` > 1
     the files run in that many worker processes (forked: each opens its own sessions over
     its own temporary data directories), the largest first so that no long file starts
-    last; one given data directory, which only one process may write, runs them here."""
+    last. They run here, one after another, over one given data directory (which only one
+    process may write), and in a process that already runs threads (a session's: a fork
+    copies their locks in whatever state they are, and may hang on one)."""
     jobs = min(options.jobs, len(files))
-    if jobs <= 1 or data_dir is not None or not hasattr(os, "fork"):
+    if jobs <= 1 or data_dir is not None or not hasattr(os, "fork") or threading.active_count() > 1:
         for path in files:
             yield path, run_file(path, keep_going=options.keep_going, data_dir=data_dir, engine=engine, out=out,
                                  session_factory=session_factory, options=options), ""
