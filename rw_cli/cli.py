@@ -419,15 +419,19 @@ def serve_command(ctx: click.Context, host: str, port: int, password: str | None
                                                      "and the batch failures.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop a file after this many seconds; the records it did not reach count as failed.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, metavar="N",
+              help="Run N files at once, each in a process of its own over its own data directory "
+                   "(0: one per CPU); the output is the same, in the same order.")
 @click.argument("paths", nargs=-1, required=True)
 @click.pass_context
 def slt_command(ctx: click.Context, keep_going: bool, mv: bool, verbose: bool, timeout: float | None,
-                paths: tuple[str, ...]) -> None:
+                jobs: int, paths: tuple[str, ...]) -> None:
     """Run sqllogictest files, directories (*.slt, and SQLite's classic *.test) or globs."""
     from rw_cli.slt.runner import RunOptions, run_files
 
     obj = ctx.obj or {}
-    options = RunOptions(keep_going=keep_going, timeout=timeout, mv=mv, verbose=verbose)
+    options = RunOptions(keep_going=keep_going, timeout=timeout, mv=mv, verbose=verbose,
+                         jobs=jobs or os.cpu_count() or 1)
     rc = run_files(list(paths), keep_going=keep_going, data_dir=obj.get("data_dir"),
                    engine=obj.get("engine", "embedded"), out=sys.stdout,
                    session_factory=_session_factory, options=options)

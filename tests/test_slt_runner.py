@@ -271,3 +271,40 @@ def test_retry(tmp_path):
 ])
 def test_compare(actual, expected, mode, ok):
     assert compare(actual, expected, mode) is ok
+
+
+def test_jobs_run_files_in_worker_processes_with_the_same_output(tmp_path):
+    """rw slt -j N: the files run in N forked processes (largest first), their output in the
+    order given, the same as one process gives."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    good = """
+        statement ok
+        set rw_implicit_flush = true;
+
+        statement ok
+        create table t (v int);
+
+        statement ok
+        insert into t values (1), (2);
+
+        query I rowsort
+        select v from t;
+        ----
+        1
+        2
+        """
+    paths = [write(tmp_path, "a.slt", good), write(tmp_path, "b.slt", good.replace("1\n        2\n", "1\n        3\n")),
+             write(tmp_path, "c.slt", good)]
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=root)
+    runs = [subprocess.run([sys.executable, "-m", "rw_cli.cli", "slt", "--keep-going", "-j", jobs, *paths],
+                           capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path))
+            for jobs in ("1", "3")]
+    assert [r.returncode for r in runs] == [1, 1]
+    assert runs[0].stdout == runs[1].stdout, (runs[0].stdout, runs[1].stdout)
+    text = runs[1].stdout
+    assert text.index("ok " + paths[0]) < text.index("FAIL " + paths[1]) < text.index("ok " + paths[2]), text

@@ -10,6 +10,7 @@ written for RisingWave still runs; a name neither has is refused, as both refuse
 """
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -151,8 +152,10 @@ def default(name: str) -> str | None:
     return OTHER_DEFAULTS.get(name) if p is None else p.default
 
 
+@functools.lru_cache(maxsize=1)
 def server_version() -> str:
-    """version()'s text: PostgreSQL's version, then RisingWave's and rw's."""
+    """version()'s text: PostgreSQL's version, then RisingWave's and rw's (looked up once:
+    every CREATE records it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

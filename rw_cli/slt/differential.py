@@ -4,9 +4,12 @@ A query's batch result is what the MV must hold. Each `query` record that passes
 created as a materialized view right after it ran (the outermost ORDER BY dropped unless a
 LIMIT, OFFSET or FETCH needs it; the columns named c1..cN, so that unnamed or repeated output
 columns are no reason to refuse), and its rows are compared with the query's as multisets.
-The view then lives through the file's later statements: after any of them the view is
-compared again (its query re-run in batch) at the next query record, and at the end of the
-file after a FLUSH. A view no later statement can change is dropped once compared.
+The view then lives through the file's later statements: after any of them that may change
+its rows (a write to a relation it reads, directly or through views, indexes, MVs and sinks;
+any statement but a write or a CREATE TABLE, INDEX or VIEW) the view is compared again (its
+query re-run in batch) at the next query record, and at the end of the file after a FLUSH. A
+view no later statement can change is dropped once compared; views done with are dropped a
+batch at a time (one DROP, one barrier), and always before the file's next statement.
 
 Each view ends in one of three outcomes: equal, refused (CREATE failed: grouped by the error
 message with its literals and names normalized), or different (the first comparison that
@@ -38,6 +41,9 @@ from rw_cli.slt.parser import Record
 
 MV_PREFIX = "rw_slt_mv_"
 SHOWN_ROWS = 10  # rows listed per side of a difference
+# views done with are dropped this many at a time, in one DROP (one barrier and commit for
+# them all, where a DROP each cost one per view)
+DROP_BATCH = 16
 
 
 # -- the query of a view -------------------------------------------------------------------
@@ -113,6 +119,29 @@ _DDL_TARGETS = re.compile(
     r"^\s*(?:drop\s+(?:table|view|materialized\s+view|source|sink|index|function|schema)"
     r"|alter\s+(?:table|view|materialized\s+view|source))"
     r"\s+(?:if\s+exists\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+_WRITES = re.compile(
+    r"^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?"
+    r"((?:\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_$]*)(?:\s*\.\s*(?:\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_$]*))*)",
+    re.IGNORECASE)
+_CREATES_NEW = re.compile(r"^\s*create\s+(?:unique\s+)?(?:table|index|view)\b", re.IGNORECASE)
+
+
+_NAME_PART = re.compile(r'"(?:[^"]|"")*"|[A-Za-z_][A-Za-z0-9_$]*')
+
+
+def written_relations(sql: str) -> frozenset[str] | None:
+    """The relations whose rows a statement may change (last part of each name,
+    lower-cased): the target of INSERT, UPDATE, DELETE or TRUNCATE; none for a CREATE TABLE,
+    INDEX or VIEW (which change no existing rows); None (any) for every other statement."""
+    m = _WRITES.match(sql)
+    if m:
+        last = _NAME_PART.findall(m.group(1))[-1]
+        return frozenset([(last[1:-1].replace('""', '"') if last.startswith('"') else last).lower()])
+    if _CREATES_NEW.match(sql):
+        return frozenset()
+    return None
 
 
 _SETS_TIME_ZONE = re.compile(r"^\s*set\s+(?:(?:session|local)\s+)?(?:time\s+zone|timezone)\b", re.IGNORECASE)
@@ -256,6 +285,9 @@ class _View:
     rec: Record
     query: str
     words: frozenset[str]
+    # the relations whose changes reach the view (last part of each name, lower-cased;
+    # None: not known, every statement may change it)
+    upstreams: frozenset[str] | None = None
     dirty: bool = False
 
 
@@ -284,28 +316,36 @@ class Differential:
         self.report = MvReport()
         self.views: list[_View] = []
         self.created = 0
+        self.unused: list[str] = []  # views done with, not yet dropped
 
     # hooks the runner calls around records
     def before_statement(self, rec: Record) -> None:
-        if _SETS_TIME_ZONE.match(rec.sql):
-            # an MV keeps the zone it was created in (RisingWave's too): its query means
-            # something else from here on
-            ending = list(self.views)
-        else:
-            names = dropped_names(rec.sql)
-            if not names:
-                return
-            ours = {v.name for v in self.views} & self._dependents(names)
-            ending = [v for v in self.views if v.words & names or v.name in ours]
-        for view in ending:
+        for view in self._ending(rec):
             if view.dirty:
                 self._recheck(view, f"before the statement at line {rec.line}")
             if view in self.views:
                 self._retire(view)
+        # the file's own statements run over the views still compared only
+        self._drop_unused()
+
+    def _ending(self, rec: Record) -> list[_View]:
+        """The views a statement ends: those it drops or alters a relation of."""
+        if _SETS_TIME_ZONE.match(rec.sql):
+            # an MV keeps the zone it was created in (RisingWave's too): its query means
+            # something else from here on
+            return list(self.views)
+        names = dropped_names(rec.sql)
+        if not names:
+            return []
+        ours = {v.name for v in self.views} & self._dependents(names)
+        return [v for v in self.views if v.words & names or v.name in ours]
 
     def after_statement(self, rec: Record) -> None:
+        """A statement ran: the views it may have changed are compared at the next query."""
+        written = written_relations(rec.sql)
         for view in self.views:
-            view.dirty = True
+            if written is None or view.upstreams is None or written & view.upstreams:
+                view.dirty = True
 
     def before_query(self, rec: Record) -> None:
         for view in [v for v in self.views if v.dirty]:
@@ -329,7 +369,7 @@ class Differential:
                 Refusal(rec.path, rec.line, rec.sql, message))
             self._drop(name)  # a failed CREATE may leave its view behind
             return
-        view = _View(name, rec, query, referenced_words(query))
+        view = _View(name, rec, query, referenced_words(query), self._upstreams(name))
         self.views.append(view)
         if self.implicit_flush:
             equal = self._compare(view, "at creation", result)
@@ -348,6 +388,28 @@ class Differential:
         for view in list(self.views):
             if self._recheck(view, "at the end of the file"):
                 self._retire(view)
+        self._drop_unused()
+
+    def _upstreams(self, name: str) -> frozenset[str] | None:
+        """The relations a view reads, directly or not (through views, indexes and MVs, and
+        the sinks into a table it reads), by the last part of their names, lower-cased."""
+        catalog = getattr(self.session(), "catalog", None)
+        rel = catalog.get(name) if catalog is not None else None
+        if rel is None:
+            return None
+        relations = catalog.relations
+        seen = {rel.id}
+        frontier = [rel]
+        while frontier:
+            r = frontier.pop()
+            feeders = [relations.get(i) for i in r.dependencies]
+            feeders += [s for s in relations.values() if getattr(s, "target", None) == r.id]
+            for f in feeders:
+                if f is not None and f.id not in seen:
+                    seen.add(f.id)
+                    frontier.append(f)
+        names = [relations[i].name.lower() for i in seen if i != rel.id]
+        return frozenset(names + [n.split(".")[-1] for n in names])
 
     def _dependents(self, names: frozenset[str]) -> set[str]:
         """The names of the relations that depend on the named ones, directly or not (a view
@@ -415,7 +477,23 @@ class Differential:
         self._drop(view.name)
 
     def _drop(self, name: str) -> None:
+        """Drop a view done with (or what a failed CREATE may have left): with the next
+        DROP_BATCH - 1 others, or before the file's next statement, or at its end."""
+        self.unused.append(name)
+        if len(self.unused) >= DROP_BATCH:
+            self._drop_unused()
+
+    def _drop_unused(self) -> None:
+        names, self.unused = self.unused, []
+        if not names:
+            return
         try:
-            self._execute(f"DROP MATERIALIZED VIEW IF EXISTS {name}")
-        except Exception:  # noqa: BLE001 - a view that cannot be dropped only costs memory
+            self._execute(f"DROP MATERIALIZED VIEW IF EXISTS {', '.join(names)}")
+            return
+        except Exception:  # noqa: BLE001 - one at a time, then
             pass
+        for name in names:
+            try:
+                self._execute(f"DROP MATERIALIZED VIEW IF EXISTS {name}")
+            except Exception:  # noqa: BLE001 - a view that cannot be dropped only costs memory
+                pass

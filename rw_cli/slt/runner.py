@@ -13,6 +13,7 @@ line: batch records passed, MVs equal, refused, different.
 from __future__ import annotations
 
 import glob
+import io
 import os
 import re
 import shutil
@@ -142,6 +143,7 @@ class RunOptions:
     timeout: float | None = None
     mv: bool = False
     verbose: bool = False
+    jobs: int = 1  # files run at once, each in a process of its own
 
 
 class FileRunner:
@@ -476,6 +478,49 @@ def run_file(path: str, *, keep_going: bool, data_dir: str | None, engine: str, 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _run_captured(path: str, data_dir: str | None, engine: str, session_factory: Callable | None,
+                  options: RunOptions) -> tuple[FileOutcome, str]:
+    """`run_file` with its output kept (in a worker process: the parent prints it in order)."""
+    buf = io.StringIO()
+    outcome = run_file(path, keep_going=options.keep_going, data_dir=data_dir, engine=engine, out=buf,
+                       session_factory=session_factory, options=options)
+    return outcome, buf.getvalue()
+
+
+def _outcomes(files: list[str], data_dir: str | None, engine: str, session_factory: Callable | None,
+              options: RunOptions, out: TextIO):
+    """(path, outcome, output) of every file, in the order given. With `options.jobs` > 1
+    the files run in that many worker processes (forked: each opens its own sessions over
+    its own temporary data directories), the largest first so that no long file starts
+    last. They run here, one after another, over one given data directory (which only one
+    process may write), and in a process that already runs threads (a session's: a fork
+    copies their locks in whatever state they are, and may hang on one)."""
+    jobs = min(options.jobs, len(files))
+    if jobs <= 1 or data_dir is not None or not hasattr(os, "fork") or threading.active_count() > 1:
+        for path in files:
+            yield path, run_file(path, keep_going=options.keep_going, data_dir=data_dir, engine=engine, out=out,
+                                 session_factory=session_factory, options=options), ""
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import rw_cli.session  # noqa: F401 - imported once, before the workers fork
+
+    by_size = sorted(range(len(files)), key=lambda i: -_size(files[i]))
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {i: pool.submit(_run_captured, files[i], None, engine, session_factory, options) for i in by_size}
+        for i, path in enumerate(files):
+            outcome, text = futures[i].result()
+            yield path, outcome, text
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def run_files(paths: list[str], *, keep_going: bool = False, data_dir: str | None = None,
               engine: str = "embedded", out: TextIO | None = None,
               session_factory: Callable | None = None, options: RunOptions | None = None) -> int:
@@ -494,9 +539,8 @@ def run_files(paths: list[str], *, keep_going: bool = False, data_dir: str | Non
         failed += 1
     if not files and not missing:
         out.write(f"no .slt or .test files in {' '.join(paths)}\n")
-    for path in files:
-        outcome = run_file(path, keep_going=options.keep_going, data_dir=data_dir, engine=engine, out=out,
-                           session_factory=session_factory, options=options)
+    for path, outcome, text in _outcomes(files, data_dir, engine, session_factory, options, out):
+        out.write(text)
         passed += outcome.passed
         failed += outcome.failed
         mv = (outcome.mv or MvReport()) if options.mv else None

@@ -213,7 +213,7 @@ def on_empty(e: exp.Expression) -> exp.Expression:
         if isinstance(agg, exp.AggFunc) and agg.find_ancestor(exp.Window, exp.Select) is None:
             return exp.Literal.number(0) if isinstance(agg, _COUNTS) else exp.Null()
         return n
-    return e.copy().transform(repl)
+    return e.transform(repl)
 
 
 def _col(table: str, name: str) -> exp.Column:

@@ -1393,7 +1393,7 @@ def _interval_keys(select: exp.Select) -> None:
 
     for item in select.expressions:
         inner = item.this if isinstance(item, exp.Alias) else item
-        out = inner.copy().transform(key) if keys else inner
+        out = inner.transform(key) if keys else inner
         if out.sql() == inner.sql():
             if distinct is None or _type(inner) != T.INTERVAL:
                 continue
@@ -1500,7 +1500,7 @@ def _map_filter(m: exp.Expression, fn: exp.Expression) -> exp.Expression:
     if isinstance(fn.this, (exp.Binary, exp.Literal, exp.Neg)) \
             and not isinstance(fn.this, (exp.Predicate, exp.Connector, exp.Is)):
         raise BindError("Lambda must return Boolean type")  # arithmetic or a number: not a condition
-    test = fn.this.copy().transform(field)
+    test = fn.this.transform(field)
     kept = _fn("list_filter", _fn("map_entries", m), exp.Lambda(this=test, expressions=[entry]))
     # no entry kept is NULL, as RisingWave's map_filter returns
     return _fn("map_from_entries", _fn("nullif", kept, exp.Array(expressions=[])))

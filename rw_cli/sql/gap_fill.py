@@ -24,7 +24,11 @@ _ARGS = ("partitioning_columns", "value_columns", "origin", "ignore_nulls")  # s
 
 
 def gap_fill_sources(tree: exp.Expression) -> exp.Expression:
-    """`FROM GAP_FILL(t, ...)` as `FROM t`, marked with the gap fill's arguments."""
+    """`FROM GAP_FILL(t, ...)` as `FROM t`, marked with the gap fill's arguments (a copy of
+    `tree`, or `tree` itself when it has none)."""
+    if tree.find(exp.GapFill) is None:
+        return tree
+
     def rewrite(node: exp.Expression) -> exp.Expression:
         if not (isinstance(node, exp.Table) and isinstance(node.this, exp.GapFill)):
             return node

@@ -24,6 +24,7 @@ from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
 from rw_cli.sql.output_name import output_name
+from rw_cli.sql.pushdown import pushdown_predicates
 from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
 from rw_cli.sql.jsonb import is_table_function
@@ -103,8 +104,10 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 
 
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
+    """`tree` (the caller's own copy: it is rewritten in place) with its views, windows and
+    CTEs expanded and every column qualified, and the relations it reads."""
     # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
-    tree = expand(tree.copy(), catalog)
+    tree = expand(tree, catalog)
     schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table))])
     tree = name_subquery_items(inline_ctes(_table_column_aliases(qualify_schema_names(tree, catalog))))
     _name_unnest_columns(tree)
@@ -125,8 +128,7 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
                 if c.hidden and c.name in named:
                     schema[r.name].setdefault(c.name, sqlglot_type(c.type))
     try:
-        q = qualify(tree.copy(), schema=schema, dialect=dialect, quote_identifiers=False,
-                    identify=False)
+        q = qualify(tree, schema=schema, dialect=dialect, quote_identifiers=False, identify=False)
     except OptimizeError as e:
         msg = str(e).split(". Line:")[0]
         if "could not be resolved" in msg:
@@ -143,7 +145,7 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
     """A query's sources as the planner takes them: a bare `VALUES ...` as `SELECT * FROM
     (VALUES ...)`; a scalar function in FROM (`FROM abs(-1)`) as a one-row subquery whose
     column is named after the function, as PostgreSQL names it; `FROM range(a, b)` as the
-    series a .. b - 1."""
+    series a .. b - 1. A copy of `query`: the caller's is left as it was."""
     if isinstance(query, exp.Values):
         n = len(query.expressions[0].expressions) if query.expressions else 0
         alias = exp.TableAlias(this=exp.to_identifier("_values"),
@@ -462,7 +464,7 @@ def _grouping_values(agg: exp.Expression, key_sql: list[str], keep: list[int]) -
         for x in n.expressions:
             bits = bits * 2 + (0 if x.sql() in key_sql and key_sql.index(x.sql()) in keep else 1)
         return exp.Cast(this=exp.Literal.number(bits), to=exp.DataType.build("INT"))
-    return agg.copy().transform(repl)
+    return agg.transform(repl)
 
 
 def _shift(e: exp.Expression, by: int) -> exp.Expression:
@@ -471,7 +473,7 @@ def _shift(e: exp.Expression, by: int) -> exp.Expression:
         if isinstance(n, exp.Column) and not n.table and n.name.startswith("_") and n.name[1:].isdigit():
             return exp.column(f"_{int(n.name[1:]) + by}")
         return n
-    return e.copy().transform(repl)
+    return e.transform(repl)
 
 
 def _is_ref(e: exp.Expression) -> int | None:
@@ -548,6 +550,38 @@ def prune_select(s: exp.Select, used: set[str] | None) -> bool:
         return False
     s.set("expressions", keep)
     return True
+
+
+# the result fields DuckDB gave expressions over input types: planning many views over the
+# same tables asks for the same ones again and again, and each answer is a query
+_RESULT_FIELDS: dict[tuple, list] = {}
+_RESULT_FIELDS_MAX = 4096
+
+
+def _duckdb_result_fields(sql: tuple[str, ...], types: tuple[DataType, ...], group_by: tuple[int, ...]) -> list:
+    """The result fields of DuckDB expressions `sql` over columns `_0.._n` of `types` (grouped
+    by `group_by`), learned by running them on an empty input; remembered, except for calls
+    of the user's Python functions (a function may be dropped and made again with another
+    return type under its name)."""
+    key = (sql, types, group_by)
+    fields = _RESULT_FIELDS.get(key)
+    if fields is not None:
+        return fields
+    import pyarrow as pa
+
+    empty = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(types)]).empty_table()
+    if group_by:
+        select = ", ".join(f"{e} AS _{i}" for i, e in enumerate(sql))
+        keys = ", ".join(f"_{k}" for k in group_by)
+        out = duck.query(f"SELECT {select} FROM t GROUP BY {keys}", {"t": empty})
+    else:
+        out = duck.eval_exprs(empty, list(sql))
+    fields = list(out.schema)
+    if not any("rw_py_" in e.lower() for e in sql):
+        if len(_RESULT_FIELDS) >= _RESULT_FIELDS_MAX:
+            _RESULT_FIELDS.clear()
+        _RESULT_FIELDS[key] = fields
+    return fields
 
 
 def _kept_type(e: exp.Expression, types: list[DataType]) -> DataType | None:
@@ -712,7 +746,7 @@ def _shift_columns(e: exp.Expression, by: int) -> exp.Expression:
         if isinstance(n, exp.Column) and n.name[1:].isdigit() and not n.table:
             return exp.column(f"_{int(n.name[1:]) + by}")
         return n
-    return e.copy().transform(shift)
+    return e.transform(shift)
 
 
 def _without_all_null_keys(node: PlanNode, keys: list[int]) -> PlanNode:
@@ -824,9 +858,7 @@ class StreamPlanner:
         self.eowc_watermark: RelationCatalog | None = None
 
     def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
-        from sqlglot.optimizer.pushdown_predicates import pushdown_predicates
-
-        q, rels = qualify_query(scalar_sources(gap_fill_sources(query.copy())), self.catalog)
+        q, rels = qualify_query(scalar_sources(gap_fill_sources(query)), self.catalog)
         q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
@@ -1020,7 +1052,7 @@ class StreamPlanner:
                     for key, n in zip(srfs, names)}
         out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
                                list_sql=list_expr.sql(dialect=duckdb_dialect()), list_expr=list_expr)
-        return out, [e.copy().transform(lambda n: refs[n.sql()].copy() if n.sql() in refs else n) for e in exprs]
+        return out, [e.transform(lambda n: refs[n.sql()].copy() if n.sql() in refs else n) for e in exprs]
 
     def _srf_list_and_element(self, node: PlanNode, srf: exp.Expression) -> tuple[exp.Expression, DataType]:
         """A set-returning function's list (its DuckDB tree over the input) and element type."""
@@ -1291,7 +1323,7 @@ class StreamPlanner:
                         return exp.Anonymous(this="pg_interval_key", expressions=[exp.column(f"_{i}")])
                     return exp.column(f"_{i}")
                 return n
-            out = e.copy().transform(repl)
+            out = e.transform(repl)
             for col in out.find_all(exp.Column):
                 if _is_ref(col) is None:
                     raise BindError(f'column "{col.sql()}" must appear in the GROUP BY clause '
@@ -1312,7 +1344,7 @@ class StreamPlanner:
         if grouping_sets is not None:
             key_sql = [g.sql() for g in group_exprs]
             sets = grouping_set_keys(grouping_sets, key_sql)
-            clause = grouping_sets.copy().transform(  # the clause over the key columns, as EXPLAIN shows it
+            clause = grouping_sets.transform(  # the clause over the key columns, as EXPLAIN shows it
                 lambda n: exp.column(f"_{key_sql.index(n.sql())}") if isinstance(n, exp.Column) and n.sql() in key_sql
                 else n)
             selects = []
@@ -1395,7 +1427,7 @@ class StreamPlanner:
             if isinstance(n, exp.Window) and n.sql() in wsql:
                 return exp.column(f"_{width + wsql.index(n.sql())}")
             return n
-        return out, [e.copy().transform(repl) for e in exprs]
+        return out, [e.transform(repl) for e in exprs]
 
     def top_n(self, node, exprs, names, aliases, order, order_exprs, s: exp.Select) -> Planned:
         """ORDER BY ... LIMIT / OFFSET in an MV: one partition, recomputed when it changes."""
@@ -1573,17 +1605,9 @@ class StreamPlanner:
         """Result types, learned by running the expressions on an empty input in DuckDB."""
         if not exprs:
             return []
-        import pyarrow as pa
-
         sql = [expr_to_duckdb(e, node.types) for e in exprs]
-        empty = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(node.types)]).empty_table()
-        if group_by:
-            select = ", ".join(f"{e} AS _{i}" for i, e in enumerate(sql))
-            keys = ", ".join(f"_{k}" for k in group_by)
-            out = duck.query(f"SELECT {select} FROM t GROUP BY {keys}", {"t": empty})
-        else:
-            out = duck.eval_exprs(empty, sql)
-        return [_kept_type(e, node.types) or DataType.from_field(f) for e, f in zip(exprs, out.schema)]
+        fields = _duckdb_result_fields(tuple(sql), tuple(node.types), tuple(group_by or ()))
+        return [_kept_type(e, node.types) or DataType.from_field(f) for e, f in zip(exprs, fields)]
 
     # -- name resolution ---------------------------------------------------------------------------
     def lookup(self, col: exp.Column, scope: list[tuple[str, str]]) -> int:
@@ -1599,4 +1623,4 @@ class StreamPlanner:
             if isinstance(n, (exp.Subquery, exp.Exists, exp.Query)) or (isinstance(n, exp.In) and n.args.get("query")):
                 raise NotSupported("subqueries in expressions of a materialized view")  # left by decorrelate
             return n
-        return e.copy().transform(repl)
+        return e.transform(repl)  # a copy

@@ -68,6 +68,7 @@ def mapping_schema(schema: dict, dialect=RwDialect) -> MappingSchema:
 
 _CACHE: dict[tuple, str] = {}
 _TREES: dict[tuple, exp.Expression] = {}
+_SQL: dict[tuple, str] = {}  # expr_to_duckdb's answers, by the same key
 
 
 def to_duckdb(tree: exp.Expression, schema: dict | None = None, owned: bool = False, strict: bool = True) -> str:
@@ -194,29 +195,45 @@ def _transform_post(node: exp.Expression, fn) -> exp.Expression:
 
 def expr_to_duckdb(tree: exp.Expression, input_types: list[DataType]) -> str:
     """DuckDB SQL for an expression over positional input columns `_0.._n`."""
-    return expr_to_duckdb_tree(tree, input_types).sql(dialect=duckdb_dialect(), copy=False)
+    key = _tree_key(tree, input_types)
+    sql = _SQL.get(key)
+    if sql is None:
+        sql = _duckdb_tree(tree, input_types, key).sql(dialect=duckdb_dialect())
+        if len(_SQL) >= _CACHE_LIMIT:
+            _SQL.clear()
+        _SQL[key] = sql
+    return sql
 
 
 def expr_to_duckdb_tree(tree: exp.Expression, input_types: list[DataType]) -> exp.Expression:
     """The DuckDB tree of an expression over positional input columns `_0.._n` (a fresh copy:
     the caller may change it)."""
-    schema = {"__in": {f"_{i}": sqlglot_type(t) for i, t in enumerate(input_types)}}
-    key = (repr(tree), repr(schema))
+    return _duckdb_tree(tree, input_types, _tree_key(tree, input_types)).copy()
+
+
+def _tree_key(tree: exp.Expression, input_types: list[DataType]) -> tuple:
+    return repr(tree), tuple(input_types)
+
+
+def _duckdb_tree(tree: exp.Expression, input_types: list[DataType], key: tuple) -> exp.Expression:
+    """The cached DuckDB tree (not to be changed)."""
     hit = _TREES.get(key)
-    if hit is None:
-        qualified = tree.copy()
-        for col in qualified.find_all(exp.Column):
-            col.set("table", exp.to_identifier("__in"))
-        hit = _to_duckdb(exp.select(qualified).from_("__in"), schema, copy=False).expressions[0]
-        if isinstance(hit, exp.Alias) and not isinstance(tree, exp.Alias):
-            hit = hit.this
-        hit.pop()
-        for col in hit.find_all(exp.Column):
-            col.set("table", None)
-        if len(_TREES) >= _CACHE_LIMIT:
-            _TREES.clear()
-        _TREES[key] = hit
-    return hit.copy()
+    if hit is not None:
+        return hit
+    schema = {"__in": {f"_{i}": sqlglot_type(t) for i, t in enumerate(input_types)}}
+    qualified = tree.copy()
+    for col in qualified.find_all(exp.Column):
+        col.set("table", exp.to_identifier("__in"))
+    hit = _to_duckdb(exp.select(qualified).from_("__in"), schema, copy=False).expressions[0]
+    if isinstance(hit, exp.Alias) and not isinstance(tree, exp.Alias):
+        hit = hit.this
+    hit.pop()
+    for col in hit.find_all(exp.Column):
+        col.set("table", None)
+    if len(_TREES) >= _CACHE_LIMIT:
+        _TREES.clear()
+    _TREES[key] = hit
+    return hit
 
 
 def _is_int(node: exp.Expression) -> bool:

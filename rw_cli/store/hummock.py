@@ -362,10 +362,22 @@ class HummockStorage:
     def truncate_table(self, table_id: int, epoch: int) -> None:
         """Delete every key of a table at `epoch` (tombstones, which the bottom level's
         compaction drops): the key-value state of a dropped job."""
-        prefix = table_key_prefix(table_id)
-        keys = self.scan_table(prefix, next_key(prefix)).column("key")
-        if len(keys):
-            self.ingest_arrays(keys.combine_chunks(), pa.nulls(len(keys), pa.binary()), epoch)
+        self.truncate_tables([table_id], epoch)
+
+    def truncate_tables(self, table_ids: list[int], epoch: int) -> None:
+        """`truncate_table` of each; tables of consecutive ids (a job's, as they were
+        allocated) are read in one scan."""
+        ids = sorted(set(table_ids))
+        ranges: list[list[int]] = []
+        for i in ids:
+            if ranges and ranges[-1][1] == i - 1:
+                ranges[-1][1] = i
+            else:
+                ranges.append([i, i])
+        for first, last in ranges:
+            keys = self.scan_table(table_key_prefix(first), next_key(table_key_prefix(last))).column("key")
+            if len(keys):
+                self.ingest_arrays(keys.combine_chunks(), pa.nulls(len(keys), pa.binary()), epoch)
 
     def read_log(self, table_id: int, epoch: int = MAX_EPOCH) -> list[pa.Table]:
         """A table's appended rows at `epoch`, in append order: its committed segments, then

@@ -10,6 +10,7 @@ later commit goes through (`failed`).
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable
 
 from rw_cli.errors import StorageError
@@ -20,6 +21,10 @@ from rw_cli.store.shared_buffer import SharedBuffer, SharedBufferBatch, merged_r
 from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.version import HummockVersion, LogSegment, SstInfo
 from rw_cli.store.version_manager import VersionManager
+
+
+# CURRENT names the latest version at most this long after its commit
+HINT_INTERVAL_S = 0.5
 
 
 class CommitTask:
@@ -105,13 +110,25 @@ class Uploader(BackgroundLoop):
 
     def _loop(self) -> None:
         closing = self.sstables.closing
+        hinted = 0.0  # when CURRENT was last written
+        stale = False  # a version committed since
         while True:
             with self._lock:
                 while not self._queue and not closing.is_set():
-                    self._cond.wait()
-                if not self._queue:
+                    if not stale:
+                        self._cond.wait()
+                    elif not self._cond.wait(max(0.0, hinted + HINT_INTERVAL_S - time.monotonic())):
+                        break  # no commit came meanwhile: CURRENT catches up
+                if not self._queue and stale:
+                    task = None
+                elif not self._queue:
                     return
-                task = self._queue[0]
+                else:
+                    task = self._queue[0]
+            if task is None:
+                self.versions.write_hint()
+                hinted, stale = time.monotonic(), False
+                continue
             try:
                 if self.failed is not None:
                     raise StorageError(f"the state store failed earlier: {self.failed}")
@@ -125,8 +142,13 @@ class Uploader(BackgroundLoop):
                 task.done.set()
                 self._cond.notify_all()
             if task.error is None:
-                # after the waiter is released: CURRENT is only a hint (see _run)
-                self.versions.write_hint()
+                # after the waiter is released, and at most every HINT_INTERVAL_S while
+                # commits follow one another: CURRENT is only a hint (see _run), which an open
+                # rolls forward from (its write replaces a file: on some file systems, a flush)
+                stale = True
+                if time.monotonic() - hinted >= HINT_INTERVAL_S:
+                    self.versions.write_hint()
+                    hinted, stale = time.monotonic(), False
 
     def _run(self, task: CommitTask) -> None:
         # the new SSTs' and segments' fsyncs run while the version is written: it is

@@ -240,12 +240,12 @@ class VersionStore:
         `before_publish()`: waits until the objects the version lists are durable; it runs
         once the version's own bytes are written and before the version can be seen."""
         p = version_path(version.id)
-        hint = self.current_hint()
-        if hint is not None and hint >= version.id and self.store.exists(version_path(hint)):
+        current = self.current_hint()
+        if current is not None and current >= version.id and self.store.exists(version_path(current)):
             # a newer writer claimed versions since (and vacuum may have deleted the object
             # this one would collide with): fenced off. A CURRENT that names no version is
             # damaged, not a writer: the version objects are the truth, and this commit fixes it
-            raise StorageError(f"version {hint} of the state store is newer than this writer's {version.id - 1}: "
+            raise StorageError(f"version {current} of the state store is newer than this writer's {version.id - 1}: "
                                f"another writer has opened it",
                                hint="only one process may write to a state store at a time")
         if not self.store.put_if_absent(p, version.encode(), before_publish):

@@ -96,7 +96,7 @@ def restart(ctx, rel: RelationCatalog) -> None:
     (key-value state and append logs, as a DROP does)."""
     for table_id in [rel.id, *rel.state_table_ids]:
         ctx.store.drop_log(table_id, ctx.epoch.curr)
-        ctx.store.truncate_table(table_id, ctx.epoch.curr)
+    ctx.store.truncate_tables([rel.id, *rel.state_table_ids], ctx.epoch.curr)
 
 
 def _budget(c: Creating, limit: int | None) -> int:

@@ -115,6 +115,6 @@ def drop_job(ctx, rel: RelationCatalog) -> None:
         ctx.runtime.drop_job(rel.id)
     for table_id in [rel.id, *rel.state_table_ids]:
         ctx.store.drop_log(table_id, ctx.epoch.curr)
-        ctx.store.truncate_table(table_id, ctx.epoch.curr)
+    ctx.store.truncate_tables([rel.id, *rel.state_table_ids], ctx.epoch.curr)
     if rel.id in ctx.catalog.relations:  # (a failed epoch's rollback may have removed it)
         ctx.catalog.remove(rel.id)

@@ -186,6 +186,29 @@ def test_current_missing_or_corrupt_or_stale(tmp_path):
     assert HummockStorage(store, read_only=True).committed_epoch == 4
 
 
+def test_current_follows_commits_within_the_hint_interval_and_at_close(tmp_path):
+    """CURRENT, a hint, is written at most every HINT_INTERVAL_S while commits follow one
+    another, once the uploader is idle that long, and at close; a reader never needs it."""
+    import time
+
+    from rw_cli.store.uploader import HINT_INTERVAL_S
+
+    store = LocalObjectStore(str(tmp_path))
+    h = HummockStorage(store)
+    for e in range(1, 21):
+        h.ingest_batch([(b"k%d" % e, b"v")], e)
+        h.commit_epoch(e)
+        assert HummockStorage(store, read_only=True).committed_epoch == e
+    deadline = time.monotonic() + 10 * HINT_INTERVAL_S + 5
+    while int(store.get(CURRENT)) != h.version.id and time.monotonic() < deadline:
+        time.sleep(HINT_INTERVAL_S / 5)
+    assert int(store.get(CURRENT)) == h.version.id
+    h.ingest_batch([(b"last", b"v")], 21)
+    h.commit_epoch(21)
+    h.close()
+    assert int(store.get(CURRENT)) == HummockStorage(store, read_only=True).version.id
+
+
 def test_second_writer_fences_the_first():
     store = MemoryObjectStore()
     a = HummockStorage(store)
