@@ -450,7 +450,8 @@ class _Columns:
         digits = np.rint(frac / _POW10_F[28 - s])
         ok = self.fast & (self.scale <= limit_scale) & \
             ((np.abs(self.int).astype(np.float64) + 1) * _POW10_F[s] < 4e18)
-        digits = np.where(ok, digits, 0).astype(np.int64)
+        with np.errstate(invalid="ignore"):  # rows not ok may hold anything; they become 0
+            digits = np.where(ok, digits, 0).astype(np.int64)
         m = np.where(ok, self.int * _POW10_I[np.where(ok, s, 0)] + digits, 0)
         return m, ok
 
