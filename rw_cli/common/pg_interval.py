@@ -126,27 +126,23 @@ def _tdiv(a: int, b: int) -> int:
 
 def justify_hours(months: int, days: int, micros: int) -> tuple[int, int, int]:
     extra = _tdiv(micros, _DAY_US)
-    days += extra
-    micros -= extra * _DAY_US
-    if days > 0 and micros < 0:
-        micros += _DAY_US
-        days -= 1
-    elif days < 0 and micros > 0:
-        micros -= _DAY_US
-        days += 1
+    days, micros = _one_sign(days + extra, micros - extra * _DAY_US, _DAY_US)
     return months, days, micros
+
+
+def _one_sign(big: int, small: int, unit: int) -> tuple[int, int]:
+    """Moves one `unit` between two fields of opposite signs so that both have `big`'s sign
+    (PostgreSQL's justify functions keep every field of an interval on one side of zero)."""
+    if big > 0 and small < 0:
+        return big - 1, small + unit
+    if big < 0 and small > 0:
+        return big + 1, small - unit
+    return big, small
 
 
 def justify_days(months: int, days: int, micros: int) -> tuple[int, int, int]:
     extra = _tdiv(days, 30)
-    months += extra
-    days -= extra * 30
-    if months > 0 and days < 0:
-        days += 30
-        months -= 1
-    elif months < 0 and days > 0:
-        days -= 30
-        months += 1
+    months, days = _one_sign(months + extra, days - extra * 30, 30)
     return months, days, micros
 
 
@@ -165,12 +161,7 @@ def justify_interval(months: int, days: int, micros: int) -> tuple[int, int, int
     elif months < 0 and (days > 0 or (days == 0 and micros > 0)):
         days -= 30
         months += 1
-    if days > 0 and micros < 0:
-        micros += _DAY_US
-        days -= 1
-    elif days < 0 and micros > 0:
-        micros -= _DAY_US
-        days += 1
+    days, micros = _one_sign(days, micros, _DAY_US)
     return months, days, micros
 
 
