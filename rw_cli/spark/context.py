@@ -87,6 +87,8 @@ def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
                 builder = builder.config(k, v)
         for k, v in _executor_env().items():
             builder = builder.config(f"spark.executorEnv.{k}", v)
+        for k, v in extra_conf().items():
+            builder = builder.config(k, v)
     try:
         with _jvm_output_to(log_path if not master.startswith("sc://") else None):
             spark = builder.getOrCreate()
@@ -160,6 +162,17 @@ def cancel(spark, tag: str) -> None:
             spark.sparkContext.cancelJobGroup(tag)
     except Exception:  # noqa: BLE001 - best effort: the epoch fails anyway
         pass
+
+
+def extra_conf() -> dict[str, str]:
+    """Spark settings from $RW_SPARK_CONF ("key=value,key=value"), over rw's own: what a
+    Spark user passes with --conf (event logs, executor sizes, shuffle settings)."""
+    out = {}
+    for item in os.environ.get("RW_SPARK_CONF", "").split(","):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
 
 
 def _java_options() -> str:

@@ -12,7 +12,9 @@ mapping as the embedded runtime, so state keys are identical on both runtimes).
 - one stage per partitioned fragment (a `SparkExchange`): partition i is actor i, which runs
   next to its state (cached in the Python worker) and then the stateless executors after it;
 - one stage for the materialize, partitioned by the vnode owner of the MV's pk, so each task
-  writes the SSTs of its own vnodes.
+  writes the SSTs of its own vnodes — unless the MV's pk holds the group key of the
+  aggregation it materializes (through plain projections): a key then has exactly one actor,
+  which materializes it in its own task, and the epoch saves a shuffle and a stage.
 
 A job of another shape (a sink, a table's or index's job, an MV read by other jobs, DML or
 table inputs, temporal or watermark-driven fragments) is not compiled: `compile_job` says why,
@@ -143,15 +145,48 @@ def compile_job(job: StreamJob, runtime) -> JobGraph | str:
         else:
             return f"{ex.identity} has no stage form yet"
     nodes[-1].parallelism = parallelism
+    inline = _keyed_by_its_aggregation(job)
     stages = [StageSpec(SOURCE_STAGE, -1, 0)]
     for i, spec in enumerate(nodes):
-        if spec.kind in (EXCHANGE, MATERIALIZE):
+        if spec.kind in (EXCHANGE, MATERIALIZE) and not (spec.kind == MATERIALIZE and inline is not None):
             spec.stage = len(stages)
             stages.append(StageSpec(spec.stage, i, spec.parallelism))
+    if inline is not None:
+        nodes[-1].stage = nodes[inline].stage
     _link(nodes, stages, sources)
     table = root.table
     mat = MatSpec(table.table_id, table.schema, list(table.pk_indices), list(root.types))
     return JobGraph(f"{runtime.store_url}#{job.relation_id}#{id(job)}", nodes, sources, stages, mat)
+
+
+def _keyed_by_its_aggregation(job: StreamJob) -> int | None:
+    """The index of the partitioned aggregation whose output the materialize receives
+    through plain projections only, when the MV's pk holds every group key column (so each
+    MV row belongs to exactly one of its actors); else None."""
+    from rw_cli.spark.exchange import SparkExchange
+
+    preds: dict[int, list[int]] = {}
+    for i, n in enumerate(job.nodes):
+        for d, _ in n.downstream:
+            preds.setdefault(id(d), []).append(i)
+    cols = list(job.root.executor.stream_key)
+    at = len(job.nodes) - 1
+    while True:
+        p = preds.get(id(job.nodes[at]), [])
+        if len(p) != 1:
+            return None
+        at = p[0]
+        ex = job.nodes[at].executor
+        if isinstance(ex, ProjectExecutor):
+            if any(ex.refs[c] is None for c in cols):
+                return None
+            cols = [ex.refs[c] for c in cols]
+            continue
+        if not isinstance(ex, SparkExchange) or ex.dist_keys is None or ex.factory.fn.__name__ != "_agg_actor":
+            return None
+        groups = len(ex.factory.kwargs["group_keys"])
+        parallelism = max(n.executor.parallelism for n in job.nodes if isinstance(n.executor, SparkExchange))
+        return at if groups and set(range(groups)) <= set(cols) and ex.parallelism == parallelism else None
 
 
 def _link(nodes: list[NodeSpec], stages: list[StageSpec], sources: dict[int, SourceSpec]) -> None:
@@ -165,6 +200,8 @@ def _link(nodes: list[NodeSpec], stages: list[StageSpec], sources: dict[int, Sou
             if i in seen:
                 continue
             seen.add(i)
+            if nodes[i].kind in (EXCHANGE, MATERIALIZE) and nodes[i].stage == st.id:
+                continue  # runs in this stage's own tasks
             if nodes[i].kind in (EXCHANGE, MATERIALIZE):
                 if nodes[i].stage not in st.consumers:
                     st.consumers.append(nodes[i].stage)

@@ -51,12 +51,17 @@ class Router:
     def __init__(self, graph: JobGraph, stage: int, index: int):
         self.graph = graph
         self.rank = stage * SOURCE_RANK + index
+        self.stage = stage
+        self.local_mat = None  # the materialize when it runs in this stage's tasks
         self.out: list[tuple[int, tuple]] = []
         self.seq = 0
         self.owners = {n.stage: vnode_owners(n.parallelism) for n in graph.nodes if n.stage > 0}
 
     def push(self, node: int, chunk: StreamChunk, side: int, phase: int) -> None:
         spec = self.graph.nodes[node]
+        if spec.kind == MATERIALIZE and spec.stage == self.stage:
+            self.local_mat.on_chunk(chunk)
+            return
         if spec.kind in (EXCHANGE, MATERIALIZE):
             self._route(node, chunk, side, phase)
             return
@@ -97,6 +102,15 @@ class Router:
 def stage_function(graph: JobGraph, info: EpochInfo, stage: int):
     """The function `mapPartitionsWithIndex` runs for `stage`."""
     def run(index: int, records: Iterator) -> Iterator:
+        import os
+        if os.environ.get("RW_PROFILE_TASKS"):
+            import cProfile
+            pr = cProfile.Profile()
+            pr.enable()
+            out = run_stage(graph, info, stage, index, records)
+            pr.disable()
+            pr.dump_stats(f"/tmp/h3/prof-{stage}-{index}-{info.prev}")
+            return iter(out)
         return iter(run_stage(graph, info, stage, index, records))
     return run
 
@@ -104,6 +118,8 @@ def stage_function(graph: JobGraph, info: EpochInfo, stage: int):
 def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records: Iterable) -> list:
     from rw_cli.engine import python_udf
 
+    import time
+    t0 = time.perf_counter()
     python_udf.define(info.python_udfs)
     router = Router(graph, stage, index)
     spec = graph.stages[stage]
@@ -113,9 +129,12 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
         inputs, metas = _sorted_input(records)
         node = graph.nodes[spec.node]
         if node.kind == EXCHANGE:
+            if graph.nodes[-1].stage == stage:  # this stage materializes its actors' output too
+                router.local_mat = graph.mat.executor(worker._store(info.tasks[spec.node]).state)
             metas.append(_run_actor(info, spec.node, index, inputs, router))
         else:
             metas.append(_run_materialize(graph, info, index, inputs))
+    metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000)}}).encode())
     if spec.consumers:
         router.meta(spec.consumers[0], metas)
         return router.out
@@ -175,6 +194,8 @@ def _run_actor(info: EpochInfo, node: int, index: int, inputs, router: Router) -
     for _, side, chunk in inputs:
         router.forward(node, actor.on_chunk(chunk, side), CHUNK)
     router.forward(node, actor.on_barrier(EpochPair(task.curr, task.prev)), BARRIER)
+    if router.local_mat is not None:
+        router.local_mat.on_barrier(EpochPair(task.curr, task.prev))
     cached.last_epoch = task.prev
     ssts = store.upload(task.prev, task.sst_ids.get(index, []))
     return json.dumps({"ssts": [s.to_json() for s in ssts], "stats": dict(worker._stats)}).encode()
