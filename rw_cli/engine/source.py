@@ -370,7 +370,7 @@ def tick_sources(runtime, max_rows: int) -> tuple[int, bool]:
             continue
         if needed is not None and (len(needed) >= len(ex.types) or ex.generated):
             needed = None
-        ranges = ex.plan(max_rows) if remote is not None and remote(rel_id) else None
+        ranges = ex.plan(runtime.epoch_budget(rel_id, max_rows)) if remote is not None and remote(rel_id) else None
         if ranges is not None:  # the runtime reads them where they are processed
             runtime.assign(rel_id, ranges, needed)
             n += sum(r.end - r.start for r in ranges)

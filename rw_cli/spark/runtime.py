@@ -42,6 +42,12 @@ def _log_to(path: str | None) -> None:
     log.propagate = False
 
 
+def _import_task_code(_rows):
+    import rw_cli.spark.stage  # noqa: F401 - executors, store, Arrow, DuckDB
+    import rw_cli.store.hummock  # noqa: F401
+    return [0]
+
+
 class SparkRuntime(EmbeddedRuntime):
     def __init__(self, store, store_url: str, endpoint: str | None, master: str = context.DEFAULT_MASTER,
                  log_path: str | None = None):
@@ -60,6 +66,9 @@ class SparkRuntime(EmbeddedRuntime):
         self.fused_status: dict[int, str] = {}  # job -> "fused" or why not (logged on change)
         self._ranges: dict[int, list] = {}  # source -> split ranges assigned for this epoch
         self._needed: dict[int, set[int] | None] = {}  # source -> the columns its readers use
+        # a split's units per epoch at most: planning costs nothing, so without a cap a
+        # driver loop that ticks until the barrier interval ends would assign without end
+        self.max_epoch_units = int(os.environ.get("RW_SPARK_MAX_EPOCH_ROWS", "1000000"))
         _log_to(log_path)
         # an epoch's Spark job that does not finish in time (no executors left) fails it
         self.epoch_timeout = float(os.environ.get("RW_SPARK_EPOCH_TIMEOUT", "600"))
@@ -164,6 +173,14 @@ class SparkRuntime(EmbeddedRuntime):
         for ex in list(self._exchanges):
             ex.committed(epoch)
 
+    def warm_up(self) -> None:
+        """Start the Python workers and import the task code in them (a few seconds, once):
+        the first epoch's latency then is an epoch's, not the workers' start-up."""
+        if context.is_connect(self.spark):
+            return
+        n = 2 * self.default_parallelism()
+        self.spark.sparkContext.parallelize(range(n), n).mapPartitions(_import_task_code).collect()
+
     # -- one Spark job per epoch for compiled jobs (rw_cli.spark.epoch_job) --------------------
     def add_job(self, job: StreamJob) -> None:
         super().add_job(job)
@@ -197,6 +214,13 @@ class SparkRuntime(EmbeddedRuntime):
         from rw_cli.spark.graph import JobGraph
 
         return all(isinstance(self._graph(self._owner(n)), JobGraph) for n in subs)
+
+    def epoch_budget(self, source_id: int, max_rows: int) -> int:
+        """How many units a tick may still assign to each split of the source this epoch."""
+        per_split: dict[str, int] = {}
+        for r in self._ranges.get(source_id, ()):
+            per_split[r.split] = per_split.get(r.split, 0) + r.end - r.start
+        return max(0, min(max_rows, self.max_epoch_units - max(per_split.values(), default=0)))
 
     def assign(self, source_id: int, ranges, needed) -> None:
         """The split ranges a tick planned: read in the epoch's Spark job (contiguous ranges
