@@ -13,6 +13,7 @@ a barrier are applied retractions first, as the embedded exchange merges its act
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -102,15 +103,6 @@ class Router:
 def stage_function(graph: JobGraph, info: EpochInfo, stage: int):
     """The function `mapPartitionsWithIndex` runs for `stage`."""
     def run(index: int, records: Iterator) -> Iterator:
-        import os
-        if os.environ.get("RW_PROFILE_TASKS"):
-            import cProfile
-            pr = cProfile.Profile()
-            pr.enable()
-            out = run_stage(graph, info, stage, index, records)
-            pr.disable()
-            pr.dump_stats(f"/tmp/h3/prof-{stage}-{index}-{info.prev}")
-            return iter(out)
         return iter(run_stage(graph, info, stage, index, records))
     return run
 
@@ -118,7 +110,6 @@ def stage_function(graph: JobGraph, info: EpochInfo, stage: int):
 def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records: Iterable) -> list:
     from rw_cli.engine import python_udf
 
-    import time
     t0 = time.perf_counter()
     python_udf.define(info.python_udfs)
     router = Router(graph, stage, index)
@@ -130,10 +121,11 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
         node = graph.nodes[spec.node]
         if node.kind == EXCHANGE:
             if graph.nodes[-1].stage == stage:  # this stage materializes its actors' output too
-                router.local_mat = graph.mat.executor(worker._store(info.tasks[spec.node]).state)
+                router.local_mat = graph.mat.executor(worker.task_store(info.tasks[spec.node]).state)
             metas.append(_run_actor(info, spec.node, index, inputs, router))
         else:
             metas.append(_run_materialize(graph, info, index, inputs))
+    # the task's own time (its input's shuffle read included), per stage, for the bench
     metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000)}}).encode())
     if spec.consumers:
         router.meta(spec.consumers[0], metas)
@@ -186,10 +178,10 @@ def _run_actor(info: EpochInfo, node: int, index: int, inputs, router: Router) -
     """An exchange stage's partition: actor `index` of the fragment, cached in this worker
     while it stays the one that ran the fragment's last committed epoch."""
     task = info.tasks[node]
-    store = worker._store(task)
-    worker._stats.clear()
-    worker._stats.update(built=0, reused=0)
-    actor, cached = worker._actor(task, index, store)
+    store = worker.task_store(task)
+    worker.STATS.clear()
+    worker.STATS.update(built=0, reused=0)
+    actor, cached = worker.cached_actor(task, index, store)
     cached.last_epoch = -1  # until this epoch's barrier went through
     for _, side, chunk in inputs:
         router.forward(node, actor.on_chunk(chunk, side), CHUNK)
@@ -198,7 +190,7 @@ def _run_actor(info: EpochInfo, node: int, index: int, inputs, router: Router) -
         router.local_mat.on_barrier(EpochPair(task.curr, task.prev))
     cached.last_epoch = task.prev
     ssts = store.upload(task.prev, task.sst_ids.get(index, []))
-    return json.dumps({"ssts": [s.to_json() for s in ssts], "stats": dict(worker._stats)}).encode()
+    return json.dumps({"ssts": [s.to_json() for s in ssts], "stats": dict(worker.STATS)}).encode()
 
 
 @dataclass
@@ -211,7 +203,7 @@ class _StoreRef:
 
 def _run_materialize(graph: JobGraph, info: EpochInfo, index: int, inputs) -> bytes:
     """The materialize stage's partition: writes the MV rows of its vnodes as SSTs."""
-    store = worker._store(_StoreRef(info.store_url, info.endpoint, info.version, info.cache_size))
+    store = worker.task_store(_StoreRef(info.store_url, info.endpoint, info.version, info.cache_size))
     mat = graph.mat.executor(store.state)
     for _, _, chunk in inputs:
         mat.on_chunk(chunk)
