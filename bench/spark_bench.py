@@ -109,6 +109,11 @@ def report(results: list[dict]) -> None:
               f"{r['driver_row_bytes'] / 1e6:>10.3f}")
 
 
+# C1 only and the serial collector: on a machine of a few cores the JVM's JIT and GC threads
+# otherwise take the CPU the Python tasks need (see README, RW_SPARK_JAVA_OPTIONS)
+JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=2_000_000)
@@ -118,6 +123,8 @@ def main() -> None:
     ap.add_argument("--queries", default="", help="also run these Nexmark queries, e.g. q4,q5,q7")
     ap.add_argument("--query-events", type=int, default=500_000)
     args = ap.parse_args()
+    os.environ.setdefault("RW_SPARK_JAVA_OPTIONS", JAVA_OPTIONS)
+    print(f"RW_SPARK_JAVA_OPTIONS={os.environ['RW_SPARK_JAVA_OPTIONS']!r}")
     bid = [BID.format(events=args.events, splits=args.parallelism), MV]
     results = [run(e, bid, args.epoch_rows, args.master, args.parallelism) for e in ("embedded", "spark")]
     assert results[0]["result"] == results[1]["result"], "the engines disagree"

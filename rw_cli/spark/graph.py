@@ -94,7 +94,7 @@ class StageSpec:
 
 @dataclass
 class JobGraph:
-    key: str  # unique per job and runtime: a worker's cached readers are keyed by it
+    key: str  # unique per job and runtime
     nodes: list[NodeSpec]
     sources: dict[int, SourceSpec]
     stages: list[StageSpec]

@@ -133,17 +133,12 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
     return [(0, (-1, -1, 0, META, router.rank, i, m)) for i, m in enumerate(metas)]
 
 
-_SOURCES: dict[tuple[str, int], object] = {}  # (graph key, source) -> its reader in this worker
-
-
 def _read_sources(graph: JobGraph, info: EpochInfo, router: Router, records: Iterable) -> bytes:
     """Stage 0: read each assigned split range, run the stateless chain after the scans."""
     counts: dict[str, list[int]] = {}
     for _, (src_id, r) in records:
         src = graph.sources[src_id]
-        ex = _SOURCES.get((graph.key, src_id))
-        if ex is None:
-            ex = _SOURCES[(graph.key, src_id)] = src.executor()
+        ex = src.executor()  # cheap: a reader holds no client (nexmark, datagen)
         rows, nbytes = ex.rows_read, ex.bytes_read
         for chunk in ex.read_range(r, info.needed.get(src_id)):
             for scan in src.scans:
