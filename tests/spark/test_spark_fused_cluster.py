@@ -79,3 +79,10 @@ def test_worker_killed_during_a_fused_epoch(tmp_path, two_workers, seaweedfs, mo
                 pass  # the loss noticed one epoch later: rolled back, read again
         s.execute("FLUSH")
         assert rows(s) == expected  # nothing lost, nothing twice
+
+
+def test_rw_cli_is_shipped_to_the_executors(tmp_path, two_workers, seaweedfs):
+    """The driver adds rw_cli to the Spark context: executors import the driver's code from it."""
+    with s3_session(tmp_path, "shipped", two_workers.url, seaweedfs) as s:
+        files = s.runtime.spark.sparkContext.parallelize(range(4), 4).map(lambda _: __import__("rw_cli").__file__).collect()
+        assert all("rw_cli.zip" in f for f in files), files
