@@ -1,8 +1,8 @@
 """The entry script for `spark-submit`: run rw's CLI as a Spark application.
 
-    spark-submit --master spark://HOST:7077 "$(python -m rw_cli.spark.submit --path)" \\
+    spark-submit --master spark://HOST:7077 "$(python -m rw_cli.spark_submit --path)" \\
         --state-store s3://bucket/rw --s3-endpoint http://HOST:8333 -f pipeline.sql
-    spark-submit ... "$(python -m rw_cli.spark.submit --path)" -d DIR run --until-idle
+    spark-submit ... "$(python -m rw_cli.spark_submit --path)" --data-dir DIR run --until-idle
 
 Everything after the script is `rw`'s own arguments; the engine is Spark and the master is
 the one spark-submit was given (its SparkSession is the one rw uses). `--path` prints this
