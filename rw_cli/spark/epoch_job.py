@@ -82,6 +82,11 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
                          {s: needed.get(s) for s in graph.sources}, python_udf.definitions())
         rdd, persisted = build_rdd(runtime.spark.sparkContext, graph, info, assignments)
         results = runtime.run_job(rdd.collect, epoch, f"job {job.relation_id}")
+    except BaseException:
+        # the epoch fails as a whole: what its tasks wrote is referenced by no version, and
+        # with its ids released vacuum deletes it (orphans of failed attempts)
+        store.release_sst_ids([i for ids in reserved.values() for i in ids])
+        raise
     finally:
         snap.close()
         for r in persisted:

@@ -213,7 +213,8 @@ class SparkRuntime(EmbeddedRuntime):
             return False
         from rw_cli.spark.graph import JobGraph
 
-        return all(isinstance(self._graph(self._owner(n)), JobGraph) for n in subs)
+        owners = [self._owner(n) for n in subs]
+        return all(isinstance(self._graph(j), JobGraph) and j.relation_id not in self.held for j in owners)
 
     def epoch_budget(self, source_id: int, max_rows: int) -> int:
         """How many units a tick may still assign to each split of the source this epoch."""
