@@ -38,6 +38,13 @@ class SourceReader:
     def exhausted(self, split: str, offset: int) -> bool:
         return False
 
+    def plan(self, split: str, offset: int, max_rows: int) -> int | None:
+        """The offset after `read(split, offset, max_rows)`, computed without reading (None:
+        only a read can tell). A reader that knows it lets a remote runtime assign each
+        split's range for an epoch and have the range read where it is processed (Spark
+        tasks), as Structured Streaming's Kafka source assigns offset ranges."""
+        return None
+
     def start_offset(self, split: str, discovered: bool = False) -> int:
         """The offset a split seen for the first time starts at (Kafka: by scan.startup.mode).
         `discovered`: the split appeared after the source had started (a partition added to

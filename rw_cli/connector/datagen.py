@@ -96,6 +96,11 @@ class DatagenReader(SourceReader):
         total = self._split_rows(split)
         return total is not None and offset >= total
 
+    def plan(self, split: str, offset: int, max_rows: int) -> int:
+        total = self._split_rows(split)
+        n = max_rows if total is None else min(max_rows, total - offset)
+        return offset + max(0, n)
+
     def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         total = self._split_rows(split)
         n = max_rows if total is None else min(max_rows, total - offset)

@@ -336,6 +336,11 @@ class NexmarkReader(SourceReader):
     def total_units(self) -> int:
         return self.event_num
 
+    def plan(self, split: str, offset: int, max_rows: int) -> int:
+        total = self._split_events(split)
+        n = max_rows if total is None else min(max_rows, total - offset)
+        return offset + max(0, n)
+
     def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         total = self._split_events(split)
         n = max_rows if total is None else min(max_rows, total - offset)

@@ -10,6 +10,7 @@ row gets a hidden `_row_id` made of the split's ordinal and the row's key within
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +31,16 @@ OFFSETS_SCHEMA = pa.schema([pa.field("split", pa.string()), pa.field("ordinal", 
 # records skipped in `ordinal`), committed with the offsets so SHOW JOBS in a new process and
 # after a restart says what was read; no split has this name (it starts with a NUL)
 COUNTERS_ROW = "\x00counters"
+READ_PIECE = 1 << 16  # units read at a time from an assigned range (bounds a task's memory)
+
+
+@dataclass(frozen=True)
+class SplitRange:
+    """The units [start, end) of a split that one epoch reads (assigned by the driver)."""
+    split: str
+    ordinal: int
+    start: int
+    end: int
 
 
 class SourceExecutor(Executor):
@@ -46,6 +57,7 @@ class SourceExecutor(Executor):
         self.ordinals: dict[str, int] = {}
         self.dirty: set[str] = set()
         self.rows_read = 0
+        self.bytes_read = 0  # Arrow bytes of the rows read (this process's, or its tasks')
         self.bad_records = 0
         self._counted = (0, 0)  # the counters as last written to the offsets table
         self.warnings: list[str] = []
@@ -139,7 +151,54 @@ class SourceExecutor(Executor):
                 continue
             out.append(self._chunk(table, keys, self.ordinals[split]))
             self.rows_read += table.num_rows
+            self.bytes_read += out[-1].data.nbytes
         return out
+
+    def plan(self, max_rows: int) -> list[SplitRange] | None:
+        """Advance each split's offset by up to `max_rows` without reading, as `poll` would:
+        the ranges to read (elsewhere) in this epoch. None when the reader cannot tell
+        where a read would end without reading."""
+        if type(self.reader).plan is SourceReader.plan:
+            return None
+        self.load_offsets()
+        budget = self._budget(max_rows)
+        self.throttled = budget < max_rows
+        out: list[SplitRange] = []
+        if budget <= 0:
+            return out
+        started = bool(self.offsets)
+        for split in self.reader.list_splits():
+            if split not in self.offsets:
+                self.offsets[split] = self.reader.start_offset(split, discovered=started)
+                self.ordinals[split] = len(self.ordinals)
+                self.dirty.add(split)
+            offset = self.offsets[split]
+            if self.reader.exhausted(split, offset):
+                continue
+            end = self.reader.plan(split, offset, budget)
+            if end > offset:
+                self.offsets[split] = end
+                self.dirty.add(split)
+                out.append(SplitRange(split, self.ordinals[split], offset, end))
+        return out
+
+    def read_range(self, r: SplitRange, needed: set[int] | None = None):
+        """The chunks of an assigned range, read in pieces of at most READ_PIECE units;
+        counts what it read (`rows_read`, `bytes_read`)."""
+        names = None if needed is None else \
+            [n for i, (n, _) in enumerate(self.reader.columns) if self._position(i) in needed]
+        offset = r.start
+        while offset < r.end:
+            table, keys, new_offset = self.reader.read(r.split, offset, min(READ_PIECE, r.end - offset), names)
+            if new_offset <= offset:
+                break
+            offset = new_offset
+            if table is None or table.num_rows == 0:
+                continue
+            chunk = self._chunk(table, keys, r.ordinal)
+            self.rows_read += len(chunk)
+            self.bytes_read += chunk.data.nbytes
+            yield chunk
 
     def _position(self, i: int) -> int:
         """The chunk position of the reader's i-th column (after the hidden row id, if before)."""
@@ -304,12 +363,19 @@ def tick_sources(runtime, max_rows: int) -> tuple[int, bool]:
     """Poll every running source once and push what it read through its job: (rows read,
     whether any offset moved)."""
     n, advanced = 0, False
+    remote = getattr(runtime, "reads_remotely", None)
     for rel_id, ex in source_executors(runtime):
         needed = needed_columns(runtime, rel_id, ex)
         if needed is not None and not needed:
             continue
         if needed is not None and (len(needed) >= len(ex.types) or ex.generated):
             needed = None
+        ranges = ex.plan(runtime.epoch_budget(rel_id, max_rows)) if remote is not None and remote(rel_id) else None
+        if ranges is not None:  # the runtime reads them where they are processed
+            runtime.assign(rel_id, ranges, needed)
+            n += sum(r.end - r.start for r in ranges)
+            advanced = advanced or bool(ex.dirty)
+            continue
         for chunk in ex.poll(max_rows, needed):
             n += len(chunk)
             runtime.push(rel_id, chunk)

@@ -87,6 +87,8 @@ def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
                 builder = builder.config(k, v)
         for k, v in _executor_env().items():
             builder = builder.config(f"spark.executorEnv.{k}", v)
+        for k, v in extra_conf().items():
+            builder = builder.config(k, v)
     try:
         with _jvm_output_to(log_path if not master.startswith("sc://") else None):
             spark = builder.getOrCreate()
@@ -96,8 +98,32 @@ def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
         spark.sparkContext.setLogLevel("ERROR")
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
         pass
+    if master.startswith("spark://") and os.environ.get("RW_SPARK_SHIP_PACKAGE", "1") != "0":
+        spark.sparkContext.addPyFile(package_zip())
     _sessions[master] = spark
     return spark
+
+
+def package_zip() -> str:
+    """rw_cli as a zip that Spark ships to every executor (`addPyFile`): a cluster's workers
+    need only the third-party packages, not rw_cli itself, and run the driver's very code."""
+    import tempfile
+    import zipfile
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the rw_cli package
+    path = os.path.join(tempfile.mkdtemp(prefix="rw-spark-"), "rw_cli.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for d, dirs, files in os.walk(root):
+            dirs[:] = [x for x in dirs if x != "__pycache__"]
+            for f in files:
+                full = os.path.join(d, f)
+                z.write(full, os.path.relpath(full, os.path.dirname(root)))
+    return path
+
+
+def adopt(master: str, spark) -> None:
+    """Use a SparkSession made elsewhere (spark-submit's) for `master`."""
+    _sessions[master] = spark
 
 
 @contextlib.contextmanager
@@ -160,6 +186,17 @@ def cancel(spark, tag: str) -> None:
             spark.sparkContext.cancelJobGroup(tag)
     except Exception:  # noqa: BLE001 - best effort: the epoch fails anyway
         pass
+
+
+def extra_conf() -> dict[str, str]:
+    """Spark settings from $RW_SPARK_CONF ("key=value,key=value"), over rw's own: what a
+    Spark user passes with --conf (event logs, executor sizes, shuffle settings)."""
+    out = {}
+    for item in os.environ.get("RW_SPARK_CONF", "").split(","):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
 
 
 def _java_options() -> str:

@@ -75,10 +75,10 @@ class _Cached:
 MAX_CACHED_ACTORS = 256
 _ACTORS: dict[tuple[str, int], _Cached] = {}  # insertion order: oldest first
 _STORES: dict[tuple[str, str | None], object] = {}
-_stats: dict[str, int] = {}
+STATS: dict[str, int] = {}
 
 
-def _store(task: EpochTask):
+def task_store(task: EpochTask):
     from rw_cli.spark.task_store import TaskStore
 
     key = (task.store_url, task.endpoint)
@@ -89,7 +89,7 @@ def _store(task: EpochTask):
     return store
 
 
-def _actor(task: EpochTask, actor_id: int, store):
+def cached_actor(task: EpochTask, actor_id: int, store):
     from rw_cli.engine.exchange import owned_vnodes
 
     key = (task.fragment, actor_id)
@@ -98,9 +98,9 @@ def _actor(task: EpochTask, actor_id: int, store):
             and cached.parallelism == task.parallelism and not task.fresh:
         actor = cached.actor
         _ACTORS[key] = _ACTORS.pop(key)  # most recently used last
-        _stats["reused"] += 1
+        STATS["reused"] += 1
     else:
-        _stats["built"] += 1
+        STATS["built"] += 1
         vnodes = owned_vnodes(actor_id, task.parallelism) if task.partitioned else None
         actor = task.factory(store.state, vnodes, task.fresh)
         _ACTORS.pop(key, None)
@@ -120,9 +120,9 @@ def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
     from rw_cli.engine import python_udf
 
     python_udf.define(task.python_udfs)
-    store = _store(task)
-    _stats.clear()
-    _stats.update(built=0, reused=0)
+    store = task_store(task)
+    STATS.clear()
+    STATS.update(built=0, reused=0)
     actors = rows.column("actor").to_numpy()
     order = np.lexsort((rows.column("seq").to_numpy(), actors))
     rows = rows.take(pa.array(order))
@@ -132,7 +132,7 @@ def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
     out_actor, out_kind, out_payload = [], [], []
     ids: list[int] = []
     for actor_id in np.unique(actors).tolist():
-        actor, cached = _actor(task, actor_id, store)
+        actor, cached = cached_actor(task, actor_id, store)
         cached.last_epoch = -1  # until this epoch's barrier went through
         outs: list[StreamChunk] = []
         for i in np.flatnonzero(actors == actor_id).tolist():
@@ -153,7 +153,7 @@ def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
         out_payload.append(json.dumps([s.to_json() for s in ssts]).encode())
     out_actor.append(int(actors[0]) if len(actors) else 0)
     out_kind.append(OUT_STATS)
-    out_payload.append(json.dumps(_stats).encode())
+    out_payload.append(json.dumps(STATS).encode())
     return [pa.record_batch([pa.array(out_actor, pa.int32()), pa.array(out_kind, pa.int8()),
                              pa.array(out_payload, pa.binary())], schema=OUTPUT_SCHEMA)]
 

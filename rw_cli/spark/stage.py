@@ -1,0 +1,207 @@
+"""What a task of an epoch's Spark job runs: one partition of one stage of a `JobGraph`.
+
+A stage's input and output are (partition, record) pairs, partitioned by Spark's shuffle:
+a record is (stage, node, side, phase, source, seq, payload), the payload an Arrow IPC chunk
+for `node`'s input `side` (or, with phase META, the JSON metadata a task reports: the SSTs
+it wrote, rows and bytes it read, actors built and reused). Metadata travels downstream
+with the data, so the last stage's tasks return everything the driver needs, and only that.
+
+Input order inside a task is deterministic (by phase, producing task, sequence), so a task
+that Spark runs again produces the same output and the same SSTs. Chunks an actor emits at
+a barrier are applied retractions first, as the embedded exchange merges its actors' output.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rw_cli.common.epoch import EpochPair
+from rw_cli.common.vnode import compute_vnodes
+from rw_cli.engine.chunk import StreamChunk
+from rw_cli.engine.exchange import retractions_first, vnode_owners
+from rw_cli.spark import worker
+from rw_cli.spark.graph import EXCHANGE, MATERIALIZE, SCAN, SOURCE_STAGE, JobGraph
+
+CHUNK, BARRIER, META = 0, 1, 2  # a record's phase: emitted on a chunk, on the barrier; metadata
+SOURCE_RANK = 1 << 20  # a producing task's rank: stage * SOURCE_RANK + partition
+
+
+@dataclass
+class EpochInfo:
+    """What changes per epoch (pickled into the stage functions with the graph)."""
+    curr: int
+    prev: int
+    version: bytes  # the committed version every task reads
+    store_url: str
+    endpoint: str | None
+    tasks: dict[int, worker.EpochTask]  # exchange node -> its fragment's task description
+    mat_ids: dict[int, list[int]]  # materialize partition -> reserved SST ids
+    needed: dict[int, set[int] | None] = field(default_factory=dict)  # source -> columns read
+    python_udfs: dict = field(default_factory=dict)
+    cache_size: int = 64 << 20
+
+
+class Router:
+    """Pushes chunks through a task's stateless executors and turns what reaches a boundary
+    (an exchange or the materialize) into records for the stage that runs it."""
+
+    def __init__(self, graph: JobGraph, stage: int, index: int):
+        self.graph = graph
+        self.rank = stage * SOURCE_RANK + index
+        self.stage = stage
+        self.local_mat = None  # the materialize when it runs in this stage's tasks
+        self.out: list[tuple[int, tuple]] = []
+        self.seq = 0
+        self.owners = {n.stage: vnode_owners(n.parallelism) for n in graph.nodes if n.stage > 0}
+
+    def push(self, node: int, chunk: StreamChunk, side: int, phase: int) -> None:
+        spec = self.graph.nodes[node]
+        if spec.kind == MATERIALIZE and spec.stage == self.stage:
+            self.local_mat.on_chunk(chunk)
+            return
+        if spec.kind in (EXCHANGE, MATERIALIZE):
+            self._route(node, chunk, side, phase)
+            return
+        outs = [chunk] if spec.kind == SCAN else spec.executor.on_chunk(chunk, side)
+        for out in outs:
+            if len(out):
+                for down, down_side in spec.downstream:
+                    self.push(down, out, down_side, phase)
+
+    def forward(self, node: int, chunks: Iterable[StreamChunk], phase: int) -> None:
+        """A boundary node's output: on to what follows it."""
+        for c in chunks:
+            if len(c):
+                for down, side in self.graph.nodes[node].downstream:
+                    self.push(down, c, side, phase)
+
+    def _route(self, node: int, chunk: StreamChunk, side: int, phase: int) -> None:
+        spec = self.graph.nodes[node]
+        if spec.dist_keys is None or spec.parallelism == 1:
+            self._emit(0, spec.stage, node, side, phase, worker.encode_chunk(chunk))
+            return
+        vnodes = compute_vnodes([chunk.data.column(k) for k in spec.dist_keys[side]], num_rows=len(chunk))
+        owner = self.owners[spec.stage][vnodes]
+        for a in np.unique(owner).tolist():
+            mask = owner == a
+            self._emit(a, spec.stage, node, side, phase, worker.encode_chunk(chunk if mask.all() else chunk.filter(mask)))
+
+    def _emit(self, part: int, stage: int, node: int, side: int, phase: int, payload: bytes) -> None:
+        self.out.append((part, (stage, node, side, phase, self.rank, self.seq, payload)))
+        self.seq += 1
+
+    def meta(self, stage: int, payloads: list[bytes]) -> None:
+        """Metadata to the first consumer's partition 0 (the last stage returns it)."""
+        for p in payloads:
+            self._emit(0, stage, -1, 0, META, p)
+
+
+def stage_function(graph: JobGraph, info: EpochInfo, stage: int):
+    """The function `mapPartitionsWithIndex` runs for `stage`."""
+    def run(index: int, records: Iterator) -> Iterator:
+        return iter(run_stage(graph, info, stage, index, records))
+    return run
+
+
+def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records: Iterable) -> list:
+    from rw_cli.engine import python_udf
+
+    t0 = time.perf_counter()
+    python_udf.define(info.python_udfs)
+    router = Router(graph, stage, index)
+    spec = graph.stages[stage]
+    if stage == SOURCE_STAGE:
+        metas = [_read_sources(graph, info, router, records)]
+    else:
+        inputs, metas = _sorted_input(records)
+        node = graph.nodes[spec.node]
+        if node.kind == EXCHANGE:
+            if graph.nodes[-1].stage == stage:  # this stage materializes its actors' output too
+                router.local_mat = graph.mat.executor(worker.task_store(info.tasks[spec.node]).state)
+            metas.append(_run_actor(info, spec.node, index, inputs, router))
+        else:
+            metas.append(_run_materialize(graph, info, index, inputs))
+    # the task's own time (its input's shuffle read included), per stage, for the bench
+    metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000)}}).encode())
+    if spec.consumers:
+        router.meta(spec.consumers[0], metas)
+        return router.out
+    return [(0, (-1, -1, 0, META, router.rank, i, m)) for i, m in enumerate(metas)]
+
+
+def _read_sources(graph: JobGraph, info: EpochInfo, router: Router, records: Iterable) -> bytes:
+    """Stage 0: read each assigned split range, run the stateless chain after the scans."""
+    counts: dict[str, list[int]] = {}
+    for _, (src_id, r) in records:
+        src = graph.sources[src_id]
+        ex = src.executor()  # cheap: a reader holds no client (nexmark, datagen)
+        rows, nbytes = ex.rows_read, ex.bytes_read
+        for chunk in ex.read_range(r, info.needed.get(src_id)):
+            for scan in src.scans:
+                router.push(scan, chunk, 0, CHUNK)
+        c = counts.setdefault(str(src_id), [0, 0])
+        c[0] += ex.rows_read - rows
+        c[1] += ex.bytes_read - nbytes
+    return json.dumps({"sources": counts}).encode()
+
+
+def _sorted_input(records: Iterable) -> tuple[list[tuple[int, int, StreamChunk]], list[bytes]]:
+    """(node, side, chunk) in a deterministic order — chunk-phase records first, then the
+    barrier outputs of each producing stage retractions first — and the metadata."""
+    data, metas = [], []
+    for _, rec in records:
+        (metas if rec[3] == META else data).append(rec)
+    data.sort(key=lambda r: (r[3], r[4], r[5]))
+    out: list[tuple[int, int, StreamChunk]] = []
+    groups: dict[tuple[int, int, int], list[StreamChunk]] = {}
+    for _stage, node, side, phase, rank, _seq, payload in data:
+        chunk = worker.decode_chunk(payload)
+        if phase == CHUNK:
+            out.append((node, side, chunk))
+        else:
+            groups.setdefault((rank // SOURCE_RANK, node, side), []).append(chunk)
+    for (_, node, side), chunks in groups.items():
+        out += [(node, side, c) for c in retractions_first(chunks)]
+    return out, [rec[6] for rec in metas]
+
+
+def _run_actor(info: EpochInfo, node: int, index: int, inputs, router: Router) -> bytes:
+    """An exchange stage's partition: actor `index` of the fragment, cached in this worker
+    while it stays the one that ran the fragment's last committed epoch."""
+    task = info.tasks[node]
+    store = worker.task_store(task)
+    worker.STATS.clear()
+    worker.STATS.update(built=0, reused=0)
+    actor, cached = worker.cached_actor(task, index, store)
+    cached.last_epoch = -1  # until this epoch's barrier went through
+    for _, side, chunk in inputs:
+        router.forward(node, actor.on_chunk(chunk, side), CHUNK)
+    router.forward(node, actor.on_barrier(EpochPair(task.curr, task.prev)), BARRIER)
+    if router.local_mat is not None:
+        router.local_mat.on_barrier(EpochPair(task.curr, task.prev))
+    cached.last_epoch = task.prev
+    ssts = store.upload(task.prev, task.sst_ids.get(index, []))
+    return json.dumps({"ssts": [s.to_json() for s in ssts], "stats": dict(worker.STATS)}).encode()
+
+
+@dataclass
+class _StoreRef:
+    store_url: str
+    endpoint: str | None
+    version: bytes
+    cache_size: int
+
+
+def _run_materialize(graph: JobGraph, info: EpochInfo, index: int, inputs) -> bytes:
+    """The materialize stage's partition: writes the MV rows of its vnodes as SSTs."""
+    store = worker.task_store(_StoreRef(info.store_url, info.endpoint, info.version, info.cache_size))
+    mat = graph.mat.executor(store.state)
+    for _, _, chunk in inputs:
+        mat.on_chunk(chunk)
+    mat.on_barrier(EpochPair(info.curr, info.prev))
+    ssts = store.upload(info.prev, info.mat_ids.get(index, []))
+    return json.dumps({"ssts": [s.to_json() for s in ssts]}).encode()
