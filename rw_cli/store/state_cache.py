@@ -79,11 +79,13 @@ _BIT = _U64(1) << np.arange(64, dtype=_U64)
 
 
 class _Segment:
-    __slots__ = ("hashes", "keys", "values", "_index")
+    __slots__ = ("hashes", "keys", "values", "_index", "nbytes")
 
     def __init__(self, hashes: np.ndarray, keys: pa.Array, values: pa.Array):
         self.hashes, self.keys, self.values = hashes, keys, values
         self._index: HashIndex | None = None  # built at the first lookup
+        # (Arrow sums a taken array's buffers on every ask: the budget checks ask often)
+        self.nbytes = keys.nbytes + values.nbytes + len(hashes) * ENTRY_OVERHEAD
 
     @staticmethod
     def build(keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> "_Segment":
@@ -95,10 +97,6 @@ class _Segment:
 
     def __len__(self) -> int:
         return len(self.hashes)
-
-    @property
-    def nbytes(self) -> int:
-        return self.keys.nbytes + self.values.nbytes + len(self.hashes) * ENTRY_OVERHEAD
 
     def find(self, qh: np.ndarray, qkeys: pa.Array) -> np.ndarray:
         """The position of each query key here, -1 where absent (equal hashes are rare, so
