@@ -7,12 +7,7 @@ SST of an oversized level, taken round-robin by key) with the overlapping SSTs o
 level; tombstones can go when nothing lies below the target level. Under a stream of
 checkpoints L0 grows to `l0_stall` files before compaction runs: fewer, larger L0 -> L1 merges
 (each rewrites L1), as RisingWave lets L0 grow into many sub-levels before it compacts them.
-Meanwhile `l0_tier` consecutive small L0 SSTs (each at most `l0_tier_bytes`: checkpoints')
-are merged into one L0 SST, even under a stream of checkpoints, as RisingWave compacts its
-L0 sub-levels among themselves: a read consults every L0 SST, so a point lookup or a key
-range cost grew with L0 (tens of SSTs while one L0 -> L1 merge rewrote L1), and the merge
-costs only the checkpoints' own bytes. Append logs are merged in tiers
-(append_log.merge_candidate).
+Append logs are merged in tiers (append_log.merge_candidate).
 """
 from __future__ import annotations
 
@@ -51,11 +46,9 @@ class CompactionPicker:
     the last task of each level ended (the next one starts after it)."""
 
     def __init__(self, l0_trigger: int = 4, l0_stall: int | None = None, level_base_size: int = 256 << 20,
-                 level_multiplier: int = 10, max_levels: int = 7, l0_tier: int = 8, l0_tier_bytes: int = 4 << 20):
+                 level_multiplier: int = 10, max_levels: int = 7):
         self.l0_trigger = l0_trigger
         self.l0_stall = l0_stall if l0_stall is not None else max(3 * l0_trigger, 24)
-        self.l0_tier = max(2, l0_tier)
-        self.l0_tier_bytes = l0_tier_bytes
         self.level_base_size = level_base_size
         self.level_multiplier = level_multiplier
         self.max_levels = max(2, max_levels)
@@ -68,9 +61,6 @@ class CompactionPicker:
     def pick(self, v: HummockVersion) -> CompactTask | None:
         """The next task due, if any (advances the level's cursor)."""
         levels = v.levels
-        tier = self.pick_l0_tier(v) if len(levels[0]) < self.l0_stall else None
-        if tier is not None:
-            return tier
         if len(levels[0]) > self.l0_trigger:
             l0 = list(levels[0])
             lo = min(s.smallest_key for s in l0)
@@ -86,21 +76,6 @@ class CompactionPicker:
                 nxt = _overlapping(levels[i + 1], pick.smallest_key, pick.largest_key) if len(levels) > i + 1 else []
                 return CompactTask([(i, [pick]), (i + 1, nxt)], i + 1, _is_bottom(v, i + 1), trivial_move=not nxt)
         return None
-
-    def pick_l0_tier(self, v: HummockVersion) -> CompactTask | None:
-        """`l0_tier` consecutive small L0 SSTs, the newest such run, merged into one L0 SST
-        (None: no such run)."""
-        run: list[SstInfo] = []
-        for s in v.levels[0]:  # newest first
-            run = run + [s] if s.file_size <= self.l0_tier_bytes else []
-            if len(run) == self.l0_tier:
-                return CompactTask([(0, run)], 0, False)
-        return None
-
-    def tier_due(self, v: HummockVersion) -> bool:
-        """Whether L0 holds a run of small SSTs to merge, below the stall (where the whole
-        of L0 goes down instead): worth doing under a stream of checkpoints."""
-        return len(v.levels[0]) < self.l0_stall and self.pick_l0_tier(v) is not None
 
     @staticmethod
     def pick_full(v: HummockVersion) -> CompactTask | None:

@@ -79,8 +79,7 @@ class Compactor(BackgroundLoop):
             try:
                 did = False
                 while not closing.is_set():
-                    v = self.versions.current
-                    if not self.picker.pressing(v) and not self.picker.tier_due(v) and \
+                    if not self.picker.pressing(self.versions.current) and \
                             time.monotonic() - self.last_commit < COMPACTION_IDLE_SECS:
                         time.sleep(COMPACTION_IDLE_SECS / 4)
                         continue
@@ -169,14 +168,6 @@ class Compactor(BackgroundLoop):
             while len(nv.levels) <= task.target_level:
                 nv.levels.append([])
             ids = task.input_ids
-            if task.target_level == 0:  # L0 is newest first: the merged SST takes its inputs' place
-                l0 = nv.levels[0]
-                at = min(i for i, s in enumerate(l0) if s.id in ids)
-                kept = [s for s in l0 if s.id not in ids]
-                before = sum(1 for s in l0[:at] if s.id not in ids)
-                nv.levels = [[s for s in lv if s.id not in ids] for lv in nv.levels]
-                nv.levels[0] = kept[:before] + sorted(outputs, key=lambda s: s.smallest_key) + kept[before:]
-                return nv
             nv.levels = [[s for s in lv if s.id not in ids] for lv in nv.levels]
             nv.levels[task.target_level] = sorted(nv.levels[task.target_level] + outputs, key=lambda s: s.smallest_key)
             return nv

@@ -97,21 +97,3 @@ def test_log_merges_are_picked_by_tier():
     assert table == 7 and [g.level for g in picked] == [0] * LOG_FANOUT
     long = version(logs={7: segs(7, [i % 2 for i in range(LOG_STALL)])})
     assert p.pressing(long) and len(p.pick_log_merge(long)[1]) == LOG_STALL
-
-
-def test_small_l0_ssts_merge_among_themselves_below_the_stall():
-    p = CompactionPicker(l0_trigger=2, l0_stall=24, l0_tier=3, l0_tier_bytes=1000)
-    big, small = 5000, 100
-    l0 = [sst(9, b"a", b"z", small), sst(8, b"a", b"z", big), sst(7, b"a", b"z", small), sst(6, b"a", b"z", small),
-          sst(5, b"a", b"z", small), sst(4, b"a", b"z", small), sst(3, b"a", b"z", big)]
-    v = version(l0, [sst(10, b"a", b"z", big)])
-    task = p.pick(v)  # the newest run of three consecutive small SSTs, into L0
-    assert task.target_level == 0 and not task.bottom
-    assert [(lv, [s.id for s in ss]) for lv, ss in task.inputs] == [(0, [7, 6, 5])]
-    assert p.tier_due(v)
-    # no such run: L0 past its trigger goes down to L1 as before
-    v2 = version([sst(9, b"a", b"z", small), sst(8, b"a", b"z", big), sst(7, b"a", b"z", small)], [])
-    assert p.pick_l0_tier(v2) is None and not p.tier_due(v2) and p.pick(v2).target_level == 1
-    # at the stall the whole of L0 goes down
-    stalled = version([sst(i, b"a", b"z", small) for i in range(24)], [])
-    assert not p.tier_due(stalled) and p.pick(stalled).target_level == 1

@@ -176,32 +176,3 @@ def test_compaction_in_a_compactor_process(tmp_path):
     h2 = HummockStorage(LocalObjectStore(str(tmp_path)), background_compaction=False)
     assert dict(h2.iter(b"", None)) == want
     h2.close()
-
-
-def test_l0_tier_merges_keep_reads_and_l0_order():
-    """Small L0 SSTs merged among themselves (into L0, in their inputs' place) under a stream
-    of checkpoints: every read sees the newest version of each key, deletes included."""
-    import random
-
-    import numpy as np
-    import pyarrow as pa
-
-    from rw_cli.store.hummock import MAX_EPOCH
-
-    r = random.Random(5)
-    h = HummockStorage(MemoryObjectStore(), background_compaction=False, l0_trigger=100, l0_stall=100)
-    h.compactor.picker.l0_tier = 3
-    model: dict[bytes, bytes | None] = {}
-    for epoch in range(1, 20):
-        keys = sorted({b"k%03d" % r.randint(0, 200) for _ in range(30)})
-        vals = [None if r.random() < 0.2 else b"v%d-%d" % (epoch, i) for i, _ in enumerate(keys)]
-        h.ingest_arrays(pa.array(keys, pa.binary()), pa.array(vals, pa.binary()), epoch, sorted_unique=True)
-        h.commit_epoch(epoch)
-        model.update(zip(keys, vals))
-        if epoch % 4 == 0:
-            assert h.compactor.compact_once()  # a tier merge (the L0 -> L1 trigger is far)
-            l0 = h.version_manager.current.levels[0]
-            assert len(l0) < epoch and all(s.max_epoch >= t.max_epoch for s, t in zip(l0, l0[1:]))  # newest first
-        probe = sorted({b"k%03d" % r.randint(0, 210) for _ in range(50)})
-        got = h.multi_get_array(pa.array(probe, pa.binary()), MAX_EPOCH).to_pylist()
-        assert got == [model.get(k) for k in probe]
