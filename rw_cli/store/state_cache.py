@@ -107,6 +107,16 @@ class _Segment:
     def __len__(self) -> int:
         return len(self.hashes)
 
+    @property
+    def replaced(self) -> int:
+        """How many entries `keys`/`values` hold that a newer write replaced."""
+        return len(self.keys) - len(self.hashes)
+
+    def repacked(self) -> "_Segment":
+        """This segment without its replaced entries (its live ones in hash order)."""
+        idx = pa.array(self.perm, pa.int64())
+        return _Segment.packed(self.hashes, self.keys.take(idx), self.values.take(idx))
+
     def take_values(self, idx: np.ndarray) -> pa.Array:
         """The values of the entries at hash-order positions `idx`."""
         return self.values.take(pa.array(self.perm[idx], pa.int64()))
@@ -191,6 +201,9 @@ class StateCache:
         size = self.nbytes
         if size <= self.max_bytes:
             return
+        size = self._repack(size)  # replaced entries go before live ones do
+        if size <= self.max_bytes:
+            return
         self.evicted = True
         target = self.max_bytes * 3 // 4
         while self.segments and size > target:
@@ -207,6 +220,19 @@ class StateCache:
             trimmed = _Segment.packed(seg.hashes[len(seg) - keep:].copy(), seg.keys.take(idx), seg.values.take(idx))
             size -= seg.nbytes - trimmed.nbytes
             self.segments[0] = trimmed
+
+    def _repack(self, size: int) -> int:
+        """Drop the replaced entries merged segments still hold, most first, until the cache
+        fits its budget; the new size."""
+        order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced)
+        for i in order:
+            seg = self.segments[i]
+            if size <= self.max_bytes or not seg.replaced:
+                break
+            new = seg.repacked()
+            size -= seg.nbytes - new.nbytes
+            self.segments[i] = new
+        return size
 
 
 def _merge(older: _Segment, newer: _Segment) -> _Segment:
@@ -229,7 +255,6 @@ def _merge(older: _Segment, newer: _Segment) -> _Segment:
         keep = np.ones(len(h), dtype=bool)
         keep[dup[same]] = False
         h, p = h[keep], p[keep]
-    if 2 * len(p) < len(keys):  # mostly replaced entries: repack
-        idx = pa.array(p, pa.int64())
-        return _Segment.packed(h, keys.take(idx), values.take(idx))
-    return _Segment(h, p, keys, values)
+    merged = _Segment(h, p, keys, values)
+    # mostly replaced entries: repack (a cache over its budget repacks first: _repack)
+    return merged.repacked() if 2 * len(p) < len(keys) else merged
