@@ -222,12 +222,15 @@ class StateCache:
             self.segments[0] = trimmed
 
     def _repack(self, size: int) -> int:
-        """Drop the replaced entries merged segments still hold, most first, until the cache
-        fits its budget; the new size."""
-        order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced)
+        """Drop the replaced entries merged segments still hold, from the segments where
+        they are the largest share (a quarter at least: a repack copies the live entries,
+        so it must free a good part of them), until the cache is back at 3/4 of its
+        budget; the new size."""
+        target = self.max_bytes * 3 // 4
+        order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced / len(self.segments[i].keys))
         for i in order:
             seg = self.segments[i]
-            if size <= self.max_bytes or not seg.replaced:
+            if size <= target or 4 * seg.replaced < len(seg.keys):
                 break
             new = seg.repacked()
             size -= seg.nbytes - new.nbytes

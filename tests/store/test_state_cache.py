@@ -61,8 +61,8 @@ def test_replaced_entries_are_dropped_before_live_ones_are_evicted():
     keys = pa.array([b"k%04d" % i for i in range(400)], pa.binary())
     cache = StateCache(max_bytes=1 << 30)
     model = {}
-    for r in range(11):  # a few keys rewritten: merges leave replaced entries behind
-        part = keys if r == 0 else keys.slice(0, 60)
+    for r in range(11):  # keys rewritten: merges leave replaced entries behind
+        part = keys if r == 0 else keys.slice(0, 200)
         vals = [b"v%d-%04d" % (r, i) for i in range(len(part))]
         cache.put(part, pa.array(vals, pa.binary()))
         model.update(zip(part.to_pylist(), vals))
