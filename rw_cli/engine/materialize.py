@@ -56,7 +56,7 @@ class MaterializeExecutor(Executor):
             return []
         chunk = self.conform(chunk)
         if self.conflict and chunk.is_insert().all():
-            out = [self._write(self._resolve_conflicts(part)) for part in self._rounds(chunk)]
+            out = [self._write(*self._resolve_conflicts_keyed(part)) for part in self._rounds(chunk)]
             out = [c for c in out if len(c)]
             if len(out) > 1:
                 return [StreamChunk(pa.concat_tables([c.data for c in out]), np.concatenate([c.ops for c in out]))]
@@ -66,9 +66,10 @@ class MaterializeExecutor(Executor):
         chunk = self._write(chunk)
         return [chunk] if len(chunk) else []
 
-    def _write(self, chunk: StreamChunk) -> StreamChunk:
+    def _write(self, chunk: StreamChunk, keys: pa.Array | None = None) -> StreamChunk:
+        """`keys`: the rows' store keys, when known (the conflict check's lookup made them)."""
         if len(chunk):
-            self.table.write_chunk(to_schema(chunk.data, self.table.schema), chunk.ops)
+            self.table.write_chunk(to_schema(chunk.data, self.table.schema), chunk.ops, keys)
         return chunk
 
     def _rounds(self, chunk: StreamChunk) -> list[StreamChunk]:
@@ -133,11 +134,23 @@ class MaterializeExecutor(Executor):
 
     def _resolve_conflicts(self, chunk: StreamChunk) -> StreamChunk:
         """Keep the last insert per key; turn inserts over existing keys into update pairs."""
+        return self._resolve_conflicts_keyed(chunk)[0]
+
+    def _resolve_conflicts_keyed(self, chunk: StreamChunk) -> tuple[StreamChunk, pa.Array | None]:
+        """`_resolve_conflicts`, and the resulting rows' store keys when they are the rows
+        looked up (all new: the keys made for the lookup serve the write too)."""
         last = self._last_per_key(chunk.data)
         data = chunk.data if len(last) == chunk.data.num_rows else chunk.data.take(pa.array(last))
-        old, found = self.table.get_rows([data.column(k) for k in self.stream_key])
+        pk = [data.column(k) for k in self.stream_key]
+        keys = self.table.pk_keys(pk) if hasattr(self.table, "pk_keys") else None
+        old, found = self.table.get_rows(pk, keys)
         if not found.any():
-            return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8))
+            return StreamChunk(data, np.full(data.num_rows, INSERT, dtype=np.int8)), keys
+        return self._conflicting(data, old, found), None
+
+    def _conflicting(self, data: pa.Table, old, found: np.ndarray) -> StreamChunk:
+        """The inserts `data`, some over stored rows (`old` where `found`), as the table's
+        ON CONFLICT resolves them."""
         old = pa.Table.from_batches([old]) if isinstance(old, pa.RecordBatch) else old
         old = old.rename_columns(data.column_names).cast(data.schema)
         if self.ttl is not None:

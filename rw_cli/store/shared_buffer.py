@@ -103,19 +103,30 @@ def _search(run: Run, sk: np.ndarray, form: KeyForm, key: bytes) -> int:
 
 def sort_unique(keys: pa.Array, values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Sort a batch by key; of equal keys the last one wins."""
+    idx = sort_unique_index(keys)
+    if idx is None:
+        return keys, values
+    take = pa.array(idx, pa.int64())
+    return keys.take(take), values.take(take)
+
+
+def sort_unique_index(keys: pa.Array) -> np.ndarray | None:
+    """The positions that sort `keys`, of equal keys the last one only; None when the keys
+    are sorted and unique already."""
     n = len(keys)
     if n <= 1:
-        return keys, values
+        return None
     form = KeyForm.of_lengths(key_lengths(keys))
     sk, _ = sortable_keys(keys, form)
+    if bool((sk[1:] > sk[:-1]).all()):  # in order already (a load by key): no sort
+        return None
     order = argsort_sortable(sk)
     s = sk[order]
     last = np.ones(n, dtype=bool)
     last[:-1] = s[1:] != s[:-1]
     if last.all() and bool((order[1:] > order[:-1]).all()):
-        return keys, values
-    idx = pa.array(order[last], pa.int64())
-    return keys.take(idx), values.take(idx)
+        return None
+    return order[last]
 
 
 def merged_runs(batches: list[SharedBufferBatch]) -> Iterator[Run]:

@@ -67,42 +67,63 @@ def _block_word(hashes: np.ndarray, nwords: int) -> np.ndarray:
 
 def _block_mask(hashes: np.ndarray) -> np.ndarray:
     """A key's FILTER_K bits in its word: the low 6 bits of each byte of a remix of the hash
-    (independent of the high bits that chose the word)."""
+    (independent of the high bits that chose the word). One shift and OR per bit over all
+    keys (a gather of n x K bits reduced along its short axis was 3x slower)."""
     with np.errstate(over="ignore"):
         r = (hashes ^ _U64(0x9E3779B97F4A7C15)) * _U64(0xBF58476D1CE4E5B9)
         r ^= r >> _U64(31)
-    low6 = np.ascontiguousarray(r).view(np.uint8).reshape(-1, 8)[:, :FILTER_K] & np.uint8(63)
-    return np.bitwise_or.reduce(_BIT[low6], axis=1)
-
-
-_BIT = _U64(1) << np.arange(64, dtype=_U64)
+    out = np.zeros(len(r), dtype=_U64)
+    for i in range(FILTER_K):
+        out |= _U64(1) << ((r >> _U64(8 * i)) & _U64(63))
+    return out
 
 
 class _Segment:
-    __slots__ = ("hashes", "keys", "values", "_index")
+    """Entries sorted by the hash of their key: `hashes` (sorted) and `perm`, each entry's
+    position in `keys` and `values`, which stay as they were given (Arrow gathers of
+    variable-width arrays cost more than the hashes' sort: a segment is built and merged by
+    moving hashes and positions only). Merged segments keep the entries a newer write
+    replaced in `keys`/`values`, unreferenced, until they are half the arrays (`_merge`)."""
+    __slots__ = ("hashes", "perm", "keys", "values", "_index", "nbytes")
 
-    def __init__(self, hashes: np.ndarray, keys: pa.Array, values: pa.Array):
-        self.hashes, self.keys, self.values = hashes, keys, values
+    def __init__(self, hashes: np.ndarray, perm: np.ndarray, keys: pa.Array, values: pa.Array):
+        self.hashes, self.perm, self.keys, self.values = hashes, perm, keys, values
         self._index: HashIndex | None = None  # built at the first lookup
+        # (Arrow sums a taken array's buffers on every ask: the budget checks ask often)
+        self.nbytes = keys.nbytes + values.nbytes + len(keys) * ENTRY_OVERHEAD
 
     @staticmethod
     def build(keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> "_Segment":
         """From unique keys (in any order), their values and (if known) their hashes."""
         h = hash_array(keys) if hashes is None else hashes
         order = np.argsort(h, kind="stable")
-        idx = pa.array(order, pa.int64())
-        return _Segment(h[order], keys.take(idx), values.take(idx))
+        return _Segment(h[order], order, keys, values)
+
+    @staticmethod
+    def packed(hashes: np.ndarray, keys: pa.Array, values: pa.Array) -> "_Segment":
+        """From entries already in hash order."""
+        return _Segment(hashes, np.arange(len(hashes), dtype=np.int64), keys, values)
 
     def __len__(self) -> int:
         return len(self.hashes)
 
     @property
-    def nbytes(self) -> int:
-        return self.keys.nbytes + self.values.nbytes + len(self.hashes) * ENTRY_OVERHEAD
+    def replaced(self) -> int:
+        """How many entries `keys`/`values` hold that a newer write replaced."""
+        return len(self.keys) - len(self.hashes)
+
+    def repacked(self) -> "_Segment":
+        """This segment without its replaced entries (its live ones in hash order)."""
+        idx = pa.array(self.perm, pa.int64())
+        return _Segment.packed(self.hashes, self.keys.take(idx), self.values.take(idx))
+
+    def take_values(self, idx: np.ndarray) -> pa.Array:
+        """The values of the entries at hash-order positions `idx`."""
+        return self.values.take(pa.array(self.perm[idx], pa.int64()))
 
     def find(self, qh: np.ndarray, qkeys: pa.Array) -> np.ndarray:
-        """The position of each query key here, -1 where absent (equal hashes are rare, so
-        each further round looks at fewer queries)."""
+        """The (hash-order) position of each query key here, -1 where absent (equal hashes
+        are rare, so each further round looks at fewer queries)."""
         if self._index is None:
             self._index = HashIndex(self.hashes)
         cand, first, end = self._index.lookup(qh)
@@ -113,7 +134,7 @@ class _Segment:
         k = 0
         while len(cand):
             pos = lo[cand] + k
-            eq = pc.equal(self.keys.take(pa.array(pos, pa.int64())),
+            eq = pc.equal(self.keys.take(pa.array(self.perm[pos], pa.int64())),
                           qkeys.take(pa.array(cand, pa.int64()))).to_numpy(zero_copy_only=False)
             out[cand[eq]] = pos[eq]
             k += 1
@@ -151,7 +172,7 @@ class StateCache:
             hit = idx >= 0
             if hit.any():
                 positions.append(todo[hit])
-                values.append(seg.values.take(pa.array(idx[hit], pa.int64())))
+                values.append(seg.take_values(idx[hit]))
                 todo = todo[~hit]
         if not positions:
             return pa.nulls(n, pa.binary()), known
@@ -180,6 +201,9 @@ class StateCache:
         size = self.nbytes
         if size <= self.max_bytes:
             return
+        size = self._repack(size)  # replaced entries go before live ones do
+        if size <= self.max_bytes:
+            return
         self.evicted = True
         target = self.max_bytes * 3 // 4
         while self.segments and size > target:
@@ -192,28 +216,48 @@ class StateCache:
             # under the target
             keep = int(len(seg) * (1 - (size - target) / seg.nbytes))
             keep = max(0, min(len(seg) - 1, keep))
-            idx = pa.array(np.arange(len(seg) - keep, len(seg)), pa.int64())
-            trimmed = _Segment(seg.hashes[len(seg) - keep:].copy(), seg.keys.take(idx), seg.values.take(idx))
+            idx = pa.array(seg.perm[len(seg) - keep:], pa.int64())
+            trimmed = _Segment.packed(seg.hashes[len(seg) - keep:].copy(), seg.keys.take(idx), seg.values.take(idx))
             size -= seg.nbytes - trimmed.nbytes
             self.segments[0] = trimmed
 
+    def _repack(self, size: int) -> int:
+        """Drop the replaced entries merged segments still hold, from the segments where
+        they are the largest share (a quarter at least: a repack copies the live entries,
+        so it must free a good part of them), until the cache is back at 3/4 of its
+        budget; the new size."""
+        target = self.max_bytes * 3 // 4
+        order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced / len(self.segments[i].keys))
+        for i in order:
+            seg = self.segments[i]
+            if size <= target or 4 * seg.replaced < len(seg.keys):
+                break
+            new = seg.repacked()
+            size -= seg.nbytes - new.nbytes
+            self.segments[i] = new
+        return size
+
 
 def _merge(older: _Segment, newer: _Segment) -> _Segment:
-    """One segment holding the newest value of every key of both: a stable merge by hash
-    (the newer entry first), then an entry whose neighbour before it has the same hash and
-    key is dropped. (Two different keys with one hash may leave an old entry of one of them
+    """One segment holding the newest value of every key of both: the arrays concatenated
+    (newer first), the hashes and positions merged by a stable sort (the newer entry
+    first), then an entry whose neighbour before it has the same hash and key is dropped
+    from the hash order (its bytes stay until the arrays are repacked, once half of them
+    are such). (Two different keys with one hash may leave an old entry of one of them
     behind the other; a lookup finds the newer one first, so it is never read.)"""
     keys = pa.concat_arrays([newer.keys, older.keys])
     values = pa.concat_arrays([newer.values, older.values])
     hashes = np.concatenate([newer.hashes, older.hashes])
+    perm = np.concatenate([newer.perm, older.perm + len(newer.keys)])
     order = np.argsort(hashes, kind="stable")  # two sorted runs: a merge
-    h = hashes[order]
+    h, p = hashes[order], perm[order]
     dup = np.flatnonzero(h[1:] == h[:-1]) + 1
-    keep = np.ones(len(h), dtype=bool)
     if len(dup):
-        same = pc.equal(keys.take(pa.array(order[dup], pa.int64())),
-                        keys.take(pa.array(order[dup - 1], pa.int64()))).to_numpy(zero_copy_only=False)
+        same = pc.equal(keys.take(pa.array(p[dup], pa.int64())),
+                        keys.take(pa.array(p[dup - 1], pa.int64()))).to_numpy(zero_copy_only=False)
+        keep = np.ones(len(h), dtype=bool)
         keep[dup[same]] = False
-    idx = order[keep]
-    ia = pa.array(idx, pa.int64())
-    return _Segment(hashes[idx], keys.take(ia), values.take(ia))
+        h, p = h[keep], p[keep]
+    merged = _Segment(h, p, keys, values)
+    # mostly replaced entries: repack (a cache over its budget repacks first: _repack)
+    return merged.repacked() if 2 * len(p) < len(keys) else merged

@@ -27,7 +27,7 @@ from rw_cli.store.row_codec import (NUMERIC_WIDTHS, decode_rows_arrays, encode_r
 from rw_cli.store.keys import KeyForm
 from rw_cli.store.run import Run, as_binary, key_lengths
 from rw_cli.store.version_reader import restrict_to_ranges
-from rw_cli.store.shared_buffer import sort_unique
+from rw_cli.store.shared_buffer import sort_unique_index
 from rw_cli.store.state_cache import StateCache
 
 TABLE_HEAD = 6  # table id (4) + vnode (2)
@@ -148,7 +148,13 @@ class StateTable:
         # the running epoch's writes: (keys, values) pairs in write order; null values delete
         self._mem_k: list[pa.Array] = []
         self._mem_v: list[pa.Array] = []
+        # the keys' hashes (`hash_array`) per entry of _mem_k, where known: the cache's
+        # segment at commit is sorted by them (None: to be computed)
+        self._mem_h: list[np.ndarray | None] = []
         self._mem_sorted = True  # _mem_k is empty or one sorted, unique array
+        # the last key array hashed for a lookup, and its hashes: an executor looks a
+        # batch of keys up, then writes the same array (`pk_keys`), hashed once
+        self._hashed: tuple[pa.Array, np.ndarray] | None = None
         self._cache: StateCache | None = None  # see enable_cache
         self._complete: bool | None = None
 
@@ -180,6 +186,7 @@ class StateTable:
         self._check_complete()
         n = len(keys)
         qh = hash_array(keys)
+        self._hashed = (keys, qh)
         if self._complete:  # a key the cache never saw is absent: only the others are looked up
             seen = np.flatnonzero(self._cache.filter.may_contain(qh))
             if len(seen) < n:
@@ -207,9 +214,15 @@ class StateTable:
     # -- memtable ------------------------------------------------------------------------
     def _mem_put(self, keys: pa.Array, values: pa.Array) -> None:
         if len(keys):
+            hashed = self._hashed
+            self._mem_h.append(hashed[1] if hashed is not None and hashed[0] is keys else None)
             self._mem_k.append(as_binary(keys))
             self._mem_v.append(as_binary(values))
             self._mem_sorted = False
+
+    def _mem_clear(self) -> None:
+        self._mem_k, self._mem_v, self._mem_h, self._mem_sorted = [], [], [], True
+        self._hashed = None
 
     def _mem_arrays(self) -> tuple[pa.Array, pa.Array]:
         """The memtable as sorted unique keys and their values (null: deleted)."""
@@ -218,8 +231,15 @@ class StateTable:
         if not self._mem_sorted:
             k = pa.concat_arrays(self._mem_k) if len(self._mem_k) > 1 else self._mem_k[0]
             v = pa.concat_arrays(self._mem_v) if len(self._mem_v) > 1 else self._mem_v[0]
-            k, v = sort_unique(k, v)
-            self._mem_k, self._mem_v, self._mem_sorted = [k], [v], True
+            h = None
+            if all(x is not None for x in self._mem_h):
+                h = np.concatenate(self._mem_h) if len(self._mem_h) > 1 else self._mem_h[0]
+            idx = sort_unique_index(k)
+            if idx is not None:
+                take = pa.array(idx, pa.int64())
+                k, v = k.take(take), v.take(take)
+                h = None if h is None else h[idx]
+            self._mem_k, self._mem_v, self._mem_h, self._mem_sorted = [k], [v], [h], True
         return self._mem_k[0], self._mem_v[0]
 
     def _mem_pairs(self, pk_prefix: bytes | None = None) -> tuple[pa.Array, pa.Array]:
@@ -295,20 +315,20 @@ class StateTable:
             self._cache, self._complete = StateCache(self._cache.max_bytes), None
         mem_keys, _ = self._mem_arrays()
         keys = pa.concat_arrays([as_binary(t["key"]), mem_keys])
-        self._mem_k, self._mem_v, self._mem_sorted = [], [], True
+        self._mem_clear()
         self._mem_put(keys, pa.nulls(len(keys), pa.binary()))
 
     def commit(self, epoch: int) -> None:
         if self._mem_k and self._cache is not None:
             self._check_complete()  # (before this epoch's writes reach the store)
             keys, values = self._mem_arrays()
-            self._cache.put(keys, values)
+            self._cache.put(keys, values, self._mem_h[0])
         if self._mem_k:
             keys = pa.concat_arrays(self._mem_k) if len(self._mem_k) > 1 else self._mem_k[0]
             values = pa.concat_arrays(self._mem_v) if len(self._mem_v) > 1 else self._mem_v[0]
             # sorts, the last write of a key winning, unless the memtable is sorted already
             self.store.ingest_arrays(keys, values, epoch, sorted_unique=self._mem_sorted)
-        self._mem_k, self._mem_v, self._mem_sorted = [], [], True
+        self._mem_clear()
 
     @property
     def has_pending_writes(self) -> bool:
@@ -370,6 +390,8 @@ class StateTable:
                 values = pc.if_else(pa.array(in_mem), from_mem, from_store)
             else:
                 values = from_mem
+        if values.null_count == n:  # none found (new keys): no decoding, no gathering
+            return self._absent_rows(n), np.zeros(n, dtype=bool)
         valid = values.is_valid()
         found = valid.to_numpy(zero_copy_only=False)
         rows = self.decode(values.filter(valid)) if values.null_count else self.decode(values)
@@ -378,6 +400,10 @@ class StateTable:
         idx = np.cumsum(found) - 1
         take = pa.array(idx, type=pa.int64(), mask=~found)
         return rows.take(take), found
+
+    def _absent_rows(self, n: int) -> pa.RecordBatch:
+        """`n` all-null rows of the table's schema (what get_rows gives for missing rows)."""
+        return pa.RecordBatch.from_arrays([pa.nulls(n, f.type) for f in self.schema], schema=self.schema)
 
     def scan_prefix(self, prefix: list, epoch: int | None = None) -> pa.Table:
         """Rows whose pk starts with the values `prefix` (for the first len(prefix) pk

@@ -53,3 +53,24 @@ def test_key_filter_has_no_false_negatives():
     others = rng.integers(0, 2**63, 100000).astype(np.uint64)
     assert f.may_contain(others).mean() < 0.1
     assert len(f.layers) > 1
+
+
+def test_replaced_entries_are_dropped_before_live_ones_are_evicted():
+    """Merged segments keep the entries newer writes replaced; over its budget the cache
+    drops those first, and evicts nothing while that is enough."""
+    keys = pa.array([b"k%04d" % i for i in range(400)], pa.binary())
+    cache = StateCache(max_bytes=1 << 30)
+    model = {}
+    for r in range(11):  # keys rewritten: merges leave replaced entries behind
+        part = keys if r == 0 else keys.slice(0, 200)
+        vals = [b"v%d-%04d" % (r, i) for i in range(len(part))]
+        cache.put(part, pa.array(vals, pa.binary()))
+        model.update(zip(part.to_pylist(), vals))
+    assert any(s.replaced for s in cache.segments)
+    live = sum(s.repacked().nbytes for s in cache.segments)
+    cache.max_bytes = live + 200
+    cache.put(keys.slice(0, 1), pa.array([b"new"], pa.binary()))
+    model[keys[0].as_py()] = b"new"
+    assert not cache.evicted and cache.nbytes <= cache.max_bytes
+    got, known = cache.get(keys)
+    assert known.all() and got.to_pylist() == [model[k] for k in keys.to_pylist()]

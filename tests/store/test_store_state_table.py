@@ -301,3 +301,62 @@ def test_iter_batches_with_epochs_gives_each_rows_last_write():
     for batch, epochs in t.iter_batches_with_epochs(epoch=1 << 16):
         old.update(zip(batch.column("id").to_pylist(), epochs.tolist()))
     assert old == {1: 1 << 16, 2: 1 << 16}
+
+
+def test_cached_lookups_then_writes_of_the_same_keys_against_dict():
+    """An executor's pattern: `pk_keys` once, `get_rows` with them, then `write_chunk` of the
+    same key array (the lookup's hashes serve the commit's cache segment), several times an
+    epoch; all-new lookups answer all-null rows. Checked against a dict after every step,
+    through the cache and after a reopen."""
+    r = random.Random(7)
+    store = MemoryObjectStore()
+    h = HummockStorage(store, block_size=512)
+
+    def open_table():
+        t = StateTable(h, 9, SCHEMA, [0])
+        t.enable_cache(max_bytes=r.choice([1 << 30, 4000]))
+        return t
+    t = open_table()
+    model: dict[int, dict] = {}
+    epoch = 1
+    for step in range(80):
+        ids = sorted({r.randint(0, 60) for _ in range(r.randint(1, 25))})
+        if r.random() < 0.5:
+            r.shuffle(ids)  # unsorted writes are consolidated by a sort; sorted ones are not
+        pk = [pa.array(ids, pa.int64())]
+        keys = t.pk_keys(pk)
+        rows, found = t.get_rows(pk, keys)
+        assert found.tolist() == [i in model for i in ids]
+        for row, f, i in zip(rows.to_pylist(), found, ids):
+            assert row == (model[i] if f else {k: None for k in SCHEMA.names})
+        b = _rows(ids, names=[f"s{step}"] * len(ids))
+        ops = np.array([r.choice([0, 0, 1]) for _ in ids], dtype=np.int8)
+        t.write_chunk(b, ops, keys)
+        for row, op in zip(b.to_pylist(), ops):
+            if op == 0:
+                model[row["id"]] = row
+            else:
+                model.pop(row["id"], None)
+        if r.random() < 0.6:
+            t.commit(epoch)
+            h.commit_epoch(epoch)
+            epoch += 1
+            if r.random() < 0.1:
+                h.close()
+                h = HummockStorage(store, block_size=512)
+                t = open_table()
+    assert _by_id(t.scan()) == model
+
+
+def test_sort_unique_index():
+    from rw_cli.store.shared_buffer import sort_unique, sort_unique_index
+
+    k = pa.array([b"a", b"b", b"c"], pa.binary())
+    assert sort_unique_index(k) is None  # sorted and unique: nothing to do
+    k = pa.array([b"b", b"a", b"b", b"c", b"a"], pa.binary())
+    v = pa.array([b"1", b"2", b"3", b"4", b"5"], pa.binary())
+    assert sort_unique_index(k).tolist() == [4, 2, 3]  # the last write of a key wins
+    ks, vs = sort_unique(k, v)
+    assert ks.to_pylist() == [b"a", b"b", b"c"] and vs.to_pylist() == [b"5", b"3", b"4"]
+    k = pa.array([b"a\x00", b"a", b"a\x00\x01"], pa.binary())  # trailing zero bytes still count
+    assert [k[i].as_py() for i in sort_unique_index(k)] == [b"a", b"a\x00", b"a\x00\x01"]
