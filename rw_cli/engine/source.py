@@ -10,6 +10,7 @@ row gets a hidden `_row_id` made of the split's ordinal and the row's key within
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +119,19 @@ class SourceExecutor(Executor):
         self._tokens -= n
         return n
 
+    def _open_splits(self) -> Iterator[tuple[str, int]]:
+        """(split, offset) of every split with more to read; a split seen for the first time
+        starts where the reader says (`discovered`: it appeared after the first ones)."""
+        started = bool(self.offsets)
+        for split in self.reader.list_splits():
+            if split not in self.offsets:
+                self.offsets[split] = self.reader.start_offset(split, discovered=started)
+                self.ordinals[split] = len(self.ordinals)
+                self.dirty.add(split)
+            offset = self.offsets[split]
+            if not self.reader.exhausted(split, offset):
+                yield split, offset
+
     def poll(self, max_rows: int, needed: set[int] | None = None) -> list[StreamChunk]:
         """Read up to `max_rows` from each split (fewer under a rate limit). `needed`: the
         column positions any consumer reads (None: all); the others may be left NULL."""
@@ -127,15 +141,7 @@ class SourceExecutor(Executor):
         out: list[StreamChunk] = []
         if budget <= 0:
             return out
-        started = bool(self.offsets)  # splits new after the first ones were added later
-        for split in self.reader.list_splits():
-            if split not in self.offsets:
-                self.offsets[split] = self.reader.start_offset(split, discovered=started)
-                self.ordinals[split] = len(self.ordinals)
-                self.dirty.add(split)
-            offset = self.offsets[split]
-            if self.reader.exhausted(split, offset):
-                continue
+        for split, offset in self._open_splits():
             if needed is None:
                 table, keys, new_offset = self.reader.read(split, offset, budget)
             else:
@@ -166,15 +172,7 @@ class SourceExecutor(Executor):
         out: list[SplitRange] = []
         if budget <= 0:
             return out
-        started = bool(self.offsets)
-        for split in self.reader.list_splits():
-            if split not in self.offsets:
-                self.offsets[split] = self.reader.start_offset(split, discovered=started)
-                self.ordinals[split] = len(self.ordinals)
-                self.dirty.add(split)
-            offset = self.offsets[split]
-            if self.reader.exhausted(split, offset):
-                continue
+        for split, offset in self._open_splits():
             end = self.reader.plan(split, offset, budget)
             if end > offset:
                 self.offsets[split] = end
