@@ -108,9 +108,7 @@ class SparkRuntime(EmbeddedRuntime):
         except EpochFailed:
             raise
         except Exception as e:  # noqa: BLE001 - a Spark job failure of any kind fails the epoch
-            first = next((ln for ln in str(e).splitlines() if ln.strip()), repr(e))
-            raise EpochFailed(f"epoch {epoch.prev} failed on Spark in {ex.identity}: {first[:500]}",
-                              hint="the last committed epoch is intact; uncommitted changes were rolled back") from None
+            raise _epoch_failed(e, epoch, ex.identity) from None
         finally:
             snap.close()
         self.stats["spark_jobs"] += 1
@@ -130,9 +128,7 @@ class SparkRuntime(EmbeddedRuntime):
         except EpochFailed:
             raise
         except Exception as e:  # noqa: BLE001 - a Spark job failure of any kind fails the epoch
-            first = next((ln for ln in str(e).splitlines() if ln.strip()), repr(e))
-            raise EpochFailed(f"epoch {epoch.prev} failed on Spark in {what}: {first[:500]}",
-                              hint="the last committed epoch is intact; uncommitted changes were rolled back") from None
+            raise _epoch_failed(e, epoch, what) from None
 
     def _run(self, action, epoch):
         """Run `action` (a Spark action) in a job group; cancelled after epoch_timeout."""
@@ -310,3 +306,10 @@ class SparkRuntime(EmbeddedRuntime):
                 log.info("job %s: one Spark job per epoch (sources read in tasks)", rel_id)
             else:
                 log.info("job %s: runs through the driver: %s", rel_id, status)
+
+
+def _epoch_failed(e: Exception, epoch, what: str) -> EpochFailed:
+    """A Spark failure as the epoch's error: its first line (Spark's own run to pages)."""
+    first = next((ln for ln in str(e).splitlines() if ln.strip()), repr(e))
+    return EpochFailed(f"epoch {epoch.prev} failed on Spark in {what}: {first[:500]}",
+                       hint="the last committed epoch is intact; uncommitted changes were rolled back")
