@@ -18,14 +18,36 @@ _PORT_FLAGS = ["master.port", "master.port.grpc", "volume.port", "volume.port.gr
                "s3.port.lance", "admin.port", "admin.port.grpc", "webdav.port"]
 
 
+def _ephemeral_range() -> range:
+    """The kernel's range for outgoing connections' local ports (Linux; a common default elsewhere)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return range(int(low), int(high) + 1)
+    except (OSError, ValueError):
+        return range(32768, 61000)
+
+
 def free_ports(n: int) -> list[int]:
-    """`n` distinct loopback ports nobody listens on (all bound at once, so no repeats)."""
+    """`n` distinct loopback ports nobody listens on (all bound at once, so no repeats).
+
+    Taken below the kernel's ephemeral range: a port the kernel hands out itself can be taken
+    by any outgoing connection (Spark's, boto's) between our check and the server's bind."""
+    import random
+
+    ephemeral = _ephemeral_range()
+    pool = [p for p in range(10000, 32768) if p not in ephemeral]
     socks, ports = [], []
-    for _ in range(n):
+    for port in random.sample(pool, len(pool)):
+        if len(ports) == n:
+            break
         s = socket.socket()
-        s.bind(("127.0.0.1", 0))
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            s.close()
+            continue
         socks.append(s)
-        ports.append(s.getsockname()[1])
+        ports.append(port)
     for s in socks:
         s.close()
     return ports
@@ -88,23 +110,37 @@ def _wait_for_bucket(proc: subprocess.Popen, endpoint: str, log: Path, timeout: 
 @contextlib.contextmanager
 def seaweedfs_server(weed: str, d: Path) -> Iterator[str]:
     """A SeaweedFS `mini` server in `d` with bucket `rw-test`: yields its S3 endpoint URL, with
-    test credentials in the environment meanwhile; stopped (and the environment restored) after."""
-    ports = dict(zip(_PORT_FLAGS, free_ports(len(_PORT_FLAGS))))
-    cmd = [weed, "mini", f"-dir={d}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false", "-webdav=false"]
-    cmd += [f"-{k}={v}" for k, v in ports.items()]
-    log = open(d / "weed.log", "wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=d, start_new_session=True,
-                            preexec_fn=die_with_parent)
-    endpoint = f"http://127.0.0.1:{ports['s3.port']}"
+    test credentials in the environment meanwhile; stopped (and the environment restored) after.
+    A start that loses one of its ports to another process is retried on fresh ports."""
     old_env = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "rw")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "rw-secret")
+    proc = log = None
     try:
-        _wait_for_bucket(proc, endpoint, d / "weed.log")
+        for attempt in range(5):
+            ports = dict(zip(_PORT_FLAGS, free_ports(len(_PORT_FLAGS))))
+            cmd = [weed, "mini", f"-dir={d}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false",
+                   "-webdav=false"]
+            cmd += [f"-{k}={v}" for k, v in ports.items()]
+            log = open(d / "weed.log", "wb")
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=d, start_new_session=True,
+                                    preexec_fn=die_with_parent)
+            endpoint = f"http://127.0.0.1:{ports['s3.port']}"
+            try:
+                _wait_for_bucket(proc, endpoint, d / "weed.log")
+                break
+            except RuntimeError:
+                stop(proc)
+                log.close()
+                proc = None
+                if attempt == 4 or "address already in use" not in (d / "weed.log").read_text():
+                    raise
         yield endpoint
     finally:
-        stop(proc)
-        log.close()
+        if proc is not None:
+            stop(proc)
+        if log is not None:
+            log.close()
         for k, v in old_env.items():
             if v is None:
                 os.environ.pop(k, None)
