@@ -432,6 +432,10 @@ def slt_command(ctx: click.Context, keep_going: bool, mv: bool, verbose: bool, t
     obj = ctx.obj or {}
     options = RunOptions(keep_going=keep_going, timeout=timeout, mv=mv, verbose=verbose,
                          jobs=jobs or os.cpu_count() or 1)
+    if options.jobs > 1 and obj.get("data_dir") and len(paths) > 0:
+        # the files share the one data directory, which only one process may write
+        click.echo(f"NOTICE:  -j {options.jobs} ignored: with --data-dir the files run one after "
+                   "another in that directory", err=True)
     rc = run_files(list(paths), keep_going=keep_going, data_dir=obj.get("data_dir"),
                    engine=obj.get("engine", "embedded"), out=sys.stdout,
                    session_factory=_session_factory, options=options)

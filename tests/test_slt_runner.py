@@ -308,3 +308,37 @@ def test_jobs_run_files_in_worker_processes_with_the_same_output(tmp_path):
     assert runs[0].stdout == runs[1].stdout, (runs[0].stdout, runs[1].stdout)
     text = runs[1].stdout
     assert text.index("ok " + paths[0]) < text.index("FAIL " + paths[1]) < text.index("ok " + paths[2]), text
+
+
+def test_jobs_with_a_data_dir_run_one_after_another_and_say_so(tmp_path):
+    """rw --data-dir D slt -j N: the files share D (one writer at a time), so they run in
+    turn, and a notice says that -j was not applied rather than ignoring it silently."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    first = """
+        statement ok
+        create table t (v int);
+        """
+    second = """
+        statement ok
+        insert into t values (1);
+
+        statement ok
+        flush;
+
+        query I
+        select count(*) from t;
+        ----
+        1
+        """
+    paths = [write(tmp_path, "a.slt", first), write(tmp_path, "b.slt", second)]
+    root = str(Path(__file__).resolve().parents[1])
+    run = subprocess.run([sys.executable, "-m", "rw_cli.cli", "--data-dir", str(tmp_path / "d"), "slt", "-j", "2",
+                          *paths], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=root), cwd=str(tmp_path))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "-j 2 ignored" in run.stderr
+    assert "4 passed, 0 failed" in run.stdout
