@@ -26,6 +26,10 @@ from rw_cli.common.epoch import EpochPair
 # reading one group's key range of a min/max's materialized input costs about as much as
 # scanning this many rows: below that many rows per group to recompute, ranges beat a scan
 PREFIX_SCAN_ROWS = 4000
+# rows a min/max's recompute reads at the edge of a group's range in each source (an SST,
+# a buffer batch): the extreme is the edge-most live one, unless the newest writes deleted
+# them all (then wider edges, then the group whole)
+EDGE_ROWS = (16, 1024)
 
 
 def q(name: str) -> str:
@@ -428,8 +432,8 @@ class HashAggExecutor(Executor):
         groups = groups.filter(pa.array(recompute))
         if nk and (groups.num_rows <= 64 or groups.num_rows * PREFIX_SCAN_ROWS <= table.estimated_rows()):
             # one key range per group, all read in one pass: the cost follows the groups, not
-            # the table
-            all_rows = table.scan_prefixes([groups.column(j).combine_chunks() for j in range(nk)])
+            # the table; where the input's key order is the aggregate's, only the range's edge
+            all_rows = self._group_rows(table, call, [groups.column(j).combine_chunks() for j in range(nk)])
         else:
             all_rows = table.scan()
         all_rows = all_rows.rename_columns([f"_{j}" for j in range(nk)] + ["v", "c"])
@@ -444,6 +448,30 @@ class HashAggExecutor(Executor):
         recomputed = recomputed.take(pa.array(where, pa.int64(), mask=where < 0))
         vals = _if_else(pa.array(where >= 0), recomputed, merged.column(idx).combine_chunks())
         return merged.set_column(idx, f"a{i}_val", vals)
+
+    @staticmethod
+    def _group_rows(table, call: AggCall, prefixes: list[pa.Array]) -> pa.Table:
+        """The materialized input's rows of the given groups, enough to find each one's
+        extreme: for a value type whose key order is the one min and max use, the rows at
+        the range's low (min) or high (max) end (`StateTable.scan_prefix_edges`), with the
+        groups the edges left unsure of read whole; else every row of the groups."""
+        t = call.arg_type.arrow() if call.arg_type is not None else None
+        ordered = t is not None and (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_timestamp(t)
+                                     or pa.types.is_time(t) or pa.types.is_string(t) or pa.types.is_large_string(t))
+        if not ordered:
+            return table.scan_prefixes(prefixes)
+        found = []
+        for n in EDGE_ROWS:  # wider edges for the groups whose edge rows were all deleted
+            edges = table.scan_prefix_edges(prefixes, n, call.kind == "max")
+            if edges is None:
+                break
+            rows, unresolved = edges
+            found.append(rows)
+            if not unresolved.any():
+                return pa.concat_tables(found) if len(found) > 1 else rows
+            mask = pa.array(unresolved)
+            prefixes = [p.filter(mask) for p in prefixes]
+        return pa.concat_tables([*found, table.scan_prefixes(prefixes)])
 
     def _minput_deltas(self, call: AggCall, data: pa.Table) -> pa.Table:
         """The epoch's change of count per (group keys, non-null value): columns `_0..`,

@@ -463,6 +463,17 @@ class HummockStorage:
         finally:
             self.version_manager.unpin(version)
 
+    def scan_range_edges(self, starts: list[bytes], ends: list[bytes | None], n: int, last: bool,
+                         epoch: int = MAX_EPOCH) -> tuple[Run, pa.Array]:
+        """The live entries at the low (`last`: high) end of sorted, disjoint key ranges, read
+        from their edge blocks only, and per range the key beyond which nothing was read
+        (VersionReader.scan_range_edges)."""
+        version, buffer = self._view(None)
+        try:
+            return self.reader.scan_range_edges(version, buffer, starts, ends, epoch, n, last)
+        finally:
+            self.version_manager.unpin(version)
+
     def content_token(self, start: bytes, end: bytes | None, epoch: int) -> tuple[int, ...] | None:
         """What the entries of [start, end) at `epoch` are read from, when that alone
         determines them (`VersionReader.content_token`): a reader of a range the last epochs

@@ -478,6 +478,54 @@ class StateTable:
         return pa.Table.from_batches([self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
                                                    else values)])
 
+    def scan_prefix_edges(self, prefix_cols: list, n: int, last: bool) -> tuple[pa.Table, np.ndarray] | None:
+        """For each prefix (as `scan_prefixes`), rows at the low end of its key range (`last`:
+        the high end), the first (last) row of the range among them: what a min's (max's)
+        materialized input needs to find a group's extreme again, read from the edge blocks
+        of each source (HummockStorage.scan_range_edges) — the cost follows the groups, not
+        their sizes. Also, per prefix, whether the edges said nothing for sure (the newest
+        writes deleted every row they held): such a prefix must be read whole. None when a
+        prefix is no key range (`scan_prefixes` scans then) or the store reads no edges."""
+        m = len(prefix_cols)
+        if not 0 < m <= len(self.pk_indices):
+            raise ValueError(f"prefix of {m} columns for a pk of {len(self.pk_indices)} columns")
+        if not all(j < m for j in self._dist_in_pk) or not hasattr(self.store, "scan_range_edges"):
+            return None
+        count = len(prefix_cols[0])
+        if count == 0:
+            return pa.Table.from_batches([self.decode([])]), np.zeros(0, dtype=bool)
+        cols = [c if c.type == self.schema.field(i).type else c.cast(self.schema.field(i).type)
+                for c, i in zip(prefix_cols, self.pk_indices[:m])]
+        vnodes = compute_vnodes([cols[j] for j in self._dist_in_pk], num_rows=count)
+        pk = encode_pk_array(cols, self.pk_descending[:m], num_rows=count)
+        wanted = as_binary(make_keys_array(self.table_id, vnodes, pk)).to_pylist()
+        starts = sorted(set(wanted))
+        ends = [next_key(k) for k in starts]
+        run, cuts = self.store.scan_range_edges(starts, ends, n, last)
+        cut = cuts.to_pylist()
+        keys, values = run.keys, run.values
+        if self._mem_k:
+            mem_keys, mem_values = self._mem_arrays()
+            mem = Run(mem_keys, np.zeros(len(mem_keys), np.uint64), mem_values, True)
+            mem = restrict_to_ranges(mem, KeyForm.of_lengths(key_lengths(mem_keys)), starts, ends)
+            if len(mem) and any(c is not None for c in cut):
+                # the memtable's rows beyond a cut are not known to lie at the edge
+                mem_keys = mem.keys.to_pylist()
+                known = [c is None or (k >= c if last else k <= c)
+                         for k, c in zip(mem_keys, (cut[i] for i in _range_of(starts, mem_keys).tolist()))]
+                mem = mem.filter(np.array(known, dtype=bool))
+            keys, values = self._overlay(keys, values, (mem.keys, mem.values))
+        have = np.zeros(len(starts), dtype=bool)
+        if len(keys):
+            have[_range_of(starts, as_binary(keys).to_pylist())] = True
+        unknown = np.array([c is not None for c in cut], dtype=bool) & ~have
+        where = {k: i for i, k in enumerate(starts)}
+        unresolved = unknown[np.array([where[k] for k in wanted], dtype=np.int64)]
+        if len(values) == 0:
+            return pa.Table.from_batches([self.decode([])]), unresolved
+        rows = self.decode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
+        return pa.Table.from_batches([rows]), unresolved
+
     @staticmethod
     def _overlay(keys, values, mem):
         """Merge memtable (keys, values|null) over sorted store rows, sorted by key."""
@@ -530,3 +578,8 @@ class StateTable:
         for r in self.store.iter_runs(self._prefix, self._end, read_epoch):
             if len(r):
                 yield self.decode(r.values), np.asarray(r.epochs, np.uint64)
+
+
+def _range_of(starts: list[bytes], keys: list[bytes]) -> np.ndarray:
+    """The range (by its start, `starts` sorted) each key lies in."""
+    return np.searchsorted(np.array(starts, dtype=object), np.array(keys, dtype=object), "right") - 1

@@ -22,6 +22,9 @@ from rw_cli.store.shared_buffer import SharedBufferBatch
 from rw_cli.store.sst import SstReader, bloom_probes, key_hashes
 from rw_cli.store.sstable_store import SstableStore
 from rw_cli.store.version import HummockVersion, SstInfo
+from rw_cli.common.lazy_import import lazy_import
+
+pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
 
 
 class VersionReader:
@@ -167,16 +170,62 @@ class VersionReader:
         blocks they touch, not one walk over every source per range."""
         if not starts:
             return Run.empty()
+        sources, forms = [], []
+        for r, form, _ in self._range_sources(version, buffer, starts, ends, epoch, None, {}):
+            sources.append([r])
+            forms.append(form)
+        if not sources:
+            return Run.empty()
+        runs = [r.visible(epoch) for r in merge_runs(sources, KeyForm.common(forms))]
+        return Run.concat([r for r in runs if len(r)])
+
+    def scan_range_edges(self, version: HummockVersion, buffer: list[SharedBufferBatch], starts: list[bytes],
+                         ends: list[bytes | None], epoch: int, n: int, last: bool) -> tuple[Run, pa.Array]:
+        """The live entries at the low end (`last`: the high end) of each of several sorted,
+        disjoint key ranges at `epoch`, read from one or two blocks per range and source
+        rather than from all the range's blocks: the extremes of an agg's groups (a min's or
+        max's materialized input), whose cost must follow the groups, not how large they are.
+
+        Each source gives about its `n` edge-most keys of a range, from its edge blocks;
+        beyond them it says nothing. So only the keys up to the nearest of the sources' last
+        keys given (that one included) are known exactly, and only they are returned; `cuts`
+        holds that key per range (null where every source gave all of the range). A range
+        with a cut and none of its entries returned must be read whole (`scan_ranges`)."""
+        if not starts:
+            return Run.empty(), pa.nulls(0, pa.binary())
+        sources, forms, cuts = [], [], []
+        bounds: dict = {}  # the ranges' sortable bounds by key form, shared by the sources
+        for r, form, complete in self._range_sources(version, buffer, starts, ends, epoch, last, bounds):
+            r, cut = _clip_to_edges(r, form, starts, ends, n, last, complete, bounds)
+            sources.append([r])
+            forms.append(form)
+            cuts.append(cut)
+        if not sources:
+            return Run.empty(), pa.nulls(len(starts), pa.binary())
+        form = KeyForm.common(forms)
+        runs = [r.visible(epoch) for r in merge_runs(sources, form)]
+        run = Run.concat([r for r in runs if len(r)])
+        cut = cuts[0]
+        pick = pc.max_element_wise if last else pc.min_element_wise
+        for c in cuts[1:]:
+            cut = pick(cut, c, skip_nulls=True)
+        if cut.null_count == len(cut) or not len(run):
+            return run, cut
+        entry_cut = cut.take(pa.array(_range_ids(run, form, starts, ends, bounds)))
+        near = (pc.greater_equal if last else pc.less_equal)(run.keys, entry_cut)
+        return run.filter(pc.fill_null(near, True).to_numpy(zero_copy_only=False)), cut
+
+    def _range_sources(self, version: HummockVersion, buffer: list[SharedBufferBatch], starts: list[bytes],
+                       ends: list[bytes | None], epoch: int, edge: bool | None, bounds: dict):
+        """(entries inside the ranges, their key form, which ranges the source gave whole
+        or None for all) of each source holding some, newest first. `edge` (None: whole
+        ranges) reads an SST's last (True) or first two (False) blocks of each range only."""
         lo_key, hi_key = starts[0], ends[-1]
-        sources: list = []
-        forms: list[KeyForm] = []
-        bounds: dict = {}
         for b in reversed(buffer):
             if b.epoch <= epoch:
                 r = restrict_to_ranges(b.range_run(lo_key, hi_key), b.form, starts, ends, bounds)
                 if len(r):
-                    sources.append([r])
-                    forms.append(b.form)
+                    yield r, b.form, None
 
         def overlaps(info: SstInfo) -> bool:
             return not (info.largest_key < lo_key or (hi_key is not None and info.smallest_key >= hi_key)
@@ -187,51 +236,137 @@ class VersionReader:
             infos.extend(i for i in level if overlaps(i))
         for info in infos:
             rd = self.sstables.reader(info)
-            r = _sst_ranges(rd, starts, ends, bounds)
+            r, complete = _sst_ranges(rd, starts, ends, bounds, edge)
             if len(r):
-                sources.append([r])
-                forms.append(rd.meta.form)
-        if not sources:
-            return Run.empty()
-        runs = [r.visible(epoch) for r in merge_runs(sources, KeyForm.common(forms))]
-        return Run.concat([r for r in runs if len(r)])
+                yield r, rd.meta.form, complete
 
 
-def _sst_ranges(rd: SstReader, starts: list[bytes], ends: list[bytes | None], bounds: dict) -> Run:
+def _clip_to_edges(run: Run, form: KeyForm, starts: list[bytes], ends: list[bytes | None], n: int, last: bool,
+                   complete: np.ndarray | None, bounds: dict) -> tuple[Run, pa.Array]:
+    """A source's entries of the ranges cut to about the `n` edge-most of each range (whole
+    user keys: all the versions of a key or none), and per range the farthest key it gave
+    (null: it gave all of the range): keys beyond that one (`last`: below it) may be in the
+    source unseen. `complete` says which ranges the source read whole (None: all)."""
+    first, end = _range_positions(run, form, starts, ends, bounds)
+    key_at = np.flatnonzero(run.key_starts())  # where each user key's versions begin
+    if last:
+        lo = np.maximum(first, end - n)
+        lo = np.where(lo < end, key_at[np.maximum(np.searchsorted(key_at, lo, "right") - 1, 0)], lo)
+        lo, hi = np.maximum(lo, first), end
+        partial = lo > first
+        edge = lo
+    else:
+        hi = np.minimum(end, first + n)
+        nxt = np.searchsorted(key_at, np.maximum(hi - 1, 0), "right")
+        hi = np.where(hi > first, np.append(key_at, len(run))[nxt], hi)
+        lo, hi = first, np.minimum(hi, end)
+        partial = hi < end
+        edge = hi - 1
+    if complete is not None:
+        partial |= ~complete
+    seen = end > first
+    idx = pa.array(np.where(partial & seen, edge, 0), pa.int64(), mask=~(partial & seen))
+    cut = run.keys.take(idx)
+    blind = np.flatnonzero(partial & ~seen)  # unread entries and none read: nothing is known
+    if len(blind):
+        # a cut past the range's far end: nothing of it counts as known
+        far = [(ends[i] or b"\xff" * 64) if last else b"" for i in blind.tolist()]
+        cut = pc.if_else(_positions_mask(len(starts), blind), _spread(len(starts), blind, far), cut)
+    return _take_spans(run, lo, hi), cut
+
+
+def _positions_mask(size: int, positions: np.ndarray) -> np.ndarray:
+    mask = np.zeros(size, dtype=bool)
+    mask[positions] = True
+    return mask
+
+
+def _spread(size: int, positions: np.ndarray, values: list[bytes]) -> pa.Array:
+    """A binary array of `size` with `values` at `positions` (null elsewhere)."""
+    out: list[bytes | None] = [None] * size
+    for p, v in zip(positions.tolist(), values):
+        out[p] = v
+    return pa.array(out, pa.binary())
+
+
+def _range_positions(run: Run, form: KeyForm, starts: list[bytes], ends: list[bytes | None], bounds: dict):
+    """Per range, the positions [first, end) of its entries in `run` (sorted, all inside
+    some range)."""
+    b = _range_bounds(form, starts, ends, bounds)
+    if b is not None:
+        sk = run.skeys(form)
+        s, e, open_end = b
+        first = np.searchsorted(sk, s, "left").astype(np.int64)
+        end = np.searchsorted(sk, e, "left").astype(np.int64)
+        end[open_end] = len(run)
+    else:
+        first = np.array([_count_below(run, k) for k in starts], dtype=np.int64)
+        end = np.array([len(run) if k is None else _count_below(run, k) for k in ends], dtype=np.int64)
+    return first, np.maximum(first, end)
+
+
+def _range_ids(run: Run, form: KeyForm, starts: list[bytes], ends: list[bytes | None], bounds: dict) -> np.ndarray:
+    """The range each entry of `run` (sorted, all inside some range) lies in."""
+    first, end = _range_positions(run, form, starts, ends, bounds)
+    return np.repeat(np.arange(len(starts), dtype=np.int64), end - first)
+
+
+def _sst_ranges(rd: SstReader, starts: list[bytes], ends: list[bytes | None], bounds: dict,
+                edge: bool | None = None) -> tuple[Run, np.ndarray | None]:
     """The entries of one SST inside the ranges: the blocks any range touches, read once,
     each cut by its own sortable keys (kept with the cached block) to the ranges that touch
     it — found for all blocks and ranges at once, not by a walk over the ranges per SST and
-    a search of every range per block (an agg's hundreds of groups, in each of many SSTs)."""
+    a search of every range per block (an agg's hundreds of groups, in each of many SSTs).
+    With `edge`, only each range's last block (True) or first two (False) are read, and
+    the second value says which ranges were read whole (None: all)."""
     m = rd.meta
     b = _range_bounds(m.form, starts, ends, bounds) if m.n_blocks else None
-    spans = _block_spans(rd, b) if b is not None else None
+    spans = _block_spans(rd, b, edge) if b is not None else None
     if spans is None:
-        touched: set[int] = set()
-        for s, e in zip(starts, ends):
+        touched: dict[int, list[int]] = {}
+        complete = np.ones(len(starts), dtype=bool)
+        for i, (s, e) in enumerate(zip(starts, ends)):
             lo, hi = rd.block_range(s, e)
-            touched.update(range(lo, hi))
+            nlo, nhi = _edge_blocks(lo, hi, edge)
+            complete[i] = (nlo, nhi) == (lo, hi) or hi <= lo
+            for j in range(nlo, nhi):
+                touched.setdefault(j, []).append(i)
         if not touched:
-            return Run.empty()
-        blks = rd.blocks_at(sorted(touched), fill=rd.should_fill(len(touched)))
-        parts = [restrict_to_ranges(blk, m.form, starts, ends, bounds) for blk in blks]
+            return Run.empty(), None
+        order = sorted(touched)
+        blks = rd.blocks_at(order, fill=rd.should_fill(len(order)))
+        parts = [restrict_to_ranges(blk, m.form, [starts[i] for i in touched[j]], [ends[i] for i in touched[j]])
+                 for blk, j in zip(blks, order)]
     else:
-        blocks, r0, r1 = spans
+        blocks, r0, r1, complete = spans
         if not len(blocks):
-            return Run.empty()
+            return Run.empty(), None
         blks = rd.blocks_at(blocks.tolist(), fill=rd.should_fill(len(blocks)))
         parts = [_restrict_sorted(blk, m.form, b[0][a:z], b[1][a:z], b[2][a:z])
                  for blk, a, z in zip(blks, r0.tolist(), r1.tolist())]
     run = Run.concat(parts)
     if len(run):
         run.unique = m.distinct_keys == m.key_count
-    return run
+    return run, (None if edge is None or complete.all() else complete)
 
 
-def _block_spans(rd: SstReader, b: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _edge_blocks(lo, hi, edge: bool | None):
+    """The blocks [lo, hi) of a range narrowed to its last one (`edge` True) or first two
+    (False): each holds an entry of the range unless it is the range's only block (the
+    first key of a block after `lo` lies inside the range)."""
+    if edge is None:
+        return lo, hi
+    if edge:
+        return np.maximum(lo, hi - 1), hi
+    return lo, np.minimum(hi, lo + 2)
+
+
+def _block_spans(rd: SstReader, b: tuple, edge: bool | None = None):
     """(the blocks some range touches, ascending; for each, the ranges [r0, r1) that touch
-    it) from the ranges' sortable bounds `b` (`_range_bounds`), by searches over the blocks'
-    first keys: a range touches the blocks `SstReader.block_range` gives. None when the
-    SST's largest key does not fit its form (then the caller walks the ranges)."""
+    it; which ranges' blocks are all read) from the ranges' sortable bounds `b`
+    (`_range_bounds`), by searches over the blocks' first keys: a range touches the blocks
+    `SstReader.block_range` gives (`edge`: only its edge blocks, `_edge_blocks`). None when
+    the SST's largest key does not fit its form (then the caller walks the ranges)."""
     m = rd.meta
     largest = sortable_one(m.largest_key, m.form)
     if largest is None:
@@ -243,13 +378,15 @@ def _block_spans(rd: SstReader, b: tuple) -> tuple[np.ndarray, np.ndarray, np.nd
     hi = np.where(open_end, n, np.searchsorted(fsk, e, "left"))
     past = s > np.array(largest, s.dtype)  # ranges after the SST's last key: no block
     lo, hi = np.where(past, n, lo), np.where(past, n, np.maximum(lo, hi))
-    # ranges are sorted and disjoint, so lo and hi never decrease: the ranges touching
-    # block j are those from the first with hi > j to the last with lo <= j
+    nlo, nhi = _edge_blocks(lo, hi, edge)
+    complete = (nhi - nlo) == (hi - lo)
+    # ranges are sorted and disjoint, so lo and hi never decrease (nor do the edge blocks'):
+    # the ranges touching block j are those from the first with hi > j to the last with lo <= j
     j = np.arange(n)
-    r0 = np.searchsorted(hi, j, "right")
-    r1 = np.searchsorted(lo, j, "right")
+    r0 = np.searchsorted(nhi, j, "right")
+    r1 = np.searchsorted(nlo, j, "right")
     touched = np.flatnonzero(r1 > r0)
-    return touched, r0[touched], r1[touched]
+    return touched, r0[touched], r1[touched], complete
 
 
 def restrict_to_ranges(run: Run, form: KeyForm, starts: list[bytes], ends: list[bytes | None],
@@ -314,7 +451,6 @@ def _range_bounds(form: KeyForm, starts: list[bytes], ends: list[bytes | None], 
 
 def _count_below(run: Run, key: bytes) -> int:
     """How many of the run's keys are < `key`, compared as bytes."""
-    import pyarrow.compute as pc
     return int(pc.sum(pc.less(run.keys, pa.scalar(key, pa.binary()))).as_py() or 0)
 
 

@@ -57,3 +57,38 @@ def test_scan_ranges_equals_a_filtered_scan(width, seed):
                 and any(s <= k and (e is None or k < e) for s, e in zip(starts, ends))}
         assert got == want
     h.close()
+
+
+@pytest.mark.parametrize("last", [True, False])
+@pytest.mark.parametrize("width", [4, None])
+@pytest.mark.parametrize("seed", range(6))
+def test_scan_range_edges_give_each_ranges_extreme_live_key(last, width, seed):
+    """scan_range_edges reads a range's edge blocks only: what it returns of a range is
+    exact (live, newest values), holds the range's extreme key whenever it holds any, is
+    empty with no cut only for an empty range, and leaves few ranges unsure."""
+    rng = random.Random(seed)
+    h, model = _store(rng, width)
+    unsure = total = 0
+    for _ in range(20):
+        points = sorted({rng.randrange(2100).to_bytes(4, "big")[: (4 if width else rng.randrange(1, 5))]
+                         for _ in range(rng.randrange(2, 12))})
+        starts, ends = points[:-1], points[1:]  # wide, adjacent ranges: many blocks each
+        n = rng.choice([1, 2, 16])
+        run, cuts = h.scan_range_edges(starts, ends, n, last)
+        got = dict(zip(run.keys.to_pylist(), run.values.to_pylist()))
+        for k, v in got.items():
+            assert v is not None and model.get(k) == v, k
+        for s, e, cut in zip(starts, ends, cuts.to_pylist()):
+            live = sorted(k for k, v in model.items() if v is not None and s <= k < e)
+            mine = sorted(k for k in got if s <= k < e)
+            total += 1
+            if not mine:
+                assert cut is not None or not live, (s, e)
+                unsure += cut is not None and bool(live)
+                continue
+            assert (mine[-1] if last else mine[0]) == (live[-1] if last else live[0])
+            # what it gives is every live key from the cut to the edge
+            beyond = [k for k in live if cut is None or (k >= cut if last else k <= cut)]
+            assert mine == beyond
+    assert unsure <= total // 4, (unsure, total)
+    h.close()
