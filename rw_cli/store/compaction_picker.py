@@ -5,9 +5,11 @@ non-overlapping SSTs sorted by key, each level `level_multiplier` times larger t
 above. A task merges its inputs (all of L0 when it holds more than `l0_trigger` files, or one
 SST of an oversized level, taken round-robin by key) with the overlapping SSTs of the target
 level; tombstones can go when nothing lies below the target level. Under a stream of
-checkpoints L0 grows to `l0_stall` files before compaction runs: fewer, larger L0 -> L1 merges
-(each rewrites L1), as RisingWave lets L0 grow into many sub-levels before it compacts them.
-Append logs are merged in tiers (append_log.merge_candidate).
+checkpoints an L0 -> L1 merge waits until L0 holds `l0_stall` files (each such merge rewrites
+L1): meanwhile L0's newest files are merged among themselves, in tiers (`intra_l0`), as
+RisingWave compacts L0's sub-levels — every read asks each L0 file, so their number must
+stay small while L0's bytes are small beside L1's. Append logs are merged in tiers
+(append_log.merge_candidate).
 """
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ from dataclasses import dataclass
 
 from rw_cli.store import append_log
 from rw_cli.store.version import HummockVersion, LogSegment, SstInfo
+
+# L0 goes down to L1 once its bytes times this exceed L1's; until then its files are merged
+# among themselves
+L0_SHARE_OF_L1 = 4
 
 
 @dataclass
@@ -58,10 +64,36 @@ class CompactionPicker:
         """The size level i may grow to before one of its SSTs moves down."""
         return self.level_base_size * self.level_multiplier ** max(0, i - 1)
 
+    def intra_l0(self, v: HummockVersion) -> CompactTask | None:
+        """An L0 -> L0 merge of L0's newest files, when L0 holds more than `l0_trigger`
+        files but few bytes beside L1 (an L0 -> L1 merge would rewrite much of L1 for
+        little): the newest files, up to the first one more than twice as large as those
+        before it together (size tiers: a large old file is not rewritten for a few small
+        new ones, so a byte is merged about log(n) times). None when L0 should go down."""
+        l0 = v.levels[0]
+        if len(l0) <= self.l0_trigger or len(l0) >= self.l0_stall:
+            return None
+        if sum(s.file_size for s in l0) * L0_SHARE_OF_L1 > (v.level_size(1) if len(v.levels) > 1 else 0):
+            return None
+        picked = [l0[0]]
+        total = l0[0].file_size
+        for s in l0[1:]:
+            if len(picked) >= 2 and s.file_size > 2 * total:
+                break
+            picked.append(s)
+            total += s.file_size
+        if len(picked) < 2 or len(l0) - len(picked) + 1 > self.l0_trigger + 2:
+            # the tiers left would keep L0 long: merge all of it
+            picked = list(l0)
+        return CompactTask([(0, picked)], 0, False)
+
     def pick(self, v: HummockVersion) -> CompactTask | None:
         """The next task due, if any (advances the level's cursor)."""
         levels = v.levels
         if len(levels[0]) > self.l0_trigger:
+            intra = self.intra_l0(v)
+            if intra is not None:
+                return intra
             l0 = list(levels[0])
             lo = min(s.smallest_key for s in l0)
             hi = max(s.largest_key for s in l0)
@@ -96,8 +128,10 @@ class CompactionPicker:
         return len(v.levels[0]) > self.l0_trigger or self.log_merge_due(v)
 
     def pressing(self, v: HummockVersion) -> bool:
-        """L0 or a log grew so long that compaction runs even under a stream of checkpoints."""
-        return len(v.levels[0]) >= self.l0_stall or any(len(s) >= append_log.LOG_STALL for s in v.logs.values())
+        """L0 or a log grew so long that compaction runs even under a stream of checkpoints
+        (L0's own tiers are merged under it too: they are small)."""
+        return len(v.levels[0]) >= self.l0_stall or self.intra_l0(v) is not None or \
+            any(len(s) >= append_log.LOG_STALL for s in v.logs.values())
 
     @staticmethod
     def log_merge_due(v: HummockVersion) -> bool:

@@ -168,6 +168,13 @@ class Compactor(BackgroundLoop):
             while len(nv.levels) <= task.target_level:
                 nv.levels.append([])
             ids = task.input_ids
+            if task.target_level == 0:
+                # L0 is newest first and its inputs are adjacent: the merge takes their place
+                # (files committed meanwhile are newer and stay before it)
+                at = next(i for i, s in enumerate(v.levels[0]) if s.id in ids)
+                nv.levels = [[s for s in lv if s.id not in ids] for lv in nv.levels]
+                nv.levels[0] = nv.levels[0][:at] + outputs + nv.levels[0][at:]
+                return nv
             nv.levels = [[s for s in lv if s.id not in ids] for lv in nv.levels]
             nv.levels[task.target_level] = sorted(nv.levels[task.target_level] + outputs, key=lambda s: s.smallest_key)
             return nv

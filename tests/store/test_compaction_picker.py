@@ -97,3 +97,36 @@ def test_log_merges_are_picked_by_tier():
     assert table == 7 and [g.level for g in picked] == [0] * LOG_FANOUT
     long = version(logs={7: segs(7, [i % 2 for i in range(LOG_STALL)])})
     assert p.pressing(long) and len(p.pick_log_merge(long)[1]) == LOG_STALL
+
+
+def test_small_l0_beside_a_large_l1_merges_its_newest_tier_within_l0():
+    p = CompactionPicker(l0_trigger=4)
+    l1 = [sst(20, b"a", b"m", 10_000), sst(21, b"n", b"z", 10_000)]
+    # newest first: five small files, then one merged earlier (more than twice their sum)
+    l0 = [sst(9 - i, b"a", b"z", 10) for i in range(5)] + [sst(1, b"a", b"z", 500)]
+    v = version(l0, l1)
+    task = p.pick(v)
+    assert task.target_level == 0 and not task.bottom
+    assert [(lv, [s.id for s in ss]) for lv, ss in task.inputs] == [(0, [9, 8, 7, 6, 5])]
+    assert p.pressing(v)  # L0's tiers merge even while checkpoints stream in
+    # at or below the trigger: nothing to do
+    assert p.intra_l0(version(l0[:4], l1)) is None
+
+
+def test_l0_goes_down_to_l1_when_its_bytes_are_large_beside_l1_or_it_stalls():
+    p = CompactionPicker(l0_trigger=4, l0_stall=8)
+    l0 = [sst(9 - i, b"a", b"z", 1000) for i in range(6)]
+    big_l0 = version(l0, [sst(20, b"a", b"z", 10_000)])
+    assert p.intra_l0(big_l0) is None and p.pick(big_l0).target_level == 1
+    no_l1 = version(l0)
+    assert p.pick(no_l1).target_level == 1  # nothing in L1 to rewrite
+    stalled = version([sst(30 - i, b"a", b"z", 1) for i in range(8)], [sst(20, b"a", b"z", 10_000)])
+    assert p.intra_l0(stalled) is None and p.pick(stalled).target_level == 1
+
+
+def test_an_l0_whose_tiers_would_stay_long_is_merged_whole():
+    p = CompactionPicker(l0_trigger=2)
+    # every file more than twice the ones before it: tiers of one file each
+    l0 = [sst(10 - i, b"a", b"z", 3 ** i) for i in range(6)]
+    task = p.intra_l0(version(l0, [sst(20, b"a", b"z", 100_000)]))
+    assert [s.id for s in task.inputs[0][1]] == [10, 9, 8, 7, 6, 5]

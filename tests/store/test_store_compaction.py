@@ -176,3 +176,35 @@ def test_compaction_in_a_compactor_process(tmp_path):
     h2 = HummockStorage(LocalObjectStore(str(tmp_path)), background_compaction=False)
     assert dict(h2.iter(b"", None)) == want
     h2.close()
+
+
+def test_l0_tiers_merge_within_l0_beside_a_large_l1_and_keep_newest_first():
+    """With L1 far larger than L0, compaction merges L0's files among themselves (the merge
+    takes their place, behind files committed meanwhile): L0 stays short, newest first,
+    and every read equals the model."""
+    r = random.Random(3)
+    h = HummockStorage(MemoryObjectStore(), block_size=256, l0_trigger=2, l0_stall=50,
+                       level_base_size=1 << 30, background_compaction=False)
+    m = Model()
+    keys = [b"k%05d" % i for i in range(20000)]
+    h.ingest_batch([(k, b"base" + k) for k in keys], 1)
+    m.write([(k, b"base" + k) for k in keys], 1)
+    h.commit_epoch(1)
+    m.committed = 1
+    h.compact(full=True)  # the large L1
+    l1_ids = {s.id for s in h.version.levels[1]}
+    for epoch in range(2, 30):
+        kvs = [(r.choice(keys), None if r.random() < 0.2 else r.randbytes(8)) for _ in range(40)]
+        h.ingest_batch(kvs, epoch)
+        m.write(kvs, epoch)
+        h.commit_epoch(epoch)
+        m.committed = epoch
+        h.compact()
+        l0 = h.version.levels[0]
+        assert len(l0) <= 2 + 2, [s.id for s in l0]
+        assert [s.max_epoch for s in l0] == sorted((s.max_epoch for s in l0), reverse=True)
+        ks = [r.choice(keys) for _ in range(50)]
+        assert h.multi_get(ks, MAX_EPOCH) == [m.get(k, MAX_EPOCH) for k in ks]
+    assert {s.id for s in h.version.levels[1]} == l1_ids  # L1 was never rewritten
+    assert list(h.iter(b"", None, MAX_EPOCH)) == m.items(b"", None, MAX_EPOCH)
+    h.close()
