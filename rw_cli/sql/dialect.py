@@ -499,6 +499,15 @@ class RwDialect(RisingWave):
             self._advance(j + 2 - start)
             return out
 
+        def _parse_update(self) -> exp.Update:
+            # PostgreSQL's UPDATE has a SET list, always: `UPDATE t WHERE ...` is no statement
+            start = self._index
+            self._parse_table(joins=True, alias_tokens=self.UPDATE_ALIAS_TOKENS)
+            if self._curr is None or self._curr.token_type != TokenType.SET:
+                self.raise_error("Expected SET")
+            self._retreat(start)
+            return super()._parse_update()
+
         def _parse_null(self):
             # `x IS [NOT] UNKNOWN` is `x IS [NOT] NULL` for a boolean x only: mark it
             unknown = self._curr is not None and self._curr.token_type == TokenType.UNKNOWN
