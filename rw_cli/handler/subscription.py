@@ -93,8 +93,6 @@ def create(session, st: SubscriptionStatement) -> Result:
     source = catalog.get(catalog.qualified(src.name, src.text("db")))
     if source is None or source.kind not in (TABLE, MATERIALIZED_VIEW):
         raise CatalogError(f'table or materialized view "{src.sql()}" does not exist')
-    if name.rpartition(".")[0] != source.name.rpartition(".")[0]:
-        raise BindError("subscription and its dependent table must be in the same database and schema")
     check_not_on_batch_refresh([source])
     retention = _retention_ms(st.args.get("options") or {})
     if session.dirty:
