@@ -42,6 +42,12 @@ def _time_zone(name: str, text: str) -> str:
     return text
 
 
+def _isolation(name: str, text: str) -> str:
+    # RisingWave keeps its one level (read committed) and takes no SET of it
+    raise BindError(f"Invalid value `{text}` for `{name}`",
+                    hint="Feature is not yet implemented: isolation level")
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -70,7 +76,7 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("force_two_phase_agg", "false"),
     Param("query_mode", "auto"),
     Param("batch_parallelism", "0"),
-    Param("transaction_isolation", "read committed"),
+    Param("transaction_isolation", "read committed", _isolation),
     Param("statement_timeout", "0"),
     Param("barrier_interval_ms", "1000", description="how often running pipelines checkpoint"),
     Param("batch_expr_strict_mode", "true", _boolean,

@@ -6,8 +6,9 @@ from sqlglot import exp
 from rw_cli.errors import NotSupported, ReadOnlyError
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
-from rw_cli.sql.dialect import (AlterFunction, AlterMaterializedViewQuery, CancelJobs, Explain, Flush, Recover, RenameRelation,
-                               Savepoint, Show, SubscriptionStatement, Wait)
+from rw_cli.sql.dialect import (AlterFunction, AlterMaterializedViewQuery, CancelJobs, Explain, Flush,
+                               PreparedStatement, Recover, RenameRelation, Savepoint, Show,
+                               SubscriptionStatement, Wait)
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
@@ -31,6 +32,8 @@ def reads_only(tree: exp.Expression) -> bool:
     a read-only session runs)."""
     if isinstance(tree, exp.Copy):
         return not tree.args.get("kind")  # COPY ... TO reads; COPY ... FROM writes
+    if isinstance(tree, PreparedStatement):
+        return tree.args["kind"] != "execute"  # keeping or forgetting a statement's text writes nothing
     return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this == "JOBS")
 
 
@@ -70,6 +73,10 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
         from rw_cli.handler.create_mv import alter_query
 
         return alter_query(session, tree)
+    if isinstance(tree, PreparedStatement):
+        from rw_cli.handler import prepare
+
+        return prepare.handle(session, tree)
     if isinstance(tree, SubscriptionStatement):
         from rw_cli.handler import subscription
 

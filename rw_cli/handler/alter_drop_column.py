@@ -10,7 +10,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.errors import BindError, CatalogError, RwError
-from rw_cli.meta.catalog import TABLE
+from rw_cli.meta.catalog import SINK, TABLE
 from rw_cli.result import Result
 
 _REFERENCED = "unable to drop or alter the column due to being referenced by downstream materialized views or sinks"
@@ -23,6 +23,8 @@ def handle(session, tree: exp.Alter, drop: exp.Drop) -> Result:
     table = tree.this
     rel = find_relation(session.catalog, f"{table.text('db')}.{table.name}" if table.text("db") else table.name,
                         TABLE)
+    if any(r.kind == SINK and r.target == rel.id for r in session.catalog.relations.values()):
+        raise BindError("dropping columns in target table of sinks is not supported")
     name = drop.args["tables"][0].name
     idx = next((i for i, c in enumerate(rel.columns) if c.name == name and not c.hidden), None)
     if idx is None:

@@ -27,7 +27,8 @@ def plan(session, tree: exp.Create, existing: bool = False):
     query = tree.expression
     if query is None:
         raise BindError("CREATE SINK needs FROM relation or AS SELECT ...")
-    return StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(query, tree.this.name)
+    return StreamPlanner(session.catalog, existing or session.settings.allow_cross_join).plan_mv(
+        query, tree.this.name, unique_names=tree.args.get("into") is None)
 
 
 _NOT_APPEND_ONLY = ("The sink cannot be append-only. Please add \"force_append_only='true'\" in WITH options to "

@@ -1,13 +1,14 @@
 """DROP TABLE | MATERIALIZED VIEW | VIEW | INDEX [IF EXISTS] name [CASCADE].
 
 Refused while something depends on the relation, unless CASCADE drops the dependents too;
-a table's or MV's indexes go with it."""
+a table's or MV's indexes and subscriptions go with it (RisingWave keeps neither among the
+objects that hold a relation in place)."""
 from __future__ import annotations
 
 from sqlglot import exp
 
 from rw_cli.errors import CatalogError, NotSupported
-from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW
 from rw_cli.result import Result
 
 
@@ -46,7 +47,7 @@ def handle(session, tree: exp.Drop) -> Result:
 
         require_owner(session, rel)
         victims = with_dependents(session.catalog, rel)
-        blocking = [d for d in victims[:-1] if d.kind != INDEX and not cascade]
+        blocking = [d for d in victims[:-1] if d.kind not in _GO_ALONG and not cascade]
         if blocking:
             raise in_use(session.catalog, rel, want, blocking[0])
         check_sinks_into_kept_tables(victims, named=rel.id)
@@ -54,6 +55,10 @@ def handle(session, tree: exp.Drop) -> Result:
             drop_relation(session, victim)
     session.barrier()
     return Result(tag)
+
+
+# the dependents a DROP without CASCADE takes along instead of refusing
+_GO_ALONG = (INDEX, SUBSCRIPTION)
 
 
 # the kinds RisingWave keeps as one kind of catalog entry (a table catalog): a DROP of one
@@ -77,7 +82,7 @@ def in_use(catalog, rel, want: str, first) -> CatalogError:
     """The error of a DROP without CASCADE of `rel`, which others depend on (`first` one of
     them): a permission error in RisingWave's words, old (`other relation(s) depend on it`)
     and new (`table used by 1 other objects`)."""
-    users = [d for d in catalog.dependents(rel.id) if d.kind != INDEX]
+    users = [d for d in catalog.dependents(rel.id) if d.kind not in _GO_ALONG]
     return CatalogError(f"Permission denied: {want} used by {len(users)} other objects; "
                         f'cannot drop {want} "{rel.name}" because other relation(s) depend on it',
                         hint=f'{first.kind} "{first.name}" depends on it; '

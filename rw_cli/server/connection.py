@@ -15,7 +15,7 @@ from rw_cli.errors import RwError, SqlSyntaxError
 from rw_cli.result import Result
 from rw_cli.server import pgtypes, protocol
 from rw_cli.server.auth import AuthFailed, scram_exchange
-from rw_cli.server.placeholders import parameter_count, substitute, substitute_mapped
+from rw_cli.sql.placeholders import parameter_count, substitute, substitute_mapped
 from rw_cli.server.sqlstate import sqlstate
 
 # ParameterStatus is sent for these at startup and whenever SET changes one (GUC_REPORT)

@@ -105,6 +105,14 @@ class SubscriptionStatement(exp.Expression):
                  "since": False, "full": False, "count": False}
 
 
+class PreparedStatement(exp.Expression):
+    """SQL-level prepared statements (rw_cli.handler.prepare): `kind` is prepare (`this` the
+    name, `expressions` the declared parameter types, `body` the statement's text), execute
+    (`this`, `expressions` the parameter values) or deallocate (`this`, None for ALL)."""
+
+    arg_types = {"kind": True, "this": False, "expressions": False, "body": False}
+
+
 _NAME = r'(?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?'
 _CREATE_SUBSCRIPTION = lazy_regex(rf"^\s*create\s+subscription\s+(if\s+not\s+exists\s+)?({_NAME})\s+from\s+({_NAME})"
                                   r"\s*(?:with\s*\((.*)\))?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
@@ -499,6 +507,15 @@ class RwDialect(RisingWave):
             self._advance(j + 2 - start)
             return out
 
+        def _parse_update(self) -> exp.Update:
+            # PostgreSQL's UPDATE has a SET list, always: `UPDATE t WHERE ...` is no statement
+            start = self._index
+            self._parse_table(joins=True, alias_tokens=self.UPDATE_ALIAS_TOKENS)
+            if self._curr is None or self._curr.token_type != TokenType.SET:
+                self.raise_error("Expected SET")
+            self._retreat(start)
+            return super()._parse_update()
+
         def _parse_null(self):
             # `x IS [NOT] UNKNOWN` is `x IS [NOT] NULL` for a boolean x only: mark it
             unknown = self._curr is not None and self._curr.token_type == TokenType.UNKNOWN
@@ -835,6 +852,48 @@ def hidden_columns_dialect(names: frozenset[str]) -> type[RwDialect]:
     return _HIDDEN_DIALECTS[names]
 
 
+_IDENT = r'(?:"[^"]+"|[A-Za-z_][\w$]*)'
+_PREPARE = lazy_regex(rf"^\s*prepare\s+({_IDENT})\s*(?:\((.*?)\)\s*)?as\s+(.*?)\s*;?\s*$", re.I | re.DOTALL)
+_EXECUTE = lazy_regex(rf"^\s*execute\s+({_IDENT})\s*(?:\((.*)\))?\s*;?\s*$", re.I | re.DOTALL)
+_DEALLOCATE = lazy_regex(rf"^\s*deallocate\s+(?:prepare\s+)?({_IDENT})\s*;?\s*$", re.I)
+
+
+def _ident_text(text: str) -> str:
+    return text[1:-1] if text.startswith('"') else text.lower()
+
+
+def _prepared_statement(sql: str, head: str, offset: int) -> PreparedStatement | None:
+    """PREPARE name [(type, ...)] AS statement | EXECUTE name [(value, ...)] |
+    DEALLOCATE [PREPARE] {name | ALL} (sqlglot reads none of them), or None."""
+    if head == "prepare" and (m := _PREPARE.match(sql)):
+        types = [exp.DataType.build(t.strip(), dialect=RwDialect) for t in _top_level_split(m.group(2) or "")]
+        return PreparedStatement(kind="prepare", this=_ident_text(m.group(1)), expressions=types, body=m.group(3))
+    if head == "execute" and (m := _EXECUTE.match(sql)):
+        values = []
+        if m.group(2) is not None and m.group(2).strip():
+            values = parse_statement("SELECT " + m.group(2), offset + m.start(2) - 7).expressions
+        return PreparedStatement(kind="execute", this=_ident_text(m.group(1)), expressions=values)
+    if head == "deallocate" and (m := _DEALLOCATE.match(sql)):
+        name = m.group(1)
+        return PreparedStatement(kind="deallocate", this=None if name.lower() == "all" else _ident_text(name))
+    return None
+
+
+def _top_level_split(text: str) -> list[str]:
+    """`text` cut at the commas outside parentheses (a type list: `int, numeric(10, 2)`)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
 _SAVEPOINT = lazy_regex(r'^\s*(savepoint|release)(\s+savepoint)?\s+("[^"]+"|[a-z_][a-z0-9_$]*)\s*;?\s*$', re.I)
 _BEGIN = lazy_regex(r"^\s*(begin|start\s+transaction)(?:\s+(?:work|transaction))?((?:\s+[a-z ,]+?)?)\s*;?\s*$",
                     re.IGNORECASE | re.DOTALL)
@@ -919,6 +978,8 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
         tree = parse_statement(sql[:m.start(1)] + "function " + sql[m.end(1):], offset, hide_lists)
         tree.meta["aggregate"] = True
         return tree
+    if head in ("prepare", "execute", "deallocate") and (node := _prepared_statement(sql, head, offset)):
+        return node
     m = _BEGIN.match(sql) if head in ("begin", "start") else None
     if m:  # BEGIN / START TRANSACTION [modes]: sqlglot's Postgres reads no modes
         modes = [" ".join(x.upper().split()) for x in m.group(2).split(",") if x.strip()]

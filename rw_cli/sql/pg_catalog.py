@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from rw_cli.meta.access import DEFAULT_USER
-from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, TABLE, VIEW, Catalog
+from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, Catalog
 from rw_cli.sql import job_catalog
 
 PUBLIC_OID = 2200
@@ -426,8 +426,11 @@ def rw_relations_of(kind: str):
             "id": (pa.int32(), [r.id for r in rels]),
             "name": (pa.string(), [p[1] for p in parts]),
             "schema_id": (pa.int32(), [_schema_oid(catalog, p[0]) for p in parts]),
+            "schema_name": (pa.string(), [p[0] for p in parts]),
             "owner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
             "definition": (pa.string(), [r.definition for r in rels]),
+            **({"retention_seconds": (pa.int64(), [(r.connector or {}).get("retention_ms", 0) // 1000
+                                                   for r in rels])} if kind == SUBSCRIPTION else {}),
             "created_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
             "initialized_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
             "created_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
@@ -622,6 +625,7 @@ _BUILDERS = {
     ("rw_catalog", "rw_indexes"): rw_relations_of(INDEX),
     ("rw_catalog", "rw_sinks"): rw_relations_of(SINK),
     ("rw_catalog", "rw_sources"): rw_relations_of(SOURCE),
+    ("rw_catalog", "rw_subscriptions"): rw_relations_of(SUBSCRIPTION),
     ("rw_catalog", "rw_schemas"): rw_schemas,
     ("rw_catalog", "rw_users"): rw_users,
     ("rw_catalog", "rw_databases"): rw_databases,

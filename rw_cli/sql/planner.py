@@ -857,7 +857,10 @@ class StreamPlanner:
         # a row is released once its frame has closed (see over_window)
         self.eowc_watermark: RelationCatalog | None = None
 
-    def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None):
+    def plan_mv(self, query: exp.Expression, name: str, column_aliases: list[str] | None = None,
+                unique_names: bool = True):
+        """`unique_names`: the visible columns are looked up by name later (an MV's, a
+        table's); a sink into a table takes its columns by position, so it may repeat one."""
         q, rels = qualify_query(scalar_sources(gap_fill_sources(query)), self.catalog)
         q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
@@ -872,7 +875,7 @@ class StreamPlanner:
             names = column_aliases + names[len(column_aliases):]
         seen = set()
         for n in names[: planned.visible]:
-            if n in seen:
+            if n in seen and unique_names:
                 raise BindError(f'column "{n}" specified more than once')
             seen.add(n)
         hidden = [i >= planned.visible for i in range(len(names))]

@@ -10,7 +10,7 @@ import pytest
 
 from rw_cli.errors import BindError, CatalogError, ExecutionError, SqlSyntaxError
 from rw_cli.server import pgtypes, protocol
-from rw_cli.server.placeholders import parameter_count, substitute
+from rw_cli.sql.placeholders import parameter_count, substitute
 from rw_cli.server.sqlstate import sqlstate
 from rw_server import rw_server
 
@@ -192,7 +192,7 @@ def test_trust_is_for_local_clients_only(tmp_path):
 
 
 def test_positions_map_back_to_the_prepared_text():
-    from rw_cli.server.placeholders import substitute_mapped
+    from rw_cli.sql.placeholders import substitute_mapped
 
     sql = "select $1, $2 frm t"
     text, to_original = substitute_mapped(sql, ["'a long value'", "2"])
