@@ -45,6 +45,13 @@ class SourceReader:
         tasks), as Structured Streaming's Kafka source assigns offset ranges."""
         return None
 
+    def read_to(self, split: str, offset: int, end: int, max_rows: int, columns: list[str] | None = None
+                ) -> tuple[pa.Table | None, np.ndarray | None, int]:
+        """`read` within a range [offset, end) that `plan` assigned: at most `max_rows` units
+        of it, never past `end`; where a read may come back empty before the rows arrive (a
+        broker's fetch), it waits for them (they exist: `plan` saw them)."""
+        return self.read(split, offset, min(max_rows, end - offset), columns)
+
     def start_offset(self, split: str, discovered: bool = False) -> int:
         """The offset a split seen for the first time starts at (Kafka: by scan.startup.mode).
         `discovered`: the split appeared after the source had started (a partition added to

@@ -38,6 +38,7 @@ _METADATA_TTL = 5.0      # seconds between re-reads of the topic's partitions
 _BUFFER_LIMIT = 100_000  # messages buffered per partition before its fetching pauses
 _FETCH_WAIT_MS = 100     # how long the broker holds a fetch with nothing new (fetch.wait.max.ms)
 _SETTLE = 3 * _FETCH_WAIT_MS / 1000  # a partition is idle once at its end for this long
+_RANGE_WAIT_S = 60.0     # how long an assigned range's messages may take to arrive
 _QUEUE_BACKOFF_MS = 5    # fetch.queue.backoff.ms: see _prefetch_defaults
 
 
@@ -131,6 +132,14 @@ class KafkaReader(SourceReader):
         self._partitions: list[str] = []
         self._at_end: dict[int, tuple[float, float]] = {}  # partition -> (at its end since, last seen so)
         self._listed = 0.0
+        self._probed: dict[int, tuple[int, float]] = {}  # partition -> (its end as a fetch told, when)
+
+    def __getstate__(self) -> dict:
+        """Shipped (to Spark tasks) without its client: the copy connects on its first read."""
+        state = dict(self.__dict__)
+        state.update(_consumer=None, _assigned=set(), _paused=set(), _next={}, _position={}, _buffers={},
+                     _at_end={}, _listed=0.0, _probed={})
+        return state
 
     def close(self) -> None:
         if self._consumer is not None:
@@ -210,9 +219,11 @@ class KafkaReader(SourceReader):
             self._next[p] = int(offsets[at[-1]]) + 1
 
     def _high(self, partition: int) -> int | None:
-        """The partition's end as the last fetch response reported it (None: not fetched yet)."""
+        """The partition's end as the last fetch response reported it (None: not fetched yet;
+        for a partition this reader only plans ranges of, the end its last probe saw)."""
         if partition not in self._assigned:
-            return None
+            probed = self._probed.get(partition)
+            return None if probed is None else probed[0]
         _lo, hi = self.consumer.get_watermark_offsets(self._tp(partition), cached=True)
         return hi if hi is not None and hi >= 0 else None
 
@@ -263,8 +274,11 @@ class KafkaReader(SourceReader):
     def exhausted(self, split: str, offset: int) -> bool:
         """Read to the partition's end, as fetch responses have reported it for a while: the
         cached end may be one fetch wait old, so the end must hold for `_SETTLE` seconds of
-        checks (a gap in the checks starts the wait again)."""
+        checks (a gap in the checks starts the wait again). A partition this reader only
+        plans ranges of is probed again for its end (`_probe`)."""
         p = int(split)
+        if p in self._probed and p not in self._assigned:
+            self._probe(p)
         hi = self._high(p)
         now = time.monotonic()
         if hi is None or offset < hi:
@@ -280,6 +294,90 @@ class KafkaReader(SourceReader):
         """The partition's end (offsets below it exist; None before its first fetch); lag is
         this minus the read offset."""
         return self._high(int(split))
+
+    # -- ranges read elsewhere (Spark tasks) -----------------------------------------------
+    def plan(self, split: str, offset: int, max_rows: int) -> int:
+        """The end of the range a task reads next: up to `max_rows` offsets after `offset`,
+        within the partition's end as a fetch response reports it (a fetch from the end the
+        broker lists, so that next to nothing is fetched here: a listed end alone may fall
+        short of the partition's, as on some brokers)."""
+        p = int(split)
+        hi = self._high(p) if p in self._assigned else self._probe(p)
+        return offset if hi is None else max(offset, min(offset + max_rows, hi))
+
+    def _probe(self, partition: int, fresh_s: float = 0.05) -> int | None:
+        """The partition's end from a fetch response: assigned at the end the broker lists,
+        fetched until a response comes (or a fetch wait passes, the cached end then being
+        one that an earlier response gave: never past the partition's end), then let go of.
+        A probe younger than `fresh_s` is reused."""
+        known = self._probed.get(partition)
+        now = time.monotonic()
+        if known is not None and now - known[1] < fresh_s:
+            return known[0]
+        try:
+            _lo, listed = self.consumer.get_watermark_offsets(self._tp(partition), timeout=10, cached=False)
+            self._seek(partition, max(listed, 0))
+            wait_until = now + _FETCH_WAIT_MS / 1000
+            first_until = now + 10.0
+            while True:
+                self._pump(0.02)
+                t = time.monotonic()
+                if self._buffers[partition] or (t > wait_until and self._high(partition) is not None) \
+                        or t > first_until:
+                    break
+            hi = self._high(partition)
+        except Exception:  # noqa: BLE001 - the broker is away: what was known stands
+            hi = None
+        finally:
+            if partition in self._assigned:
+                self.consumer.incremental_unassign([self._tp(partition)])
+                self._assigned.discard(partition)
+                self._paused.discard(partition)
+                self._buffers.pop(partition, None)
+                self._next.pop(partition, None)
+                self._position.pop(partition, None)
+        if hi is None:
+            return None if known is None else known[0]
+        self._probed[partition] = (hi, time.monotonic())
+        return hi
+
+    def read_to(self, split: str, offset: int, end: int, max_rows: int, columns: list[str] | None = None):
+        """The messages of [offset, end) from `offset` on, at most `max_rows`, waiting for
+        their fetch (the range lies below the partition's end when it was planned). Offsets
+        the partition skips (compaction, transaction markers) are passed over: the range is
+        read once the consumer's fetch position reaches `end`."""
+        p = int(split)
+        if p not in self._assigned or self._position.get(p) != offset:
+            self._seek(p, offset)
+        deadline = time.monotonic() + _RANGE_WAIT_S
+        while True:
+            self._pump(0.05)
+            buf = self._buffers[p]
+            if buf or self._next[p] >= end or self._fetched_past(p, end):
+                break
+            if time.monotonic() > deadline:
+                from rw_cli.errors import ExecutionError
+
+                raise ExecutionError(f"kafka: topic {self.topic} partition {p}: offsets {offset}..{end} did not "
+                                     f"arrive in {_RANGE_WAIT_S:g} s", hint="is the broker up?")
+        take = 0
+        while take < min(max_rows, len(buf)) and buf[take].offset() < end:
+            take += 1
+        if take == 0:
+            self._position[p] = end  # nothing left below the end: the range is read
+            return None, None, end
+        batch, self._buffers[p] = buf[:take], buf[take:]
+        table, keys = self._decode(p, batch)
+        self._position[p] = batch[-1].offset() + 1
+        return table, keys, self._position[p]
+
+    def _fetched_past(self, partition: int, end: int) -> bool:
+        """Whether the consumer's fetch position for `partition` is at or past `end`."""
+        try:
+            pos = self.consumer.position([self._tp(partition)])[0].offset
+        except Exception:  # noqa: BLE001 - no position yet
+            return False
+        return pos is not None and pos >= end
 
     # -- reading ---------------------------------------------------------------------------
     def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):

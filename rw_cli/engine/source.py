@@ -187,7 +187,7 @@ class SourceExecutor(Executor):
             [n for i, (n, _) in enumerate(self.reader.columns) if self._position(i) in needed]
         offset = r.start
         while offset < r.end:
-            table, keys, new_offset = self.reader.read(r.split, offset, min(READ_PIECE, r.end - offset), names)
+            table, keys, new_offset = self.reader.read_to(r.split, offset, r.end, READ_PIECE, names)
             if new_offset <= offset:
                 break
             offset = new_offset

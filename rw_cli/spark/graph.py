@@ -63,8 +63,9 @@ class SourceSpec:
     name: str
     scans: list[int] = field(default_factory=list)  # the job's scan nodes of this source
 
-    def executor(self) -> SourceExecutor:
-        ex = SourceExecutor(self.types, self.stream_key, self.reader, None, self.row_id_index, self.name)
+    def executor(self, reader: SourceReader | None = None) -> SourceExecutor:
+        """The executor over `reader` (default: the one shipped with the spec)."""
+        ex = SourceExecutor(self.types, self.stream_key, reader or self.reader, None, self.row_id_index, self.name)
         ex.generated = self.generated
         return ex
 

@@ -138,7 +138,7 @@ def _read_sources(graph: JobGraph, info: EpochInfo, router: Router, records: Ite
     counts: dict[str, list[int]] = {}
     for _, (src_id, r) in records:
         src = graph.sources[src_id]
-        ex = src.executor()  # cheap: a reader holds no client (nexmark, datagen)
+        ex = src.executor(worker.cached_reader(graph.key, src_id, src.reader))
         rows, nbytes = ex.rows_read, ex.bytes_read
         for chunk in ex.read_range(r, info.needed.get(src_id)):
             for scan in src.scans:

@@ -89,6 +89,16 @@ def task_store(task: EpochTask):
     return store
 
 
+_READERS: dict[tuple[str, int], object] = {}
+
+
+def cached_reader(job_key: str, source_id: int, shipped):
+    """A source's reader kept in this (reused) worker between epochs: the first one shipped
+    to it, so that a client it opens (a Kafka consumer, with what it fetched ahead) serves
+    the next epochs' ranges too rather than connecting again in every task."""
+    return _READERS.setdefault((job_key, source_id), shipped)
+
+
 def cached_actor(task: EpochTask, actor_id: int, store):
     from rw_cli.engine.exchange import owned_vnodes
 
