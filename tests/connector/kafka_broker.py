@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,9 +18,11 @@ import pytest
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port below the kernel's ephemeral range (servers.free_ports): a restarted
+    broker takes its port again, which no outgoing connection may have taken meanwhile."""
+    from servers import free_ports
+
+    return free_ports(1)[0]
 
 
 def tansu_binary() -> str | None:
