@@ -8,7 +8,7 @@ from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
 from rw_cli.sql.dialect import (AlterFunction, AlterMaterializedViewQuery, CancelJobs, Explain, Flush,
                                PreparedStatement, Recover, RenameRelation, Savepoint, Show,
-                               SubscriptionStatement, Wait)
+                               SubscriptionStatement, Wait, parse_statement)
 
 
 # what a read-only session runs: reads of the committed state and the session's own settings
@@ -76,6 +76,9 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, PreparedStatement):
         from rw_cli.handler import prepare
 
+        if tree.args["kind"] == "execute":  # the statement runs as if it had been sent so
+            sql = prepare.bound_sql(session, tree)
+            return dispatch(session, parse_statement(sql), sql)
         return prepare.handle(session, tree)
     if isinstance(tree, SubscriptionStatement):
         from rw_cli.handler import subscription

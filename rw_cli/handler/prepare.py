@@ -36,6 +36,7 @@ def statements(session) -> dict[str, Prepared]:
 
 
 def handle(session, tree: PreparedStatement) -> Result:
+    """PREPARE and DEALLOCATE (EXECUTE: `bound_sql`, which the dispatcher runs)."""
     kind, name = tree.args["kind"], tree.args.get("this")
     kept = statements(session)
     if kind == "deallocate":
@@ -54,12 +55,14 @@ def handle(session, tree: PreparedStatement) -> Result:
         parse_statement(body)  # a statement that does not parse is refused now, not at EXECUTE
         kept[name] = Prepared([t.sql(dialect=RwDialect) for t in tree.expressions], body)
         return Result("PREPARE")
-    return _execute(session, name, kept.get(name), tree.expressions)
+    raise ValueError(f"not a PREPARE or DEALLOCATE: {kind}")
 
 
-def _execute(session, name: str, prepared: Prepared | None, values: list[exp.Expression]) -> Result:
-    from rw_cli.handler import dispatch
-
+def bound_sql(session, tree: PreparedStatement) -> str:
+    """EXECUTE name (values): the prepared statement's text with the values in the places
+    of its placeholders, each cast to its declared type."""
+    name, values = tree.args.get("this"), tree.expressions
+    prepared = statements(session).get(name)
     if prepared is None:
         raise CatalogError(f'prepared statement "{name}" does not exist')
     want = max(len(prepared.types), parameter_count(prepared.body))
@@ -73,8 +76,7 @@ def _execute(session, name: str, prepared: Prepared | None, values: list[exp.Exp
                             hint="EXECUTE takes constants: literals, typed literals or NULL")
         text = value.sql(dialect=RwDialect)
         literals.append(f"CAST({text} AS {prepared.types[i]})" if i < len(prepared.types) else text)
-    sql = substitute(prepared.body, literals)
-    return dispatch(session, parse_statement(sql), sql)
+    return substitute(prepared.body, literals)
 
 
 def _is_constant(value: exp.Expression) -> bool:
