@@ -107,8 +107,6 @@ def handle(session, tree: exp.Create) -> Result:
     user_pk = bool(pk_names)
     if user_pk:
         pk = [names.index(p) for p in pk_names]
-        for i in pk:  # a primary key implies NOT NULL, generated or not (RisingWave, PostgreSQL)
-            columns[i].not_null = True
     else:
         columns.append(ColumnCatalog(ROW_ID, BIGINT, hidden=True))
         pk = [len(columns) - 1]

@@ -302,7 +302,8 @@ def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int]
 
 def check_not_null(rel: RelationCatalog, rows: pa.Table) -> None:
     """Refuse whole rows of `rel` with a NULL in a NOT NULL column, before any reaches the
-    stream (an INSERT's and an UPDATE's new rows alike); a primary key's columns are NOT NULL."""
+    stream (an INSERT's and an UPDATE's new rows alike); RisingWave accepts NULL in primary
+    key columns not declared NOT NULL."""
     for k, c in enumerate(rel.columns):
         if c.not_null and rows.column(k).null_count:
             raise ExecutionError(f'null value in column "{c.name}" of relation "{rel.name.rpartition(".")[2]}" '
