@@ -342,3 +342,18 @@ def test_jobs_with_a_data_dir_run_one_after_another_and_say_so(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "-j 2 ignored" in run.stderr
     assert "4 passed, 0 failed" in run.stdout
+
+
+@pytest.mark.parametrize("expected,matches", [
+    ("(42710)", True),                     # the SQLSTATE alone
+    ("(42710) already exists", True),      # the SQLSTATE and a regex over the message
+    ("(42710) does not exist", False),     # the right code, another message
+    ("(42P01)", False),                    # another code (the text holds no "42P01")
+    ("(42P01) already exists", False),
+    ("already exists", True),              # a plain regex as before
+])
+def test_error_sqlstate(expected, matches):
+    from rw_cli.errors import CatalogError
+    from rw_cli.slt.runner import error_matches
+
+    assert error_matches(expected, CatalogError('relation "t" already exists')) is matches

@@ -63,9 +63,33 @@ def connector_spec(tree: exp.Create, default: str | None = None) -> dict:
     if "connector" not in spec["options"]:
         return {}
     spec["options"]["connector"] = spec["options"]["connector"].lower()
+    check_format(spec)
     if tree.args.get("include"):
         spec["include"] = include_columns(spec, tree.args["include"])
     return spec
+
+
+# the FORMAT ... ENCODE ... pairs a generating connector accepts (RisingWave's table of them)
+_FORMATS = {"datagen": {"plain": ("json",), "native": ("native",)},
+            "nexmark": {"plain": ("json",), "native": ("native",)}}
+
+
+def _variant(word: str) -> str:
+    """A format or encoding as RisingWave names it in errors (`debezium_mongo` -> DebeziumMongo)."""
+    return "".join(p.capitalize() for p in word.split("_"))
+
+
+def check_format(spec: dict) -> None:
+    """Refuse a FORMAT / ENCODE the connector cannot produce, in RisingWave's words."""
+    name = spec["options"]["connector"]
+    allowed = _FORMATS.get(name)
+    if allowed is None or not spec.get("format"):
+        return
+    fmt, enc = spec["format"], (spec.get("encode") or "")
+    if fmt not in allowed:
+        raise BindError(f"connector {name} does not support format {_variant(fmt)}")
+    if enc and enc not in allowed[fmt]:
+        raise BindError(f"connector {name} does not support format {_variant(fmt)} with encode {_variant(enc)}")
 
 
 def include_columns(spec: dict, clauses: list[list[str]]) -> list[list[str]]:

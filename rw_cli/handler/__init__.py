@@ -138,7 +138,7 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
 def _with_search_path(session, tree: exp.Expression) -> exp.Expression:
     """`tree` with its unqualified relation names resolved by the session's search_path
     (every handler then binds them as written)."""
-    if isinstance(tree, (exp.Set, Show, Admin)):
+    if isinstance(tree, (exp.Set, exp.Use, Show, Admin)):
         return tree
     from rw_cli.handler.show import search_path
     from rw_cli.sql.search_path import apply_search_path
@@ -232,6 +232,9 @@ def _dispatch_rest(session, tree: exp.Expression, sql: str) -> Result:
         return dml.handle_truncate(session, tree)
     if isinstance(tree, exp.Set):
         return utility.handle_set(session, tree)
+    if isinstance(tree, exp.Use) and not tree.args.get("kind"):
+        utility.use_database(session, tree.this.name)
+        return Result("USE")
     if isinstance(tree, Show) and tree.this == "JOBS":
         from rw_cli.handler import show_jobs
 

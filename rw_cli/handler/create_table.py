@@ -111,6 +111,7 @@ def handle(session, tree: exp.Create) -> Result:
         columns.append(ColumnCatalog(ROW_ID, BIGINT, hidden=True))
         pk = [len(columns) - 1]
     append_only = bool(tree.args.get("append_only"))
+    _check_retention(session, tree, append_only)
     if watermark is not None:
         if not append_only and len(watermark) < 3:  # a TTL watermark's table may change its rows
             raise BindError("Defining watermarks on table requires the table to be append only.")
@@ -133,6 +134,19 @@ def handle(session, tree: exp.Create) -> Result:
                           version_columns=version_columns)
     add_table(session, rel)
     return Result("CREATE_TABLE")
+
+
+def _check_retention(session, tree: exp.Create, append_only: bool) -> None:
+    """`WITH (retention_seconds = n)` (storage TTL: old rows may vanish) fits an append-only
+    table only, unless the session opts in as RisingWave's unsafe parameter says."""
+    props = tree.args.get("properties")
+    named = props is not None and any(
+        isinstance(p, exp.Property) and p.name.lower() == "retention_seconds" for p in props.expressions)
+    unsafe = (session.settings.get("unsafe_enable_storage_retention_for_non_append_only_tables") or "").lower()
+    if named and not append_only and unsafe not in ("true", "on"):
+        raise BindError("retention_seconds (storage retention) is only supported for append-only tables",
+                        hint="create the table APPEND ONLY, or SET "
+                             "unsafe_enable_storage_retention_for_non_append_only_tables TO true")
 
 
 # types whose order means "newer": a version column compares lexicographically, in this order

@@ -254,7 +254,7 @@ def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Tab
     from rw_cli.handler.query import run_query_on
 
     exprs = ret.expressions if isinstance(ret, exp.Returning) else [ret]
-    q = exp.select(*[e.copy() for e in exprs]).from_(exp.to_table(rel.name))
+    q = exp.select(*[e.copy() for e in exprs]).from_(_source(rel, tree.this))
     if rows is None:
         from rw_cli.stream.builder import relation_schema
 
@@ -369,13 +369,24 @@ def _default_column(c, n: int) -> pa.Array:
     return pa.concat_arrays([value.combine_chunks()] * n) if n else pa.nulls(0, c.type.arrow())
 
 
+def _source(rel: RelationCatalog, target: exp.Expression | None) -> exp.Table:
+    """`rel` as a FROM item, under the alias the statement gave its target (`UPDATE t AS x`)."""
+    table = exp.to_table(rel.name)
+    if isinstance(target, exp.Schema):  # INSERT INTO t AS x (a, b)
+        target = target.this
+    alias = target.args.get("alias") if isinstance(target, exp.Table) else None
+    if alias is not None:
+        table.set("alias", alias.copy())
+    return table
+
+
 def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
-                   extra: list[exp.Expression] | None = None) -> pa.Table:
+                   extra: list[exp.Expression] | None = None, target: exp.Expression | None = None) -> pa.Table:
     """The rows a DELETE/UPDATE changes (every column, hidden ones too), then the `extra`
     expressions over them, as the session sees the table (its own writes included). A WHERE
     binding the primary key fetches just those rows from the table's state; any other
     reads a snapshot of the table."""
-    q = exp.select("*").from_(exp.to_table(rel.name))
+    q = exp.select("*").from_(_source(rel, target))
     for e in extra or []:
         q = q.select(e, append=True)
     if where is not None:
@@ -444,7 +455,7 @@ def _not_append_only(rel: RelationCatalog, what: str) -> None:
 def handle_delete(session, tree: exp.Delete) -> Result:
     rel = target_table(session, tree.this, "DELETE" if isinstance(tree, exp.Delete) else "UPDATE")
     _not_append_only(rel, "DELETE")
-    rows = _matching_rows(session, rel, tree.args.get("where"))
+    rows = _matching_rows(session, rel, tree.args.get("where"), target=tree.this)
     rows = rows.select(list(range(len(rel.columns))))
     if rows.num_rows:
         push_cancellable(session, rel, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
@@ -489,9 +500,12 @@ def handle_update(session, tree: exp.Update) -> Result:
                             hint=f'Column "{column.name}" is a generated column.')
         if idx in sets:
             raise BindError(f'multiple assignments to the same column "{column.name}"')
+        if rel.user_pk and _feeds_generated_pk(rel, column.name):
+            raise BindError("update modifying the column referenced by generated columns that are part of "
+                            "the primary key is not allowed")
         sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
     extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
-    rows = _matching_rows(session, rel, tree.args.get("where"), extra)
+    rows = _matching_rows(session, rel, tree.args.get("where"), extra, target=tree.this)
     n = rows.num_rows
     if n == 0:
         return _returning(session, rel, tree, None, "UPDATE 0")
@@ -514,6 +528,16 @@ def handle_update(session, tree: exp.Update) -> Result:
         push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def _feeds_generated_pk(rel: RelationCatalog, name: str) -> bool:
+    """Whether column `name` is read by a generated column of `rel`'s primary key."""
+    for i in rel.pk:
+        c = rel.columns[i]
+        if c.generated and any(r.name == name for r in exp.maybe_parse(c.generated, dialect="postgres")
+                               .find_all(exp.Column)):
+            return True
+    return False
 
 
 def _is_default(value: exp.Expression) -> bool:

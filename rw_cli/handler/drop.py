@@ -83,6 +83,11 @@ def in_use(catalog, rel, want: str, first) -> CatalogError:
     them): a permission error in RisingWave's words, old (`other relation(s) depend on it`)
     and new (`table used by 1 other objects`)."""
     users = [d for d in catalog.dependents(rel.id) if d.kind not in _GO_ALONG]
+    incoming = [d.name for d in users if d.kind == SINK and d.target == rel.id]
+    if incoming:  # sinks that write into the table (RisingWave's own words for them)
+        return CatalogError(f"Permission denied: Table used by incoming sinks: {', '.join(incoming)}",
+                            hint=f'{first.kind} "{first.name}" depends on it; drop the sinks first, '
+                                 "or use DROP TABLE ... CASCADE to drop them too")
     return CatalogError(f"Permission denied: {want} used by {len(users)} other objects; "
                         f'cannot drop {want} "{rel.name}" because other relation(s) depend on it',
                         hint=f'{first.kind} "{first.name}" depends on it; '

@@ -63,6 +63,8 @@ def set_schema(session, spec: dict) -> Result:
     want = _KINDS.get(word)
     if want is None or want == INDEX:
         raise CatalogError(f"ALTER {word} ... SET SCHEMA is not supported", hint="an index stays with its relation")
+    if want == SUBSCRIPTION:  # RisingWave refuses it, whichever the schema
+        raise CatalogError("ALTER SUBSCRIPTION SET SCHEMA is not supported", hint="drop the subscription and create it again")
     try:
         rel = find_relation(catalog, spec["name"], want)
     except CatalogError:

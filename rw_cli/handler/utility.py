@@ -39,8 +39,22 @@ def handle_set(session, tree: exp.Set) -> Result:
             raise CatalogError(f'Catalog error: connection "{text}" does not exist')
         if name == "timezone":
             text = _time_zone_text(value, text)
+        if name == "database":  # SET database TO d: as USE d
+            use_database(session, text)
+            continue
         session.settings.set(name, text)
     return Result("SET_VARIABLE")
+
+
+def use_database(session, name: str) -> None:
+    """USE d (or SET database TO d): the database must exist; a session stays in the one it
+    connected to (a data directory's relations are all in its default database)."""
+    from rw_cli.meta.access import DEFAULT_DATABASE
+
+    session.catalog.access.must_database(name)
+    if name != DEFAULT_DATABASE:
+        raise NotSupported(f'switching to database "{name}" within a session',
+                           hint=f'reconnect to database "{name}" instead')
 
 
 def _time_zone_text(value: exp.Expression, text: str) -> str:

@@ -12,13 +12,17 @@ from rw_cli.errors import RwError
 
 # (kind, message pattern, code): the first match wins
 _RULES: list[tuple[str | None, re.Pattern, str]] = [(kind, re.compile(pattern, re.I), code) for kind, pattern, code in (
-    (None, r"^relation .* does not exist|^(table|materialized view|view|source|sink|index) .* does not exist"
-           r"|^(table|materialized view|view|source|sink|index) not found:", "42P01"),
+    (None, r"^database .* does not exist|^database not found", "3D000"),
+    (None, r"^relation .* does not exist|^(table|materialized view|view|source|sink|index) .* does not exist",
+     "42P01"),
+    # RisingWave's catalog errors: an object it cannot find (DROP of a missing one) is 42704,
+    # one that is already there 42710
+    (None, r"^(table|materialized view|view|source|sink|index|function|subscription) not found:", "42704"),
     (None, r"^column .* does not exist", "42703"),
     (None, r"^function .* does not exist", "42883"),
     (None, r"^operator does not exist", "42883"),
     (None, r"^schema not found", "3F000"),
-    (None, r"already exists", "42P07"),
+    (None, r"already exists", "42710"),
     (None, r"division by zero", "22012"),
     (None, r"out of range|overflow", "22003"),
     (None, r"invalid input syntax", "22P02"),

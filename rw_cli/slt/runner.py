@@ -100,9 +100,19 @@ def compare(actual: list[str], expected: list[str], sort_mode: str) -> bool:
     return a == e
 
 
+# sqllogictest's `statement error (42P01) [regex]`: the SQLSTATE the error must carry
+_SQLSTATE = re.compile(r"^\(([0-9A-Z]{5})\)(?:\s+(.*))?$", re.DOTALL)
+
+
 def error_matches(regex: str | None, err: BaseException) -> bool:
     if not regex:
         return True
+    m = _SQLSTATE.match(regex.strip())
+    if m:
+        from rw_cli.server.sqlstate import sqlstate
+
+        if sqlstate(err) == m.group(1):
+            return error_matches(m.group(2), err)
     from rw_cli.shell.render import render_error
 
     message = getattr(err, "message", None) or str(err)

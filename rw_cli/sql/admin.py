@@ -28,7 +28,7 @@ _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-
 _LEADS = re.compile(
     r"^\s*(create\s+(user|database|schema|secret)|alter\s+(user|database|schema|default\s+privileges)"
     r"|drop\s+(user|database|secret)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
-    r"|alter\s+table\s+\S+\s+alter\s+watermark\b"
+    r"|alter\s+table\s+\S+\s+alter\s+watermark\b|alter\s+subscription\s+.*\sset\s+schema\b"
     r"|alter\s+(table|materialized\s+view|view|index|sink|source)\s+.*\s(set\s+(parallelism|resource_group|schema|config"
     r"|(source|backfill|sink|dml)_rate_limit)|reset\s+(resource_group|config))\b"
     r"|alter\s+.*\sowner\s+to\s+\S+\s*;?\s*$)",

@@ -943,6 +943,25 @@ def _fill_int_lists(tree: exp.Expression, lists: list[list[str]]) -> bool:
     return filled == len(lists)
 
 
+# RisingWave's legacy `ROW FORMAT x` (after a source's or table's WITH options): the format
+# and encoding it stands for, as `FORMAT f ENCODE e`
+_ROW_FORMAT = lazy_regex(r"\bROW\s+FORMAT\s+([A-Za-z_]+)(?=\s*(?:;|$|ROW\s+SCHEMA\b))", re.IGNORECASE)
+_EMPTY_OPTION = lazy_regex(r"\bWITH\s*\(\s*([,)])", re.IGNORECASE)
+_ROW_FORMATS = {"json": ("PLAIN", "JSON"), "avro": ("PLAIN", "AVRO"), "protobuf": ("PLAIN", "PROTOBUF"),
+                "csv": ("PLAIN", "CSV"), "bytes": ("PLAIN", "BYTES"), "debezium_json": ("DEBEZIUM", "JSON"),
+                "debezium_avro": ("DEBEZIUM", "AVRO"), "debezium_mongo_json": ("DEBEZIUM_MONGO", "JSON"),
+                "upsert_json": ("UPSERT", "JSON"), "upsert_avro": ("UPSERT", "AVRO"),
+                "canal_json": ("CANAL", "JSON"), "maxwell": ("MAXWELL", "JSON")}
+
+
+def _row_format(name: str) -> str:
+    """`ROW FORMAT name` as the `FORMAT ... ENCODE ...` clause it stands for."""
+    pair = _ROW_FORMATS.get(name.lower())
+    if pair is None:
+        raise SqlSyntaxError(f"expected a row format (JSON, AVRO, PROTOBUF, CSV, ...), found: {name}")
+    return f"FORMAT {pair[0]} ENCODE {pair[1]}"
+
+
 def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added).
     Comments are blanked first (positions kept), so they are harmless anywhere.
@@ -1036,6 +1055,10 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
         sql = map_literals(sql)
     if head == "create":
         sql = _name_array_args(sql)
+        if (m := _EMPTY_OPTION.search(sql)) is not None:  # `WITH (,)`, `WITH ()`: an option's name is due
+            raise SqlSyntaxError(f"expected identifier, found: {m.group(1)}", position=offset + m.start(1))
+        if "row" in sql.lower() and (m := _ROW_FORMAT.search(sql)):
+            sql = sql[:m.start()] + _row_format(m.group(1)) + sql[m.end():]
     text, flags = _table_clauses(sql)
     if "\\" in text:
         _check_escape_strings(text, offset)

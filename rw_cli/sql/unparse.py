@@ -33,7 +33,7 @@ def format_definition(sql: str) -> str:
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         # a keyword is upper case, unless it is part of a dotted name (`datagen.rows.per.second`)
         keyword = re.fullmatch(r"[A-Za-z_]\w*", tok) and tok.lower() in _KEYWORDS and "." not in (prev, after)
-        keyword = keyword or _interval_unit(tokens, i)
+        keyword = keyword or _interval_unit(tokens, i) or _format_name(prev, tok, after)
         if prev is not None and not _joined(tokens, i):
             out.append(" ")
         out.append(tok.upper() if keyword else tok)
@@ -41,6 +41,13 @@ def format_definition(sql: str) -> str:
 
 
 _INTERVAL_UNITS = frozenset("year month week day hour minute second millisecond microsecond".split())
+
+
+def _format_name(prev: str | None, tok: str, after: str | None) -> bool:
+    """`ROW FORMAT JSON`, `FORMAT PLAIN ENCODE JSON (...)`: a source's format and encoding
+    are keywords (RisingWave shows them in upper case)."""
+    return prev is not None and prev.lower() in ("format", "encode") and re.fullmatch(r"[A-Za-z_]\w*", tok) \
+        is not None and (after is None or after.lower() in ("encode", "(", "row", "key"))
 
 
 def _interval_unit(tokens: list[str], i: int) -> bool:
