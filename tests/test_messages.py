@@ -42,6 +42,8 @@ def session(tmp_path_factory):
     ("select $$abc", 'unterminated dollar-quoted string at or near "$$abc"', None),
     ("select 1 /* x", 'unterminated /* comment at or near "/* x"', None),
     ("lock table t", "not supported: LOCK", None),
+    ("listen ch", 'syntax error at or near "listen"', None),
+    ("  x", 'syntax error at or near "x"', None),
 ])
 def test_error_message(session, sql, message, hint):
     with pytest.raises(RwError) as info:

@@ -1081,6 +1081,11 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     tree = trees[0]
     if isinstance(tree, exp.Command):
         raise NotSupported(_statement_kind(text) or "this statement", position=offset)
+    if isinstance(tree, (exp.Column, exp.Alias, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Dot)):
+        # a bare expression (`listen ch`, `x`) is no statement: PostgreSQL's error at its start
+        start = len(text) - len(text.lstrip())
+        word = text[start:].split(None, 1)[0] if text.strip() else ""
+        raise SqlSyntaxError(f'syntax error at or near "{word}"', position=offset + start)
     if '""' in text:
         _no_empty_identifiers(tree, text, offset)
     for key, value in flags.items():
