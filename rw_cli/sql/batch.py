@@ -96,6 +96,37 @@ def _cte_scopes(tree: exp.Expression) -> None:
                     t.meta["rw_catalog"] = True
 
 
+def _recursive_ctes(tree: exp.Expression) -> None:
+    """RisingWave's rules for an item of WITH RECURSIVE that reads itself: an anchor and a
+    recursive term joined by UNION ALL, no ORDER BY, LIMIT, OFFSET or FETCH around them, and as
+    many columns in the recursive term as in the anchor. An item that does not read itself is
+    an ordinary CTE."""
+    for with_ in nodes(tree, exp.With):
+        if not with_.args.get("recursive"):
+            continue
+        for cte in with_.expressions:
+            body = cte.this
+            if not any(isinstance(t.this, exp.Identifier) and not t.text("db") and t.name == cte.alias
+                       for t in nodes(body, exp.Table)):
+                continue
+            if any(body.args.get(k) for k in ("order", "limit", "offset", "fetch")):
+                raise BindError("ORDER BY, LIMIT, OFFSET, and FETCH are not allowed in recursive CTE")
+            while isinstance(body, exp.Subquery):
+                body = body.this
+                if any(body.args.get(k) for k in ("order", "limit", "offset", "fetch")):
+                    raise BindError("ORDER BY, LIMIT, OFFSET, and FETCH are not allowed in recursive CTE")
+            if not isinstance(body, exp.Union) or body.args.get("distinct"):
+                raise BindError(f'recursive CTE "{cte.alias}" must use UNION ALL to combine its '
+                                "anchor and recursive term")
+            anchor, step = body.left, body.right
+            if isinstance(anchor, exp.Select) and isinstance(step, exp.Select) \
+                    and not any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+                                for e in [*anchor.expressions, *step.expressions]) \
+                    and len(anchor.expressions) != len(step.expressions):
+                raise BindError(f"anchor has {len(anchor.expressions)} columns but recursive term "
+                                f"has {len(step.expressions)} columns")
+
+
 def _defined_between(node: exp.Expression, stop: exp.Expression | None, name: str | None = None) -> bool:
     """Whether a WITH enclosing `node` (below `stop`; up to the root when None; not `node`
     itself, a WITH) defines `name` (node's own name by default): that item, not the catalog,
@@ -165,6 +196,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
     _cte_scopes(tree)
+    _recursive_ctes(tree)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
