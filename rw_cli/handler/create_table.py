@@ -103,9 +103,6 @@ def handle(session, tree: exp.Create) -> Result:
             raise BindError(f'column "{p}" named in key does not exist')
     _check_generated(columns)
     _check_impure(columns, pk_names)
-    for c in columns:  # a primary key column is NOT NULL, declared or not (PostgreSQL, RisingWave)
-        if c.name in pk_names:
-            c.not_null = True
     check_system_column_names(names)
     user_pk = bool(pk_names)
     if user_pk:
