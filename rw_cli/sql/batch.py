@@ -25,7 +25,8 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.common.types import TIMESTAMPTZ
-from rw_cli.errors import BindError, CatalogError
+from rw_cli.errors import BindError, CatalogError, NotSupported
+from rw_cli.sql import session_window
 from rw_cli.sql.privileges import answer_privilege_calls
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
@@ -263,8 +264,12 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         alias_refs = _output_alias_references(selects)
         tree = _qualify(tree, bound)
         _no_output_alias_references(tree, alias_refs)
+        if any(session_window.is_session(w) for w in nodes(tree, exp.Window)):
+            tree = session_window.rewrite_batch(tree)
     else:
         bound.qualified = False
+        if any(session_window.is_session(w) for w in nodes(tree, exp.Window)):
+            raise NotSupported("a session window in a query whose columns are unknown")
     # qualifying adds no set operation and no join: skip the walks that would find none
     if any(op.args.get("by_name") for op in found if isinstance(op, (exp.Union, exp.Except, exp.Intersect))):
         tree = _corresponding(tree)
