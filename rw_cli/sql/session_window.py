@@ -18,9 +18,6 @@ from rw_cli.errors import BindError, NotSupported
 from rw_cli.sql.dialect import SESSION_FRAME
 from rw_cli.sql.walk import nodes
 
-WHOLE_FRAME = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
-
-
 def is_session(w: exp.Expression) -> bool:
     spec = w.args.get("spec") if isinstance(w, exp.Window) else None
     return spec is not None and str(spec.args.get("kind") or "").upper() == SESSION_FRAME
