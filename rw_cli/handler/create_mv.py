@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from rw_cli.sql.session_window import inline_named_windows
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
@@ -100,6 +101,8 @@ def _windows_watermark(session, query: exp.Expression):
     WINDOW CLOSE view: its watermark column must be their ORDER BY (as RisingWave requires)."""
     table = _watermarked_table(session, query)
     column = table.watermark[0]
+    for select in list(query.find_all(exp.Select)):
+        inline_named_windows(select)  # `OVER w` has its ORDER BY in the WINDOW clause
     for w in query.find_all(exp.Window):
         order = w.args.get("order")
         keys = order.expressions if order is not None else []

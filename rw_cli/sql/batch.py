@@ -25,7 +25,8 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.common.types import TIMESTAMPTZ
-from rw_cli.errors import BindError, CatalogError
+from rw_cli.errors import BindError, CatalogError, NotSupported
+from rw_cli.sql import session_window
 from rw_cli.sql.privileges import answer_privilege_calls
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
@@ -94,6 +95,37 @@ def _cte_scopes(tree: exp.Expression) -> None:
                 if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name in unseen \
                         and not _defined_between(t, cte) and not _defined_between(with_, None, t.name):
                     t.meta["rw_catalog"] = True
+
+
+def _recursive_ctes(tree: exp.Expression) -> None:
+    """RisingWave's rules for an item of WITH RECURSIVE that reads itself: an anchor and a
+    recursive term joined by UNION ALL, no ORDER BY, LIMIT, OFFSET or FETCH around them, and as
+    many columns in the recursive term as in the anchor. An item that does not read itself is
+    an ordinary CTE."""
+    for with_ in nodes(tree, exp.With):
+        if not with_.args.get("recursive"):
+            continue
+        for cte in with_.expressions:
+            body = cte.this
+            if not any(isinstance(t.this, exp.Identifier) and not t.text("db") and t.name == cte.alias
+                       for t in nodes(body, exp.Table)):
+                continue
+            if any(body.args.get(k) for k in ("order", "limit", "offset", "fetch")):
+                raise BindError("ORDER BY, LIMIT, OFFSET, and FETCH are not allowed in recursive CTE")
+            while isinstance(body, exp.Subquery):
+                body = body.this
+                if any(body.args.get(k) for k in ("order", "limit", "offset", "fetch")):
+                    raise BindError("ORDER BY, LIMIT, OFFSET, and FETCH are not allowed in recursive CTE")
+            if not isinstance(body, exp.Union) or body.args.get("distinct"):
+                raise BindError(f'recursive CTE "{cte.alias}" must use UNION ALL to combine its '
+                                "anchor and recursive term")
+            anchor, step = body.left, body.right
+            if isinstance(anchor, exp.Select) and isinstance(step, exp.Select) \
+                    and not any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+                                for e in [*anchor.expressions, *step.expressions]) \
+                    and len(anchor.expressions) != len(step.expressions):
+                raise BindError(f"anchor has {len(anchor.expressions)} columns but recursive term "
+                                f"has {len(step.expressions)} columns")
 
 
 def _defined_between(node: exp.Expression, stop: exp.Expression | None, name: str | None = None) -> bool:
@@ -165,6 +197,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         tree = normalize_identifiers(tree, dialect=RwDialect)
     tree = _pg_compat(tree)
     _cte_scopes(tree)
+    _recursive_ctes(tree)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
@@ -231,8 +264,12 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         alias_refs = _output_alias_references(selects)
         tree = _qualify(tree, bound)
         _no_output_alias_references(tree, alias_refs)
+        if any(session_window.is_session(w) for w in nodes(tree, exp.Window)):
+            tree = session_window.rewrite_batch(tree)
     else:
         bound.qualified = False
+        if any(session_window.is_session(w) for w in nodes(tree, exp.Window)):
+            raise NotSupported("a session window in a query whose columns are unknown")
     # qualifying adds no set operation and no join: skip the walks that would find none
     if any(op.args.get("by_name") for op in found if isinstance(op, (exp.Union, exp.Except, exp.Intersect))):
         tree = _corresponding(tree)

@@ -12,6 +12,7 @@ import re
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.risingwave import RisingWave
+from sqlglot.generator import Generator
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 from sqlglot.helper import seq_get
@@ -340,6 +341,21 @@ def build_date_part(args: list) -> exp.Expression:
     return DatePart(this=args[0], expression=args[1], zone=args[2] if len(args) == 3 else None)
 
 
+# RisingWave's session frame `SESSION WITH GAP gap`: a WindowSpec of this kind, the gap its start
+SESSION_FRAME = "SESSION"
+
+_windowspec_sql = Generator.windowspec_sql
+
+
+def _session_windowspec_sql(self, expression: exp.WindowSpec) -> str:
+    if str(expression.args.get("kind") or "").upper() == SESSION_FRAME:
+        return f"SESSION WITH GAP {self.sql(expression, 'start')}"
+    return _windowspec_sql(self, expression)
+
+
+Generator.windowspec_sql = _session_windowspec_sql
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -414,6 +430,28 @@ class RwDialect(RisingWave):
             if outer is not None:  # RisingWave's lambdas see their parameters only
                 self.raise_error(f'column "{outer.sql()}" is not a parameter of the lambda')
             return self.expression(exp.Lambda(this=body, expressions=params))
+
+        def _match_r_paren(self, expression=None):
+            """`SESSION WITH GAP gap` ends a window's specification (RisingWave's session frame):
+            the gap is kept for _parse_window, which makes it the window's frame."""
+            if self._curr is not None and self._next is not None and self._curr.text.upper() == "SESSION" \
+                    and self._next.text.upper() == "WITH":
+                self._advance(2)
+                if not self._match_text_seq("GAP"):
+                    self.raise_error("Expected GAP after SESSION WITH")
+                self._rw_session_gap = self._parse_bitwise()
+            return super()._match_r_paren(expression)
+
+        def _parse_window(self, this, alias: bool = False):
+            outer = getattr(self, "_rw_session_gap", None)
+            self._rw_session_gap = None
+            window = super()._parse_window(this, alias=alias)
+            gap, self._rw_session_gap = self._rw_session_gap, outer
+            if gap is not None:
+                target = window if isinstance(window, exp.Window) else window.find(exp.Window)
+                if target is not None:
+                    target.set("spec", exp.WindowSpec(kind=SESSION_FRAME, start=gap))
+            return window
 
         def _parse_watermark_constraint(self) -> exp.WatermarkColumnConstraint:
             this = self._match(TokenType.FOR) and self._parse_column()

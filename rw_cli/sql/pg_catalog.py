@@ -100,7 +100,43 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
     return _table({"table_catalog": (s, col(0)), "table_schema": (s, col(1)), "table_name": (s, col(2)),
                    "column_name": (s, col(3)), "ordinal_position": (pa.int32(), col(4)),
                    "column_default": (s, [None] * len(rows)), "is_nullable": (s, col(5)),
-                   "data_type": (s, col(6)), "udt_name": (s, col(7))})
+                   "data_type": (s, col(6)), "udt_catalog": (s, [DATABASE] * len(rows)),
+                   "udt_schema": (s, ["pg_catalog"] * len(rows)), "udt_name": (s, col(7))})
+
+
+def _keyed(catalog: Catalog) -> list:
+    """The relations with a primary key of visible columns: tables with one declared, and
+    materialized views whose key is their columns' (RisingWave lists both)."""
+    return [r for r in _rels(catalog)
+            if (r.kind == TABLE and r.user_pk) or (r.kind == MATERIALIZED_VIEW and r.pk
+                                                    and all(_attnum(r, k) for k in r.pk))]
+
+
+def info_table_constraints(catalog: Catalog, session=None) -> pa.Table:
+    rels = _keyed(catalog)
+    n = len(rels)
+    s = pa.string()
+    schemas = [_schema_and_name(r)[0] for r in rels]
+    names = [_schema_and_name(r)[1] for r in rels]
+    return _table({"constraint_catalog": (s, [DATABASE] * n), "constraint_schema": (s, schemas),
+                   "constraint_name": (s, [f"{name}_pkey" for name in names]),
+                   "table_catalog": (s, [DATABASE] * n), "table_schema": (s, schemas), "table_name": (s, names),
+                   "constraint_type": (s, ["PRIMARY KEY"] * n), "is_deferrable": (s, ["NO"] * n),
+                   "initially_deferred": (s, ["NO"] * n), "enforced": (s, ["YES"] * n),
+                   "nulls_distinct": (s, [None] * n)})
+
+
+def info_key_column_usage(catalog: Catalog, session=None) -> pa.Table:
+    """One row per primary key column; ordinal_position is the column's position in its
+    relation, as RisingWave gives it."""
+    rows = [(*_schema_and_name(r), r.columns[k].name, _attnum(r, k)) for r in _keyed(catalog) for k in r.pk]
+    n = len(rows)
+    s = pa.string()
+    return _table({"constraint_catalog": (s, [DATABASE] * n), "constraint_schema": (s, [r[0] for r in rows]),
+                   "constraint_name": (s, [f"{r[1]}_pkey" for r in rows]), "table_catalog": (s, [DATABASE] * n),
+                   "table_schema": (s, [r[0] for r in rows]), "table_name": (s, [r[1] for r in rows]),
+                   "column_name": (s, [r[2] for r in rows]), "ordinal_position": (pa.int32(), [r[3] for r in rows]),
+                   "position_in_unique_constraint": (pa.int32(), [None] * n)})
 
 
 def info_schemata(catalog: Catalog, session=None) -> pa.Table:
@@ -582,6 +618,8 @@ _BUILDERS = {
     ("information_schema", "columns"): info_columns,
     ("information_schema", "schemata"): info_schemata,
     ("information_schema", "views"): info_views,
+    ("information_schema", "table_constraints"): info_table_constraints,
+    ("information_schema", "key_column_usage"): info_key_column_usage,
     ("pg_catalog", "pg_namespace"): pg_namespace,
     ("pg_catalog", "pg_class"): pg_class,
     ("pg_catalog", "pg_attribute"): pg_attribute,

@@ -14,7 +14,7 @@ from sqlglot.errors import ErrorLevel, OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
-from rw_cli.common.types import DataType, struct_type_name
+from rw_cli.common.types import BIGINT, DataType, struct_type_name
 from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.engine.expr import Expr
@@ -25,6 +25,7 @@ from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
 from rw_cli.sql.output_name import output_name
 from rw_cli.sql.pushdown import pushdown_predicates
+from rw_cli.sql import session_window
 from rw_cli.sql.expr_compile import compile_plan
 from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
 from rw_cli.sql.jsonb import is_table_function
@@ -215,6 +216,8 @@ def _frame_close(w: exp.Window) -> list[exp.Expression]:
     key = keys[0].this
     fn = w.this
     spec = w.args.get("spec")
+    if session_window.is_session(w):
+        return [key.copy()]  # and the session's end (over_window)
     if isinstance(fn, _WHOLE_PARTITION) or (spec is not None and str(spec.args.get("end") or "").upper() == "UNBOUNDED"
                                             and str(spec.args.get("end_side") or "").lower() == "following"):
         raise NotSupported("EMIT ON WINDOW CLOSE with a window function over rows up to the end of the partition")
@@ -895,6 +898,7 @@ class StreamPlanner:
         raise NotSupported(f"{type(q).__name__.upper()} in a materialized view")
 
     def plan_select(self, s: exp.Select) -> Planned:
+        session_window.inline_named_windows(s)
         for key in ("windows", "qualify"):
             if s.args.get(key):
                 raise NotSupported(f"{key.upper()} in a materialized view")
@@ -1409,18 +1413,48 @@ class StreamPlanner:
         pkeys: list[int] = []
         if len(set(parts)) == 1 and all(_is_ref(p) is not None for p in (windows[0].args.get("partition_by") or [])):
             pkeys = [_is_ref(p) for p in windows[0].args.get("partition_by") or []]
-        cols = [f"_{i}" for i in range(width)] + [expr_to_duckdb(w, node.types) for w in windows]
-        sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM in0"
-        types = list(node.types) + self.expr_types(node, windows)
+        table = self.eowc_watermark
+        source, source_types, computed = "SELECT * FROM in0", list(node.types), []
+        for w in windows:
+            if session_window.is_session(w):
+                if table is None:
+                    raise NotSupported("Session frame is not supported in general streaming mode. "
+                                       "Please consider using Emit-On-Window-Close mode.")
+                # the rows numbered by session (one more column), the window over partition + session
+                number = f"_{len(source_types)}"
+                partition = [expr_to_duckdb(p, node.types) for p in w.args.get("partition_by") or []]
+                key = expr_to_duckdb(session_window.session_key(w), node.types)
+                gap = expr_to_duckdb(session_window.gap_of(w), node.types)
+                source = session_window.session_numbers_sql(source, partition, key, gap, number)
+                source_types.append(BIGINT)
+                whole = w.copy()
+                whole.set("partition_by", [*(p.copy() for p in w.args.get("partition_by") or []), exp.column(number)])
+                whole.set("spec", exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING",
+                                                 end="UNBOUNDED", end_side="FOLLOWING"))
+                computed.append(expr_to_duckdb(whole, source_types))
+                if table is not None:  # final once the watermark reaches the session's last key + gap
+                    last = exp.Window(this=exp.Max(this=session_window.session_key(w).copy()),
+                                      partition_by=whole.args["partition_by"])
+                    w.meta["session_close"] = (f"{expr_to_duckdb(last, source_types)} + {gap}")
+            else:
+                computed.append(expr_to_duckdb(w, node.types))
+        cols = [f"_{i}" for i in range(width)] + computed
+        # a session window's type is its function's over any frame
+        typed = [w if not session_window.is_session(w) else session_window.without_frame(w) for w in windows]
+        types = list(node.types) + self.expr_types(node, typed)
         detail = "window_functions: [" + ", ".join(
             w.sql() if w.find(exp.IgnoreNulls) else w.sql(dialect="postgres", unsupported_level=ErrorLevel.IGNORE)
             for w in windows) + "]"
-        table = self.eowc_watermark
         if table is not None:
-            closes = list(dict.fromkeys(expr_to_duckdb(k, node.types) for w in windows for k in _frame_close(w)))
+            closes = list(dict.fromkeys(
+                (expr_to_duckdb(k, node.types), "<") for w in windows for k in _frame_close(w)))
+            closes += [(w.meta["session_close"], "<=") for w in windows if "session_close" in w.meta]
             outs = ", ".join(f"_{i}" for i in range(len(cols)))
-            sql = (f"SELECT {outs} FROM (SELECT *, {', '.join(f'{c} AS __close{i}' for i, c in enumerate(closes))} "
-                   f"FROM ({sql})) WHERE {' AND '.join(f'__close{i} < {{now}}' for i in range(len(closes)))}")
+            sql = (f"SELECT {outs} FROM (SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))}, "
+                   f"{', '.join(f'{c} AS __close{i}' for i, (c, _) in enumerate(closes))} FROM ({source})) "
+                   f"WHERE {' AND '.join(f'__close{i} {op} {{now}}' for i, (_, op) in enumerate(closes))}")
+        else:
+            sql = f"SELECT {', '.join(f'{c} AS _{i}' for i, c in enumerate(cols))} FROM ({source})"
         out = StreamPartitionRecompute(types, list(node.stream_key), [node],
                                        name="StreamOverWindow" if table is None else "StreamEowcOverWindow",
                                        partition_keys=pkeys, sql=sql, detail=detail, temporal=table is not None,
