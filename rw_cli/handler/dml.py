@@ -482,18 +482,6 @@ def handle_truncate(session, tree: exp.TruncateTable) -> Result:
     return Result("TRUNCATE TABLE")
 
 
-def _no_generated_key_inputs(rel: RelationCatalog, sets: dict[int, exp.Expression]) -> None:
-    """An UPDATE may not set a column that a generated primary key column is computed from
-    (RisingWave's rule: the row's key would change under it)."""
-    set_names = {rel.columns[i].name for i in sets}
-    for k in rel.pk if rel.user_pk else []:
-        c = rel.columns[k]
-        if c.generated and set_names & {col.name for col in exp.maybe_parse(c.generated, dialect="postgres")
-                                        .find_all(exp.Column)}:
-            raise BindError("update modifying the column referenced by generated columns that are part of "
-                            "the primary key is not allowed")
-
-
 def handle_update(session, tree: exp.Update) -> Result:
     rel = target_table(session, tree.this, "DELETE" if isinstance(tree, exp.Delete) else "UPDATE")
     _not_append_only(rel, "UPDATE")
@@ -516,7 +504,6 @@ def handle_update(session, tree: exp.Update) -> Result:
             raise BindError("update modifying the column referenced by generated columns that are part of "
                             "the primary key is not allowed")
         sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
-    _no_generated_key_inputs(rel, sets)
     extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra, target=tree.this)
     n = rows.num_rows
