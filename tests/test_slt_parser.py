@@ -25,6 +25,25 @@ def test_statement_ok_and_comment():
     ]
 
 
+def test_sql_comment_lines_between_records_are_comments():
+    """A `-- ...` line before a record (RisingWave's files have them) does not swallow the
+    record after it; inside a record's SQL it stays part of the SQL."""
+    recs = p("""
+        -- the table
+        statement ok
+        create table t (v int);
+
+        -- this one counts too
+        query I
+        -- a comment inside the query
+        select 1;
+        ----
+        1
+    """)
+    assert [(r.kind, r.line) for r in recs] == [("statement", 2), ("query", 6)]
+    assert recs[1].sql == "-- a comment inside the query\nselect 1;"
+
+
 def test_statement_error_regex():
     (r,) = p("""
         statement error cannot cast type "integer" to "date"

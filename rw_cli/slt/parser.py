@@ -170,7 +170,7 @@ def parse(text: str, path: str = "<string>") -> list[Record]:
         raw = lines[i]
         line = raw.strip()
         lineno = i + 1
-        if not line or line.startswith("#"):
+        if not line or line.startswith(("#", "--")):  # `--`: an SQL comment between records
             i += 1
             continue
         tokens = _header_tokens(line)
