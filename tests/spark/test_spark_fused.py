@@ -186,3 +186,39 @@ def test_kafka_partitions_are_read_in_tasks(tmp_path, kafka_broker):
         drive(s, 5000)
         assert rows(s, "SELECT grp, n, sv, mx FROM r WHERE grp = 9") == [(9, 3000, 3000, 22_999)]
         assert rows(s, "SELECT sum(n) FROM r") == [(15_000,)]
+
+
+def test_the_ssts_of_a_failed_epoch_are_vacuumed(tmp_path, monkeypatch):
+    """The tasks of an epoch wrote their SSTs, then the epoch failed (the driver lost the
+    job's answer): no version references them, and vacuum deletes them — the store holds
+    exactly what the current version lists; the epoch then runs again and the MV is right."""
+    from rw_cli.store.version import SST_PREFIX
+
+    statements = [BID.format(events=40_000), PER_AUCTION]
+    expected, _, _, _ = run(tmp_path, "embedded", statements)
+    with rw_cli.connect(str(tmp_path / "vacuumed"), "spark") as s:
+        s.execute("SET STREAMING_PARALLELISM = 2")
+        for sql in statements:
+            s.execute(sql)
+        drive(s, 8000, max_epochs=2)
+        store = s.runtime.store
+        answered = s.runtime.run_job
+
+        def lost_answer(action, epoch, what):
+            answered(action, epoch, what)  # the tasks ran and uploaded their SSTs
+            raise EpochFailed(f"epoch {epoch.prev} failed on Spark in {what}: the answer was lost")
+
+        monkeypatch.setattr(s.runtime, "run_job", lost_answer)
+        before = set(store.sstables.object_store.list(SST_PREFIX))
+        s.tick(8000)
+        with pytest.raises(EpochFailed, match="the answer was lost"):
+            s.barrier()
+        monkeypatch.undo()
+        referenced = {info.path for info in store.version.ssts()}
+        orphans = set(store.sstables.object_store.list(SST_PREFIX)) - before - referenced
+        assert orphans, "the failed epoch's tasks wrote no SST"
+        store.vacuum()
+        left = set(store.sstables.object_store.list(SST_PREFIX))
+        assert not (orphans & left) and left == {info.path for info in store.version.ssts()}
+        drive(s, 8000)
+        assert rows(s) == expected
