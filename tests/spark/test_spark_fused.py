@@ -192,7 +192,7 @@ def test_the_ssts_of_a_failed_epoch_are_vacuumed(tmp_path, monkeypatch):
     """The tasks of an epoch wrote their SSTs, then the epoch failed (the driver lost the
     job's answer): no version references them, and vacuum deletes them — the store holds
     exactly what the current version lists; the epoch then runs again and the MV is right."""
-    from rw_cli.store.version import SST_PREFIX
+    from rw_cli.store.version import SST_PREFIX, sst_path
 
     statements = [BID.format(events=40_000), PER_AUCTION]
     expected, _, _, _ = run(tmp_path, "embedded", statements)
@@ -202,23 +202,30 @@ def test_the_ssts_of_a_failed_epoch_are_vacuumed(tmp_path, monkeypatch):
             s.execute(sql)
         drive(s, 8000, max_epochs=2)
         store = s.runtime.store
-        answered = s.runtime.run_job
+        answered, reserve = s.runtime.run_job, store.alloc_sst_id
+        reserved: list[int] = []  # the ids the driver reserved for the epoch's tasks
+        written: set[str] = set()
+
+        def reserved_id() -> int:
+            reserved.append(reserve())
+            return reserved[-1]
 
         def lost_answer(action, epoch, what):
             answered(action, epoch, what)  # the tasks ran and uploaded their SSTs
+            objects = set(store.sstables.object_store.list(SST_PREFIX))
+            written.update(p for p in map(sst_path, reserved) if p in objects)
             raise EpochFailed(f"epoch {epoch.prev} failed on Spark in {what}: the answer was lost")
 
+        monkeypatch.setattr(store, "alloc_sst_id", reserved_id)
         monkeypatch.setattr(s.runtime, "run_job", lost_answer)
-        before = set(store.sstables.object_store.list(SST_PREFIX))
         s.tick(8000)
         with pytest.raises(EpochFailed, match="the answer was lost"):
             s.barrier()
         monkeypatch.undo()
-        referenced = {info.path for info in store.version.ssts()}
-        orphans = set(store.sstables.object_store.list(SST_PREFIX)) - before - referenced
-        assert orphans, "the failed epoch's tasks wrote no SST"
+        assert written, "the failed epoch's tasks wrote no SST"
+        store.sync()
+        assert not written & {info.path for info in store.version.ssts()}  # no version has them
         store.vacuum()
-        left = set(store.sstables.object_store.list(SST_PREFIX))
-        assert not (orphans & left) and left == {info.path for info in store.version.ssts()}
+        assert not written & set(store.sstables.object_store.list(SST_PREFIX))
         drive(s, 8000)
         assert rows(s) == expected
