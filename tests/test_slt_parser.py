@@ -189,3 +189,21 @@ def test_real_conformance_files_parse():
         except SltParseError:
             raise
     assert total > 1000
+
+
+def test_an_empty_block_after_an_error_regex_ends_at_the_blank_line():
+    # RisingWave's files write `query error <regex>` with an empty `----` block; the record after
+    # it must still run (a multi-line error text is read only when the header has no regex)
+    recs = p("""
+        query error not found
+        select * from sink limit 0;
+        ----
+
+        query I
+        select 1;
+        ----
+        1
+    """)
+    assert [r.kind for r in recs] == ["query", "query"]
+    assert recs[0].error_regex == "not found" and not recs[0].error_text
+    assert recs[1].expected == ["1"]

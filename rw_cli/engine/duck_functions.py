@@ -45,8 +45,8 @@ def _pg_type_names(text: str) -> str:
 
 _LOG_ARG_CHECKS = ("WHEN {x} = 0 THEN error('cannot take logarithm of zero') "
                    "WHEN {x} < 0 THEN error('cannot take logarithm of a negative number') ")
-_OVERFLOW = "error('value out of range: overflow')"
-_UNDERFLOW = "error('value out of range: underflow')"
+_OVERFLOW = "error('Numeric out of range: overflow')"
+_UNDERFLOW = "error('Numeric out of range: underflow')"
 
 # PostgreSQL's math functions raise where DuckDB's return NaN or an infinity
 _JSON_OBJECT = "CAST({} AS MAP(VARCHAR, JSON))"
@@ -389,17 +389,17 @@ MACROS = [
     "CREATE OR REPLACE MACRO pg_gamma(x) AS (CASE "
     "WHEN x IS NULL THEN NULL "
     "WHEN isnan(x) THEN x "
-    "WHEN isinf(x) AND x < 0 THEN error('value out of range: overflow') "
-    "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
-    "WHEN NOT isfinite(gamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
-    "WHEN gamma(x) = 0 AND isfinite(x) THEN error('value out of range: underflow') "
+    "WHEN isinf(x) AND x < 0 THEN error('Numeric out of range: overflow') "
+    "WHEN x = floor(x) AND x <= 0 THEN error('Numeric out of range: overflow') "
+    "WHEN NOT isfinite(gamma(x)) AND isfinite(x) THEN error('Numeric out of range: overflow') "
+    "WHEN gamma(x) = 0 AND isfinite(x) THEN error('Numeric out of range: underflow') "
     "ELSE gamma(x) END)",
     "CREATE OR REPLACE MACRO pg_lgamma(x) AS (CASE "
     "WHEN x IS NULL THEN NULL "
     "WHEN isnan(x) THEN x "
     "WHEN isinf(x) THEN CAST('inf' AS DOUBLE) "
-    "WHEN x = floor(x) AND x <= 0 THEN error('value out of range: overflow') "
-    "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('value out of range: overflow') "
+    "WHEN x = floor(x) AND x <= 0 THEN error('Numeric out of range: overflow') "
+    "WHEN NOT isfinite(lgamma(x)) AND isfinite(x) THEN error('Numeric out of range: overflow') "
     "ELSE lgamma(x) END)",
     # approx_percentile's answer from its chosen bucket key (rw_cli.sql.approx_percentile):
     # ±2 * base^id / (base + 1), base^id by __powidf2's multiplications of the squares base^(2^k)

@@ -88,7 +88,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_INDEX", notices=[f'relation "{name}" already exists, skipping'])
-        raise CatalogError(f'relation "{name}" already exists')
+        raise session.catalog.name_taken(name)
     base = session.catalog.must_get(base_name)
     if base.kind not in ("table", "materialized view"):
         raise CatalogError(f'"{base.name}" is not a table or materialized view')

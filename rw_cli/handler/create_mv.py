@@ -194,7 +194,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_MATERIALIZED_VIEW", notices=[f'relation "{name}" already exists, skipping'])
-        raise BindError(f'relation "{name}" already exists')
+        raise session.catalog.name_taken(name)
     if "backfill_order" in options and tree.expression is not None:  # checked before the query is planned
         from rw_cli.handler import backfill_order
         from rw_cli.sql.batch import referenced_relations

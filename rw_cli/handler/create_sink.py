@@ -76,7 +76,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_SINK", notices=[f'relation "{name}" already exists, skipping'])
-        raise CatalogError(f'relation "{name}" already exists')
+        raise session.catalog.name_taken(name)
     if tree.args.get("into") is not None:
         return handle_into(session, tree, sql)
     spec = connector_spec(tree)

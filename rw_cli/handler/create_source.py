@@ -78,7 +78,7 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_SOURCE", notices=[f'relation "{name}" already exists, skipping'])
-        raise CatalogError(f'relation "{name}" already exists')
+        raise session.catalog.name_taken(name)
     spec = _spec(tree)
     cols, generated, watermark = _columns(tree)
     cols = cols or default_columns(spec)

@@ -51,7 +51,7 @@ def handle(session, tree: exp.Create) -> Result:
     if session.catalog.get(name) is not None:
         if tree.args.get("exists"):
             return Result("CREATE_TABLE", notices=[f'relation "{name}" already exists, skipping'])
-        raise BindError(f'relation "{name}" already exists')
+        raise session.catalog.name_taken(name)
     if isinstance(schema, exp.Schema) and tree.expression is not None \
             and all(isinstance(e, exp.Identifier) for e in schema.expressions):
         return create_table_as(session, tree, name, [e.name for e in schema.expressions])

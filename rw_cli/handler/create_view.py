@@ -29,7 +29,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         if tree.args.get("exists"):
             return Result("CREATE_VIEW", notices=[f'relation "{name}" already exists, skipping'])
         if not (tree.args.get("replace") and existing.kind == VIEW):
-            raise BindError(f'relation "{name}" already exists')
+            raise session.catalog.name_taken(name)
     query = tree.expression
     if query is None:
         raise BindError("CREATE VIEW needs AS query")

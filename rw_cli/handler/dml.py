@@ -12,7 +12,7 @@ from rw_cli.engine import duck
 from rw_cli.common.numeric import NUMERIC_DUCKDB, is_numeric_arrow
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
-from rw_cli.meta.catalog import ROW_ID, RW_TIMESTAMP, TABLE, RelationCatalog
+from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, ROW_ID, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.result import Result
 
 from rw_cli.handler.query import run_query, run_query_on
@@ -25,8 +25,11 @@ def target_table(session, table: exp.Expression, action: str) -> RelationCatalog
     rel = session.catalog.get(session.catalog.qualified(table.name, table.text("db")))
     if rel is None:
         raise CatalogError(f'table "{table.name}" does not exist')
-    if rel.kind != TABLE:
+    if rel.kind in (MATERIALIZED_VIEW, INDEX):  # tables of their own, but kept by their job
         raise CatalogError(f'cannot change {rel.kind} "{rel.name}"', hint="only tables accept DML")
+    if rel.kind != TABLE:  # RisingWave looks for a table of that name and finds none
+        raise CatalogError(f"table not found: {rel.name}",
+                           hint=f'"{rel.name}" is a {rel.kind}: only tables accept DML')
     require(session, rel, action)
     return rel
 

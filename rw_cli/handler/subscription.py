@@ -88,7 +88,7 @@ def create(session, st: SubscriptionStatement) -> Result:
     if catalog.get(name) is not None:
         if st.args.get("exists"):
             return Result("CREATE_SUBSCRIPTION", notices=[f'relation "{name}" already exists, skipping'])
-        raise CatalogError(f'relation "{name}" already exists')
+        raise catalog.name_taken(name)
     src = st.args["source"]
     source = catalog.get(catalog.qualified(src.name, src.text("db")))
     if source is None or source.kind not in (TABLE, MATERIALIZED_VIEW):

@@ -241,9 +241,17 @@ class Catalog:
             raise CatalogError(f'{what} "{name}" does not exist')
         return r
 
+    def name_taken(self, name: str) -> CatalogError | None:
+        """The error a CREATE of `name` gets when a relation already has the name. It names that
+        relation's kind, as RisingWave does (`materialized view with name mv exists`), so that
+        `create table mv` says a materialized view is in the way."""
+        taken = self.get(name)
+        return None if taken is None else CatalogError(f'{taken.kind} "{name}" already exists')
+
     def add(self, rel: RelationCatalog) -> None:
-        if self.get(rel.name) is not None:
-            raise CatalogError(f'relation "{rel.name}" already exists')
+        taken = self.name_taken(rel.name)
+        if taken is not None:
+            raise taken
         if rel.created_at is None:  # rw_* catalogs show when and by which version
             import time
 

@@ -197,9 +197,9 @@ def parse(text: str, path: str = "<string>") -> list[Record]:
                 raise SltParseError(path, lineno, f"unknown statement mode {mode!r}")
             rec.sql, i = read_sql(i + 1)
             if i < n and lines[i].strip() == "----":
-                if rec.expect_error:
+                if rec.expect_error and rec.error_regex is None:
                     rec.error_text, i = read_error_text(i + 1)
-                else:
+                else:  # results of a statement, or an empty block after `error <regex>`
                     _, i = read_rows(i + 1)
         elif head == "query":
             tokens = _take_retry(tokens, rec, path, lineno)
@@ -215,8 +215,10 @@ def parse(text: str, path: str = "<string>") -> list[Record]:
                     rec.label = rest[0]
             rec.sql, i = read_sql(i + 1)
             if i < n and lines[i].strip() == "----":
-                if rec.expect_error:
+                if rec.expect_error and rec.error_regex is None:
                     rec.error_text, i = read_error_text(i + 1)
+                elif rec.expect_error:  # `query error <regex>` then `----`: the regex is what counts
+                    _, i = read_rows(i + 1)
                 else:
                     rec.expected, i = read_rows(i + 1)
         elif head == "include":
