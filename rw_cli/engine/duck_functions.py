@@ -284,7 +284,8 @@ _TYPE_OIDS = [(16, 1000, "boolean"), (17, 1001, "bytea"), (20, 1016, "bigint"), 
               (23, 1007, "integer"), (25, 1009, "text"), (700, 1021, "real"), (701, 1022, "double precision"),
               (1043, 1015, "character varying"), (1082, 1182, "date"), (1083, 1183, "time without time zone"),
               (1114, 1115, "timestamp without time zone"), (1184, 1185, "timestamp with time zone"),
-              (1186, 1187, "interval"), (1700, 1231, "numeric"), (3802, 3807, "jsonb")]
+              (1186, 1187, "interval"), (1700, 1231, "numeric"), (3802, 3807, "jsonb"),
+              (2249, 2287, "record"), (26, 1028, "oid"), (19, 1003, "name"), (2205, 2210, "regclass")]
 _FORMAT_TYPES = [(oid, name) for oid, _, name in _TYPE_OIDS] + [(oid, f"{name}[]") for _, oid, name in _TYPE_OIDS]
 
 # make_date / make_time / make_timestamp / make_timestamptz with PostgreSQL's years (-1 is

@@ -154,6 +154,8 @@ def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa
 def handle_insert(session, tree: exp.Insert) -> Result:
     target = tree.this
     rel = target_table(session, target.this if isinstance(target, exp.Schema) else target, "INSERT")
+    if isinstance(tree.expression, exp.Values):
+        target = _take_defaults(rel, target, tree.expression)
     if isinstance(target, exp.Schema):
         names = [e.name for e in target.expressions]
         for n in names:
@@ -183,6 +185,40 @@ def handle_insert(session, tree: exp.Insert) -> Result:
     inserted = []
     n = insert_rows(session, rel, data, indices, inserted)
     return _returning(session, rel, tree, inserted[0] if inserted else None, f"INSERT 0 {n}")
+
+
+def _take_defaults(rel: RelationCatalog, target: exp.Expression, values: exp.Values) -> exp.Expression:
+    """`VALUES (1, DEFAULT)`: a column DEFAULT in every row leaves the list (it is filled as
+    an unlisted column is: its default, or its generation expression); a DEFAULT in some rows
+    only becomes the column's default expression there (NULL without one). Returns the
+    target, its column list narrowed; `values` is changed in place."""
+    rows = [r.expressions if isinstance(r, exp.Tuple) else [r] for r in values.expressions]
+    if not any(_is_default(v) for row in rows for v in row):
+        return target
+    if isinstance(target, exp.Schema):
+        table, columns = target.this, [rel.columns[rel.column_index(e.name)] if any(
+            c.name == e.name and not c.hidden for c in rel.columns) else None for e in target.expressions]
+    else:
+        table, columns = target, [c for c in rel.columns if not c.hidden]
+    width = min(len(r) for r in rows)
+    dropped = {j for j in range(min(width, len(columns))) if all(_is_default(r[j]) for r in rows)}
+    if len(dropped) == len(rows[0]):  # every cell DEFAULT: one column stays, its default written out
+        dropped.discard(next((j for j in sorted(dropped) if columns[j] is not None and not columns[j].generated),
+                             min(dropped)))
+    for row in rows:
+        for j, v in enumerate(row):
+            if j not in dropped and _is_default(v) and j < len(columns) and columns[j] is not None:
+                if columns[j].generated:
+                    raise BindError(f'cannot insert a non-DEFAULT value into column "{columns[j].name}"',
+                                    hint=f'Column "{columns[j].name}" is a generated column.')
+                v.replace(_default_value(columns[j]))
+    if not dropped:
+        return target
+    for r in values.expressions:
+        if isinstance(r, exp.Tuple):
+            r.set("expressions", [v for j, v in enumerate(r.expressions) if j not in dropped])
+    kept = [exp.to_identifier(c.name) for j, c in enumerate(columns) if j not in dropped and c is not None]
+    return exp.Schema(this=table, expressions=kept)
 
 
 def _no_generated_values(rel: RelationCatalog, indices: list[int]) -> None:
@@ -544,7 +580,10 @@ def _feeds_generated_pk(rel: RelationCatalog, name: str) -> bool:
 
 
 def _is_default(value: exp.Expression) -> bool:
-    """`SET c = DEFAULT` (the keyword, read as a column of that name unless quoted)."""
+    """`SET c = DEFAULT` (the keyword, read as a column of that name unless quoted) or a
+    DEFAULT in VALUES (read as a keyword)."""
+    if isinstance(value, exp.Var):
+        return value.name.lower() == "default"
     return isinstance(value, exp.Column) and not value.table and value.name.lower() == "default" \
         and not value.this.quoted
 

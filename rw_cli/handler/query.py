@@ -8,6 +8,8 @@ is answered from the store directly (`rw_cli.handler.point_lookup`).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 from sqlglot import exp
@@ -284,8 +286,13 @@ def _output_names(names: list[str] | None, result: pa.Table) -> list[str]:
     return [_clean_name(n) for n in result.column_names]
 
 
+_GENERATED_NAME = re.compile(r"_col_\d+")
+
+
 def _clean_name(n: str) -> str:
-    return n if n.isidentifier() else "?column?"
+    """A result column's name: `?column?` for one sqlglot named (`_col_1`, an unnamed item of
+    a subquery under `*`) or DuckDB gave a name PostgreSQL would not."""
+    return n if n.isidentifier() and not _GENERATED_NAME.fullmatch(n) else "?column?"
 
 
 def _normalize(t: pa.Table, types: list[DataType]) -> pa.Table:

@@ -17,28 +17,15 @@ import pyarrow.compute as pc
 from rw_cli.common.pg_text import format_column
 from rw_cli.common.types import DataType
 from rw_cli.errors import NotSupported, RwError
-from rw_cli.sql.pg_catalog import PG_TYPES
+from rw_cli.sql.pg_catalog import PG_TYPES, RECORD_OID, TEXT_OID, type_oid  # noqa: F401 (re-exported)
 
-TEXT_OID = 25
 UNKNOWN_OID = 705
-# a struct has no OID of its own in rw: clients read it as the record type, in text
-RECORD_OID = 2249
 
 _ARRAY_OIDS = {array: oid for oid, _, _, array in PG_TYPES.values()}
 # what a parameter's OID says to cast its literal to (the rw type name)
 _OID_TO_TYPE: dict[int, str] = {oid: name for name, (oid, _, _, _) in PG_TYPES.items()}
 _OID_TO_TYPE.update({TEXT_OID: "character varying", 1042: "character varying", 19: "character varying",
                      26: "bigint", 114: "jsonb"})
-
-
-def type_oid(t: DataType) -> int:
-    if t.is_list:
-        entry = PG_TYPES.get(t.inner[0].name)
-        return entry[3] if entry else 1009  # text[]
-    if t.is_struct:
-        return RECORD_OID
-    entry = PG_TYPES.get(t.name)
-    return entry[0] if entry else TEXT_OID
 
 
 def type_size(t: DataType) -> int:

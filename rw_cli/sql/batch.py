@@ -31,6 +31,7 @@ from rw_cli.sql.privileges import answer_privilege_calls
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
 from rw_cli.sql.expand import corresponding, expand, schema_qualified_columns
+from rw_cli.sql.output_name import name_derived_columns
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
 
@@ -260,6 +261,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
         _check_star_except(sel, bound)
         _check_using(sel, bound)
         _alias_ordered_subqueries(sel)
+    name_derived_columns(selects, tree)
     if qualify_columns:
         alias_refs = _output_alias_references(selects)
         tree = _qualify(tree, bound)
@@ -441,7 +443,9 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
             if isinstance(coll, exp.Column) and coll.name == "default":
                 return node.this
         if isinstance(node, exp.Anonymous) and node.name.lower() == "format_type":
-            return exp.Anonymous(this="pg_format_type", expressions=node.expressions)
+            renamed = exp.Anonymous(this="pg_format_type", expressions=node.expressions)
+            renamed.meta.update(node.meta)  # still named format_type
+            return renamed
         if isinstance(node, exp.Anonymous) and not node.expressions and node.name.lower() in _SESSION_FUNCTIONS:
             return _SESSION_FUNCTIONS[node.name.lower()]()  # `pg_catalog.version()` is version()
         if isinstance(node, exp.Anonymous) and node.name.lower() in ("to_regtype", "to_regclass") \

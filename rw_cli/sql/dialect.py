@@ -1140,6 +1140,7 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
         _no_duplicate_struct_fields(tree)
     for alias in nodes(tree, exp.Alias):  # the user's names, not the ones qualify adds
         alias.meta[AS_WRITTEN] = True
+    _written_function_names(tree, hidden if lists else text)
     for dot in nodes(tree, exp.Dot):  # `(s).a.b.*`: the fields of (s).a.b, as `((s).a.b).*` reads
         if isinstance(dot.expression, exp.Star) and isinstance(dot.this, exp.Dot):
             dot.set("this", exp.paren(dot.this.copy(), copy=False))
@@ -1181,6 +1182,24 @@ def _statement_kind(text: str) -> str:
 
 
 AS_WRITTEN = "as_written"  # meta of an alias the statement spells out
+WRITTEN_NAME = "written_name"  # meta of a function call: its name as the statement spells it
+# calls in SQL's own syntax, named as PostgreSQL names them (`trim(...)` is `btrim`): not by
+# the word written
+_SYNTAX_FORMS = frozenset({"trim", "position", "substring", "extract", "overlay", "cast", "try_cast",
+                           "array", "exists", "case", "row", "interval", "collate", "normalize"})
+
+
+def _written_function_names(tree: exp.Expression, text: str) -> None:
+    """Record each function call's name as written: a result column is named after it
+    (`substr(...)` is `substr`, `ceiling(...)` `ceiling`), whatever node sqlglot makes of the
+    call (Substring, Ceil) and whatever a later rewrite calls it."""
+    for f in nodes(tree, exp.Func):
+        start, end = f.meta.get("start"), f.meta.get("end")
+        if start is None or end is None:
+            continue
+        word = text[start:end + 1].lower()
+        if word.isidentifier() and word not in _SYNTAX_FORMS and text[end + 1:].lstrip().startswith("("):
+            f.meta[WRITTEN_NAME] = word
 # meta of a parsed statement's root: its identifiers are folded already (binding it need not
 # walk it again for that, as long as nothing was added to it)
 NORMALIZED = "normalized"

@@ -9,7 +9,7 @@ import re
 
 from sqlglot import exp
 
-from rw_cli.sql.dialect import AS_WRITTEN
+from rw_cli.sql.dialect import AS_WRITTEN, WRITTEN_NAME
 
 
 def output_name(e: exp.Expression) -> str:
@@ -23,7 +23,8 @@ def output_name(e: exp.Expression) -> str:
             return e.alias
         e = e.this  # an alias sqlglot's qualify added
     if isinstance(e, exp.Column):
-        return e.name
+        # `_col_1`: sqlglot's name for an unnamed item of a subquery, read through `*`
+        return "?column?" if _GENERATED.fullmatch(e.name) else e.name
     if isinstance(e, exp.Cast):
         # a column or function under any casts names it; else the outermost type does
         # (`'a'::bytea::varchar` is `varchar`), as PostgreSQL's FigureColname decides
@@ -42,6 +43,8 @@ def output_name(e: exp.Expression) -> str:
         return type(e).__name__.lower()
     if isinstance(e, exp.Subquery) and isinstance(e.this, exp.Select) and len(e.this.expressions) == 1:
         return output_name(e.this.expressions[0])  # a scalar subquery: its own column's name
+    if isinstance(e, exp.Func) and e.meta.get(WRITTEN_NAME):
+        return e.meta[WRITTEN_NAME]  # `substr(...)`, not the Substring sqlglot reads it as
     if isinstance(e, exp.Anonymous):
         return e.name.lower()
     if isinstance(e, exp.Func):
@@ -52,6 +55,27 @@ def output_name(e: exp.Expression) -> str:
 
 
 _LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_GENERATED = re.compile(r"_col_\d+")
+
+
+def name_derived_columns(selects: list[exp.Select], root: exp.Expression) -> None:
+    """A subquery's or CTE's unnamed items get PostgreSQL's names for them as aliases, so that
+    the query around can name them: `select lower from (select lower(s) from t) x`,
+    `select count from c`. (sqlglot would call them `_col_0`.) Only names unique in their
+    select: PostgreSQL lets a duplicate stand, but no reference to it."""
+    for sel in selects:
+        outer = sel
+        while isinstance(outer.parent, (exp.Union, exp.Except, exp.Intersect)):
+            outer = outer.parent
+        if outer is root or not isinstance(outer.parent, (exp.Subquery, exp.CTE)):
+            continue
+        names = [output_name(e) for e in sel.expressions]
+        for e, name in zip(list(sel.expressions), names):
+            if isinstance(e, (exp.Alias, exp.Column, exp.Star)) or name == "?column?" or names.count(name) > 1:
+                continue
+            alias = exp.Alias(alias=exp.to_identifier(name))
+            e.replace(alias)
+            alias.set("this", e)
 # the names PostgreSQL gives `CAST(x AS type)` columns: its types' internal names
 _PG_TYPE_NAMES = {exp.DataType.Type.INT: "int4", exp.DataType.Type.BIGINT: "int8",
                   exp.DataType.Type.SMALLINT: "int2", exp.DataType.Type.FLOAT: "float4",

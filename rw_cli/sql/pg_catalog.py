@@ -37,8 +37,25 @@ PG_TYPES = {
     "numeric": (1700, "numeric", -1, 1231),
     "jsonb": (3802, "jsonb", -1, 3807),
 }
+TEXT_OID = 25
+RECORD_OID = 2249
+
+
+def type_oid(t) -> int:
+    """The pg_type oid of a column of rw type `t` (a DataType): an array's is its element
+    type's array type, a struct's `record`, a type PostgreSQL lacks is sent as text."""
+    if t.is_list:
+        entry = PG_TYPES.get(t.inner[0].name)
+        return entry[3] if entry else 1009  # text[]
+    if t.is_struct:
+        return RECORD_OID
+    entry = PG_TYPES.get(t.name)
+    return entry[0] if entry else TEXT_OID
+
+
 _EXTRA_TYPES = [(25, "text", -1, 1009), (26, "oid", 4, 1028), (19, "name", 64, 1003),
-                (1042, "bpchar", -1, 1014), (22, "int2vector", -1, 1006), (2205, "regclass", 4, 2210)]
+                (1042, "bpchar", -1, 1014), (22, "int2vector", -1, 1006), (2205, "regclass", 4, 2210),
+                (RECORD_OID, "record", -1, 2287)]
 
 _KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
 
@@ -210,8 +227,8 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
             if c.hidden:
                 continue
             num += 1
-            oid, _, length, _ = PG_TYPES.get(c.type.name, (0, c.type.name, -1, 0))
-            rows.append((r.id, c.name, oid, length, num, r.user_pk and r.columns.index(c) in r.pk))
+            length = PG_TYPES.get(c.type.name, (0, "", -1, 0))[2] if not (c.type.is_list or c.type.is_struct) else -1
+            rows.append((r.id, c.name, type_oid(c.type), length, num, r.user_pk and r.columns.index(c) in r.pk))
     col = lambda i: [row[i] for row in rows]  # noqa: E731
     n = len(rows)
     i32 = pa.int32()

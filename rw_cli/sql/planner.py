@@ -23,7 +23,7 @@ from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
-from rw_cli.sql.output_name import output_name
+from rw_cli.sql.output_name import name_derived_columns, output_name
 from rw_cli.sql.pushdown import pushdown_predicates
 from rw_cli.sql import session_window
 from rw_cli.sql.expr_compile import compile_plan
@@ -111,6 +111,7 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     tree = expand(tree, catalog)
     schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table))])
     tree = name_subquery_items(inline_ctes(_table_column_aliases(qualify_schema_names(tree, catalog))))
+    name_derived_columns(list(tree.find_all(exp.Select)), tree)
     _name_unnest_columns(tree)
     rels = check_relations(tree, catalog)
     schema = schema_of(rels)

@@ -79,7 +79,7 @@ def visible_names(root) -> list[str]:
     ("with x as (select k from t) select k from x",
      "WITH x AS (SELECT t.k AS k FROM __rel_1 AS t) SELECT x.k AS k FROM x AS x", None),
     ("select k from t where v > (select max(w) from u where u.k = t.k)",
-     "SELECT t.k AS k FROM __rel_1 AS t WHERE t.v > (SELECT MAX(u.w) AS _col_0 FROM __rel_2 AS u "
+     "SELECT t.k AS k FROM __rel_1 AS t WHERE t.v > (SELECT MAX(u.w) AS max FROM __rel_2 AS u "
      "WHERE u.k = t.k)", None),
 ])
 def test_qualified(catalog, sql, batch, stream):
