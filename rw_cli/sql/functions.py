@@ -932,6 +932,10 @@ _OPERATOR_TEXT = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT
                   exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM"}
 
 
+_TO_CHAR_TYPES = frozenset({None, T.DATE, T.TIMESTAMP, T.TIMESTAMPTZ, T.TIME, T.TIMETZ, T.INTERVAL, T.TIMESTAMP_NS,
+                            T.TIMESTAMP_MS, T.TIMESTAMP_S, T.DATETIME, T.UNKNOWN, T.NULL})
+
+
 def _pg_type_name(node: exp.Expression) -> str:
     from rw_cli.common.types import DataType
 
@@ -1011,6 +1015,14 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return filter_into(node)
     if isinstance(node, exp.TimeToStr) and _type(node.this) == T.INTERVAL:
         return _fn("pg_to_char_interval", node.this, node.args["format"])
+    if isinstance(node, exp.TimeToStr) and _type(node.this) == T.TIME:  # as PostgreSQL: the time as an interval
+        return _fn("pg_to_char_interval", _time_interval(node.this), node.args["format"])
+    if isinstance(node, exp.TimeToStr) and _type(node.this) not in _TO_CHAR_TYPES:
+        # to_char of a number (PostgreSQL's numeric templates): RisingWave has none either
+        fmt = node.args["format"]
+        second = "unknown" if isinstance(fmt, exp.Literal) and fmt.is_string else _pg_type_name(fmt)
+        raise BindError(f"function to_char({_pg_type_name(node.this)}, {second}) does not exist",
+                        hint="to_char formats timestamps, dates, times and intervals")
     if isinstance(node, exp.TimeToStr):
         return _to_char_marks(node)
     if isinstance(node, exp.Format):
