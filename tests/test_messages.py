@@ -42,6 +42,10 @@ def session(tmp_path_factory):
     ("select $$abc", 'unterminated dollar-quoted string at or near "$$abc"', None),
     ("select 1 /* x", 'unterminated /* comment at or near "/* x"', None),
     ("lock table t", "not supported: LOCK", None),
+    # a known function given types it has no form for: one line in PostgreSQL's type names,
+    # not DuckDB's candidate list
+    ("select to_char(a, '999') from t", "function to_char(integer, unknown) does not exist", None),
+    ("select strftime(1.5, 'x')", "function strftime(numeric, unknown) does not exist", None),
     ("listen ch", 'syntax error at or near "listen"', None),
     ("  x", 'syntax error at or near "x"', None),
 ])

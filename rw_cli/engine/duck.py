@@ -266,6 +266,41 @@ def _cast_message(m: re.Match) -> str:
 _PG_MESSAGES.append((lazy_regex(r"^Unimplemented type for cast \((\w+) -> (\w+)\).*", re.S), _cast_message))
 
 
+def _pg_argument_type(duck: str) -> str:
+    duck = duck.strip().strip('"')
+    if duck.endswith("_LITERAL"):  # a constant: STRING_LITERAL is PostgreSQL's `unknown`
+        duck = {"STRING": "unknown", "INTEGER": "INTEGER", "DECIMAL": "DECIMAL"}.get(duck[:-8], duck[:-8])
+    if duck.startswith("DECIMAL"):
+        return "numeric"
+    if duck.endswith("[]"):
+        return _pg_argument_type(duck[:-2]) + "[]"
+    return _PG_TYPE_NAMES.get(duck, duck.lower())
+
+
+def _no_function_message(m: re.Match) -> str:
+    """DuckDB's binder names the function and the argument types it was given, then lists
+    every candidate: PostgreSQL's one line, in its type names."""
+    name, args = m.group(1), m.group(2)
+    parts, depth, cur = [], 0, ""
+    for ch in args:  # split at top-level commas (DECIMAL(2,1), STRUCT(...))
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    name = name[3:] if name.startswith("pg_") else name
+    return f"function {name}({', '.join(_pg_argument_type(p) for p in parts)}) does not exist"
+
+
+_PG_MESSAGES.append((lazy_regex(r"^No function matches the given name and argument types '(\w+)\((.*?)\)'\..*",
+                                re.S), _no_function_message))
+_PG_MESSAGES.append((lazy_regex(r"^Macro (?:pg_)?(\w+)\(\) does not support the supplied arguments.*", re.S),
+                     r"function \1 does not accept these arguments"))
+
+
 def _clean_message(e: Exception) -> str:
     msg = str(e)
     msg = re.sub(r"^[A-Za-z ]+ Error: ", "", msg)
