@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from rw_cli.errors import EpochFailed, InternalError, ReadOnlyError, RwError, SqlSyntaxError, StorageError
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, TABLE, VIEW, Catalog
@@ -117,19 +117,29 @@ class Session:
         return any(rel.kind not in (TABLE, VIEW) or rel.connector for rel in self.catalog.in_creation_order())
 
     # -- statements ---------------------------------------------------------------------------
-    def execute(self, sql: str) -> Result:
+    def execute(self, sql: str, params: Sequence[object] | None = None) -> Result:
+        """Run `sql` (one statement or several); the last one's result. `params`: the values
+        of `$1`, `$2`, ... (PostgreSQL's placeholders), quoted as literals of their Python
+        types (rw_cli.sql.literals)."""
         result = Result("EMPTY")
-        for result in self.execute_iter(sql):
+        for result in self.execute_iter(sql, params):
             pass
         return result
 
-    def execute_iter(self, sql: str) -> Iterator[Result]:
+    def execute_iter(self, sql: str, params: Sequence[object] | None = None) -> Iterator[Result]:
         from rw_cli.handler import dispatch, prepared
         from rw_cli.sql.dialect import parse_statement
         from rw_cli.sql.split import split_statements, unterminated
 
         if self.closed:
             raise RwError("the session is closed", hint="open a new one with rw_cli.connect(data_dir)")
+        if params is not None:
+            from rw_cli.sql.literals import python_literal
+            from rw_cli.sql.placeholders import substitute
+
+            if isinstance(params, (str, bytes)) or not isinstance(params, Sequence):
+                raise RwError("params must be a list or tuple of the values of $1, $2, ...")
+            sql = substitute(sql, [python_literal(v) for v in params])
         if "/*" in sql and (found := unterminated(sql)) is not None:
             # PostgreSQL's lexer refuses the whole text; splitting would drop the open comment
             raise SqlSyntaxError(found[0], position=found[1])

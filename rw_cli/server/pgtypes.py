@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from rw_cli.common.pg_text import format_column
 from rw_cli.common.types import DataType
 from rw_cli.errors import NotSupported, RwError
+from rw_cli.sql.literals import quote_literal
 from rw_cli.sql.pg_catalog import PG_TYPES, RECORD_OID, TEXT_OID, type_oid  # noqa: F401 (re-exported)
 
 UNKNOWN_OID = 705
@@ -172,14 +173,6 @@ def _numpy_be(fmt: str) -> str:
 
 
 # -- parameters -------------------------------------------------------------------------------
-def quote_literal(text: str) -> str:
-    """A PostgreSQL string literal of `text` (standard_conforming_strings is on: only `'`
-    is special)."""
-    if "\0" in text:
-        raise RwError("invalid byte sequence for encoding \"UTF8\": 0x00")
-    return "'" + text.replace("'", "''") + "'"
-
-
 def param_literal(value: bytes | None, oid: int, fmt: int) -> str:
     """A bound parameter as a SQL literal: quoted, and cast to its declared type when the
     client gave one (an unknown type stays an untyped literal, which the binder coerces as
