@@ -1,5 +1,6 @@
 """EXPLAIN CREATE MATERIALIZED VIEW | SINK | INDEX | TABLE: the stream plan as a tree, in
-RisingWave's style (planned, never created: the name may exist already)."""
+RisingWave's style (planned, never created: the name may exist already); EXPLAIN [ANALYZE]
+SELECT: the batch plan (ANALYZE: run, with each operator's actual rows and time)."""
 from __future__ import annotations
 
 from sqlglot import exp
@@ -25,9 +26,12 @@ def handle_explain(session, tree) -> Result:
     if kind == "TABLE" and isinstance(inner.this, exp.Schema) and inner.expression is None:
         return text_result("EXPLAIN", ["QUERY PLAN"], [[line] for line in _table_plan(inner.this)])
     if isinstance(inner, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):
-        from rw_cli.handler.query import explain_query
+        from rw_cli.handler.query import analyze_query, explain_query
 
-        return text_result("EXPLAIN", ["QUERY PLAN"], [[line] for line in explain_query(session, inner)])
+        lines = analyze_query(session, inner) if tree.args.get("analyze") else explain_query(session, inner)
+        return text_result("EXPLAIN", ["QUERY PLAN"], [[line] for line in lines])
+    if tree.args.get("analyze"):  # PostgreSQL would run it: DML and DDL run only as themselves here
+        raise NotSupported(f"EXPLAIN ANALYZE {type(inner).__name__.upper()}", hint="EXPLAIN ANALYZE runs queries")
     raise NotSupported(f"EXPLAIN {type(inner).__name__.upper()}")
 
 

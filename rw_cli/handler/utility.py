@@ -167,6 +167,10 @@ def handle_show(session, tree) -> Result:
         rows = [[n, system_params.value(stored, n), "true" if mutable else "false"]
                 for n, (_, mutable) in system_params.PARAMS.items()]
         return text_result(f"SHOW {len(rows)}", ["Name", "Value", "Mutable"], rows)
+    if what == "FUNCTIONS":
+        return _show_functions(session)
+    if what == "PROCESSLIST":
+        return _show_processlist(session)
     if what == "ALL":
         rows = [[k, v, ""] for k, v in session.settings.items()]
         return text_result(f"SHOW {len(rows)}", ["Name", "Setting", "Description"], rows)
@@ -174,6 +178,32 @@ def handle_show(session, tree) -> Result:
     if session.settings.known(name):
         return text_result("SHOW", [name], [[session.settings.show(name)]])
     raise BindError(f'unrecognized configuration parameter "{what.lower()}"')
+
+
+def _show_functions(session) -> Result:
+    """SHOW FUNCTIONS: the user-defined functions, one row per overload, as RisingWave lists
+    them (name, argument types, return type, language, link)."""
+    from rw_cli.sql.sql_udf import overloads
+
+    rows = []
+    for name in sorted(session.catalog.functions):
+        for r in overloads(session.catalog.functions[name]):
+            table = r.get("table")
+            returns = "TABLE (" + ", ".join(f"{c} {t}" for c, t in table) + ")" if table else r.get("returns")
+            rows.append([name, ", ".join(t for _, t in r["args"]), returns, r.get("language", "sql"), None])
+    return text_result(f"SHOW {len(rows)}", ["Name", "Arguments", "Return Type", "Language", "Link"], rows)
+
+
+def _show_processlist(session) -> Result:
+    """SHOW PROCESSLIST of an embedded session: itself, running this statement (`rw serve`
+    lists each of its connections: rw_cli.server.server, in the same columns)."""
+    import os
+
+    from rw_cli.handler.authz import current_user
+    from rw_cli.meta.access import DEFAULT_DATABASE
+
+    row = [str(os.getpid()), current_user(session), "local", DEFAULT_DATABASE, "active", "0", "SHOW PROCESSLIST"]
+    return text_result("SHOW 1", ["Id", "User", "Host", "Database", "State", "Time", "Info"], [row])
 
 
 def handle_describe(session, tree: exp.Describe) -> Result:

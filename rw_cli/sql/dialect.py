@@ -75,9 +75,61 @@ class Show(exp.Expression):
 
 
 class Explain(exp.Expression):
-    """EXPLAIN <statement>: the statement is parsed, planned and described, never run."""
+    """EXPLAIN [ANALYZE] [VERBOSE] | EXPLAIN (option [value], ...) <statement>: the statement
+    is parsed, planned and described; run only with ANALYZE (a query's actual rows and time).
+    `analyze`: ANALYZE was given; `options`: the others, lower-case name -> value."""
 
-    arg_types = {"this": True}
+    arg_types = {"this": True, "analyze": False, "options": False}
+
+
+# EXPLAIN's options: PostgreSQL's and RisingWave's (TRACE, TYPE, DISTSQL, LOGICAL, PHYSICAL).
+# Each changes nothing but ANALYZE (the statement runs) and FORMAT (TEXT only).
+_EXPLAIN_FLAGS = frozenset({"analyze", "verbose", "trace", "costs", "buffers", "timing", "summary", "settings",
+                            "wal", "generic_plan", "memory", "distsql", "logical", "physical", "backfill"})
+_EXPLAIN_VALUED = frozenset({"type", "format", "serialize"})
+_EXPLAIN_HEAD = lazy_regex(r"\s*(?:(analyze|analyse)\b\s*)?(?:(verbose)\b\s*)?", re.IGNORECASE)
+
+
+def _explain(sql: str, start: int, offset: int) -> "Explain":
+    """EXPLAIN's options after the keyword (at `start`), then its statement."""
+    options: dict[str, str] = {}
+    i = start
+    if sql[i:].lstrip().startswith("("):
+        i = sql.index("(", i) + 1
+        close = sql.find(")", i)
+        if close < 0:
+            raise SqlSyntaxError("syntax error at end of input", position=offset + len(sql))
+        for item in sql[i:close].split(","):
+            words = item.split()
+            if not words:
+                raise SqlSyntaxError('syntax error at or near ","', position=offset + i)
+            name = words[0].lower()
+            value = " ".join(words[1:]).lower()
+            if name in _EXPLAIN_VALUED:
+                if not value:
+                    raise SqlSyntaxError(f'EXPLAIN option "{name}" requires a value', position=offset + i)
+            elif name not in _EXPLAIN_FLAGS:
+                raise SqlSyntaxError(f'unrecognized EXPLAIN option "{name}"', position=offset + i)
+            elif value not in ("", "true", "on", "1", "false", "off", "0"):
+                raise SqlSyntaxError(f'EXPLAIN option "{name}" requires a Boolean value', position=offset + i)
+            options[name] = value or "true"
+        i = close + 1
+    else:
+        m = _EXPLAIN_HEAD.match(sql, i)
+        if m.group(1):
+            options["analyze"] = "true"
+        if m.group(2):
+            options["verbose"] = "true"
+        i = m.end()
+    analyze = options.pop("analyze", "false") in ("true", "on", "1")
+    fmt = options.get("format", "text")
+    if fmt != "text":
+        raise NotSupported(f"EXPLAIN (FORMAT {fmt.upper()})", hint="plans are shown as text",
+                           position=offset + start)
+    if analyze and re.match(r"\s*(materialized\s+view|sink|index|source|id)\s+\w", sql[i:], re.IGNORECASE):
+        raise NotSupported("EXPLAIN ANALYZE of a running streaming job", position=offset + i,
+                           hint="SHOW JOBS and rw_catalog.rw_ddl_progress show what each job has done")
+    return Explain(this=parse_statement(sql[i:], offset + i), analyze=analyze, options=options)
 
 
 class RenameRelation(exp.Expression):
@@ -1084,7 +1136,7 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
                                           expression=parse_statement(m.group(2), offset + m.start(2)))
     m = _EXPLAIN.match(sql) if head == "explain" else None
     if m:
-        return Explain(this=parse_statement(sql[m.end():], offset + m.end()))
+        return _explain(sql, m.end(), offset)
     if "aggregate" in sql.lower():
         sql = wrap_scalar_aggregates(sql)
     if "changelog" in sql.lower():
