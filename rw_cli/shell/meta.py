@@ -377,6 +377,24 @@ meta_command("\\di", "[PATTERN]", "list indexes", section="Informational", plus=
 meta_command("\\ds", "[PATTERN]", "list sources", section="Informational", plus=True)(_lister(("source",)))
 
 
+def _sql_lister(sql: str):
+    """A listing that is a statement's result (rendered as any result is)."""
+    def list_by_sql(shell, args, plus):
+        shell.run_sql(sql)
+
+    return list_by_sql
+
+
+meta_command("\\df", help="list functions", section="Informational")(_sql_lister("SHOW FUNCTIONS"))
+meta_command("\\dn", help="list schemas", section="Informational")(_sql_lister("SHOW SCHEMAS"))
+meta_command("\\l", help="list databases", section="Informational", aliases=("\\list",))(
+    _sql_lister("SHOW DATABASES"))
+meta_command("\\du", help="list users", section="Informational", aliases=("\\dg",))(_sql_lister(
+    "SELECT name AS \"Role name\", concat_ws(', ', CASE WHEN is_super THEN 'Superuser' END, "
+    "CASE WHEN create_db THEN 'Create DB' END, CASE WHEN create_user THEN 'Create role' END, "
+    "CASE WHEN NOT can_login THEN 'Cannot login' END) AS \"Attributes\" FROM rw_catalog.rw_users ORDER BY name"))
+
+
 # -- Formatting ------------------------------------------------------------------------------------
 
 _EXPANDED_TEXT = {"on": "Expanded display is on.", "off": "Expanded display is off.",

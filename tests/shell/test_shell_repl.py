@@ -248,6 +248,18 @@ def test_list_commands_by_kind(real):
     assert err.getvalue() == ""
 
 
+def test_listings_of_functions_schemas_databases_and_users(real):
+    real.execute("create function plus1(a int) returns int language sql as 'select a + 1'")
+    sh, out, err = shell(real)
+    for cmd, expected in (("\\df", " plus1 | integer   | integer     | sql      |"),
+                          ("\\dn", " public"), ("\\l", " dev"), ("\\du", " root      | Superuser")):
+        out.truncate(0), out.seek(0)
+        sh.handle(cmd)
+        assert expected in out.getvalue(), (cmd, out.getvalue())
+    assert err.getvalue() == "" and not sh.failed
+    real.execute("drop function plus1")
+
+
 def test_restrict_allows_no_backslash_command_until_unrestrict_with_its_key():
     """psql 17's `\\restrict KEY` (pg_dump writes it first): SQL still runs, backslash
     commands other than `\\unrestrict KEY` are refused."""
