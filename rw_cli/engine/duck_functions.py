@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from rw_cli.common.pg_json import jsonb_contains, jsonb_in, jsonb_object_of
 from rw_cli.common.pg_template import parse_date
-from rw_cli.engine import numeric_udfs
+from rw_cli.engine import jsonpath_udfs, numeric_udfs
 
 # DuckDB's type names (as typeof() writes them) -> PostgreSQL's, in this order (case
 # sensitive: a name already rewritten is lower case and never matches again)
@@ -847,6 +847,7 @@ UDFS = {
     "pg_regexp_matches": (udf_regexp_matches, ["VARCHAR", "VARCHAR", "VARCHAR"], "VARCHAR[][]"),
     "pg_jsonb_object_agg": (udf_jsonb_object_agg, ["VARCHAR[]", "VARCHAR[]"], "VARCHAR"),
     **numeric_udfs.UDFS,
+    **jsonpath_udfs.UDFS,
 }
 
 

@@ -77,7 +77,8 @@ def _is_json(node: exp.Expression) -> bool:
 _SCALAR_FUNCTIONS = {"jsonb_strip_nulls", "jsonb_set", "jsonb_array_length", "to_jsonb", "to_json", "jsonb_build_object", "json_build_object", "jsonb_build_array",
                      "json_build_array", "jsonb_extract_path", "jsonb_extract_path_text", "json_extract_path",
                      "json_extract_path_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
-                     "jsonb_concat", "jsonb_contains", "jsonb_contained"}
+                     "jsonb_concat", "jsonb_contains", "jsonb_contained", "jsonb_path_exists", "jsonb_path_match",
+                     "jsonb_path_query_array", "jsonb_path_query_first"}
 
 
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
@@ -168,6 +169,10 @@ def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.JSONBContains) or (isinstance(node, exp.ArrayContainsAll)
                                               and (_is_json(node.this) or _is_json(node.expression))):
         return _contains(node.this, node.expression)
+    if isinstance(node, exp.JSONBPathExists):  # j @? path: errors are NULL
+        return _path_call("jsonb_path_exists", [node.this, node.expression], silent=True)
+    if isinstance(node, exp.MatchAgainst) and len(node.expressions) == 1 and _is_json(node.expressions[0]):
+        return _path_call("jsonb_path_match", [node.expressions[0], node.this], silent=True)  # j @@ path
     if isinstance(node, exp.JSONBContainsTopKey):
         return _fn("pg_jsonb_exists", _json(node.this), _text(node.expression))
     if isinstance(node, (exp.JSONBContainsAnyTopKeys, exp.JSONBContainsAllTopKeys)):
@@ -228,7 +233,23 @@ def _value(arg: exp.Expression) -> exp.Expression:
     return arg
 
 
+def _path_call(name: str, args: list[exp.Expression], silent: bool = False) -> exp.Expression | None:
+    """jsonb_path_*(target, path [, vars [, silent]]) as its UDF, the defaults filled in
+    (rw_cli.engine.jsonpath_udfs)."""
+    if not 2 <= len(args) <= 4:
+        return None
+    target, path = _json(args[0]), exp.Cast(this=args[1], to=exp.DataType.build("VARCHAR"))
+    variables = _json(args[2]) if len(args) > 2 else exp.Literal.string("{}")
+    quiet = args[3] if len(args) > 3 else exp.Boolean(this=silent)
+    call = _fn(f"pg_{name}", target, path, exp.Cast(this=variables, to=exp.DataType.build("VARCHAR")), quiet)
+    if name == "jsonb_path_query":
+        return exp.Cast(this=call, to=exp.DataType.build("JSON[]"))
+    return _json(call) if name in ("jsonb_path_query_array", "jsonb_path_query_first") else call
+
+
 def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
+    if name.startswith("jsonb_path_"):
+        return _path_call(name, args)
     if name in ("to_jsonb", "to_json") and len(args) == 1:
         # RisingWave's to_jsonb(NULL) is the jsonb null, not SQL NULL
         value = _json(args[0]) if _is_json(args[0]) else _fn("to_json", _value(args[0]))
@@ -301,6 +322,9 @@ def _srf_columns(name: str, j: exp.Expression) -> list[tuple[str, exp.Expression
 
 
 def _srf(node: exp.Expression) -> list[tuple[str, exp.Expression]] | None:
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "jsonb_path_query":
+        call = _path_call("jsonb_path_query", list(node.expressions))
+        return None if call is None else [("jsonb_path_query", call)]
     if isinstance(node, exp.Anonymous) and len(node.expressions) == 1:
         return _srf_columns(node.name.lower(), node.expressions[0])
     return None

@@ -18,10 +18,16 @@ def output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Alias):
         # qualify names a constant after its text (`1`) and a cast after what it casts
         generated = e.alias.startswith("_col_") or \
-            (isinstance(e.this, (exp.Literal, exp.Cast)) and e.alias == e.this.output_name)
+            (isinstance(e.this, (exp.Literal, exp.Cast, exp.Paren)) and e.alias == e.this.output_name)
         if e.meta.get(AS_WRITTEN) or not generated:
             return e.alias
         e = e.this  # an alias sqlglot's qualify added
+    if isinstance(e, exp.Func) and e.meta.get(WRITTEN_NAME):
+        return e.meta[WRITTEN_NAME]  # `substr(...)`, not the Substring sqlglot reads it as
+    if isinstance(e, exp.Paren):
+        return output_name(e.this)  # `(a)` is `a`, `(1 + 2)` `?column?`
+    if isinstance(e, (exp.Binary, exp.MatchAgainst)):
+        return "?column?"  # an operator, though sqlglot may make a function of it (`j @? p`, `j @@ p`)
     if isinstance(e, exp.Column):
         # `_col_1`: sqlglot's name for an unnamed item of a subquery, read through `*`
         return "?column?" if _GENERATED.fullmatch(e.name) else e.name
@@ -43,14 +49,17 @@ def output_name(e: exp.Expression) -> str:
         return type(e).__name__.lower()
     if isinstance(e, exp.Subquery) and isinstance(e.this, exp.Select) and len(e.this.expressions) == 1:
         return output_name(e.this.expressions[0])  # a scalar subquery: its own column's name
-    if isinstance(e, exp.Func) and e.meta.get(WRITTEN_NAME):
-        return e.meta[WRITTEN_NAME]  # `substr(...)`, not the Substring sqlglot reads it as
     if isinstance(e, exp.Anonymous):
         return e.name.lower()
     if isinstance(e, exp.Func):
         # PostgreSQL's name for it, as sqlglot writes PostgreSQL (string_agg, not group_concat)
-        m = _LEADING_NAME.match(e.sql(dialect="postgres"))
-        return m.group(0).lower() if m else "?column?"
+        sql = e.sql(dialect="postgres")
+        m = _LEADING_NAME.match(sql)
+        # a call (`name(` or a bare keyword such as CURRENT_DATE), not an operator sqlglot
+        # makes a function of (`j @? p` starts with its operand)
+        if m and (m.end() == len(sql) or sql[m.end()] == "("):
+            return m.group(0).lower()
+        return "?column?"
     return "?column?"
 
 
