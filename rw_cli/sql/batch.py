@@ -201,7 +201,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
-                  exp.Anonymous, exp.CurrentUser, exp.SessionUser)
+                  exp.Anonymous, exp.CurrentUser, exp.SessionUser, exp.Subquery)
     answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)

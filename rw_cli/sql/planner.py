@@ -109,7 +109,7 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     CTEs expanded and every column qualified, and the relations it reads."""
     # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
     tree = expand(tree, catalog)
-    schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table))])
+    schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table, exp.Subquery))])
     tree = name_subquery_items(inline_ctes(_table_column_aliases(qualify_schema_names(tree, catalog))))
     _name_unnest_columns(tree)
     rels = check_relations(tree, catalog)
