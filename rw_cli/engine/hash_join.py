@@ -9,7 +9,10 @@ degree table handles in RisingWave: a left row losing its last match becomes NUL
 A temporal join (`JOIN t FOR SYSTEM_TIME AS OF PROCTIME()`, `lookup`) is a lookup instead:
 each left change joins the right side as it is at that epoch's barrier (its changes of the
 epoch applied first) and is emitted once; a right change only updates what later left rows
-see, never the output already emitted.
+see, never the output already emitted. Over a left side that retracts (`memo`), the rows a
+left row produced are remembered (RisingWave's memo table: the left side's state holds the
+joined rows, keyed by the left stream key), and its delete retracts exactly them, whatever
+the right side holds by then.
 """
 from __future__ import annotations
 
@@ -18,9 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
-from rw_cli.common.vnode import unique_hashes
+from rw_cli.common.vnode import compute_vnodes, hash_columns, unique_hashes
 from rw_cli.engine import arrow_expr, duck, expr
-from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, values_equal
+from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, concat_chunks, to_schema, values_equal
+from rw_cli.engine.partition_cache import PartitionCache
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 
 _SQL_KIND = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
@@ -46,7 +50,7 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
     def __init__(self, kind: str, left_types: list[DataType], right_types: list[DataType],
                  left_keys: list[int], right_keys: list[int], null_safe: list[bool],
                  condition: expr.Condition | None, left_sk: list[int], right_sk: list[int], state_tables: tuple,
-                 fresh: bool = True, vnodes=None, lookup: bool = False):
+                 fresh: bool = True, vnodes=None, lookup: bool = False, memo: bool = False):
         """`condition`: the non-equi part, over the joined columns; its numpy form (if it
         has one) joins inserts, its DuckDB SQL is the reference either way."""
         nl, nr = len(left_types), len(right_types)
@@ -69,6 +73,11 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.null_safe = list(null_safe)
         self.condition = condition
         self.lookup = lookup
+        # a lookup over a retracting left side: state table 0 holds the joined rows (the memo)
+        self.memo = lookup and memo
+        self.left_sk = list(left_sk)
+        self._memo: PartitionCache | None = None
+        self._memo_schema = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(left_types + right_types)])
 
     def _index_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality (Arrow's `equal`, which checks the
@@ -87,6 +96,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         """An inner equi-join changes by the delta rule: ΔL ⋈ R + L ⋈ ΔR + ΔL ⋈ ΔR (with the
         deltas' signs), looking only at the other side's rows with the delta's join keys — the
         cost follows the changes and their matches, not the size of a hot key's history."""
+        if self.memo:
+            return self._memo_lookup()
         if self.lookup:
             return self._lookup()
         if self.kind != "inner" or not self.partition_keys[0] or self.fresh:
@@ -162,6 +173,70 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         ops = np.where(out.column("__s").to_numpy() > 0, INSERT, DELETE).astype(np.int8)
         rows = out.drop_columns(["__s"]).rename_columns(self.schema.names).cast(self.schema)
         return [StreamChunk(rows, ops)]
+
+    def _memo_rows(self) -> PartitionCache:
+        """The memo, cached by the hash of the left stream key (loaded at the first epoch; a
+        parallel actor keeps the rows of its vnodes, which the left join key decides)."""
+        if self._memo is None:
+            rows = self.tables[0].scan()
+            rows = pa.Table.from_arrays(rows.columns, schema=self._memo_schema)
+            if self.vnodes is not None and rows.num_rows and self.keys[0]:
+                vn = compute_vnodes([rows.column(k) for k in self.keys[0]], num_rows=rows.num_rows)
+                rows = rows.filter(pa.array(self.vnodes[vn]))
+            self._memo = PartitionCache.for_key(self._memo_schema, self.left_sk)
+            self._memo.add(rows, self._left_key_hash(rows), level=99)
+        return self._memo
+
+    def _left_key_hash(self, rows: pa.Table) -> np.ndarray:
+        """The hash of each row's left stream key (a singleton left side has one key: none)."""
+        if rows.num_rows == 0 or not self.left_sk:
+            return np.zeros(rows.num_rows, dtype=np.uint64)
+        return hash_columns([rows.column(k) for k in self.left_sk])
+
+    def _memo_lookup(self) -> list[StreamChunk]:
+        """A temporal join's epoch over a retracting left side. The right side is fixed for the
+        epoch, so what a left row inserted and deleted within it produced cancels out: per left
+        stream key, a first change that deletes retracts the memo of the key, and a last change
+        that inserts joins that row and remembers what it produced."""
+        memo = self._memo_rows()
+        self._rows(1)
+        chunks, self.buffers[1] = self.buffers[1], []
+        right = concat_chunks([StreamChunk(c.data.rename_columns(self._names(1)), c.ops) for c in chunks],
+                              self.schemas[1])
+        if len(right):
+            self.tables[1].write_chunk(to_schema(right.data, self.tables[1].schema), right.ops)
+            self._apply(1, right)
+        chunks, self.buffers[0] = self.buffers[0], []
+        left = concat_chunks([StreamChunk(c.data.rename_columns(self._names(0)), c.ops) for c in chunks],
+                             self.schemas[0])
+        if not len(left):
+            return []
+        keys = self._left_key_hash(left.data)
+        signs = left.signs()
+        n = len(left)
+        uniq, first = np.unique(keys, return_index=True)
+        last = n - 1 - np.unique(keys[::-1], return_index=True)[1]
+        retract = uniq[signs[first] < 0]
+        gone = memo.take(retract, remove=True) if len(retract) else self._memo_schema.empty_table()
+        rows = left.data.take(pa.array(np.sort(last[signs[last] > 0])))
+        made = self._memo_schema.empty_table()
+        if rows.num_rows:
+            hashes = self._hash(0, rows)
+            matches = self._matching(1, unique_hashes(hashes) if hashes is not None else None)
+            lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
+            rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
+            join = "LEFT JOIN" if self.kind == "left" else "JOIN"
+            made = duck.query(f"SELECT {lcols}, {rcols} FROM dl l {join} ro r ON {self.on or 'TRUE'}",
+                              {"dl": rows, "ro": matches})
+            made = pa.Table.from_batches([to_schema(made, self._memo_schema)])
+            memo.add(made, self._left_key_hash(made))
+        out = []
+        for part, op in ((gone, DELETE), (made, INSERT)):
+            if part.num_rows:
+                ops = np.full(part.num_rows, op, dtype=np.int8)
+                self.tables[0].write_chunk(to_schema(part, self.tables[0].schema), ops)
+                out.append(StreamChunk(part.rename_columns(self.schema.names).cast(self.schema), ops))
+        return out
 
     def _insert_only(self, deltas: list[StreamChunk], hashes: list) -> list[StreamChunk]:
         """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R comes from the right

@@ -214,10 +214,16 @@ class StreamBuilder:
             lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
             specs = tuple(self._input_table(i.types, k, i.stream_key, log=append_only(i, strict=True))
                           for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
+            # a temporal join over a left side that retracts remembers the rows each left row
+            # produced (its memo, keyed by the left stream key, then the right one), in place
+            # of the left rows
+            memo = p.lookup and not append_only(p.inputs[0])
+            if memo:
+                specs = (self._input_table(lt + rt, p.left_keys, lsk + [len(lt) + k for k in rsk]), specs[1])
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
-                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs, lookup=p.lookup)),
-                [p.left_keys, p.right_keys])
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs, lookup=p.lookup,
+                memo=memo)), [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
             # (a pruned top-N deletes the input rows that leave its output)
