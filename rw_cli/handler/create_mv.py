@@ -18,7 +18,11 @@ from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.dialect import changelog_display
-from rw_cli.sql.watermark_origin import watermark_origin
+from rw_cli.sql.watermark_origin import watermark_lost, watermark_origin
+
+# RisingWave's words for an EMIT ON WINDOW CLOSE query whose output carries no watermark
+EOWC_IMPOSSIBLE = "The query cannot be executed in Emit-On-Window-Close mode."
+EOWC_HINT = "Try define a watermark column in the source, or avoid aggregation without GROUP BY"
 
 
 def mv_target(tree: exp.Create, catalog) -> tuple[str, list[str] | None]:
@@ -86,6 +90,8 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     visible = [n for n, h in zip(root.names, root.hidden) if not h]
     if column not in visible:
         raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
+    if watermark_lost(query, column):
+        raise NotSupported(EOWC_IMPOSSIBLE, hint=EOWC_HINT)
     origin = watermark_origin(session.catalog, table, column)
     return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", origin, origin.watermark[0])
 

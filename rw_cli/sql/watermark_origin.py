@@ -81,3 +81,39 @@ def _carrier(select: exp.Select, rel: RelationCatalog, column: str) -> tuple[exp
     if group is not None and not any(isinstance(g, exp.Column) and g.name == name for g in group.expressions):
         return None
     return table, name
+
+
+def watermark_lost(query: exp.Expression, column: str) -> bool:
+    """Whether a query's output `column` certainly lost the watermark of the column it comes
+    from on its way up through the FROM subqueries: a top-N (ORDER BY ... LIMIT) keeps it only
+    when it orders by that column first, ascending (rows above the watermark may still be
+    evicted, those below never), and a GROUP BY only on a group key. What this does not follow
+    (joins, expressions, set operations) is left to the rest of the planning."""
+    select = query
+    name = column
+    for _ in range(_MAX_DEPTH):
+        while isinstance(select, exp.Subquery):
+            select = select.this
+        if not isinstance(select, exp.Select):
+            return False
+        if select.args.get("limit") is not None and select.args.get("order") is not None:
+            first = select.args["order"].expressions[0]
+            if not (isinstance(first.this, exp.Column) and first.this.name == name and not first.args.get("desc")):
+                return True
+        group = select.args.get("group")
+        if group is not None and not any(isinstance(g, exp.Column) and g.name == name for g in group.expressions):
+            return True
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is None or not isinstance(from_.this, exp.Subquery) or select.args.get("joins"):
+            return False
+        item = next((e for e in select.expressions if e.alias_or_name == name), None)
+        if item is not None:
+            inner = item.this if isinstance(item, exp.Alias) else item
+            if not isinstance(inner, exp.Column):
+                return False
+            name = inner.name
+        elif not any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                     for e in select.expressions):
+            return False
+        select = from_.this
+    return False
