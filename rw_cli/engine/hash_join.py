@@ -12,7 +12,11 @@ epoch applied first) and is emitted once; a right change only updates what later
 see, never the output already emitted. Over a left side that retracts (`memo`), the rows a
 left row produced are remembered (RisingWave's memo table: the left side's state holds the
 joined rows, keyed by the left stream key), and its delete retracts exactly them, whatever
-the right side holds by then.
+the right side holds by then. An event-time temporal join (`FOR SYSTEM_TIME AS OF l.ts`,
+`event_time`) keeps its left rows pending (changes fold into them) until the lower of both
+sides' watermarks (`clock`) passes their time; then each joins the version of its key whose
+time is the latest not after its own (DuckDB's ASOF join) and is emitted once, for good: a
+later change of a released row is ignored.
 """
 from __future__ import annotations
 
@@ -50,7 +54,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
     def __init__(self, kind: str, left_types: list[DataType], right_types: list[DataType],
                  left_keys: list[int], right_keys: list[int], null_safe: list[bool],
                  condition: expr.Condition | None, left_sk: list[int], right_sk: list[int], state_tables: tuple,
-                 fresh: bool = True, vnodes=None, lookup: bool = False, memo: bool = False):
+                 fresh: bool = True, vnodes=None, lookup: bool = False, memo: bool = False,
+                 event_time: list[int] | None = None, clock=None):
         """`condition`: the non-equi part, over the joined columns; its numpy form (if it
         has one) joins inserts, its DuckDB SQL is the reference either way."""
         nl, nr = len(left_types), len(right_types)
@@ -78,6 +83,9 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.left_sk = list(left_sk)
         self._memo: PartitionCache | None = None
         self._memo_schema = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(left_types + right_types)])
+        self.event_time = event_time if lookup else None
+        self.event_clock = clock
+        self._released: str | None = None  # what the last barrier released up to (a SQL literal)
 
     def _index_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality (Arrow's `equal`, which checks the
@@ -173,6 +181,66 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         ops = np.where(out.column("__s").to_numpy() > 0, INSERT, DELETE).astype(np.int8)
         rows = out.drop_columns(["__s"]).rename_columns(self.schema.names).cast(self.schema)
         return [StreamChunk(rows, ops)]
+
+    def on_barrier(self, epoch) -> list[StreamChunk]:
+        if self.event_time is None:
+            return super().on_barrier(epoch)
+        close = self.event_clock(epoch) if self.event_clock is not None else None
+        out = self._event_time_lookup(close)
+        self.fresh = False
+        self._released = close
+        for t in self.tables:
+            t.commit(epoch.prev)
+        return out
+
+    def _event_time_lookup(self, close: str | None) -> list[StreamChunk]:
+        """The epoch of an event-time temporal join: the right side's changes applied, the
+        left side's folded into the pending rows (those at or below what was released
+        already are ignored), and the pending rows below `close` joined and released."""
+        lt, rt = self.event_time[0], self.widths[0] + self.event_time[1]
+        self._rows(0)
+        self._rows(1)
+        deltas = []
+        for side in (0, 1):
+            chunks, self.buffers[side] = self.buffers[side], []
+            deltas.append(concat_chunks([StreamChunk(c.data.rename_columns(self._names(side)), c.ops)
+                                         for c in chunks], self.schemas[side]))
+        right, left = deltas[1], deltas[0]
+        if len(right):
+            self.tables[1].write_chunk(to_schema(right.data, self.tables[1].schema), right.ops)
+            self._apply(1, right)
+        if len(left) and self._released is not None:
+            late = duck.query(f"SELECT _{lt} < {self._released} AS late FROM d", {"d": left.data}).column(0)
+            keep = pc.invert(pc.fill_null(late, False))
+            left = StreamChunk(left.data.filter(keep), left.ops[keep.to_numpy(zero_copy_only=False)])
+        if len(left):
+            self.tables[0].write_chunk(to_schema(left.data, self.tables[0].schema), left.ops)
+            self._apply(0, left)
+        if close is None:
+            return []
+        pending = self.cache[0].take(None, remove=True)
+        if pending.num_rows == 0:
+            return []
+        due = duck.query(f"SELECT _{lt} < {close} AS due FROM p", {"p": pending}).column(0)
+        due = pc.fill_null(due, False)
+        ready, rest = pending.filter(due), pending.filter(pc.invert(due))
+        self.cache[0].add(rest, self._hash(0, rest))
+        if ready.num_rows == 0:
+            return []
+        self.tables[0].write_chunk(to_schema(ready, self.tables[0].schema),
+                                   np.full(ready.num_rows, DELETE, dtype=np.int8))
+        hashes = self._hash(0, ready)
+        matches = self._matching(1, unique_hashes(hashes) if hashes is not None else None)
+        keys = [f"l._{a} = r._{self.widths[0] + b}" for a, b in zip(*self.keys)]
+        lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
+        rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
+        join = "ASOF LEFT JOIN" if self.kind == "left" else "ASOF JOIN"
+        out = duck.query(f"SELECT {lcols}, {rcols} FROM ready l {join} ro r "
+                         f"ON {' AND '.join(keys)} AND l._{lt} >= r._{rt}", {"ready": ready, "ro": matches})
+        if out.num_rows == 0:
+            return []
+        rows = out.rename_columns(self.schema.names).cast(self.schema)
+        return [StreamChunk(rows, np.full(out.num_rows, INSERT, dtype=np.int8))]
 
     def _memo_rows(self) -> PartitionCache:
         """The memo, cached by the hash of the left stream key (loaded at the first epoch; a
