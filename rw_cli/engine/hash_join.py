@@ -9,7 +9,14 @@ degree table handles in RisingWave: a left row losing its last match becomes NUL
 A temporal join (`JOIN t FOR SYSTEM_TIME AS OF PROCTIME()`, `lookup`) is a lookup instead:
 each left change joins the right side as it is at that epoch's barrier (its changes of the
 epoch applied first) and is emitted once; a right change only updates what later left rows
-see, never the output already emitted.
+see, never the output already emitted. Over a left side that retracts (`memo`), the rows a
+left row produced are remembered (RisingWave's memo table: the left side's state holds the
+joined rows, keyed by the left stream key), and its delete retracts exactly them, whatever
+the right side holds by then. An event-time temporal join (`FOR SYSTEM_TIME AS OF l.ts`,
+`event_time`) keeps its left rows pending (changes fold into them) until the lower of both
+sides' watermarks (`clock`) passes their time; then each joins the version of its key whose
+time is the latest not after its own (DuckDB's ASOF join) and is emitted once, for good: a
+later change of a released row is ignored.
 """
 from __future__ import annotations
 
@@ -18,9 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
-from rw_cli.common.vnode import unique_hashes
+from rw_cli.common.vnode import compute_vnodes, hash_columns, unique_hashes
 from rw_cli.engine import arrow_expr, duck, expr
-from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, values_equal
+from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, concat_chunks, to_schema, values_equal
+from rw_cli.engine.partition_cache import PartitionCache
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 
 _SQL_KIND = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
@@ -46,7 +54,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
     def __init__(self, kind: str, left_types: list[DataType], right_types: list[DataType],
                  left_keys: list[int], right_keys: list[int], null_safe: list[bool],
                  condition: expr.Condition | None, left_sk: list[int], right_sk: list[int], state_tables: tuple,
-                 fresh: bool = True, vnodes=None, lookup: bool = False):
+                 fresh: bool = True, vnodes=None, lookup: bool = False, memo: bool = False,
+                 event_time: list[int] | None = None, clock=None):
         """`condition`: the non-equi part, over the joined columns; its numpy form (if it
         has one) joins inserts, its DuckDB SQL is the reference either way."""
         nl, nr = len(left_types), len(right_types)
@@ -69,6 +78,14 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.null_safe = list(null_safe)
         self.condition = condition
         self.lookup = lookup
+        # a lookup over a retracting left side: state table 0 holds the joined rows (the memo)
+        self.memo = lookup and memo
+        self.left_sk = list(left_sk)
+        self._memo: PartitionCache | None = None
+        self._memo_schema = pa.schema([pa.field(f"_{i}", t.arrow()) for i, t in enumerate(left_types + right_types)])
+        self.event_time = event_time if lookup else None
+        self.event_clock = clock
+        self._released: str | None = None  # what the last barrier released up to (a SQL literal)
 
     def _index_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality (Arrow's `equal`, which checks the
@@ -87,6 +104,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         """An inner equi-join changes by the delta rule: ΔL ⋈ R + L ⋈ ΔR + ΔL ⋈ ΔR (with the
         deltas' signs), looking only at the other side's rows with the delta's join keys — the
         cost follows the changes and their matches, not the size of a hot key's history."""
+        if self.memo:
+            return self._memo_lookup()
         if self.lookup:
             return self._lookup()
         if self.kind != "inner" or not self.partition_keys[0] or self.fresh:
@@ -162,6 +181,130 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         ops = np.where(out.column("__s").to_numpy() > 0, INSERT, DELETE).astype(np.int8)
         rows = out.drop_columns(["__s"]).rename_columns(self.schema.names).cast(self.schema)
         return [StreamChunk(rows, ops)]
+
+    def on_barrier(self, epoch) -> list[StreamChunk]:
+        if self.event_time is None:
+            return super().on_barrier(epoch)
+        close = self.event_clock(epoch) if self.event_clock is not None else None
+        out = self._event_time_lookup(close)
+        self.fresh = False
+        self._released = close
+        for t in self.tables:
+            t.commit(epoch.prev)
+        return out
+
+    def _event_time_lookup(self, close: str | None) -> list[StreamChunk]:
+        """The epoch of an event-time temporal join: the right side's changes applied, the
+        left side's folded into the pending rows (those at or below what was released
+        already are ignored), and the pending rows below `close` joined and released."""
+        lt, rt = self.event_time[0], self.widths[0] + self.event_time[1]
+        self._rows(0)
+        self._rows(1)
+        deltas = []
+        for side in (0, 1):
+            chunks, self.buffers[side] = self.buffers[side], []
+            deltas.append(concat_chunks([StreamChunk(c.data.rename_columns(self._names(side)), c.ops)
+                                         for c in chunks], self.schemas[side]))
+        right, left = deltas[1], deltas[0]
+        if len(right):
+            self.tables[1].write_chunk(to_schema(right.data, self.tables[1].schema), right.ops)
+            self._apply(1, right)
+        if len(left) and self._released is not None:
+            late = duck.query(f"SELECT _{lt} < {self._released} AS late FROM d", {"d": left.data}).column(0)
+            keep = pc.invert(pc.fill_null(late, False))
+            left = StreamChunk(left.data.filter(keep), left.ops[keep.to_numpy(zero_copy_only=False)])
+        if len(left):
+            self.tables[0].write_chunk(to_schema(left.data, self.tables[0].schema), left.ops)
+            self._apply(0, left)
+        if close is None:
+            return []
+        pending = self.cache[0].take(None, remove=True)
+        if pending.num_rows == 0:
+            return []
+        due = duck.query(f"SELECT _{lt} < {close} AS due FROM p", {"p": pending}).column(0)
+        due = pc.fill_null(due, False)
+        ready, rest = pending.filter(due), pending.filter(pc.invert(due))
+        self.cache[0].add(rest, self._hash(0, rest))
+        if ready.num_rows == 0:
+            return []
+        self.tables[0].write_chunk(to_schema(ready, self.tables[0].schema),
+                                   np.full(ready.num_rows, DELETE, dtype=np.int8))
+        hashes = self._hash(0, ready)
+        matches = self._matching(1, unique_hashes(hashes) if hashes is not None else None)
+        keys = [f"l._{a} = r._{self.widths[0] + b}" for a, b in zip(*self.keys)]
+        lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
+        rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
+        join = "ASOF LEFT JOIN" if self.kind == "left" else "ASOF JOIN"
+        out = duck.query(f"SELECT {lcols}, {rcols} FROM ready l {join} ro r "
+                         f"ON {' AND '.join(keys)} AND l._{lt} >= r._{rt}", {"ready": ready, "ro": matches})
+        if out.num_rows == 0:
+            return []
+        rows = out.rename_columns(self.schema.names).cast(self.schema)
+        return [StreamChunk(rows, np.full(out.num_rows, INSERT, dtype=np.int8))]
+
+    def _memo_rows(self) -> PartitionCache:
+        """The memo, cached by the hash of the left stream key (loaded at the first epoch; a
+        parallel actor keeps the rows of its vnodes, which the left join key decides)."""
+        if self._memo is None:
+            rows = self.tables[0].scan()
+            rows = pa.Table.from_arrays(rows.columns, schema=self._memo_schema)
+            if self.vnodes is not None and rows.num_rows and self.keys[0]:
+                vn = compute_vnodes([rows.column(k) for k in self.keys[0]], num_rows=rows.num_rows)
+                rows = rows.filter(pa.array(self.vnodes[vn]))
+            self._memo = PartitionCache.for_key(self._memo_schema, self.left_sk)
+            self._memo.add(rows, self._left_key_hash(rows), level=99)
+        return self._memo
+
+    def _left_key_hash(self, rows: pa.Table) -> np.ndarray:
+        """The hash of each row's left stream key (a singleton left side has one key: none)."""
+        if rows.num_rows == 0 or not self.left_sk:
+            return np.zeros(rows.num_rows, dtype=np.uint64)
+        return hash_columns([rows.column(k) for k in self.left_sk])
+
+    def _memo_lookup(self) -> list[StreamChunk]:
+        """A temporal join's epoch over a retracting left side. The right side is fixed for the
+        epoch, so what a left row inserted and deleted within it produced cancels out: per left
+        stream key, a first change that deletes retracts the memo of the key, and a last change
+        that inserts joins that row and remembers what it produced."""
+        memo = self._memo_rows()
+        self._rows(1)
+        chunks, self.buffers[1] = self.buffers[1], []
+        right = concat_chunks([StreamChunk(c.data.rename_columns(self._names(1)), c.ops) for c in chunks],
+                              self.schemas[1])
+        if len(right):
+            self.tables[1].write_chunk(to_schema(right.data, self.tables[1].schema), right.ops)
+            self._apply(1, right)
+        chunks, self.buffers[0] = self.buffers[0], []
+        left = concat_chunks([StreamChunk(c.data.rename_columns(self._names(0)), c.ops) for c in chunks],
+                             self.schemas[0])
+        if not len(left):
+            return []
+        keys = self._left_key_hash(left.data)
+        signs = left.signs()
+        n = len(left)
+        uniq, first = np.unique(keys, return_index=True)
+        last = n - 1 - np.unique(keys[::-1], return_index=True)[1]
+        retract = uniq[signs[first] < 0]
+        gone = memo.take(retract, remove=True) if len(retract) else self._memo_schema.empty_table()
+        rows = left.data.take(pa.array(np.sort(last[signs[last] > 0])))
+        made = self._memo_schema.empty_table()
+        if rows.num_rows:
+            hashes = self._hash(0, rows)
+            matches = self._matching(1, unique_hashes(hashes) if hashes is not None else None)
+            lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
+            rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
+            join = "LEFT JOIN" if self.kind == "left" else "JOIN"
+            made = duck.query(f"SELECT {lcols}, {rcols} FROM dl l {join} ro r ON {self.on or 'TRUE'}",
+                              {"dl": rows, "ro": matches})
+            made = pa.Table.from_batches([to_schema(made, self._memo_schema)])
+            memo.add(made, self._left_key_hash(made))
+        out = []
+        for part, op in ((gone, DELETE), (made, INSERT)):
+            if part.num_rows:
+                ops = np.full(part.num_rows, op, dtype=np.int8)
+                self.tables[0].write_chunk(to_schema(part, self.tables[0].schema), ops)
+                out.append(StreamChunk(part.rename_columns(self.schema.names).cast(self.schema), ops))
+        return out
 
     def _insert_only(self, deltas: list[StreamChunk], hashes: list) -> list[StreamChunk]:
         """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R comes from the right

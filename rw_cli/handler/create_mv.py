@@ -18,6 +18,11 @@ from rw_cli.errors import BindError, NotSupported
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.dialect import changelog_display
+from rw_cli.sql.watermark_origin import watermark_lost, watermark_origin
+
+# RisingWave's words for an EMIT ON WINDOW CLOSE query whose output carries no watermark
+EOWC_IMPOSSIBLE = "The query cannot be executed in Emit-On-Window-Close mode."
+EOWC_HINT = "Try define a watermark column in the source, or avoid aggregation without GROUP BY"
 
 
 def mv_target(tree: exp.Create, catalog) -> tuple[str, list[str] | None]:
@@ -60,7 +65,8 @@ def emit_on_window_close(session, query: exp.Expression, root):
         return _emit_rows_on_close(session, query, root)
     args = window.expressions
     table = session.catalog.must_get(session.catalog.qualified(args[0].name, args[0].text("db")))
-    if not table.watermark or table.watermark[0] != args[1].name:
+    origin = watermark_origin(session.catalog, table, args[1].name)
+    if origin is None:
         raise BindError(f'EMIT ON WINDOW CLOSE needs a watermark on "{table.name}.{args[1].name}"')
     size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect=duckdb_dialect())
     visible = [n for n, h in zip(root.names, root.hidden) if not h]
@@ -70,7 +76,7 @@ def emit_on_window_close(session, query: exp.Expression, root):
         cond = f"_{root.names.index('window_start')} + {size} <= {{now}}"
     else:
         raise NotSupported("EMIT ON WINDOW CLOSE needs window_start or window_end in the output")
-    return _emit_when(root, cond, table, args[1].name)
+    return _emit_when(root, cond, origin, origin.watermark[0])
 
 
 def _emit_rows_on_close(session, query: exp.Expression, root):
@@ -80,12 +86,14 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     later than their rows, release their rows themselves (StreamEowcOverWindow)."""
     if _over_windows_on_close(query):
         return root
-    table = _watermarked_table(session, query)
-    column = table.watermark[0]
+    table, column = _watermarked_table(session, query)
     visible = [n for n, h in zip(root.names, root.hidden) if not h]
     if column not in visible:
         raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
-    return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", table, column)
+    if watermark_lost(query, column):
+        raise NotSupported(EOWC_IMPOSSIBLE, hint=EOWC_HINT)
+    origin = watermark_origin(session.catalog, table, column)
+    return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", origin, origin.watermark[0])
 
 
 def _over_windows_on_close(query: exp.Expression) -> bool:
@@ -99,8 +107,7 @@ def _over_windows_on_close(query: exp.Expression) -> bool:
 def _windows_watermark(session, query: exp.Expression):
     """The table whose watermark closes the frames of the window functions of an EMIT ON
     WINDOW CLOSE view: its watermark column must be their ORDER BY (as RisingWave requires)."""
-    table = _watermarked_table(session, query)
-    column = table.watermark[0]
+    table, column = _watermarked_table(session, query)
     for select in list(query.find_all(exp.Select)):
         inline_named_windows(select)  # `OVER w` has its ORDER BY in the WINDOW clause
     for w in query.find_all(exp.Window):
@@ -109,15 +116,26 @@ def _windows_watermark(session, query: exp.Expression):
         if len(keys) != 1 or not isinstance(keys[0].this, exp.Column) or keys[0].this.name != column:
             raise NotSupported(f'EMIT ON WINDOW CLOSE with window functions needs them ordered by the '
                                f'watermark column "{column}" alone')
-    return table
+    return watermark_origin(session.catalog, table, column)
 
 
 def _watermarked_table(session, query: exp.Expression):
-    """The one table with a watermark an EMIT ON WINDOW CLOSE query without TUMBLE or HOP reads."""
+    """The one relation with a watermark an EMIT ON WINDOW CLOSE query without TUMBLE or HOP
+    reads, and its watermark column (a table's own, or the column of an MV that carries one:
+    sql/watermark_origin.py)."""
     catalog = session.catalog
     tables = [catalog.get(catalog.qualified(t.name, t.text("db"))) for t in query.find_all(exp.Table)
               if isinstance(t.this, exp.Identifier)]
-    marked = [t for t in tables if t is not None and getattr(t, "watermark", None)]
+    marked = []
+    for t in tables:
+        if t is None:
+            continue
+        if getattr(t, "watermark", None):
+            marked.append((t, t.watermark[0]))
+            continue
+        carried = [c.name for c in t.visible_columns if watermark_origin(catalog, t, c.name) is not None]
+        if carried:
+            marked.append((t, carried[0]))
     if len(marked) != 1:
         raise NotSupported("EMIT ON WINDOW CLOSE without a TUMBLE or HOP window, over other than one table "
                            "with a watermark")

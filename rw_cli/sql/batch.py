@@ -90,12 +90,34 @@ def _cte_scopes(tree: exp.Expression) -> None:
         if with_.args.get("recursive"):
             continue
         ctes = list(with_.expressions)
+        _shadowed_ctes(ctes)
         for i, cte in enumerate(ctes):
             unseen = {c.alias for c in ctes[i:]}
             for t in nodes(cte.this, exp.Table):
                 if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name in unseen \
                         and not _defined_between(t, cte) and not _defined_between(with_, None, t.name):
                     t.meta["rw_catalog"] = True
+
+
+def _shadowed_ctes(ctes: list[exp.CTE]) -> None:
+    """Two items of one WITH of the same name: the later one replaces the earlier from where
+    it is defined on, as RisingWave binds them (one name -> relation map, filled in order);
+    the items in between, and the later one itself, still read the earlier. The earlier is
+    renamed apart (its readers keep the name as their alias)."""
+    for i, cte in enumerate(ctes):
+        name = cte.alias
+        later = next((j for j in range(i + 1, len(ctes)) if ctes[j].alias == name), None)
+        if later is None:
+            continue
+        hidden = f"{name}__shadowed_{i}"
+        cte.args["alias"].set("this", exp.to_identifier(hidden))
+        for reader in ctes[i + 1:later + 1]:
+            for t in nodes(reader.this, exp.Table):
+                if isinstance(t.this, exp.Identifier) and not t.text("db") and t.name == name \
+                        and not _defined_between(t, reader):
+                    if t.args.get("alias") is None:
+                        t.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+                    t.set("this", exp.to_identifier(hidden))
 
 
 def _recursive_ctes(tree: exp.Expression) -> None:
@@ -202,7 +224,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
-                  exp.Anonymous, exp.CurrentUser, exp.SessionUser)
+                  exp.Anonymous, exp.CurrentUser, exp.SessionUser, exp.Subquery)
     answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)

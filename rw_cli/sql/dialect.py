@@ -408,6 +408,21 @@ def _session_windowspec_sql(self, expression: exp.WindowSpec) -> str:
 Generator.windowspec_sql = _session_windowspec_sql
 
 
+_JOIN_HINT_FOLLOWERS = (TokenType.JOIN, TokenType.LEFT, TokenType.INNER)
+
+
+def _drop_join_hints(tokens: list) -> list:
+    """RisingWave's `BROADCAST [LEFT | INNER] JOIN t FOR SYSTEM_TIME AS OF PROCTIME()`: a
+    distribution hint of a temporal join (each actor keeps the whole lookup side), which says
+    nothing about the join's result; one process has nothing to distribute, so the word goes.
+    Dropped before parsing, so that it is not read as the alias of the item before it."""
+    if not any(t.token_type == TokenType.VAR and t.text.upper() == "BROADCAST" for t in tokens):
+        return tokens
+    return [t for i, t in enumerate(tokens)
+            if not (t.token_type == TokenType.VAR and t.text.upper() == "BROADCAST" and i + 1 < len(tokens)
+                    and tokens[i + 1].token_type in _JOIN_HINT_FOLLOWERS)]
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -465,6 +480,9 @@ class RwDialect(RisingWave):
                               "WATERMARK": lambda self: self._parse_watermark_constraint(),
                               "AS": lambda self: self.expression(exp.ComputedColumnConstraint(
                                   this=self._parse_disjunction(), persisted=False))}
+
+        def parse(self, raw_tokens, sql=None):
+            return super().parse(_drop_join_hints(raw_tokens), sql)
 
         def _parse_lambda(self, alias: bool = False):
             """RisingWave's lambda `|x| body` (array_transform's argument) besides the usual

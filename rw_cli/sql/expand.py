@@ -12,6 +12,8 @@ from rw_cli.meta.catalog import DEFAULT_SCHEMA, VIEW, Catalog, RelationCatalog
 from rw_cli.sql.walk import nodes
 
 _MAX_VIEW_DEPTH = 32
+# meta key of a view's subquery: the schema of the view, when no alias renamed it
+VIEW_SCHEMA = "rw_view_schema"
 
 
 def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
@@ -95,21 +97,25 @@ def schema_qualified_columns(found: list[exp.Expression]) -> None:
     planner read `s2.t.c` as `t.c`, the nearest `t`, in a subquery that correlates
     `s1.t` with `s2.t`)."""
     qualified = [c for c in found if isinstance(c, exp.Column) and c.args.get("db") is not None]
-    tables = [t for t in found if isinstance(t, exp.Table)]
-    if not qualified and len({t.text("db") for t in tables}) < 2:
+    # a view is a subquery by now: it keeps the schema it was named with (`_view_subquery`)
+    tables = [t for t in found if isinstance(t, exp.Table)
+              or (isinstance(t, exp.Subquery) and VIEW_SCHEMA in t.meta)]
+    if not qualified and len({_item_schema(t) for t in tables}) < 2:
         return
     items: dict[str, set] = {}
     for t in tables:
-        # an aliased item is named by its alias alone
-        schema = (t.text("db") or DEFAULT_SCHEMA) if t.args.get("alias") is None else None
-        items.setdefault(t.alias_or_name, set()).add(schema)
+        items.setdefault(t.alias_or_name, set()).add(_item_schema(t))
     # tables of one name from two schemas (`s1.a`, `s2.a`): each is named `schema.name`, so
     # that `s1.a.x` and `s2.a.y` tell them apart and a bare `a.x` is no longer either
     clashing = {n for n, schemas in items.items() if len(schemas - {None}) > 1}
     for t in tables:
-        if t.alias_or_name in clashing and t.args.get("alias") is None:
-            t.set("alias", exp.TableAlias(this=exp.to_identifier(f"{t.text('db') or DEFAULT_SCHEMA}.{t.name}",
-                                                                 quoted=True)))
+        schema = _item_schema(t)
+        if t.alias_or_name in clashing and schema is not None:
+            name = exp.to_identifier(f"{schema}.{t.alias_or_name}", quoted=True)
+            if isinstance(t, exp.Subquery):
+                t.args["alias"].set("this", name)
+            else:
+                t.set("alias", exp.TableAlias(this=name))
     for col in qualified:
         db = col.text("db")
         if db not in items.get(col.table, ()):
@@ -118,6 +124,14 @@ def schema_qualified_columns(found: list[exp.Expression]) -> None:
             col.set("table", exp.to_identifier(f"{db}.{col.table}", quoted=True))
         col.set("db", None)
         col.set("catalog", None)
+
+
+def _item_schema(item: exp.Expression) -> str | None:
+    """The schema a FROM item is named with, or None when an alias names it (an aliased item
+    is named by its alias alone)."""
+    if isinstance(item, exp.Subquery):
+        return item.meta.get(VIEW_SCHEMA)
+    return (item.text("db") or DEFAULT_SCHEMA) if item.args.get("alias") is None else None
 
 
 def qualify_schema_names(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
@@ -160,7 +174,10 @@ def _view_subquery(t: exp.Table, rel: RelationCatalog) -> exp.Expression:
     old = t.args.get("alias")
     cols = old.columns if old is not None and old.columns else [exp.to_identifier(n) for n in names]
     alias.set("columns", cols)
-    return exp.Subquery(this=body, alias=alias)
+    sub = exp.Subquery(this=body, alias=alias)
+    if old is None or not old.name:  # `s.v.c` names a column of the unaliased view `s.v`
+        sub.meta[VIEW_SCHEMA] = t.text("db") or DEFAULT_SCHEMA
+    return sub
 
 
 def _expand_array(t: exp.Table, fn: exp.Anonymous) -> exp.Expression:

@@ -173,7 +173,9 @@ def to_numeric(node: exp.Expression) -> exp.Expression | None:
         return constant(node.this)
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
         return constant("-" + node.this.this)
-    if t == T.DECIMAL:
+    if t == T.DECIMAL or yields_struct(node):
+        # (a parenthesis keeps the annotation of what it held before its content became
+        # one of our calls: `(x / pow(10.0, 2))` was a double to sqlglot)
         return node
     if isinstance(node, exp.Null) or t == T.NULL:
         return _null()

@@ -109,7 +109,7 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     CTEs expanded and every column qualified, and the relations it reads."""
     # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
     tree = expand(tree, catalog)
-    schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table))])
+    schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table, exp.Subquery))])
     tree = name_subquery_items(inline_ctes(_table_column_aliases(qualify_schema_names(tree, catalog))))
     name_derived_columns(list(tree.find_all(exp.Select)), tree)
     _name_unnest_columns(tree)
@@ -990,14 +990,49 @@ class StreamPlanner:
                 raise NotSupported("JOIN ... USING in a materialized view")
             # a temporal join (FOR SYSTEM_TIME AS OF) looks each row up: no cross product
             temporal = isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
+            lscope = scope
+            left = node
             node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join),
                                     cross_ok=temporal)
-            if temporal and isinstance(node, StreamHashJoin) and node.kind in ("inner", "left") \
-                    and append_only(node.inputs[0]):
-                # a lookup per left row; a left side that retracts keeps the maintained join
-                # (its retractions must match what was emitted, which a lookup cannot promise)
+            if temporal and isinstance(node, StreamHashJoin) and node.kind in ("inner", "left"):
+                # a lookup per left row (a left side that retracts: with a memo of what each
+                # left row produced, so that its retraction matches what was emitted)
                 node.lookup = True
+                at = join.this.args["version"].expression
+                if not (isinstance(at, exp.Anonymous) and at.name.lower() == "proctime"):
+                    self.event_time_join(node, at, left, lscope, right, rscope, join.this)
         return node, scope
+
+    def event_time_join(self, node: StreamHashJoin, at: exp.Expression, left: PlanNode,
+                        lscope: list[tuple[str, str]], right: PlanNode, rscope: list[tuple[str, str]],
+                        table: exp.Table) -> None:
+        """`JOIN t FOR SYSTEM_TIME AS OF l.ts`: each left row joins the version of `t` its
+        time falls in (the row of its key with the latest version time not after it), once
+        both sides' watermarks have passed that time; the version time is `t`'s watermark
+        column, and both sides must carry a watermark (sql/watermark_origin.py)."""
+        from rw_cli.sql.watermark_origin import watermark_origin
+
+        if not isinstance(at, exp.Column):
+            raise NotSupported("FOR SYSTEM_TIME AS OF other than PROCTIME() or a column of the left side")
+        if node.condition is not None or not node.left_keys:
+            raise NotSupported("an event-time temporal join with a condition other than equal keys")
+        lidx = [i for i, (a, n) in enumerate(lscope) if n == at.name and (not at.table or a == at.table)]
+        if len(lidx) != 1:
+            raise BindError(f'column "{at.sql()}" does not exist')
+        rel = self.catalog.must_get(table.name)
+        rorigin, rcol = None, None
+        for c in rel.visible_columns:
+            rorigin = watermark_origin(self.catalog, rel, c.name)
+            if rorigin is not None:
+                rcol = c.name
+                break
+        ridx = [i for i, (_, n) in enumerate(rscope) if n == rcol]
+        lorigins = {o.id: o for s in _scans(left)
+                    if (o := watermark_origin(self.catalog, s.relation, at.name)) is not None}
+        if rorigin is None or len(ridx) != 1 or len(lorigins) != 1:
+            raise NotSupported("an event-time temporal join needs a watermark on both sides' time columns")
+        node.event_time = [lidx[0], ridx[0]]
+        node.watermark_tables = [next(iter(lorigins)), rorigin.id]
 
     def prune(self, scan: PlanNode, scope: list[tuple[str, str]], alias: str):
         """Column pruning: a scan keeps only the columns the query uses (and its key), so the
@@ -1662,3 +1697,10 @@ class StreamPlanner:
                 raise NotSupported("subqueries in expressions of a materialized view")  # left by decorrelate
             return n
         return e.transform(repl)  # a copy
+
+
+def _scans(node: PlanNode) -> list[StreamTableScan]:
+    """The table scans under a plan node."""
+    if isinstance(node, StreamTableScan):
+        return [node] if node.relation is not None else []
+    return [s for i in node.inputs for s in _scans(i)]

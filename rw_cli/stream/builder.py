@@ -96,7 +96,8 @@ class ActorFactory:
 
 
 def _join_actor(store, vnodes, fresh, clock, *, specs, **kw) -> HashJoinExecutor:
-    return HashJoinExecutor(state_tables=tuple(s.open(store) for s in specs), fresh=fresh, vnodes=vnodes, **kw)
+    return HashJoinExecutor(state_tables=tuple(s.open(store) for s in specs), fresh=fresh, vnodes=vnodes,
+                            clock=clock, **kw)
 
 
 def _recompute_actor(store, vnodes, fresh, clock, *, specs, now, **kw) -> PartitionRecomputeExecutor:
@@ -214,10 +215,18 @@ class StreamBuilder:
             lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
             specs = tuple(self._input_table(i.types, k, i.stream_key, log=append_only(i, strict=True))
                           for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
+            # a temporal join over a left side that retracts remembers the rows each left row
+            # produced (its memo, keyed by the left stream key, then the right one), in place
+            # of the left rows
+            # (an event-time one keeps its pending left rows instead)
+            memo = p.lookup and not append_only(p.inputs[0]) and p.event_time is None
+            if memo:
+                specs = (self._input_table(lt + rt, p.left_keys, lsk + [len(lt) + k for k in rsk]), specs[1])
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
-                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs, lookup=p.lookup)),
-                [p.left_keys, p.right_keys])
+                null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs, lookup=p.lookup,
+                memo=memo, event_time=p.event_time), temporal=p.event_time is not None,
+                clock=self._watermarks_clock(p.watermark_tables)), [p.left_keys, p.right_keys])
         if isinstance(p, StreamPartitionRecompute):
             keys = [p.partition_keys, p.right_partition_keys][: len(p.inputs)]
             # (a pruned top-N deletes the input rows that leave its output)
@@ -250,6 +259,16 @@ class StreamBuilder:
                 input_types=inp, group_keys=p.group_keys, calls=p.calls, result=result, minput=minput)),
                 [list(p.group_keys)])
         raise TypeError(f"no executor for {type(p).__name__}")
+
+    def _watermarks_clock(self, tables: list[int]):
+        """The lowest of some tables' watermarks, as a SQL literal (an event-time temporal
+        join releases a left row once both its sides' watermarks have passed it)."""
+        if not tables or self.watermark_of is None:
+            return None
+        trackers = [self.watermark_of(t) for t in tables]
+        if any(t is None for t in trackers):
+            return None
+        return lambda epoch: f"LEAST({', '.join(t.literal() for t in trackers)})"
 
     def _clock(self, p):
         """EMIT ON WINDOW CLOSE reads the watermark of a table instead of the time."""

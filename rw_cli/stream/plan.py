@@ -97,6 +97,10 @@ class StreamHashJoin(PlanNode):
     null_safe: list[bool] = field(default_factory=list)
     compiled_condition: Condition | None = field(default=None, repr=False, compare=False)
     lookup: bool = False  # FOR SYSTEM_TIME AS OF PROCTIME(): the right side is looked up, never joined back
+    # FOR SYSTEM_TIME AS OF left.ts: [left time column, right version column], and the tables
+    # whose watermarks (the lower of them) release the left rows
+    event_time: list[int] | None = None
+    watermark_tables: list[int] = field(default_factory=list)
 
     def explain_name(self) -> str:
         if self.lookup:
