@@ -255,9 +255,16 @@ def _real_op_numeric(default):
     T = exp.DataType.Type
     widened = {T.DECIMAL, T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
 
+    ranks = {T.TINYINT: 0, T.SMALLINT: 1, T.INT: 2, T.BIGINT: 3}
+
     def annotate(self, e: exp.Expression) -> exp.Expression:
         e = default(self, e)
-        sides = {side.type.this if side is not None and side.type else None for side in (e.left, e.right)}
+        kinds = [side.type.this if side is not None and side.type else None for side in (e.left, e.right)]
+        if isinstance(e, exp.Div) and all(k in ranks for k in kinds):
+            # integer division keeps the wider operand's type (int / int is int; sqlglot: bigint)
+            self._set_type(e, max(kinds, key=ranks.__getitem__))
+            return e
+        sides = set(kinds)
         if len(sides) == 2 and (T.FLOAT in sides and (sides - {T.FLOAT}) <= widened
                                 or sides == {T.DOUBLE, T.DECIMAL}):
             self._set_type(e, T.DOUBLE)

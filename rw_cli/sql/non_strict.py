@@ -44,7 +44,9 @@ def non_strict(tree: exp.Expression) -> exp.Expression:
     if isinstance(tree, exp.Anonymous) and tree.name.lower() in _NON_STRICT_FORMS:
         return exp.Anonymous(this=_NON_STRICT_FORMS[tree.name.lower()], expressions=[a.copy() for a in tree.expressions])
     if (isinstance(tree, _MAY_FAIL) or isinstance(tree, exp.Anonymous) and tree.name.lower() in _MAY_FAIL_FUNCTIONS) \
-            and not _raises(tree):
+            and not _raises(tree) and tree.find(exp.AggFunc, exp.Window) is None:
+        # (TRY may not enclose an aggregate: `CAST(sum(x) AS BIGINT)` stays as it is, its
+        # argument wrapped already)
         return exp.Try(this=tree.copy())
     return tree
 
