@@ -9,7 +9,10 @@ degree table handles in RisingWave: a left row losing its last match becomes NUL
 A temporal join (`JOIN t FOR SYSTEM_TIME AS OF PROCTIME()`, `lookup`) is a lookup instead:
 each left change joins the right side as it is at that epoch's barrier (its changes of the
 epoch applied first) and is emitted once; a right change only updates what later left rows
-see, never the output already emitted.
+see, never the output already emitted. A left side that retracts has a memo (a third state
+table, RisingWave's memo table of a non-append-only temporal join): the rows each left row
+was joined to, keyed by the left row's stream key. A left delete retracts what was emitted
+for that row, as it was emitted, not what a lookup would find now.
 """
 from __future__ import annotations
 
@@ -18,9 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.types import DataType
-from rw_cli.common.vnode import unique_hashes
+from rw_cli.common.vnode import compute_vnodes, hash_columns, unique_hashes
 from rw_cli.engine import arrow_expr, duck, expr
-from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, values_equal
+from rw_cli.engine.chunk import DELETE, INSERT, StreamChunk, to_schema, values_equal
+from rw_cli.engine.partition_cache import PartitionCache
 from rw_cli.engine.partition_recompute import PartitionRecomputeExecutor
 
 _SQL_KIND = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
@@ -69,6 +73,11 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         self.null_safe = list(null_safe)
         self.condition = condition
         self.lookup = lookup
+        # a temporal join over a left side that retracts: the memo (rw_cli.stream.builder
+        # gives it a third state table), its rows the output rows, keyed by the left stream key
+        self.left_sk = list(left_sk)
+        self.memo_table = state_tables[2] if lookup and len(state_tables) > 2 else None
+        self.memo: PartitionCache | None = None
 
     def _index_join_ok(self) -> bool:
         """Keys compared with `=` on types whose equality (Arrow's `equal`, which checks the
@@ -150,6 +159,8 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         if not len(left):
             return []
         hashes = self._apply(0, left)
+        if self.memo_table is not None:
+            return self._lookup_memo(left, hashes)
         matches = self._matching(1, unique_hashes(hashes) if hashes is not None else None)
         lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
         rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
@@ -162,6 +173,78 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         ops = np.where(out.column("__s").to_numpy() > 0, INSERT, DELETE).astype(np.int8)
         rows = out.drop_columns(["__s"]).rename_columns(self.schema.names).cast(self.schema)
         return [StreamChunk(rows, ops)]
+
+    def _memo_rows(self) -> PartitionCache:
+        """The memo, loaded from its state table at the first epoch (a parallel actor keeps
+        the rows of its own vnodes: those of their left row's join key)."""
+        if self.memo is None:
+            names = [f"_{i}" for i in range(sum(self.widths))]
+            schema = pa.schema([pa.field(n, f.type) for n, f in zip(names, self.schema)])
+            rows = self.memo_table.scan()
+            rows = pa.Table.from_arrays(rows.columns, schema=schema)
+            if self.vnodes is not None and rows.num_rows and self.keys[0]:
+                vn = compute_vnodes([rows.column(k) for k in self.keys[0]], num_rows=rows.num_rows)
+                rows = rows.filter(pa.array(self.vnodes[vn]))
+            self.memo = PartitionCache.for_key(schema, self.left_sk)
+            self.memo.add(rows, self._sk_hash(rows), level=99)
+        return self.memo
+
+    def _sk_hash(self, rows: pa.Table) -> np.ndarray | None:
+        """The hash of each row's left stream key (None: no key, one partition)."""
+        if not self.left_sk:
+            return None
+        if rows.num_rows == 0:
+            return np.zeros(0, dtype=np.uint64)
+        return hash_columns([rows.column(k) for k in self.left_sk])
+
+    def _lookup_memo(self, left: StreamChunk, hashes) -> list[StreamChunk]:
+        """A left side that retracts: for each left row the epoch touched (by stream key), what
+        was emitted for it is retracted (the memo's rows), and its row as of the barrier, if it
+        is there, is looked up, emitted and memoized."""
+        memo = self._memo_rows()
+        data = left.data
+        keys = self._sk_hash(data)
+        n = data.num_rows
+        if keys is None:
+            touched = None
+            last = np.array([n - 1])
+        else:
+            touched = unique_hashes(keys)
+            _, first_rev = np.unique(keys[::-1], return_index=True)
+            last = np.sort(n - 1 - first_rev)
+        signs = left.signs()
+        present = last[signs[last] > 0]  # each key's last change: a row that is there now
+        gone = memo.take(touched, remove=True)
+        names = [f"_{i}" for i in range(sum(self.widths))]
+        parts, ops = [], []
+        if gone.num_rows:
+            parts.append(gone)
+            ops.append(np.full(gone.num_rows, DELETE, dtype=np.int8))
+            self.memo_table.write_chunk(to_schema(gone.rename_columns(self.memo_table.schema.names),
+                                                  self.memo_table.schema), ops[-1])
+        if len(present):
+            now = data.take(pa.array(present))
+            hs = hashes[present] if hashes is not None else None
+            matches = self._matching(1, unique_hashes(hs) if hs is not None else None)
+            lcols = ", ".join(f"l._{i}" for i in range(self.widths[0]))
+            rcols = ", ".join(f"r._{self.widths[0] + i}" for i in range(self.widths[1]))
+            join = "LEFT JOIN" if self.kind == "left" else "JOIN"
+            out = duck.query(f"SELECT {lcols}, {rcols} FROM dl l {join} ro r ON {self.on or 'TRUE'}",
+                             {"dl": now, "ro": matches})
+            if out.num_rows:
+                out = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(out.columns, self.schema)], names=names)
+                memo.add(out, self._sk_hash(out))
+                self.memo_table.write_chunk(to_schema(out.rename_columns(self.memo_table.schema.names),
+                                                      self.memo_table.schema),
+                                            np.full(out.num_rows, INSERT, dtype=np.int8))
+                parts.append(out)
+                ops.append(np.full(out.num_rows, INSERT, dtype=np.int8))
+        if not parts:
+            return []
+        rows = pa.concat_tables([p.rename_columns(names).cast(pa.schema([pa.field(nm, f.type) for nm, f in
+                                                                          zip(names, self.schema)]))
+                                 for p in parts])
+        return [StreamChunk(rows.rename_columns(self.schema.names).cast(self.schema), np.concatenate(ops))]
 
     def _insert_only(self, deltas: list[StreamChunk], hashes: list) -> list[StreamChunk]:
         """Inserts only, plain equi-join keys: every pair is new. ΔL ⋈ R comes from the right

@@ -628,6 +628,10 @@ _RESET = lazy_regex(r"^\s*reset\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
 _SET_AUTHORIZATION = lazy_regex(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
                                 r"(?:\s+(?:to\s+|=\s*)?(\"[^\"]+\"|'[^']+'|\w+))?\s*;?\s*$", re.IGNORECASE)
 _SET_TIME_ZONE = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
+# `a BROADCAST [LEFT] JOIN b FOR SYSTEM_TIME AS OF ...`: how a temporal join distributes its
+# lookup side (every actor keeps all of it), which changes no result
+_BROADCAST_JOIN = lazy_regex(r"\bbroadcast\s+(?=(?:(?:left|right|full)\s+(?:outer\s+)?|inner\s+|cross\s+)?join\b)",
+                             re.IGNORECASE)
 _EOWC = lazy_regex(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 # `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
 _EOWC_BEFORE_AS = lazy_regex(r"\s+emit\s+on\s+window\s+close(?=\s+as\b)", re.IGNORECASE)
@@ -854,6 +858,8 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         if m:  # ... (columns) DISTRIBUTED BY (expressions): the expressions, as written
             flags["distributed_by"] = _distribution_key(m.group(1))
             text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
+    if "broadcast" in head:
+        text = _BROADCAST_JOIN.sub(lambda m: " " * len(m.group(0)), text)
     if head.startswith("create materialized view"):
         m = _EOWC.search(text)
         if m:

@@ -991,10 +991,9 @@ class StreamPlanner:
             temporal = isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
             node, scope = self.join(node, scope, right, rscope, join.args.get("on"), join_kind(join),
                                     cross_ok=temporal)
-            if temporal and isinstance(node, StreamHashJoin) and node.kind in ("inner", "left") \
-                    and append_only(node.inputs[0]):
-                # a lookup per left row; a left side that retracts keeps the maintained join
-                # (its retractions must match what was emitted, which a lookup cannot promise)
+            if temporal and isinstance(node, StreamHashJoin) and node.kind in ("inner", "left"):
+                # a lookup per left row; a left side that retracts also keeps a memo of what
+                # each of its rows was joined to, which its retractions retract
                 node.lookup = True
         return node, scope
 

@@ -214,6 +214,12 @@ class StreamBuilder:
             lsk, rsk = p.inputs[0].stream_key, p.inputs[1].stream_key
             specs = tuple(self._input_table(i.types, k, i.stream_key, log=append_only(i, strict=True))
                           for i, k in zip(p.inputs, (p.left_keys, p.right_keys)))
+            if p.lookup and not append_only(p.inputs[0]):
+                # a temporal join over a left side that retracts: the memo of what each left
+                # row was joined to (engine/hash_join.py), keyed by both sides' stream keys
+                nl = len(lt)
+                pk = list(dict.fromkeys(list(p.left_keys) + list(lsk) + [nl + k for k in rsk]))
+                specs += (self._table_spec(lt + rt, pk, dist=list(p.left_keys)),)
             return self._parallel(ActorFactory(_join_actor, dict(
                 kind=p.kind, left_types=lt, right_types=rt, left_keys=p.left_keys, right_keys=p.right_keys,
                 null_safe=p.null_safe, condition=cond, left_sk=lsk, right_sk=rsk, specs=specs, lookup=p.lookup)),
