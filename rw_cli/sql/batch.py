@@ -27,7 +27,7 @@ from sqlglot.optimizer.qualify import qualify
 from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.sql import session_window
-from rw_cli.sql.privileges import answer_privilege_calls
+from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
 from rw_cli.sql.expand import corresponding, expand, schema_qualified_columns
@@ -453,6 +453,10 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
                 return cast
         return node
     def walk(node: exp.Expression) -> exp.Expression:  # bottom-up: replaced nodes' children too
+        if isinstance(node, exp.Anonymous) and node.name.lower() in PRIVILEGE_FUNCTIONS:
+            # `has_table_privilege(u, 't'::regclass, p)`: the object's name, which the call
+            # is answered by (rw_cli.sql.privileges), not the cast's oid lookup
+            node.set("expressions", [name_argument(a) for a in node.expressions])
         for child in list(node.iter_expressions()):
             new = walk(child)
             if new is not child:
