@@ -83,8 +83,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, SubscriptionStatement):
         from rw_cli.handler import subscription
 
-        if tree.args["kind"] in ("create", "drop"):
-            utility.check_not_in_transaction(session, f"{tree.args['kind'].upper()} SUBSCRIPTION")
+        if tree.args["kind"] in ("create", "drop", "alter_retention"):
+            utility.check_not_in_transaction(session, f"{tree.args['kind'].split('_')[0].upper()} SUBSCRIPTION")
         return subscription.handle(session, tree)
     if isinstance(tree, exp.Copy):
         from rw_cli.handler import copy

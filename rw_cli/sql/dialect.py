@@ -100,10 +100,12 @@ class SubscriptionStatement(exp.Expression):
     """Subscriptions and their cursors (rw_cli.handler.subscription): `kind` is one of
     create (`this` the subscription, `source` the relation, `options`), drop (`this`,
     `exists`), declare (`this` the cursor, `source` the subscription, `since` an expression
-    or None, `full`), fetch (`this` the cursor, `count`) or close (`this` the cursor)."""
+    or None, `full`), declare_query (`this` the cursor, `expression` its query: a cursor over
+    a query's result, DECLARE c CURSOR FOR SELECT ...), alter_retention (`this`, `options`),
+    fetch (`this` the cursor, `count`) or close (`this` the cursor)."""
 
     arg_types = {"kind": True, "this": True, "source": False, "options": False, "exists": False,
-                 "since": False, "full": False, "count": False}
+                 "since": False, "full": False, "count": False, "expression": False}
 
 
 class PreparedStatement(exp.Expression):
@@ -121,6 +123,9 @@ _DROP_SUBSCRIPTION = lazy_regex(rf"^\s*drop\s+subscription\s+(if\s+exists\s+)?({
                                 re.IGNORECASE)
 _DECLARE_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+subscription\s+cursor\s+for\s+({_NAME})"
                              r"(?:\s+since\s+(.+?))?(\s+full)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_DECLARE_QUERY_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+cursor\s+for\s+", re.IGNORECASE)
+_ALTER_RETENTION = lazy_regex(rf"^\s*alter\s+subscription\s+({_NAME})\s+set\s+retention\s*(?:to|=)\s*"
+                              r"('(?:[^']|'')*')\s*;?\s*$", re.IGNORECASE)
 _FETCH_CURSOR = lazy_regex(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
 _CLOSE_CURSOR = lazy_regex(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
 
@@ -140,8 +145,11 @@ def _name_at(m: re.Match, group: int) -> exp.Table:
 def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | None:
     """The subscription and cursor statements (sqlglot reads none of them), or None."""
     head = sql.lstrip()[:8].lower()
-    if not head.startswith(("create", "drop", "declare", "fetch", "close")):
+    if not head.startswith(("create", "drop", "declare", "fetch", "close", "alter")):
         return None
+    if m := _ALTER_RETENTION.match(sql):
+        return SubscriptionStatement(kind="alter_retention", this=_relation_name(m.group(1)),
+                                     options={"retention": m.group(2)[1:-1].replace("''", "'")})
     if m := _CREATE_SUBSCRIPTION.match(sql):
         options = {}
         if m.group(4):
@@ -160,6 +168,9 @@ def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | No
             since = parse_statement(f"SELECT {since}", offset).expressions[0]
         return SubscriptionStatement(kind="declare", this=_relation_name(m.group(1)), source=_relation_name(m.group(2)),
                                      since=since, full=bool(m.group(4)))
+    if m := _DECLARE_QUERY_CURSOR.match(sql):
+        return SubscriptionStatement(kind="declare_query", this=_relation_name(m.group(1)),
+                                     expression=parse_statement(sql[m.end():], offset + m.end()))
     if m := _FETCH_CURSOR.match(sql):
         return SubscriptionStatement(kind="fetch", this=_relation_name(m.group(3)), count=int(m.group(2) or 1))
     if m := _CLOSE_CURSOR.match(sql):
