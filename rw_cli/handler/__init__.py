@@ -37,6 +37,20 @@ def reads_only(tree: exp.Expression) -> bool:
     return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this == "JOBS")
 
 
+def _creates_nothing(session, tree: exp.Expression) -> bool:
+    """CREATE ... IF NOT EXISTS of a relation that exists: a notice, no write (so it runs in
+    a read-only transaction, as in RisingWave)."""
+    if not isinstance(tree, exp.Create) or not tree.args.get("exists"):
+        return False
+    table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    if not isinstance(table, exp.Table):
+        return False
+    try:
+        return session.catalog.get(session.catalog.qualified(table.name, table.text("db"))) is not None
+    except Exception:  # noqa: BLE001 - an unknown schema: the statement's own error, later
+        return False
+
+
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     from rw_cli.handler import explain, query, utility
 
@@ -66,7 +80,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
         return query.handle_query(session, tree, sql)
-    if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
+    if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)) \
+            and not _creates_nothing(session, tree):
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
     if isinstance(tree, AlterMaterializedViewQuery):
