@@ -477,6 +477,30 @@ def rw_relations_of(kind: str):
     return build
 
 
+def rw_relations(catalog: Catalog, session=None) -> pa.Table:
+    """Every relation, of every kind: id, name, relation_type ('table', 'materialized view', ...),
+    schema, owner, definition."""
+    rels = _rels(catalog)
+    parts = [_schema_and_name(r) for r in rels]
+    return _table({
+        "id": (pa.int32(), [r.id for r in rels]),
+        "name": (pa.string(), [p[1] for p in parts]),
+        "relation_type": (pa.string(), [r.kind for r in rels]),
+        "schema_id": (pa.int32(), [_schema_oid(catalog, p[0]) for p in parts]),
+        "owner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
+        "definition": (pa.string(), [r.definition for r in rels]),
+        "created_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+        "initialized_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+    })
+
+
+def rw_depend(catalog: Catalog, session=None) -> pa.Table:
+    """One row per dependency of a relation on another (`objid` depends on `refobjid`): what
+    DROP ... RESTRICT refuses to break."""
+    rows = [(r.id, d) for r in _rels(catalog) for d in dict.fromkeys(r.dependencies) if d in catalog.relations]
+    return _table({"objid": (pa.int32(), [a for a, _ in rows]), "refobjid": (pa.int32(), [b for _, b in rows])})
+
+
 def rw_schemas(catalog: Catalog, session=None) -> pa.Table:
     names = _schema_names(catalog)
     return _table({"id": (pa.int32(), [_schema_oid(catalog, n) for n in names]), "name": (pa.string(), names),
@@ -665,6 +689,8 @@ _BUILDERS = {
     ("rw_catalog", "rw_sources"): rw_relations_of(SOURCE),
     ("rw_catalog", "rw_subscriptions"): rw_relations_of(SUBSCRIPTION),
     ("rw_catalog", "rw_schemas"): rw_schemas,
+    ("rw_catalog", "rw_relations"): rw_relations,
+    ("rw_catalog", "rw_depend"): rw_depend,
     ("rw_catalog", "rw_users"): rw_users,
     ("rw_catalog", "rw_databases"): rw_databases,
     ("rw_catalog", "rw_functions"): rw_functions,
