@@ -529,8 +529,9 @@ def pg_roles(catalog: Catalog, session=None) -> pa.Table:
 def pg_user(catalog: Catalog, session=None) -> pa.Table:
     users = _users(catalog)
     b = pa.bool_()
-    return _table({"usename": (pa.string(), [n for n, _ in users]),
-                   "usesysid": (pa.int32(), [u["id"] for _, u in users]),
+    # RisingWave's column order (usesysid first), not PostgreSQL's
+    return _table({"usesysid": (pa.int32(), [u["id"] for _, u in users]),
+                   "usename": (pa.string(), [n for n, _ in users]),
                    "usecreatedb": (b, [u["createdb"] for _, u in users]),
                    "usesuper": (b, [u["superuser"] for _, u in users]),
                    "passwd": (pa.string(), ["********"] * len(users))})
