@@ -52,6 +52,21 @@ def _creates_nothing(session, tree: exp.Expression) -> bool:
 
 
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
+    owner = tree.this if isinstance(tree, Explain) and isinstance(tree.this, exp.Expression) else tree
+    settings = owner.args.get("settings")
+    if settings:  # `SELECT ... SETTINGS a = x, b = y`: the session's parameters for it alone
+        owner.set("settings", None)
+        saved = dict(session.settings._values)
+        try:
+            for name, value in settings:
+                session.settings.set(name, value)
+            return _dispatch(session, tree, sql)
+        finally:
+            session.settings._values = saved
+    return _dispatch(session, tree, sql)
+
+
+def _dispatch(session, tree: exp.Expression, sql: str) -> Result:
     from rw_cli.handler import explain, query, utility
 
     if getattr(session, "read_only", False):

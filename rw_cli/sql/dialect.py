@@ -841,11 +841,24 @@ def _fold_name(name: str) -> str:
     return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
 
 
+# `SELECT ... SETTINGS name = value [, ...]` (and EXPLAIN of one): session parameters for
+# this query only
+_QUERY_SETTINGS = lazy_regex(r"\s+settings\s+((?:[a-z_][\w.]*\s*=\s*(?:'(?:[^']|'')*'|[^,;\s']+)\s*,\s*)*"
+                             r"[a-z_][\w.]*\s*=\s*(?:'(?:[^']|'')*'|[^,;\s']+))\s*;?\s*$", re.IGNORECASE)
+_SETTING_ITEM = lazy_regex(r"([a-z_][\w.]*)\s*=\s*('(?:[^']|'')*'|[^,;\s']+)", re.IGNORECASE)
+
+
 def _table_clauses(text: str) -> tuple[str, dict]:
     """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
     (the text keeps its length where it can, so error positions stay right)."""
     flags: dict = {}
     head = text.lstrip().lower()
+    if "settings" in head and head.startswith(("select", "with", "explain", "(", "values")):
+        m = _QUERY_SETTINGS.search(text)
+        if m:
+            flags["settings"] = [(k.lower(), v[1:-1].replace("''", "'") if v.startswith("'") else v)
+                                 for k, v in _SETTING_ITEM.findall(m.group(1))]
+            text = text[: m.start()]
     if head.startswith("create table"):
         m = _ON_CONFLICT.search(text)
         if m:
