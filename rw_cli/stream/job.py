@@ -42,6 +42,9 @@ def start_job(ctx, rel: RelationCatalog, job) -> None:
     streams and commit it with the catalog; a failed backfill leaves nothing behind."""
     from rw_cli.stream import background
 
+    settings = getattr(ctx, "settings", None)
+    snapshot = settings is not None and str(settings.get("streaming_use_snapshot_backfill", "false")).lower() == "true"
+    rel.backfill_type = "SNAPSHOT_BACKFILL" if snapshot else "ARRANGEMENT_BACKFILL"
     ctx.catalog.add(rel)
     if _without_snapshot(rel):  # a sink WITH (snapshot = 'false'): only the changes from now on
         try:
