@@ -211,7 +211,11 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
                 continue
             num += 1
             oid, _, length, _ = PG_TYPES.get(c.type.name, (0, c.type.name, -1, 0))
-            rows.append((r.id, c.name, oid, length, num, r.user_pk and r.columns.index(c) in r.pk))
+            key = bool(r.user_pk) and r.columns.index(c) in r.pk
+            # NOT NULL: a primary key column or one declared so; a default or a generated
+            # column's expression is its default (PostgreSQL's atthasdef, attgenerated 's')
+            rows.append((r.id, c.name, oid, length, num, key or bool(c.not_null),
+                         c.default is not None or bool(c.generated), "s" if c.generated else ""))
     col = lambda i: [row[i] for row in rows]  # noqa: E731
     n = len(rows)
     i32 = pa.int32()
@@ -219,8 +223,8 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
         "attrelid": (i32, col(0)), "attname": (pa.string(), col(1)), "atttypid": (i32, col(2)),
         "attlen": (pa.int16(), col(3)), "attnum": (pa.int16(), col(4)),
         "attnotnull": (pa.bool_(), col(5)), "atttypmod": (i32, [-1] * n),
-        "attndims": (pa.int16(), [0] * n), "atthasdef": (pa.bool_(), [False] * n),
-        "attidentity": (pa.string(), [""] * n), "attgenerated": (pa.string(), [""] * n),
+        "attndims": (pa.int16(), [0] * n), "atthasdef": (pa.bool_(), col(6)),
+        "attidentity": (pa.string(), [""] * n), "attgenerated": (pa.string(), col(7)),
         "attisdropped": (pa.bool_(), [False] * n), "attcollation": (i32, [0] * n),
         "attislocal": (pa.bool_(), [True] * n), "attinhcount": (i32, [0] * n),
     })
