@@ -41,6 +41,11 @@ _EXTRA_TYPES = [(25, "text", -1, 1009), (26, "oid", 4, 1028), (19, "name", 64, 1
                 (1042, "bpchar", -1, 1014), (22, "int2vector", -1, 1006), (2205, "regclass", 4, 2210)]
 
 _KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
+# PostgreSQL's typcategory of each base type (an array type's is A)
+_TYPE_CATEGORY = {"bool": "B", "int2": "N", "int4": "N", "int8": "N", "float4": "N", "float8": "N",
+                  "numeric": "N", "oid": "N", "regclass": "N", "varchar": "S", "text": "S", "name": "S",
+                  "bpchar": "S", "date": "D", "time": "D", "timestamp": "D", "timestamptz": "D",
+                  "interval": "T", "int2vector": "A"}
 
 
 def _rels(catalog: Catalog):
@@ -242,7 +247,8 @@ def pg_type(catalog: Catalog, session=None) -> pa.Table:
     return _table({
         "oid": (i32, col(0)), "typname": (s, col(1)), "typnamespace": (i32, [PG_CATALOG_OID] * n),
         "typowner": (i32, [OWNER_OID] * n), "typlen": (pa.int16(), col(2)), "typbyval": (pa.bool_(), [False] * n),
-        "typtype": (s, col(4)), "typcategory": (s, [""] * n), "typisdefined": (pa.bool_(), [True] * n),
+        "typtype": (s, col(4)),
+        "typcategory": (s, ["A" if row[5] else _TYPE_CATEGORY.get(row[1], "U") for row in allrows]), "typisdefined": (pa.bool_(), [True] * n),
         "typdelim": (s, [","] * n), "typrelid": (i32, [0] * n), "typelem": (i32, col(5)),
         "typarray": (i32, col(3)), "typinput": (s, [""] * n), "typoutput": (s, [""] * n),
         "typnotnull": (pa.bool_(), [False] * n), "typbasetype": (i32, [0] * n), "typtypmod": (i32, [-1] * n),
