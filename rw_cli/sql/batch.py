@@ -227,7 +227,8 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
 
             data = system_table(db or None, name, catalog, session)
             if data is None:
-                raise CatalogError(f'relation "{t.sql(dialect="postgres")}" does not exist')
+                shown = f"{db}.{name}" if db else name
+                raise CatalogError(f'relation "{shown}" does not exist')
             reg = f"__sys_{(db or 'pg_catalog')}_{name}"
             bound.system[reg] = data
             _rename(t, reg)

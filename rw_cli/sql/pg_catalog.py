@@ -547,6 +547,20 @@ def pg_user(catalog: Catalog, session=None) -> pa.Table:
                    "passwd": (pa.string(), ["********"] * len(users))})
 
 
+def pg_shadow(catalog: Catalog, session=None) -> pa.Table:
+    """Users with their stored password (NULL for none), as RisingWave lists them."""
+    users = _users(catalog)
+    b, n = pa.bool_(), len(users)
+    return _table({"usename": (pa.string(), [name for name, _ in users]),
+                   "usesysid": (pa.int32(), [u["id"] for _, u in users]),
+                   "usecreatedb": (b, [u["createdb"] for _, u in users]),
+                   "usesuper": (b, [u["superuser"] for _, u in users]),
+                   "userepl": (b, [False] * n), "usebypassrls": (b, [False] * n),
+                   "passwd": (pa.string(), [u.get("password") or None for _, u in users]),
+                   "valuntil": (pa.timestamp("us", tz="UTC"), [None] * n),
+                   "useconfig": (pa.string(), [None] * n)})
+
+
 def rw_users(catalog: Catalog, session=None) -> pa.Table:
     users = _users(catalog)
     b = pa.bool_()
@@ -718,4 +732,7 @@ _BUILDERS = {
     ("rw_catalog", "rw_hummock_compaction_group_configs"): rw_hummock_compaction_group_configs,
     ("pg_catalog", "pg_roles"): pg_roles,
     ("pg_catalog", "pg_user"): pg_user,
+    ("pg_catalog", "pg_shadow"): pg_shadow,
+    ("pg_catalog", "pg_depend"): pg_empty("classid", "objid", "objsubid:i", "refclassid", "refobjid",
+                                          "refobjsubid:i", "deptype"),
 }
