@@ -56,13 +56,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     settings = owner.args.get("settings")
     if settings:  # `SELECT ... SETTINGS a = x, b = y`: the session's parameters for it alone
         owner.set("settings", None)
-        saved = dict(session.settings._values)
-        try:
-            for name, value in settings:
-                session.settings.set(name, value)
+        with session.settings.only_for(settings):
             return _dispatch(session, tree, sql)
-        finally:
-            session.settings._values = saved
     return _dispatch(session, tree, sql)
 
 
