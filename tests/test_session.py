@@ -350,23 +350,31 @@ def test_a_closed_session_says_so(tmp_path):
             s.execute(sql)
 
 
-def test_writes_in_a_transaction_block_are_refused_never_ignored(tmp_path):
+def test_writes_in_a_read_only_transaction_are_refused_never_ignored(tmp_path):
     """rw supports read-only transactions (as RisingWave); a ROLLBACK must never leave a
-    write behind, so writes inside BEGIN ... are refused and change nothing."""
-    from rw_cli.errors import NotSupported
+    write behind, so writes inside START TRANSACTION READ ONLY are refused and change nothing.
+    A BEGIN without READ ONLY starts no transaction at all (RisingWave's notice says so): the
+    writes after it are each their own transaction."""
+    from rw_cli.errors import ReadOnlyError
+    from rw_cli.handler.utility import READ_WRITE_NOTICE
 
     with rw_cli.connect(str(tmp_path)) as s:
         s.execute("create table t (a int); insert into t values (1); flush")
-        for begin in ("begin", "start transaction read only", "BEGIN WORK", "begin transaction read write"):
+        for begin in ("start transaction read only", "BEGIN READ ONLY", "begin transaction isolation level "
+                      "repeatable read, read only"):
             assert s.execute(begin).status == "BEGIN"
             for write in ("insert into t values (100)", "update t set a = 2", "delete from t",
                           "create table u (b int)", "drop table t"):
-                with pytest.raises(NotSupported, match="in a transaction block"):
+                with pytest.raises(ReadOnlyError, match="in a read-only transaction"):
                     s.execute(write)
+            assert s.execute("create table if not exists t (a int)").status  # exists: writes nothing
             assert s.execute("select a from t").fetchall() == [(1,)]
             assert s.execute("rollback").status == "ROLLBACK"
         assert s.execute("commit").notices == ["there is no transaction in progress"]
-        s.execute("insert into t values (2)")  # outside a block, writes go on
+        for begin in ("begin", "BEGIN WORK", "begin transaction read write"):
+            assert s.execute(begin).notices == [READ_WRITE_NOTICE]
+        s.execute("insert into t values (2)")  # no transaction: writes go on
+        assert s.execute("rollback").notices == ["there is no transaction in progress"]
         s.execute("flush")
         assert sorted(s.execute("select a from t").fetchall()) == [(1,), (2,)]
 

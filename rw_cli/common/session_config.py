@@ -10,9 +10,10 @@ written for RisingWave still runs; a name neither has is refused, as both refuse
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from rw_cli.common import parallelism
@@ -192,6 +193,18 @@ class SessionConfig:
 
     def set(self, name: str, text: str) -> None:
         self._values[canonical(name)] = self.check(name, text)
+
+    @contextlib.contextmanager
+    def only_for(self, items: list[tuple[str, str]]) -> Iterator[None]:
+        """`SELECT ... SETTINGS a = x, b = y`: these values while one statement runs, then the
+        session's own again (whatever the statement did)."""
+        saved = dict(self._values)
+        try:
+            for name, text in items:
+                self.set(name, text)
+            yield
+        finally:
+            self._values = saved
 
     def fingerprint(self) -> tuple:
         """The values this session SET, hashable: what was derived from the parameters is

@@ -37,7 +37,31 @@ def reads_only(tree: exp.Expression) -> bool:
     return isinstance(tree, _READS) and not (isinstance(tree, Show) and tree.this == "JOBS")
 
 
+def _creates_nothing(session, tree: exp.Expression) -> bool:
+    """CREATE ... IF NOT EXISTS of a relation that exists: a notice, no write (so it runs in
+    a read-only transaction, as in RisingWave)."""
+    if not isinstance(tree, exp.Create) or not tree.args.get("exists"):
+        return False
+    table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    if not isinstance(table, exp.Table):
+        return False
+    try:
+        return session.catalog.get(session.catalog.qualified(table.name, table.text("db"))) is not None
+    except Exception:  # noqa: BLE001 - an unknown schema: the statement's own error, later
+        return False
+
+
 def dispatch(session, tree: exp.Expression, sql: str) -> Result:
+    owner = tree.this if isinstance(tree, Explain) and isinstance(tree.this, exp.Expression) else tree
+    settings = owner.args.get("settings")
+    if settings:  # `SELECT ... SETTINGS a = x, b = y`: the session's parameters for it alone
+        owner.set("settings", None)
+        with session.settings.only_for(settings):
+            return _dispatch(session, tree, sql)
+    return _dispatch(session, tree, sql)
+
+
+def _dispatch(session, tree: exp.Expression, sql: str) -> Result:
     from rw_cli.handler import explain, query, utility
 
     if getattr(session, "read_only", False):
@@ -66,7 +90,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)) or \
             (isinstance(tree, exp.Subquery)):
         return query.handle_query(session, tree, sql)
-    if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)):
+    if isinstance(tree, (exp.Create, exp.Drop, exp.Insert, exp.Delete, exp.Update, exp.TruncateTable)) \
+            and not _creates_nothing(session, tree):
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
     if isinstance(tree, AlterMaterializedViewQuery):
@@ -83,8 +108,8 @@ def dispatch(session, tree: exp.Expression, sql: str) -> Result:
     if isinstance(tree, SubscriptionStatement):
         from rw_cli.handler import subscription
 
-        if tree.args["kind"] in ("create", "drop"):
-            utility.check_not_in_transaction(session, f"{tree.args['kind'].upper()} SUBSCRIPTION")
+        if tree.args["kind"] in ("create", "drop", "alter_retention"):
+            utility.check_not_in_transaction(session, f"{tree.args['kind'].split('_')[0].upper()} SUBSCRIPTION")
         return subscription.handle(session, tree)
     if isinstance(tree, exp.Copy):
         from rw_cli.handler import copy

@@ -227,7 +227,10 @@ def _objects(session, objects: dict) -> list[str]:
                          if record.get("schema", "public") == schema]
                 continue
             want = _RELATION_KINDS.get(kind)
-            keys += [f"relation:{r.id}" for r in catalog.in_creation_order() if r.kind == want
+            # an index is a materialized view of its table in RisingWave: ALL MATERIALIZED
+            # VIEWS takes the schema's indexes too
+            kinds = (want, INDEX) if want == MATERIALIZED_VIEW else (want,)
+            keys += [f"relation:{r.id}" for r in catalog.in_creation_order() if r.kind in kinds
                      and (r.name.rpartition(".")[0] or "public") == schema]
         return keys
     keys = []
@@ -245,7 +248,7 @@ def _objects(session, objects: dict) -> list[str]:
             schema, _, bare = name.rpartition(".")
             rel = catalog.get(catalog.qualified(bare, schema or None))
             if rel is None or rel.kind == INDEX:
-                raise CatalogError(f'relation "{name}" does not exist')
+                raise CatalogError(f"table not found: {name}")
             keys.append(f"relation:{rel.id}")
         elif kind in _RELATION_KINDS:
             keys.append(f"relation:{find_relation(catalog, name, _RELATION_KINDS[kind]).id}")
@@ -259,27 +262,32 @@ def _grant(session, spec: dict, revoke: bool = False) -> Result:
     actions = _actions(spec["objects"]["kind"], spec["actions"])
     for user in spec["users"]:
         access.must_user(user)
-    if spec["granted_by"]:
-        access.must_user(spec["granted_by"])
+    granted_by = spec["granted_by"]
+    if granted_by and granted_by.lower() in ("current_user", "session_user", "current_role"):
+        granted_by = current_user(session)  # GRANTED BY CURRENT_USER: the user running it
+    if granted_by:
+        access.must_user(granted_by)
     keys = _objects(session, spec["objects"])
     for user in spec["users"]:
         for key in keys:
-            for action in _actions_on(session, key, actions, explicit=spec["actions"] is not None):
+            for action in _actions_on(session, key, actions, explicit=spec["actions"] is not None,
+                                      as_table=spec["objects"]["kind"] == "table" and "all_in" not in spec["objects"]):
                 if revoke:
                     access.revoke(user, key, action, spec["grant_option"])
                 else:
                     access.grant(user, key, action, spec["grant_option"],
-                                 spec["granted_by"] or current_user(session))
+                                 granted_by or current_user(session))
     return Result("REVOKE_PRIVILEGE" if revoke else "GRANT_PRIVILEGE")
 
 
-def _actions_on(session, key: str, actions: list[str], explicit: bool) -> list[str]:
+def _actions_on(session, key: str, actions: list[str], explicit: bool, as_table: bool = False) -> list[str]:
     """The actions a GRANT gives on one object: a relation other than a table takes SELECT only
-    (ALL gives it that; naming another action is refused)."""
+    (ALL gives it that; naming another action is refused). A view named as a table
+    (`GRANT INSERT ON v`) takes what a table takes, as in RisingWave."""
     if not key.startswith("relation:"):
         return actions
     rel = session.catalog.relations[int(key.split(":", 1)[1])]
-    if rel.kind == TABLE:
+    if rel.kind == TABLE or (as_table and explicit and rel.kind == VIEW):
         return actions
     if explicit and any(a != "SELECT" for a in actions):
         raise CatalogError(f"invalid privilege type {next(a for a in actions if a != 'SELECT')} for {rel.kind}")

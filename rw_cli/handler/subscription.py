@@ -45,6 +45,10 @@ def handle(session, st: SubscriptionStatement) -> Result:
         return drop(session, st)
     if kind == "declare":
         return declare(session, st)
+    if kind == "declare_query":
+        return declare_query(session, st)
+    if kind == "alter_retention":
+        return alter_retention(session, st)
     if kind == "fetch":
         return fetch(session, st)
     return close(session, st)
@@ -117,11 +121,51 @@ def drop(session, st: SubscriptionStatement) -> Result:
         if st.args.get("exists"):
             return Result("DROP_SUBSCRIPTION", notices=[f'subscription "{name}" does not exist, skipping'])
         raise CatalogError(f'subscription "{name}" does not exist')
-    for cur in [c for c, state in cursors(session).items() if state.subscription == rel.id]:
+    for cur in [c for c, state in cursors(session).items() if getattr(state, "subscription", None) == rel.id]:
         del cursors(session)[cur]
     drop_job(session, rel)
     session.barrier()
     return Result("DROP_SUBSCRIPTION")
+
+
+def alter_retention(session, st: SubscriptionStatement) -> Result:
+    """ALTER SUBSCRIPTION s SET RETENTION [TO | =] '<interval>': how far back a cursor may
+    start from now on (its definition says the new retention)."""
+    name = session.catalog.qualified(st.this.name, st.this.text("db"))
+    rel = session.catalog.get(name)
+    if rel is None or rel.kind != SUBSCRIPTION:
+        raise CatalogError(f'subscription "{name}" does not exist')
+    options = st.args["options"]
+    retention = _retention_ms(options)
+    given = options["retention"].replace("'", "''")
+    head, sep, _ = rel.definition.rpartition(" WITH (retention = ")
+    rel.definition = f"{head if sep else rel.definition} WITH (retention = '{given}')"
+    rel.connector = {**rel.connector, "retention_ms": retention}
+    session.barrier()  # the catalog is durable when the statement returns
+    return Result("ALTER_SUBSCRIPTION")
+
+
+@dataclass
+class QueryCursor:
+    """A cursor over a query (DECLARE c CURSOR FOR SELECT ...): its result as of the
+    declaration, returned a FETCH at a time."""
+    rows: pa.Table
+    types: list
+
+
+def declare_query(session, st: SubscriptionStatement) -> Result:
+    cur = st.this
+    if cur.text("db"):
+        raise BindError(f'cursor "{cur.sql()}" cannot be schema-qualified', hint="a cursor belongs to the session")
+    from rw_cli.handler.query import run_query
+
+    if session.dirty:
+        session.barrier()
+    rows, types = run_query(session, st.expression)  # its errors first, as RisingWave binds it first
+    if cur.name in cursors(session):
+        raise CatalogError(f'cursor "{cur.name}" already exists')
+    cursors(session)[cur.name] = QueryCursor(rows, types)
+    return Result("DECLARE_CURSOR")
 
 
 @dataclass
@@ -226,6 +270,10 @@ def fetch(session, st: SubscriptionStatement) -> Result:
     state = cursors(session).get(name)
     if state is None:
         raise CatalogError(f'cursor "{name}" does not exist')
+    if isinstance(state, QueryCursor):
+        count = st.args.get("count") or 1
+        table, state.rows = state.rows.slice(0, count), state.rows.slice(count)
+        return Result(f"FETCH {table.num_rows}", table, state.types)
     sub = session.catalog.relations.get(state.subscription)
     if sub is None:
         raise CatalogError(f'the subscription of cursor "{name}" was dropped')

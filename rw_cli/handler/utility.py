@@ -5,7 +5,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.common.types import VARCHAR
-from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported
+from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, ReadOnlyError
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE
 from rw_cli.result import Result
 from rw_cli.sql.dialect import Savepoint
@@ -309,13 +309,23 @@ def index_description(idx) -> tuple[str, str, str]:
     return ", ".join(f"{k} {d}" for k, d in keys), ", ".join(include), ", ".join(dist)
 
 
+# RisingWave's notice for BEGIN without READ ONLY
+READ_WRITE_NOTICE = ("Read-write transaction is not supported yet. Please specify `READ ONLY` to start a "
+                     "read-only transaction.\nFor compatibility, this statement will still succeed but no "
+                     "transaction is actually started.")
+
+
 def handle_transaction(session, tree) -> Result:
-    """BEGIN ... COMMIT | ROLLBACK: a transaction block for reads, as RisingWave supports.
-    Writes are refused inside it (see `check_not_in_transaction`): each write is its own
-    transaction, so a ROLLBACK never has anything to undo."""
+    """START TRANSACTION READ ONLY ... COMMIT | ROLLBACK: a transaction block for reads, as
+    RisingWave supports. Writes are refused inside it (see `check_not_in_transaction`). A
+    BEGIN without READ ONLY starts nothing (RisingWave's notice says so, as drivers send it
+    on their own): each statement after it is its own transaction, as outside one."""
     if isinstance(tree, exp.Transaction):
         if session.in_transaction:
             return Result("BEGIN", notices=["there is already a transaction in progress"])
+        modes = [" ".join(str(m).upper().split()) for m in tree.args.get("modes") or []]
+        if "READ ONLY" not in modes:
+            return Result("BEGIN", notices=[READ_WRITE_NOTICE])
         session.in_transaction = True
         return Result("BEGIN")
     savepoint = isinstance(tree, Savepoint) or (isinstance(tree, exp.Rollback) and tree.args.get("savepoint"))
@@ -333,8 +343,8 @@ def handle_transaction(session, tree) -> Result:
 
 
 def check_not_in_transaction(session, what: str) -> None:
-    """rw runs each write as a transaction of its own; inside BEGIN ... it refuses writes
-    rather than pretend that ROLLBACK could undo them."""
+    """rw runs each write as a transaction of its own; inside a read-only transaction it
+    refuses writes."""
     if getattr(session, "in_transaction", False):
-        raise NotSupported(f"{what} in a transaction block",
-                           hint="rw supports read-only transactions: COMMIT or ROLLBACK first, then run it")
+        raise ReadOnlyError(f"cannot execute {what} in a read-only transaction",
+                            hint="COMMIT or ROLLBACK first, then run it")

@@ -95,6 +95,9 @@ class RelationCatalog:
     # ALTER ... SET CONFIG (streaming.developer.x = v): the job's own streaming config overrides
     job_config: dict = field(default_factory=dict)
     sink_decouple: bool = False  # a sink created with sink_decouple = true (it has a log store)
+    # how its backfill reads its upstreams, as rw_ddl_progress shows it: SNAPSHOT_BACKFILL when
+    # created with streaming_use_snapshot_backfill = true, else ARRANGEMENT_BACKFILL ("": not a job)
+    backfill_type: str = ""
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

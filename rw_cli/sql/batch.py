@@ -27,7 +27,8 @@ from sqlglot.optimizer.qualify import qualify
 from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.sql import session_window
-from rw_cli.sql.privileges import answer_privilege_calls
+from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
+from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
 from rw_cli.sql.expand import corresponding, expand, schema_qualified_columns
@@ -225,7 +226,9 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
                   exp.Anonymous, exp.CurrentUser, exp.SessionUser, exp.Subquery)
-    answer_privilege_calls([n for n in found if isinstance(n, exp.Anonymous)], catalog)
+    calls = [n for n in found if isinstance(n, exp.Anonymous)]
+    answer_privilege_calls(calls, catalog)
+    answer_catalog_calls(calls, catalog)
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     _unique_from_names([n for n in found if isinstance(n, exp.Select)])
@@ -247,7 +250,8 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
 
             data = system_table(db or None, name, catalog, session)
             if data is None:
-                raise CatalogError(f'relation "{t.sql(dialect="postgres")}" does not exist')
+                shown = f"{db}.{name}" if db else name
+                raise CatalogError(f'relation "{shown}" does not exist')
             reg = f"__sys_{(db or 'pg_catalog')}_{name}"
             bound.system[reg] = data
             _rename(t, reg)
@@ -479,6 +483,13 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
                 return cast
         return node
     def walk(node: exp.Expression) -> exp.Expression:  # bottom-up: replaced nodes' children too
+        if isinstance(node, exp.Anonymous) and node.name.lower() in PRIVILEGE_FUNCTIONS:
+            # `has_table_privilege(u, 't'::regclass, p)`: the object's name, which the call
+            # is answered by (rw_cli.sql.privileges), not the cast's oid lookup
+            node.set("expressions", [name_argument(a) for a in node.expressions])
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in CATALOG_FUNCTIONS and node.expressions:
+            # `pg_get_viewdef('v'::regclass)`: likewise (rw_cli.sql.catalog_functions)
+            node.set("expressions", [name_argument(node.expressions[0]), *node.expressions[1:]])
         for child in list(node.iter_expressions()):
             new = walk(child)
             if new is not child:

@@ -152,10 +152,12 @@ class SubscriptionStatement(exp.Expression):
     """Subscriptions and their cursors (rw_cli.handler.subscription): `kind` is one of
     create (`this` the subscription, `source` the relation, `options`), drop (`this`,
     `exists`), declare (`this` the cursor, `source` the subscription, `since` an expression
-    or None, `full`), fetch (`this` the cursor, `count`) or close (`this` the cursor)."""
+    or None, `full`), declare_query (`this` the cursor, `expression` its query: a cursor over
+    a query's result, DECLARE c CURSOR FOR SELECT ...), alter_retention (`this`, `options`),
+    fetch (`this` the cursor, `count`) or close (`this` the cursor)."""
 
     arg_types = {"kind": True, "this": True, "source": False, "options": False, "exists": False,
-                 "since": False, "full": False, "count": False}
+                 "since": False, "full": False, "count": False, "expression": False}
 
 
 class PreparedStatement(exp.Expression):
@@ -173,6 +175,9 @@ _DROP_SUBSCRIPTION = lazy_regex(rf"^\s*drop\s+subscription\s+(if\s+exists\s+)?({
                                 re.IGNORECASE)
 _DECLARE_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+subscription\s+cursor\s+for\s+({_NAME})"
                              r"(?:\s+since\s+(.+?))?(\s+full)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_DECLARE_QUERY_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+cursor\s+for\s+", re.IGNORECASE)
+_ALTER_RETENTION = lazy_regex(rf"^\s*alter\s+subscription\s+({_NAME})\s+set\s+retention\s*(?:to|=)\s*"
+                              r"('(?:[^']|'')*')\s*;?\s*$", re.IGNORECASE)
 _FETCH_CURSOR = lazy_regex(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
 _CLOSE_CURSOR = lazy_regex(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
 
@@ -192,8 +197,11 @@ def _name_at(m: re.Match, group: int) -> exp.Table:
 def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | None:
     """The subscription and cursor statements (sqlglot reads none of them), or None."""
     head = sql.lstrip()[:8].lower()
-    if not head.startswith(("create", "drop", "declare", "fetch", "close")):
+    if not head.startswith(("create", "drop", "declare", "fetch", "close", "alter")):
         return None
+    if m := _ALTER_RETENTION.match(sql):
+        return SubscriptionStatement(kind="alter_retention", this=_relation_name(m.group(1)),
+                                     options={"retention": m.group(2)[1:-1].replace("''", "'")})
     if m := _CREATE_SUBSCRIPTION.match(sql):
         options = {}
         if m.group(4):
@@ -212,6 +220,9 @@ def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | No
             since = parse_statement(f"SELECT {since}", offset).expressions[0]
         return SubscriptionStatement(kind="declare", this=_relation_name(m.group(1)), source=_relation_name(m.group(2)),
                                      since=since, full=bool(m.group(4)))
+    if m := _DECLARE_QUERY_CURSOR.match(sql):
+        return SubscriptionStatement(kind="declare_query", this=_relation_name(m.group(1)),
+                                     expression=parse_statement(sql[m.end():], offset + m.end()))
     if m := _FETCH_CURSOR.match(sql):
         return SubscriptionStatement(kind="fetch", this=_relation_name(m.group(3)), count=int(m.group(2) or 1))
     if m := _CLOSE_CURSOR.match(sql):
@@ -705,6 +716,10 @@ _RESET = lazy_regex(r"^\s*reset\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;?\s*$", re.I)
 _SET_AUTHORIZATION = lazy_regex(r"^\s*(set|reset)\s+(?:session\s+|local\s+)?(session\s+authorization|role)"
                                 r"(?:\s+(?:to\s+|=\s*)?(\"[^\"]+\"|'[^']+'|\w+))?\s*;?\s*$", re.IGNORECASE)
 _SET_TIME_ZONE = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?(time\s+zone\s+)", re.IGNORECASE)
+# `a BROADCAST [LEFT] JOIN b FOR SYSTEM_TIME AS OF ...`: how a temporal join distributes its
+# lookup side (every actor keeps all of it), which changes no result
+_BROADCAST_JOIN = lazy_regex(r"\bbroadcast\s+(?=(?:(?:left|right|full)\s+(?:outer\s+)?|inner\s+|cross\s+)?join\b)",
+                             re.IGNORECASE)
 _EOWC = lazy_regex(r"\s+emit\s+on\s+window\s+close\s*;?\s*$", re.IGNORECASE)
 # `CREATE MATERIALIZED VIEW v EMIT ON WINDOW CLOSE AS ...`: the clause before AS
 _EOWC_BEFORE_AS = lazy_regex(r"\s+emit\s+on\s+window\s+close(?=\s+as\b)", re.IGNORECASE)
@@ -903,11 +918,24 @@ def _fold_name(name: str) -> str:
     return name[1:-1] if name.startswith('"') and name.endswith('"') else name.lower()
 
 
+# `SELECT ... SETTINGS name = value [, ...]` (and EXPLAIN of one): session parameters for
+# this query only
+_QUERY_SETTINGS = lazy_regex(r"\s+settings\s+((?:[a-z_][\w.]*\s*=\s*(?:'(?:[^']|'')*'|[^,;\s']+)\s*,\s*)*"
+                             r"[a-z_][\w.]*\s*=\s*(?:'(?:[^']|'')*'|[^,;\s']+))\s*;?\s*$", re.IGNORECASE)
+_SETTING_ITEM = lazy_regex(r"([a-z_][\w.]*)\s*=\s*('(?:[^']|'')*'|[^,;\s']+)", re.IGNORECASE)
+
+
 def _table_clauses(text: str) -> tuple[str, dict]:
     """RisingWave's CREATE TABLE / MV clauses sqlglot does not know, taken out of the text
     (the text keeps its length where it can, so error positions stay right)."""
     flags: dict = {}
     head = text.lstrip().lower()
+    if "settings" in head and head.startswith(("select", "with", "explain", "(", "values")):
+        m = _QUERY_SETTINGS.search(text)
+        if m:
+            flags["settings"] = [(k.lower(), v[1:-1].replace("''", "'") if v.startswith("'") else v)
+                                 for k, v in _SETTING_ITEM.findall(m.group(1))]
+            text = text[: m.start()]
     if head.startswith("create table"):
         m = _ON_CONFLICT.search(text)
         if m:
@@ -931,6 +959,8 @@ def _table_clauses(text: str) -> tuple[str, dict]:
         if m:  # ... (columns) DISTRIBUTED BY (expressions): the expressions, as written
             flags["distributed_by"] = _distribution_key(m.group(1))
             text = text[: m.start() + 1] + " " * (m.end() - m.start() - 1) + text[m.end():]
+    if "broadcast" in head:
+        text = _BROADCAST_JOIN.sub(lambda m: " " * len(m.group(0)), text)
     if head.startswith("create materialized view"):
         m = _EOWC.search(text)
         if m:

@@ -41,6 +41,7 @@ def rw_ddl_progress(catalog: Catalog, session=None) -> pa.Table:
         "progress": (pa.string(), [creating_progress(session, r) for r in rels]),
         "initialized_at": (pa.timestamp("us", tz="UTC"),
                            [None if r.created_at is None else r.created_at * 1000 for r in rels]),
+        "backfill_type": (pa.string(), [r.backfill_type or "ARRANGEMENT_BACKFILL" for r in rels]),
     })
 
 

@@ -341,6 +341,9 @@ def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
     column; jsonb_each's a record of key and value), and in FROM as a subquery of one unnest per output column (`jsonb_each`: key
     and value, unnested side by side)."""
     for table in list(tree.find_all(exp.Table)):
+        if isinstance(table.this, exp.Anonymous) and table.this.name.lower() in _TO_RECORD:
+            table.replace(_to_record(table))
+            continue
         columns = _srf(table.this)
         if columns is not None:
             alias = table.args.get("alias")
@@ -359,6 +362,45 @@ def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
         else:
             node.replace(unnest)
     return tree
+
+
+_TO_RECORD = ("jsonb_to_recordset", "json_to_recordset", "jsonb_to_record", "json_to_record")
+
+
+def _to_record(table: exp.Table) -> exp.Expression:
+    """`jsonb_to_recordset(j) AS r(a int, b text)`: a row per element of j's array (one row of
+    j itself for jsonb_to_record), each column the element's member of its name as its type
+    (NULL when missing): a subquery over jsonb_array_elements."""
+    from rw_cli.errors import BindError
+    from rw_cli.sql.dialect import parse_statement
+
+    call = table.this
+    alias = table.args.get("alias")
+    if len(call.expressions) != 1:
+        raise BindError(f"function {call.name.lower()} takes one argument")
+    defs = list(alias.columns) if alias is not None else []
+    if not defs:
+        raise BindError("a column definition list is required for functions returning \"record\"")
+    items = []
+    for d in defs:
+        if not isinstance(d, exp.ColumnDef) or d.args.get("kind") is None:
+            raise BindError(f'table alias column "{d.name}" is missing a type')
+        name, kind = d.name, d.args["kind"]
+        key = "'" + name.replace("'", "''") + "'"
+        op = "->" if kind.this in _JSON else "->>"
+        items.append(f'CAST(__r.__e {op} {key} AS {kind.sql(dialect="postgres")}) AS "{name.replace(chr(34), chr(34) * 2)}"')
+    if call.name.lower().endswith("recordset"):
+        source = "jsonb_array_elements(__rw_record_arg()) AS __r(__e)"
+    else:
+        source = "(SELECT CAST(__rw_record_arg() AS JSONB) AS __e) AS __r"
+    query = parse_statement(f"SELECT {', '.join(items)} FROM {source}")
+    for node in list(query.find_all(exp.Anonymous)):
+        if node.name.lower() == "__rw_record_arg":
+            node.replace(call.expressions[0].copy())
+    query = expand_jsonb_table_functions(query)
+    name = alias.name if alias is not None and alias.name else call.name.lower()
+    return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(name),
+                                                         columns=[exp.to_identifier(d.name) for d in defs]))
 
 
 def _whole_row_is_value(tree: exp.Expression, alias: str, column: str) -> None:

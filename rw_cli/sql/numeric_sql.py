@@ -271,6 +271,11 @@ def _list_cast(node: exp.Cast) -> exp.Expression | None:
 
 
 def _cast(node: exp.Cast) -> exp.Expression | None:
+    inner = node.this
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    if inner is not node.this and _number_literal(inner):  # `CAST((1.5) AS int)`: a default's expression
+        node.set("this", inner)
     src, dst = _type(node.this), node.to.this
     if dst == T.DECIMAL and node.meta.get("jsonb_number"):
         # a jsonb number (checked by rw_cli.sql.functions) is a double, as RisingWave's jsonb holds it

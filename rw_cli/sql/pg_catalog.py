@@ -58,6 +58,11 @@ _EXTRA_TYPES = [(25, "text", -1, 1009), (26, "oid", 4, 1028), (19, "name", 64, 1
                 (RECORD_OID, "record", -1, 2287)]
 
 _KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
+# PostgreSQL's typcategory of each base type (an array type's is A)
+_TYPE_CATEGORY = {"bool": "B", "int2": "N", "int4": "N", "int8": "N", "float4": "N", "float8": "N",
+                  "numeric": "N", "oid": "N", "regclass": "N", "varchar": "S", "text": "S", "name": "S",
+                  "bpchar": "S", "date": "D", "time": "D", "timestamp": "D", "timestamptz": "D",
+                  "interval": "T", "int2vector": "A"}
 
 
 def _rels(catalog: Catalog):
@@ -228,7 +233,11 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
                 continue
             num += 1
             length = PG_TYPES.get(c.type.name, (0, "", -1, 0))[2] if not (c.type.is_list or c.type.is_struct) else -1
-            rows.append((r.id, c.name, type_oid(c.type), length, num, r.user_pk and r.columns.index(c) in r.pk))
+            key = bool(r.user_pk) and r.columns.index(c) in r.pk
+            # NOT NULL: a primary key column or one declared so; a default or a generated
+            # column's expression is its default (PostgreSQL's atthasdef, attgenerated 's')
+            rows.append((r.id, c.name, type_oid(c.type), length, num, key or bool(c.not_null),
+                         c.default is not None or bool(c.generated), "s" if c.generated else ""))
     col = lambda i: [row[i] for row in rows]  # noqa: E731
     n = len(rows)
     i32 = pa.int32()
@@ -236,8 +245,8 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
         "attrelid": (i32, col(0)), "attname": (pa.string(), col(1)), "atttypid": (i32, col(2)),
         "attlen": (pa.int16(), col(3)), "attnum": (pa.int16(), col(4)),
         "attnotnull": (pa.bool_(), col(5)), "atttypmod": (i32, [-1] * n),
-        "attndims": (pa.int16(), [0] * n), "atthasdef": (pa.bool_(), [False] * n),
-        "attidentity": (pa.string(), [""] * n), "attgenerated": (pa.string(), [""] * n),
+        "attndims": (pa.int16(), [0] * n), "atthasdef": (pa.bool_(), col(6)),
+        "attidentity": (pa.string(), [""] * n), "attgenerated": (pa.string(), col(7)),
         "attisdropped": (pa.bool_(), [False] * n), "attcollation": (i32, [0] * n),
         "attislocal": (pa.bool_(), [True] * n), "attinhcount": (i32, [0] * n),
     })
@@ -255,7 +264,8 @@ def pg_type(catalog: Catalog, session=None) -> pa.Table:
     return _table({
         "oid": (i32, col(0)), "typname": (s, col(1)), "typnamespace": (i32, [PG_CATALOG_OID] * n),
         "typowner": (i32, [OWNER_OID] * n), "typlen": (pa.int16(), col(2)), "typbyval": (pa.bool_(), [False] * n),
-        "typtype": (s, col(4)), "typcategory": (s, [""] * n), "typisdefined": (pa.bool_(), [True] * n),
+        "typtype": (s, col(4)),
+        "typcategory": (s, ["A" if row[5] else _TYPE_CATEGORY.get(row[1], "U") for row in allrows]), "typisdefined": (pa.bool_(), [True] * n),
         "typdelim": (s, [","] * n), "typrelid": (i32, [0] * n), "typelem": (i32, col(5)),
         "typarray": (i32, col(3)), "typinput": (s, [""] * n), "typoutput": (s, [""] * n),
         "typnotnull": (pa.bool_(), [False] * n), "typbasetype": (i32, [0] * n), "typtypmod": (i32, [-1] * n),
@@ -494,6 +504,30 @@ def rw_relations_of(kind: str):
     return build
 
 
+def rw_relations(catalog: Catalog, session=None) -> pa.Table:
+    """Every relation, of every kind: id, name, relation_type ('table', 'materialized view', ...),
+    schema, owner, definition."""
+    rels = _rels(catalog)
+    parts = [_schema_and_name(r) for r in rels]
+    return _table({
+        "id": (pa.int32(), [r.id for r in rels]),
+        "name": (pa.string(), [p[1] for p in parts]),
+        "relation_type": (pa.string(), [r.kind for r in rels]),
+        "schema_id": (pa.int32(), [_schema_oid(catalog, p[0]) for p in parts]),
+        "owner": (pa.int32(), [_owner_id(catalog, r.owner) for r in rels]),
+        "definition": (pa.string(), [r.definition for r in rels]),
+        "created_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+        "initialized_at": (_TIMESTAMPTZ, [_micros(r.created_at) for r in rels]),
+    })
+
+
+def rw_depend(catalog: Catalog, session=None) -> pa.Table:
+    """One row per dependency of a relation on another (`objid` depends on `refobjid`): what
+    DROP ... RESTRICT refuses to break."""
+    rows = [(r.id, d) for r in _rels(catalog) for d in dict.fromkeys(r.dependencies) if d in catalog.relations]
+    return _table({"objid": (pa.int32(), [a for a, _ in rows]), "refobjid": (pa.int32(), [b for _, b in rows])})
+
+
 def rw_schemas(catalog: Catalog, session=None) -> pa.Table:
     names = _schema_names(catalog)
     return _table({"id": (pa.int32(), [_schema_oid(catalog, n) for n in names]), "name": (pa.string(), names),
@@ -522,11 +556,26 @@ def pg_roles(catalog: Catalog, session=None) -> pa.Table:
 def pg_user(catalog: Catalog, session=None) -> pa.Table:
     users = _users(catalog)
     b = pa.bool_()
-    return _table({"usename": (pa.string(), [n for n, _ in users]),
-                   "usesysid": (pa.int32(), [u["id"] for _, u in users]),
+    # RisingWave's column order (usesysid first), not PostgreSQL's
+    return _table({"usesysid": (pa.int32(), [u["id"] for _, u in users]),
+                   "usename": (pa.string(), [n for n, _ in users]),
                    "usecreatedb": (b, [u["createdb"] for _, u in users]),
                    "usesuper": (b, [u["superuser"] for _, u in users]),
                    "passwd": (pa.string(), ["********"] * len(users))})
+
+
+def pg_shadow(catalog: Catalog, session=None) -> pa.Table:
+    """Users with their stored password (NULL for none), as RisingWave lists them."""
+    users = _users(catalog)
+    b, n = pa.bool_(), len(users)
+    return _table({"usename": (pa.string(), [name for name, _ in users]),
+                   "usesysid": (pa.int32(), [u["id"] for _, u in users]),
+                   "usecreatedb": (b, [u["createdb"] for _, u in users]),
+                   "usesuper": (b, [u["superuser"] for _, u in users]),
+                   "userepl": (b, [False] * n), "usebypassrls": (b, [False] * n),
+                   "passwd": (pa.string(), [u.get("password") or None for _, u in users]),
+                   "valuntil": (pa.timestamp("us", tz="UTC"), [None] * n),
+                   "useconfig": (pa.string(), [None] * n)})
 
 
 def rw_users(catalog: Catalog, session=None) -> pa.Table:
@@ -657,6 +706,9 @@ _BUILDERS = {
     ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extversion"),
     ("pg_catalog", "pg_sequence"): pg_empty("seqrelid", "seqtypid", "seqstart:l", "seqincrement:l", "seqmax:l",
                                             "seqmin:l", "seqcache:l", "seqcycle:b"),
+    ("pg_catalog", "pg_sequences"): pg_empty("schemaname", "sequencename", "sequenceowner", "data_type",
+                                             "start_value:l", "min_value:l", "max_value:l", "increment_by:l",
+                                             "cycle:b", "cache_size:l", "last_value:l"),
     ("pg_catalog", "pg_auth_members"): pg_empty("roleid", "member", "grantor", "admin_option:b"),
     ("pg_catalog", "pg_trigger"): pg_empty("oid", "tgrelid", "tgname"),
     ("pg_catalog", "pg_rewrite"): pg_empty("oid", "ev_class", "rulename"),
@@ -682,6 +734,8 @@ _BUILDERS = {
     ("rw_catalog", "rw_sources"): rw_relations_of(SOURCE),
     ("rw_catalog", "rw_subscriptions"): rw_relations_of(SUBSCRIPTION),
     ("rw_catalog", "rw_schemas"): rw_schemas,
+    ("rw_catalog", "rw_relations"): rw_relations,
+    ("rw_catalog", "rw_depend"): rw_depend,
     ("rw_catalog", "rw_users"): rw_users,
     ("rw_catalog", "rw_databases"): rw_databases,
     ("rw_catalog", "rw_functions"): rw_functions,
@@ -695,4 +749,7 @@ _BUILDERS = {
     ("rw_catalog", "rw_hummock_compaction_group_configs"): rw_hummock_compaction_group_configs,
     ("pg_catalog", "pg_roles"): pg_roles,
     ("pg_catalog", "pg_user"): pg_user,
+    ("pg_catalog", "pg_shadow"): pg_shadow,
+    ("pg_catalog", "pg_depend"): pg_empty("classid", "objid", "objsubid:i", "refclassid", "refobjid",
+                                          "refobjsubid:i", "deptype"),
 }

@@ -42,7 +42,20 @@ def start_job(ctx, rel: RelationCatalog, job) -> None:
     streams and commit it with the catalog; a failed backfill leaves nothing behind."""
     from rw_cli.stream import background
 
+    settings = getattr(ctx, "settings", None)
+    snapshot = settings is not None and str(settings.get("streaming_use_snapshot_backfill", "false")).lower() == "true"
+    rel.backfill_type = "SNAPSHOT_BACKFILL" if snapshot else "ARRANGEMENT_BACKFILL"
     ctx.catalog.add(rel)
+    if _without_snapshot(rel):  # a sink WITH (snapshot = 'false'): only the changes from now on
+        try:
+            ctx.runtime.add_job(job)
+            ctx.runtime.connect(job)
+            ctx.barrier()
+        except BaseException:
+            if not _handed_to_store(ctx, rel):
+                drop_job(ctx, rel)
+            raise
+        return
     if background.throttled(ctx, rel):  # a foreground backfill under BACKFILL_RATE_LIMIT
         _start_throttled(ctx, rel, job)
         return
@@ -58,6 +71,16 @@ def start_job(ctx, rel: RelationCatalog, job) -> None:
         if not _handed_to_store(ctx, rel):  # a failure before the commit: undo every step
             drop_job(ctx, rel)
         raise
+
+
+def _without_snapshot(rel: RelationCatalog) -> bool:
+    """A sink created WITH (snapshot = 'false'): it skips its upstreams' current rows."""
+    from rw_cli.meta.catalog import SINK
+
+    if rel.kind != SINK or not isinstance(rel.connector, dict):
+        return False
+    options = rel.connector.get("options") or {}
+    return str(options.get("snapshot", "true")).strip().lower() == "false"
 
 
 def _start_throttled(ctx, rel: RelationCatalog, job) -> None:

@@ -149,13 +149,20 @@ def test_mv_follows_inserts_of_another_connection(setup):
 
 
 def test_transaction_blocks_and_savepoints(setup):
+    """A read-only transaction is a block (savepoints inside it); a driver's BEGIN without
+    READ ONLY starts none (RisingWave's notice): the connection stays idle and writes run."""
     with psycopg.connect(host="127.0.0.1", port=setup, user="root", dbname="dev") as c:  # not autocommit
+        c.read_only = True  # BEGIN READ ONLY
         assert c.execute("select count(*) from items").fetchone() == (3,)
         assert c.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
         with c.transaction():  # a savepoint inside the block
             c.execute("select 1")
         c.commit()
         assert c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    with psycopg.connect(host="127.0.0.1", port=setup, user="root", dbname="dev") as c:  # not autocommit
+        assert c.execute("select count(*) from items").fetchone() == (3,)
+        assert c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        c.commit()
 
 
 def test_cancel_of_an_idle_connection_is_harmless(setup):
