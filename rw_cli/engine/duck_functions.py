@@ -479,6 +479,17 @@ MACROS = [
     "CREATE OR REPLACE MACRO pg_format_type(oid, typmod) AS (CASE WHEN oid IS NULL THEN NULL "
     + " ".join(f"WHEN oid = {o} THEN '{n}'" for o, n in _FORMAT_TYPES) + " ELSE '???' END)",
     f"CREATE OR REPLACE MACRO pg_typeof_name(x) AS ({_pg_type_names('typeof(x)')})",
+    # width_bucket(operand, low, high, count): the 1-based bucket of count equal ones between
+    # low and high (either order), 0 below the range and count + 1 above, as PostgreSQL's
+    "CREATE OR REPLACE MACRO pg_width_bucket(x, lo, hi, n) AS (CASE "
+    "WHEN x IS NULL OR lo IS NULL OR hi IS NULL OR n IS NULL THEN NULL "
+    "WHEN n <= 0 THEN error('count must be greater than zero') "
+    "WHEN lo = hi THEN error('lower bound cannot equal upper bound') "
+    "WHEN isnan(x) OR isnan(lo) OR isnan(hi) THEN error('operand, lower bound, and upper bound cannot be NaN') "
+    "WHEN lo < hi AND x < lo THEN 0 WHEN lo < hi AND x >= hi THEN n + 1 "
+    "WHEN lo < hi THEN CAST(floor((x - lo) / (hi - lo) * n) AS INT) + 1 "
+    "WHEN x > lo THEN 0 WHEN x <= hi THEN n + 1 "
+    "ELSE CAST(floor((lo - x) / (lo - hi) * n) AS INT) + 1 END)",
     *_MATH_MACROS,
     *_DEGREE_MACROS,
     *_JSONB_MACROS,
@@ -818,6 +829,31 @@ def udf_jsonb_strip_all_nulls(a: pa.Array) -> pa.Array:
     return _map(a, lambda t: jsonb_text(_strip_nulls(json.loads(t, parse_float=Decimal))), pa.string())
 
 
+def _pretty(v, depth: int) -> str:
+    """jsonb_pretty's layout (PostgreSQL's): one member or element a line, four spaces an
+    indent level; an empty container still breaks its line."""
+    from rw_cli.common.pg_json import jsonb_text
+
+    pad, inner = "    " * depth, "    " * (depth + 1)
+    if isinstance(v, dict) and v:
+        # keys in jsonb's order (a literal's text may not be): RisingWave's, by their bytes
+        items = [f"{inner}{jsonb_text(k)}: {_pretty(x, depth + 1)}"
+                 for k, x in sorted(v.items(), key=lambda kv: kv[0].encode())]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(v, list) and v:
+        return "[\n" + ",\n".join(inner + _pretty(x, depth + 1) for x in v) + "\n" + pad + "]"
+    if isinstance(v, (dict, list)):
+        return ("{" if isinstance(v, dict) else "[") + "\n" + pad + ("}" if isinstance(v, dict) else "]")
+    return jsonb_text(v)
+
+
+def udf_jsonb_pretty(a: pa.Array) -> pa.Array:
+    import json
+    from decimal import Decimal
+
+    return _map(a, lambda t: _pretty(json.loads(t, parse_float=Decimal), 0), pa.string())
+
+
 # name -> (function, parameter types, return type) in DuckDB type names
 UDFS = {
     "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
@@ -825,6 +861,7 @@ UDFS = {
     "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
     "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),
     "pg_jsonb_strip_all_nulls": (udf_jsonb_strip_all_nulls, ["VARCHAR"], "VARCHAR"),
+    "pg_jsonb_pretty": (udf_jsonb_pretty, ["VARCHAR"], "VARCHAR"),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),
     "pg_encode": (udf_encode, ["BLOB", "VARCHAR"], "VARCHAR"),
     "pg_decode": (udf_decode, ["VARCHAR", "VARCHAR"], "BLOB"),

@@ -44,8 +44,22 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
 
             tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {}, catalog)
             tree = row_id_casts(range_rows(date_trunc_unit_columns(tree)))
-            return scalar_function_sources(expand_jsonb_table_functions(tree))
+            return name_ordinality(scalar_function_sources(expand_jsonb_table_functions(tree)))
     raise BindError("views nested too deeply (or recursive)")
+
+
+def name_ordinality(tree: exp.Expression) -> exp.Expression:
+    """`FROM unnest(a) WITH ORDINALITY [AS t]`: PostgreSQL's column names, `unnest` (or the
+    table alias) and `ordinality`, where the statement names none (sqlglot would leave the
+    ordinal column nameless, and `*` without it)."""
+    for u in nodes(tree, exp.Unnest):
+        if u.args.get("offset") is not True or len(u.expressions) != 1 or not isinstance(u.parent, (exp.From, exp.Join)):
+            continue
+        alias = u.args.get("alias")
+        value = alias.name if alias is not None and alias.name else "unnest"
+        u.set("alias", exp.TableAlias(this=exp.to_identifier(value), columns=[exp.to_identifier(value)]))
+        u.set("offset", exp.to_identifier("ordinality"))
+    return tree
 
 
 # PostgreSQL's set-returning functions (some are scalar functions of other meanings in DuckDB)

@@ -991,6 +991,36 @@ def _row_compared_with_struct(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+_TEMPORAL = {T.DATE, T.TIMESTAMP, T.TIMESTAMPTZ, T.TIME, T.INTERVAL}
+
+
+def _unknown_temporal_operand(node: exp.Expression) -> exp.Expression | None:
+    """A quoted literal beside a date, time or interval in arithmetic takes PostgreSQL's
+    type for it: the other operand's where that operator exists (`d - '2024-01-01'` is date -
+    date, `i + '1 hour'` interval + interval), else an interval (`ts + '1 hour'`) or, for `*`
+    and `/` of an interval, a double (DuckDB finds no single candidate for either)."""
+    if not isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
+        return None
+    left, right = node.this, node.expression
+    if _is_text_literal(left) == _is_text_literal(right):
+        return None
+    other = right if _is_text_literal(left) else left
+    t = _type(other)
+    if t not in _TEMPORAL:
+        return None
+    if isinstance(node, (exp.Mul, exp.Div)):
+        to = "DOUBLE" if t == T.INTERVAL else None
+    elif isinstance(node, exp.Sub) or t == T.INTERVAL:
+        to = other.type.sql(dialect=duckdb_dialect())
+    else:
+        to = "INTERVAL" if t != T.DATE else None  # date + unknown: PostgreSQL finds it ambiguous
+    if to is None:
+        return None
+    literal = left if _is_text_literal(left) else right
+    cast = exp.Cast(this=literal.copy(), to=exp.DataType.build(to, dialect="duckdb"))
+    return type(node)(this=cast if literal is left else left.copy(), expression=cast if literal is right else right.copy())
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     check_array_cast(node)
@@ -999,7 +1029,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if lowered is not None:
         return lowered
     for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
-                    _int256_op, _make_interval, _unnest_nested, _negative_bound):
+                    _int256_op, _make_interval, _unnest_nested, _negative_bound, _unknown_temporal_operand):
         out = rewrite(node)
         if out is not None:
             return out
@@ -1013,6 +1043,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return approx_percentile.rewrite(node) or _null_fraction(node)
     if isinstance(node, exp.Filter):
         return filter_into(node)
+    if isinstance(node, exp.WidthBucket) and node.args.get("num_buckets") is not None:
+        bounds = (node.this, node.args["min_value"], node.args["max_value"])
+        return _fn("pg_width_bucket", *(exp.Cast(this=a, to=exp.DataType.build("DOUBLE")) for a in bounds),
+                   exp.Cast(this=node.args["num_buckets"], to=exp.DataType.build("INT")))
     if isinstance(node, exp.TimeToStr) and _type(node.this) == T.INTERVAL:
         return _fn("pg_to_char_interval", node.this, node.args["format"])
     if isinstance(node, exp.TimeToStr) and _type(node.this) == T.TIME:  # as PostgreSQL: the time as an interval
@@ -1472,6 +1506,18 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return overlaps
     if name in ("crc32", "crc32c") and len(args) == 1:
         return _fn(f"pg_{name}", _typed_argument(name, args[0], _BYTES, _bytea))
+    if name in ("num_nulls", "num_nonnulls") and args:
+        # how many arguments are (not) NULL: PostgreSQL's variadic counts
+        flags = [exp.Case(ifs=[exp.If(this=exp.Is(this=a.copy(), expression=exp.Null()),
+                                      true=exp.Literal.number(int(name == "num_nulls")))],
+                          default=exp.Literal.number(int(name == "num_nonnulls"))) for a in args]
+        total = flags[0]
+        for f in flags[1:]:
+            total = exp.Add(this=total, expression=f)
+        return exp.Cast(this=exp.paren(total), to=exp.DataType.build("INT"))
+    if name == "quote_nullable" and len(args) == 1:
+        text = exp.Cast(this=_text_of(args[0].copy()), to=exp.DataType.build("VARCHAR"))
+        return _fn("coalesce", _fn("quote_literal", text), exp.Literal.string("NULL"))
     if name == "casefold" and len(args) == 1:
         return _fn("pg_casefold", _typed_argument(name, args[0], _TEXT, lambda a: a))
     dims = array_dimension_function(name, args)

@@ -78,7 +78,7 @@ _SCALAR_FUNCTIONS = {"jsonb_strip_nulls", "jsonb_set", "jsonb_array_length", "to
                      "json_build_array", "jsonb_extract_path", "jsonb_extract_path_text", "json_extract_path",
                      "json_extract_path_text", "jsonb_exists", "jsonb_exists_any", "jsonb_exists_all",
                      "jsonb_concat", "jsonb_contains", "jsonb_contained", "jsonb_path_exists", "jsonb_path_match",
-                     "jsonb_path_query_array", "jsonb_path_query_first"}
+                     "jsonb_path_query_array", "jsonb_path_query_first", "jsonb_pretty"}
 
 
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
@@ -250,6 +250,8 @@ def _path_call(name: str, args: list[exp.Expression], silent: bool = False) -> e
 def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
     if name.startswith("jsonb_path_"):
         return _path_call(name, args)
+    if name == "jsonb_pretty" and len(args) == 1:
+        return _fn("pg_jsonb_pretty", _text(_json(args[0])))
     if name in ("to_jsonb", "to_json") and len(args) == 1:
         # RisingWave's to_jsonb(NULL) is the jsonb null, not SQL NULL
         value = _json(args[0]) if _is_json(args[0]) else _fn("to_json", _value(args[0]))

@@ -1124,8 +1124,11 @@ class StreamPlanner:
                                "... ON TRUE in a materialized view")
         src = join.this
         srf = _lateral_srf(src)
-        if isinstance(srf, exp.Unnest) and (len(srf.expressions) != 1 or srf.args.get("offset")):
-            raise NotSupported("unnest of several arrays or WITH ORDINALITY in FROM of a materialized view")
+        if isinstance(srf, exp.Unnest) and len(srf.expressions) != 1:
+            raise NotSupported("unnest of several arrays in FROM of a materialized view")
+        offset = srf.args.get("offset") if isinstance(srf, exp.Unnest) else None
+        # WITH ORDINALITY: the element's 1-based position, which the project set keeps anyway
+        ordinal = offset.name if isinstance(offset, exp.Identifier) else ("ordinality" if offset else "__ordinality")
         alias = src.args.get("alias")
         name = alias.name if alias is not None and alias.name else "unnest"
         col = alias.columns[0].name if alias is not None and alias.columns else name
@@ -1143,7 +1146,7 @@ class StreamPlanner:
             list_expr = exp.Case(ifs=[exp.If(this=empty, true=nulls)], default=list_expr)
         out = StreamProjectSet(list(node.types) + [element, BIGINT_T], list(node.stream_key) + [width + 1], [node],
                                list_sql=list_expr.sql(dialect=duckdb_dialect()), list_expr=list_expr)
-        scope = scope + [(name, col), (name, "__ordinality")]
+        scope = scope + [(name, col), (name, ordinal)]
         if on:
             return _push_where(out, conjuncts(self.rewrite(exp.and_(*on), scope))), scope
         return out, scope
