@@ -566,18 +566,15 @@ class _Eval:
     def predicate(self, node: tuple, current, last):
         """True, False or None (unknown)."""
         kind = node[0]
-        if kind == "and":
+        if kind in ("and", "or"):
+            decisive = kind == "or"  # the value either side settles it with: true for ||, false for &&
             a = self.predicate(node[1], current, last)
-            if a is False:
-                return False
+            if a is decisive:
+                return decisive
             b = self.predicate(node[2], current, last)
-            return False if b is False else (None if a is None or b is None else True)
-        if kind == "or":
-            a = self.predicate(node[1], current, last)
-            if a is True:
-                return True
-            b = self.predicate(node[2], current, last)
-            return True if b is True else (None if a is None or b is None else False)
+            if b is decisive:
+                return decisive
+            return None if a is None or b is None else not decisive
         if kind == "not":
             a = self.predicate(node[1], current, last)
             return None if a is None else not a
