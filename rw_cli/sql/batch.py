@@ -31,7 +31,7 @@ from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
 from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
-from rw_cli.sql.expand import corresponding, expand, schema_qualified_columns
+from rw_cli.sql.expand import corresponding, expand, known_database, schema_qualified_columns
 from rw_cli.sql.output_name import name_derived_columns
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
@@ -244,6 +244,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
             continue
         name = t.name
         db = t.text("db").lower()
+        known_database(catalog, t)
         if db in SYSTEM_SCHEMAS or (not db and name not in ctes and catalog.get(name) is None
                                     and _is_system_name(name)):
             from rw_cli.sql.pg_catalog import system_table
