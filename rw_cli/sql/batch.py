@@ -30,7 +30,7 @@ from rw_cli.sql import session_window
 from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
 from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
-from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
+from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, WRITTEN_NAME, RwDialect, hidden_columns_dialect
 from rw_cli.sql.expand import corresponding, expand, known_database, schema_qualified_columns
 from rw_cli.sql.output_name import name_derived_columns
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
@@ -450,6 +450,23 @@ _OPERATORS = {"~": exp.RegexpLike, "=": exp.EQ, "<>": exp.NEQ, "!=": exp.NEQ, "<
               ">": exp.GT, ">=": exp.GTE, "~~": exp.Like, "~~*": exp.ILike}
 
 
+def _expand_array_rows(call: exp.Anonymous) -> exp.Expression:
+    """`_pg_expandarray(a)` in a select list (what JDBC drivers send for a primary key's
+    columns): a set of rows (x, n), one per element x of `a` at position n, as the unnest of
+    an array of such rows; in FROM it is a subquery (rw_cli.sql.expand)."""
+    from rw_cli.sql.dialect import parse_statement
+
+    if len(call.expressions) != 1:
+        raise BindError(f"_pg_expandarray expects 1 argument, got {len(call.expressions)}")
+    arr = call.expressions[0].sql(dialect="postgres")
+    rows = parse_statement(
+        f"SELECT unnest(array(SELECT __ea_row FROM (SELECT ({arr})[__ea_n] AS x, __ea_n AS n "
+        f"FROM generate_series(1, array_length({arr}, 1)) AS __ea_g(__ea_n)) AS __ea_row "
+        f"ORDER BY __ea_row.n))").expressions[0]
+    rows.meta[WRITTEN_NAME] = "_pg_expandarray"
+    return rows
+
+
 def _pg_compat(tree: exp.Expression) -> exp.Expression:
     """What psql and drivers send: `pg_catalog.f(...)`, `OPERATOR(pg_catalog.~)`,
     `COLLATE pg_catalog.default`, `format_type(...)`."""
@@ -482,6 +499,9 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
             _unqualify_type(node)
             if (cast := _object_identifier_cast(node)) is not None:
                 return cast
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "_pg_expandarray" \
+                and not isinstance(node.parent, exp.Table):
+            return _expand_array_rows(node)
         return node
     def walk(node: exp.Expression) -> exp.Expression:  # bottom-up: replaced nodes' children too
         if isinstance(node, exp.Anonymous) and node.name.lower() in PRIVILEGE_FUNCTIONS:
