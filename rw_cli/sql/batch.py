@@ -28,6 +28,7 @@ from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.sql import session_window
 from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
+from rw_cli.sql.size_functions import SIZE_FUNCTIONS, answer_size_calls
 from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, WRITTEN_NAME, RwDialect, hidden_columns_dialect
@@ -229,6 +230,8 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     calls = [n for n in found if isinstance(n, exp.Anonymous)]
     answer_privilege_calls(calls, catalog)
     answer_catalog_calls(calls, catalog)
+    if any(c.name.lower() in SIZE_FUNCTIONS for c in calls):
+        answer_size_calls(calls, catalog, getattr(session, "store", None))
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     _unique_from_names([n for n in found if isinstance(n, exp.Select)])
@@ -508,7 +511,8 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
             # `has_table_privilege(u, 't'::regclass, p)`: the object's name, which the call
             # is answered by (rw_cli.sql.privileges), not the cast's oid lookup
             node.set("expressions", [name_argument(a) for a in node.expressions])
-        elif isinstance(node, exp.Anonymous) and node.name.lower() in CATALOG_FUNCTIONS and node.expressions:
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in CATALOG_FUNCTIONS | SIZE_FUNCTIONS \
+                and node.expressions:
             # `pg_get_viewdef('v'::regclass)`: likewise (rw_cli.sql.catalog_functions)
             node.set("expressions", [name_argument(node.expressions[0]), *node.expressions[1:]])
         for child in list(node.iter_expressions()):
