@@ -58,7 +58,11 @@ def pair(request, tmp_path):
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_dml_matches_duckdb_and_mv_follows(pair, name):
-    s, con, _ = pair
+    s, con, kind = pair
+    if name == "pk_changed" and kind == "pk":  # RisingWave's binder refuses to move a key
+        with pytest.raises(Exception, match="update modifying the PK column is unsupported"):
+            s.execute(SCENARIOS[name][0])
+        return
     for sql in SCENARIOS[name]:
         got = s.execute(sql).status
         want = con.execute(sql).fetchall()

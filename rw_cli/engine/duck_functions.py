@@ -277,6 +277,13 @@ _BYTEA_MACROS = [
     "WHEN v = 1 THEN pg_set_byte(b, n // 8, pg_get_byte(b, n // 8) | (1 << (n % 8))) "
     "ELSE pg_set_byte(b, n // 8, pg_get_byte(b, n // 8) & ~(1 << (n % 8))) END)",
     "CREATE OR REPLACE MACRO pg_bytea_bit_count(b) AS (bit_count(CAST(b AS BIT)))",
+    # int8send / int8recv: a bigint's binary wire form (8 bytes, big-endian two's complement)
+    "CREATE OR REPLACE MACRO pg_int8send(x) AS (unhex(lpad(hex(CAST(x AS BIGINT)), 16, '0')))",
+    "CREATE OR REPLACE MACRO pg_int8recv(b) AS (CASE "
+    "WHEN octet_length(b) <> 8 THEN error('could not convert slice to array') "
+    "WHEN CAST('0x' || hex(b) AS UBIGINT) >= 9223372036854775808 "
+    "THEN CAST(CAST(CAST('0x' || hex(b) AS UBIGINT) AS HUGEINT) - 18446744073709551616 AS BIGINT) "
+    "ELSE CAST(CAST('0x' || hex(b) AS UBIGINT) AS BIGINT) END)",
 ]
 
 # format_type's names of type oids (PostgreSQL's), each array type's too
@@ -436,6 +443,13 @@ MACROS = [
     "greatest(CAST(ln AS BIGINT) + least(CAST(st AS BIGINT), 1) - 1, 0)) END)",
     "CREATE OR REPLACE MACRO pg_substr1(s, st) AS (CASE WHEN st IS NULL THEN NULL "
     "ELSE substring(s, greatest(st, 1)) END)",
+    # the same over bytea, by its hex digits (two per byte; DuckDB has no substring of a BLOB)
+    "CREATE OR REPLACE MACRO pg_bytea_substr(b, st, ln) AS (CASE WHEN st IS NULL OR ln IS NULL THEN NULL "
+    "WHEN ln < 0 THEN error('length in substr should be non-negative') "
+    "ELSE unhex(substring(hex(b), 2 * greatest(CAST(st AS BIGINT), 1) - 1, "
+    "2 * greatest(CAST(ln AS BIGINT) + least(CAST(st AS BIGINT), 1) - 1, 0))) END)",
+    "CREATE OR REPLACE MACRO pg_bytea_substr1(b, st) AS (CASE WHEN st IS NULL THEN NULL "
+    "ELSE unhex(substring(hex(b), 2 * greatest(CAST(st AS BIGINT), 1) - 1)) END)",
     # a SQL NULL (not JSON null) has no JSON type: NULL
     "CREATE OR REPLACE MACRO jsonb_typeof(j) AS (CASE WHEN j IS NULL THEN NULL ELSE CASE json_type(j::JSON) "
     "WHEN 'OBJECT' THEN 'object' "
@@ -801,6 +815,15 @@ def _crc32c(data: bytes) -> int:
     return c ^ 0xFFFFFFFF
 
 
+def _digest_udf(algorithm: str):
+    """The digest of each bytea by hashlib's `algorithm`, as its bytes."""
+    import hashlib
+
+    def digest(a: pa.Array) -> pa.Array:
+        return _map(a, lambda v: hashlib.new(algorithm, v).digest(), pa.binary())
+    return digest
+
+
 def udf_crc32(a: pa.Array) -> pa.Array:
     import zlib
 
@@ -859,6 +882,7 @@ UDFS = {
     "pg_to_date": (udf_to_date, ["VARCHAR", "VARCHAR"], "DATE"),
     "pg_casefold": (udf_casefold, ["VARCHAR"], "VARCHAR"),
     "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
+    **{f"pg_sha{n}": (_digest_udf("sha1" if n == 1 else f"sha{n}"), ["BLOB"], "BLOB") for n in (1, 224, 256, 384, 512)},
     "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),
     "pg_jsonb_strip_all_nulls": (udf_jsonb_strip_all_nulls, ["VARCHAR"], "VARCHAR"),
     "pg_jsonb_pretty": (udf_jsonb_pretty, ["VARCHAR"], "VARCHAR"),

@@ -539,6 +539,8 @@ def handle_update(session, tree: exp.Update) -> Result:
                             hint=f'Column "{column.name}" is a generated column.')
         if idx in sets:
             raise BindError(f'multiple assignments to the same column "{column.name}"')
+        if rel.user_pk and idx in rel.pk:  # RisingWave's binder: a key never moves by UPDATE
+            raise BindError("update modifying the PK column is unsupported")
         if rel.user_pk and _feeds_generated_pk(rel, column.name):
             raise BindError("update modifying the column referenced by generated columns that are part of "
                             "the primary key is not allowed")
@@ -556,15 +558,12 @@ def handle_update(session, tree: exp.Update) -> Result:
         new_cols[idx] = col
     new = with_generated(rel, pa.Table.from_arrays(new_cols, names=old.column_names))
     check_not_null(rel, new)
-    pk_changed = rel.user_pk and any(i in rel.pk for i in sets)
     both = pa.concat_tables([_positional(old, rel), _positional(new, rel)])
-    if pk_changed:  # every old row goes, then every new one comes
-        ops = np.concatenate([np.full(n, DELETE), np.zeros(n)]).astype(np.int8)
-        push_cancellable(session, rel, StreamChunk(both, ops))
-    else:  # each row's U- then its U+ (pieces of the push split between pairs, never in one)
-        order = np.argsort(np.concatenate([np.arange(n) * 2, np.arange(n) * 2 + 1]), kind="stable")
-        ops = np.concatenate([np.full(n, UPDATE_DELETE), np.full(n, UPDATE_INSERT)]).astype(np.int8)[order]
-        push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
+    # each row's U- then its U+ (the key never changes: the binder refused that), pieces of
+    # the push split between pairs, never in one
+    order = np.argsort(np.concatenate([np.arange(n) * 2, np.arange(n) * 2 + 1]), kind="stable")
+    ops = np.concatenate([np.full(n, UPDATE_DELETE), np.full(n, UPDATE_INSERT)]).astype(np.int8)[order]
+    push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
 

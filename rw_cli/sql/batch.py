@@ -28,10 +28,11 @@ from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.sql import session_window
 from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
+from rw_cli.sql.size_functions import SIZE_FUNCTIONS, answer_size_calls
 from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
-from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, RwDialect, hidden_columns_dialect
-from rw_cli.sql.expand import corresponding, expand, schema_qualified_columns
+from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, WRITTEN_NAME, RwDialect, hidden_columns_dialect
+from rw_cli.sql.expand import corresponding, expand, known_database, schema_qualified_columns
 from rw_cli.sql.output_name import name_derived_columns
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
@@ -229,6 +230,8 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     calls = [n for n in found if isinstance(n, exp.Anonymous)]
     answer_privilege_calls(calls, catalog)
     answer_catalog_calls(calls, catalog)
+    if any(c.name.lower() in SIZE_FUNCTIONS for c in calls):
+        answer_size_calls(calls, catalog, getattr(session, "store", None))
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     _unique_from_names([n for n in found if isinstance(n, exp.Select)])
@@ -244,6 +247,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
             continue
         name = t.name
         db = t.text("db").lower()
+        known_database(catalog, t)
         if db in SYSTEM_SCHEMAS or (not db and name not in ctes and catalog.get(name) is None
                                     and _is_system_name(name)):
             from rw_cli.sql.pg_catalog import system_table
@@ -449,6 +453,23 @@ _OPERATORS = {"~": exp.RegexpLike, "=": exp.EQ, "<>": exp.NEQ, "!=": exp.NEQ, "<
               ">": exp.GT, ">=": exp.GTE, "~~": exp.Like, "~~*": exp.ILike}
 
 
+def _expand_array_rows(call: exp.Anonymous) -> exp.Expression:
+    """`_pg_expandarray(a)` in a select list (what JDBC drivers send for a primary key's
+    columns): a set of rows (x, n), one per element x of `a` at position n, as the unnest of
+    an array of such rows; in FROM it is a subquery (rw_cli.sql.expand)."""
+    from rw_cli.sql.dialect import parse_statement
+
+    if len(call.expressions) != 1:
+        raise BindError(f"_pg_expandarray expects 1 argument, got {len(call.expressions)}")
+    arr = call.expressions[0].sql(dialect="postgres")
+    rows = parse_statement(
+        f"SELECT unnest(array(SELECT __ea_row FROM (SELECT ({arr})[__ea_n] AS x, __ea_n AS n "
+        f"FROM generate_series(1, array_length({arr}, 1)) AS __ea_g(__ea_n)) AS __ea_row "
+        f"ORDER BY __ea_row.n))").expressions[0]
+    rows.meta[WRITTEN_NAME] = "_pg_expandarray"
+    return rows
+
+
 def _pg_compat(tree: exp.Expression) -> exp.Expression:
     """What psql and drivers send: `pg_catalog.f(...)`, `OPERATOR(pg_catalog.~)`,
     `COLLATE pg_catalog.default`, `format_type(...)`."""
@@ -481,13 +502,17 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
             _unqualify_type(node)
             if (cast := _object_identifier_cast(node)) is not None:
                 return cast
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "_pg_expandarray" \
+                and not isinstance(node.parent, exp.Table):
+            return _expand_array_rows(node)
         return node
     def walk(node: exp.Expression) -> exp.Expression:  # bottom-up: replaced nodes' children too
         if isinstance(node, exp.Anonymous) and node.name.lower() in PRIVILEGE_FUNCTIONS:
             # `has_table_privilege(u, 't'::regclass, p)`: the object's name, which the call
             # is answered by (rw_cli.sql.privileges), not the cast's oid lookup
             node.set("expressions", [name_argument(a) for a in node.expressions])
-        elif isinstance(node, exp.Anonymous) and node.name.lower() in CATALOG_FUNCTIONS and node.expressions:
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in CATALOG_FUNCTIONS | SIZE_FUNCTIONS \
+                and node.expressions:
             # `pg_get_viewdef('v'::regclass)`: likewise (rw_cli.sql.catalog_functions)
             node.set("expressions", [name_argument(node.expressions[0]), *node.expressions[1:]])
         for child in list(node.iter_expressions()):

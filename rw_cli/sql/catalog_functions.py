@@ -28,7 +28,7 @@ def answer_catalog_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None:
                 and not a.this.is_string else a for a in call.expressions]  # `-1`: a literal too
         if not all(isinstance(a, (exp.Literal, exp.Boolean)) for a in args) or not args[0].is_string:
             continue
-        rel = _relation(catalog, args[0].this)
+        rel = relation_named(catalog, args[0].this)
         if name == "pg_relation_is_updatable":
             call.replace(exp.Literal.number(_UPDATABLE if rel.kind == TABLE else 0))
         elif name == "pg_get_viewdef":
@@ -38,7 +38,7 @@ def answer_catalog_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None:
             call.replace(exp.Literal.string(index_definition(catalog, rel, column)))
 
 
-def _relation(catalog: Catalog, name: str) -> RelationCatalog:
+def relation_named(catalog: Catalog, name: str) -> RelationCatalog:
     """The relation a regclass name gives (as its cast resolves it)."""
     text = name.strip()
     parts = [p.strip('"') for p in text.split(".")]

@@ -441,6 +441,17 @@ def _drop_join_hints(tokens: list) -> list:
                     and tokens[i + 1].token_type in _JOIN_HINT_FOLLOWERS)]
 
 
+def _annotate_substring(self, e: exp.Substring) -> exp.Substring:
+    """substr(bytea, ...) is a bytea (its bytes), substr of text (or of what is cast to
+    text) is text."""
+    self._annotate_args(e)
+    t = getattr(e.this, "type", None)
+    binary = t is not None and t.this in (exp.DataType.Type.VARBINARY, exp.DataType.Type.BINARY,
+                                          exp.DataType.Type.BLOB)
+    self._set_type(e, t.copy() if binary else exp.DataType.Type.VARCHAR)
+    return e
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -455,6 +466,11 @@ class RwDialect(RisingWave):
         exp.TimestampTrunc: {"annotator": _annotate_date_trunc},
         exp.AtTimeZone: {"annotator": _annotate_at_time_zone},
         SingleValue: {"annotator": lambda self, e: self._annotate_by_args(e, "this")},
+        # substr of a bytea is a bytea, of anything else text
+        exp.Substring: {"annotator": _annotate_substring},
+        # a digest is its bytes (rw_cli.sql.functions)
+        exp.SHA2Digest: {"returns": exp.DataType.Type.VARBINARY},
+        exp.SHA: {"returns": exp.DataType.Type.VARBINARY},
         # to_timestamp(double precision) and to_timestamp(text, format) are timestamptz
         exp.UnixToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
         exp.StrToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},

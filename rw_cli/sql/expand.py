@@ -148,6 +148,14 @@ def _item_schema(item: exp.Expression) -> str | None:
     return (item.text("db") or DEFAULT_SCHEMA) if item.args.get("alias") is None else None
 
 
+def known_database(catalog: Catalog, t: exp.Table) -> None:
+    """A three-part name's database (`db.schema.t`) must exist: RisingWave resolves the
+    database before the schema, so `a.b.c` fails on `a` even when `b` is unknown too."""
+    database = t.text("catalog")
+    if database and database not in catalog.access.databases:
+        raise CatalogError(f"database not found: {database}")
+
+
 def qualify_schema_names(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
     """Each reference to a relation of a schema other than public named by its catalog name
     (`s.t` as one quoted name, aliased `t` as it was written), so that a plan keyed by
@@ -155,6 +163,7 @@ def qualify_schema_names(tree: exp.Expression, catalog: Catalog) -> exp.Expressi
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
     for t in list(tree.find_all(exp.Table)):
         db = t.text("db")
+        known_database(catalog, t)
         if not db or not isinstance(t.this, exp.Identifier) or (t.name in ctes and not t.meta.get("rw_catalog")):
             continue
         name = catalog.qualified(t.name, db)

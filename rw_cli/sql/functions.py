@@ -1240,9 +1240,10 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         _no_float_modulo(node)
         return _fn("pg_mod", node.this, node.expression)
     if isinstance(node, exp.Substring):
+        name = "pg_bytea_substr" if _type(node.this) in _BYTES else "pg_substr"  # bytes of a bytea
         if node.args.get("length") is not None:
-            return _fn("pg_substr", node.this, node.args.get("start") or exp.Literal.number(1), node.args["length"])
-        return _fn("pg_substr1", node.this, node.args.get("start") or exp.Literal.number(1))
+            return _fn(name, node.this, node.args.get("start") or exp.Literal.number(1), node.args["length"])
+        return _fn(f"{name}1", node.this, node.args.get("start") or exp.Literal.number(1))
     if isinstance(node, exp.Escape) and isinstance(node.this, exp.SimilarTo):
         return _similar_escape(node)
     if isinstance(node, exp.SimilarTo) and isinstance(node.parent, exp.Escape):
@@ -1266,6 +1267,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return rewrite_extract(node)
     if isinstance(node, SingleValue):
         return _single_value(node)
+    digest = _sha_digest(node)
+    if digest is not None:
+        return digest
     if isinstance(node, exp.Encode):
         return _fn("pg_encode", _bytea(node.this), node.args.get("charset") or exp.Literal.string("hex"))
     if isinstance(node, exp.Decode):
@@ -1518,6 +1522,11 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     if name == "quote_nullable" and len(args) == 1:
         text = exp.Cast(this=_text_of(args[0].copy()), to=exp.DataType.build("VARCHAR"))
         return _fn("coalesce", _fn("quote_literal", text), exp.Literal.string("NULL"))
+    if name == "int8send" and len(args) == 1:
+        return _fn("pg_int8send", _typed_argument(name, args[0], _INTS, lambda a: exp.Cast(
+            this=a, to=exp.DataType.build("BIGINT"))))
+    if name == "int8recv" and len(args) == 1:
+        return _fn("pg_int8recv", _typed_argument(name, args[0], _BYTES, _bytea))
     if name == "casefold" and len(args) == 1:
         return _fn("pg_casefold", _typed_argument(name, args[0], _TEXT, lambda a: a))
     dims = array_dimension_function(name, args)
@@ -1529,6 +1538,22 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("pg_typeof_name", args[0])
     _check_known(node)
     return None
+
+
+def _sha_digest(node: exp.Expression) -> exp.Expression | None:
+    """sha1 / sha224 / sha256 / sha384 / sha512 of a bytea: the digest's bytes (a bytea, as
+    PostgreSQL's), each of its own width (DuckDB's sha1 is hex text, and it has no other)."""
+    if isinstance(node, exp.SHA2Digest):
+        bits = node.args.get("length")
+        bits = int(bits.this) if isinstance(bits, exp.Literal) else 256
+    elif isinstance(node, exp.SHA):
+        bits = 1
+    elif isinstance(node, exp.Anonymous) and node.name.lower() in ("sha224", "sha384", "sha512", "sha256", "sha1") \
+            and len(node.expressions) == 1:
+        bits = int(node.name.lower()[3:])
+    else:
+        return None
+    return _fn(f"pg_sha{bits}", _bytea(node.this if not isinstance(node, exp.Anonymous) else node.expressions[0]))
 
 
 def _map_filter(m: exp.Expression, fn: exp.Expression) -> exp.Expression:

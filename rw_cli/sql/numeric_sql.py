@@ -322,8 +322,11 @@ def _operands_to_numeric(node: exp.Expression, keys: tuple[str, ...]) -> None:
 def _operands_to_double(node: exp.Expression, keys: tuple[str, ...], real: bool = False) -> None:
     """Numeric operands (and numeric constants) as doubles (as reals), in place."""
     for item in _items(node, keys):
-        if yields_struct(item) or _number_literal(item) and is_numeric(item):
-            item.replace((to_real if real else to_double)(item.copy()))
+        inner = item
+        while isinstance(inner, exp.Paren):  # `(1.5)`: the constant it holds
+            inner = inner.this
+        if yields_struct(item) or _number_literal(inner) and is_numeric(inner):
+            inner.replace((to_real if real else to_double)(inner.copy()))
 
 
 def _unify(node: exp.Expression, keys: tuple[str, ...], kinds: set[str]) -> None:
@@ -342,7 +345,10 @@ def _kind(node: exp.Expression) -> str:
     'numeric' (a numeric constant), 'int', 'null' and 'text' (a quoted constant: both take
     the other operand's type), 'double' (also a type nobody knows, such as a DuckDB
     function's, or a number annotated numeric that an earlier rule gave to DuckDB), or
-    'other' (an interval, a date: their own rules)."""
+    'other' (an interval, a date: their own rules). A parenthesis is what it holds (an
+    argument a SQL function's body reads is one)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
     if yields_struct(node):
         return "struct"
     t = _type(node)

@@ -270,6 +270,8 @@ def pg_type(catalog: Catalog, session=None) -> pa.Table:
         "typarray": (i32, col(3)), "typinput": (s, [""] * n), "typoutput": (s, [""] * n),
         "typnotnull": (pa.bool_(), [False] * n), "typbasetype": (i32, [0] * n), "typtypmod": (i32, [-1] * n),
         "typndims": (i32, [0] * n), "typcollation": (i32, [0] * n),
+        # no binary input functions (npgsql joins pg_proc on it to find arrays), no defaults
+        "typreceive": (i32, [None] * n), "typdefault": (s, [None] * n),
     })
 
 

@@ -265,8 +265,7 @@ def inline_call(call: exp.Anonymous, record: dict, catalog=None, as_rows: bool =
     if len(call.expressions) != len(params):
         types = ", ".join(t for _, t in params)
         raise BindError(f"function {name}({types}) called with {len(call.expressions)} arguments")
-    args = [exp.Cast(this=a.copy(), to=exp.DataType.build(stored_type(t).duckdb(), dialect=duckdb_dialect()))
-            for a, (_, t) in zip(call.expressions, params)]
+    args = [_cast_to(a.copy(), t) for a, (_, t) in zip(call.expressions, params)]
     ret = stored_type(record["returns"])
     if record.get("language") == "python":
         return _python_call(call, name, record, args, ret, as_rows)
@@ -419,13 +418,31 @@ def _is_expression(body: exp.Expression) -> bool:
     return not isinstance(body, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Subquery))
 
 
+def _cast_to(value: exp.Expression, type_name: str) -> exp.Expression:
+    """`value::t` for a parameter of SQL type `t`, written as a query would write it, so that
+    the body is typed as the query around it is (a numeric stays ours, not its DuckDB form:
+    `$1 + $2` over a double and a numeric is a double); DuckDB's form where the name does not
+    parse as one."""
+    import sqlglot
+
+    from rw_cli.sql.dialect import RwDialect
+
+    try:
+        cast = sqlglot.parse_one(f"CAST(NULL AS {type_name})", read=RwDialect)
+    except sqlglot.errors.ParseError:
+        cast = None
+    if isinstance(cast, exp.Cast):
+        cast.set("this", value)
+        return cast
+    return exp.Cast(this=value, to=exp.DataType.build(stored_type(type_name).duckdb(), dialect=duckdb_dialect()))
+
+
 def probe_query(name: str, record: dict, catalog=None) -> exp.Select:
     """`SELECT <body over NULL::t1, ...>`: the query whose binding checks a new function's
     body (its parameters and the functions it calls exist) and whose type is its result's.
     The function is not in the catalog yet, so a body that calls itself calls a function
     that does not exist, as RisingWave reports it. A table function's: `SELECT * FROM f(...)`."""
-    nulls = [exp.Cast(this=exp.null(), to=exp.DataType.build(stored_type(t).duckdb(), dialect=duckdb_dialect()))
-             for _, t in record["args"]]
+    nulls = [_cast_to(exp.null(), t) for _, t in record["args"]]
     call = exp.Anonymous(this=name, expressions=nulls)
     if record.get("table"):
         source = table_function_source(exp.Table(this=call), call, record, catalog)

@@ -416,6 +416,24 @@ class HummockStorage:
                 total += len(b.range_run(start, end))
         return int(total)
 
+    def estimate_size(self, table_id: int) -> int:
+        """About how many bytes a table takes, from metadata without reading it: its share of
+        the SSTs holding it (an SST's size shared equally among its tables), its append-log
+        segments, and its entries still in the shared buffer. What pg_relation_size says."""
+        version = self.version
+        total = 0.0
+        for level in version.levels:
+            for info in level:
+                if table_id in info.table_ids:
+                    total += info.file_size / max(1, len(info.table_ids))
+        total += sum(seg.file_size for seg in version.logs.get(table_id, ()))
+        start = table_key_prefix(table_id)
+        end = next_key(start)
+        with self._lock:
+            batches = self.buffer.view()
+        total += sum(r.keys.nbytes + r.values.nbytes for r in (b.range_run(start, end) for b in batches))
+        return int(total)
+
     def _view(self, snapshot: Snapshot | None) -> tuple[HummockVersion, list[SharedBufferBatch]]:
         with self._lock:
             if snapshot is not None:

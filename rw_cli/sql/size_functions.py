@@ -1,0 +1,59 @@
+"""pg_relation_size, pg_table_size, pg_indexes_size, pg_total_relation_size: how many bytes a
+relation takes in the state store, answered when a query is bound (as the catalog functions
+of rw_cli.sql.catalog_functions are), from the store's metadata without reading the data.
+
+A relation's size is its share of the SSTs and append-log segments holding its rows, plus what
+the shared buffer holds of it (rw_cli.store.hummock.HummockStorage.estimate_size): RisingWave
+answers from its per-table statistics of the same, so a table with rows has a size > 0 and one
+without has none. Only the main fork exists: `fsm`, `vm` and `init` are empty.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rw_cli.errors import BindError
+from rw_cli.meta.catalog import INDEX, Catalog, RelationCatalog
+from rw_cli.sql.catalog_functions import relation_named
+
+SIZE_FUNCTIONS = frozenset({"pg_relation_size", "pg_table_size", "pg_indexes_size", "pg_total_relation_size"})
+_FORKS = ("main", "fsm", "vm", "init")
+
+
+def answer_size_calls(calls: list[exp.Anonymous], catalog: Catalog, store) -> None:
+    """Replace each size call of literal arguments among `calls` by its answer (a bigint), in
+    place; a call over columns is left as written (and fails as an unknown function)."""
+    for call in calls:
+        name = call.name.lower()
+        if name not in SIZE_FUNCTIONS or not call.expressions:
+            continue
+        args = call.expressions
+        if not all(isinstance(a, exp.Literal) and a.is_string for a in args):
+            continue
+        if len(args) > (2 if name == "pg_relation_size" else 1):
+            continue  # no such signature: the function lookup says so
+        rel = relation_named(catalog, args[0].this)
+        fork = args[1].this if len(args) > 1 else "main"
+        if fork not in _FORKS:
+            raise BindError(f"invalid fork name: {fork}",
+                            hint='Valid fork names are "main", "fsm", "vm", and "init".')
+        if fork != "main":
+            size = 0
+        elif name == "pg_indexes_size":
+            size = sum(_size(store, i) for i in _indexes(catalog, rel))
+        elif name == "pg_total_relation_size":
+            size = _size(store, rel) + sum(_size(store, i) for i in _indexes(catalog, rel))
+        else:
+            size = _size(store, rel)
+        call.replace(exp.cast(exp.Literal.number(size), "BIGINT"))
+
+
+def _indexes(catalog: Catalog, rel: RelationCatalog) -> list[RelationCatalog]:
+    """The indexes on `rel` (an index depends on its table first)."""
+    return [r for r in catalog.relations.values() if r.kind == INDEX and r.dependencies[:1] == [rel.id]]
+
+
+def _size(store, rel: RelationCatalog) -> int:
+    """Bytes of `rel`'s rows; 0 for a relation with no storage (a view, a source) or a store
+    that keeps no such metadata."""
+    estimate = getattr(store, "estimate_size", None)
+    return estimate(rel.id) if estimate is not None else 0
