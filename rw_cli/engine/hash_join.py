@@ -182,6 +182,18 @@ class HashJoinExecutor(PartitionRecomputeExecutor):
         rows = out.drop_columns(["__s"]).rename_columns(self.schema.names).cast(self.schema)
         return [StreamChunk(rows, ops)]
 
+    @property
+    def clock(self):
+        return self._clock
+
+    @clock.setter
+    def clock(self, fn) -> None:
+        """A Spark task sets the watermarks' value it was given for the epoch here (as it does
+        for every clocked executor); an event-time join releases its rows by it."""
+        self._clock = fn
+        if getattr(self, "event_time", None) is not None:
+            self.event_clock = fn
+
     def on_barrier(self, epoch) -> list[StreamChunk]:
         if self.event_time is None:
             return super().on_barrier(epoch)
