@@ -481,7 +481,11 @@ class RwDialect(RisingWave):
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
                      "APPROX_PERCENTILE": approx_percentile.build,
                      "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc,
-                     "DATE_PART": build_date_part, "SINGLE_VALUE": _single_value}
+                     "DATE_PART": build_date_part, "SINGLE_VALUE": _single_value,
+                     # the SQL standard's name of bool_and: one aggregate, so that an MV's
+                     # planner sees an aggregate in it as a SELECT's does
+                     "EVERY": lambda args: exp.LogicalAnd(this=seq_get(args, 0)) if len(args) == 1
+                     else exp.Anonymous(this="every", expressions=args)}
         # date_part is a function of its own (DatePart), not sqlglot's reading of it as extract
         FUNCTION_PARSERS = {k: v for k, v in RisingWave.Parser.FUNCTION_PARSERS.items() if k != "DATE_PART"}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator

@@ -1054,6 +1054,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.DPipe):
         _check_concat_operands(node)
+        return _concat_operator(node)
     if isinstance(node, exp.ArrayOverlaps):
         _check_overlap_operands(node)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
@@ -1429,8 +1430,6 @@ _DEGREE_FUNCTIONS = {"sind": 1, "cosd": 1, "tand": 1, "cotd": 1, "asind": 1, "ac
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     name = node.name.lower()
     args = node.expressions
-    if name == "every" and len(args) == 1:
-        return exp.LogicalAnd(this=args[0])
     if name == "octet_length" and len(args) == 1 and _type(args[0]) not in (T.VARBINARY, T.BINARY, T.BLOB):
         return _fn("strlen", args[0])
     if name == "regexp_match" and len(args) in (2, 3):
@@ -1582,6 +1581,20 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
     if t == T.ARRAY:
         return _array_text_out(arg, arg.type.expressions[0] if arg.type.expressions else None)
     return arg
+
+
+def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
+    """`a || b` with a float operand writes it as PostgreSQL's output function does, as
+    concat() does (`'z' || 3::real` is `z3`, where DuckDB's cast writes `3.0`). (A boolean is
+    cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.)"""
+    sides = [node.this, node.expression]
+    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE) else x for x in sides]
+    if all(a is b for a, b in zip(new, sides)):
+        return None
+    out = node.copy()
+    out.set("this", new[0].copy())
+    out.set("expression", new[1].copy())
+    return out
 
 
 def _concat(node: exp.Concat) -> exp.Expression | None:
