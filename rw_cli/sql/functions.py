@@ -991,6 +991,34 @@ def _row_compared_with_struct(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+# an integer type's shifts: the width PostgreSQL computes in (smallint is promoted to int)
+_SHIFT_WIDTHS = {T.SMALLINT: 32, T.INT: 32, T.BIGINT: 64}
+
+
+def _int_shift(node: exp.Expression) -> exp.Expression | None:
+    """`x << n` and `x >> n` on integers as PostgreSQL's C shifts: the count taken modulo the
+    width computed in, a left shift of a negative number allowed and wrapping around the
+    type's width (DuckDB raises for both, and for bits shifted out). The result keeps x's type."""
+    if not isinstance(node, (exp.BitwiseLeftShift, exp.BitwiseRightShift)) or node.meta.get("pg_shift"):
+        return None
+    kind = _type(node.this)
+    if kind not in _SHIFT_WIDTHS or _type(node.expression) not in _INTS:
+        return None
+    width = _SHIFT_WIDTHS[kind]
+    count = exp.Paren(this=exp.BitwiseAnd(this=exp.Cast(this=node.expression.copy(), to=exp.DataType.build("INT")),
+                                          expression=exp.Literal.number(width - 1)))
+    if isinstance(node, exp.BitwiseLeftShift):
+        bits = {T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}[kind]
+        out = _fn("pg_shl", node.this.copy(), count, exp.Literal.number(bits))
+    else:
+        wide = exp.Cast(this=node.this.copy(), to=exp.DataType.build("INT" if width == 32 else "BIGINT"))
+        out = exp.BitwiseRightShift(this=wide, expression=count)
+        out.meta["pg_shift"] = True
+    cast = exp.Cast(this=out, to=node.this.type.copy())
+    cast.type = node.this.type.copy()
+    return cast
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     check_array_cast(node)
@@ -999,7 +1027,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if lowered is not None:
         return lowered
     for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
-                    _int256_op, _make_interval, _unnest_nested, _negative_bound):
+                    _int256_op, _make_interval, _unnest_nested, _negative_bound, _int_shift):
         out = rewrite(node)
         if out is not None:
             return out
