@@ -426,6 +426,20 @@ def _session_windowspec_sql(self, expression: exp.WindowSpec) -> str:
 Generator.windowspec_sql = _session_windowspec_sql
 
 
+def _unary_sql(op: str):
+    def sql(self, expression: exp.Expression) -> str:
+        """`~ ~ a`, `- ~ a` written back with a space between the operators: `~~` is LIKE's
+        operator and `-~` an operator of its own to PostgreSQL's lexer (sqlglot spaces only
+        `- -`, which would be a comment)."""
+        this_sql = self.sql(expression, "this")
+        return f"{op}{' ' if this_sql[:1] in ('-', '~', '+') else ''}{this_sql}"
+    return sql
+
+
+Generator.bitwisenot_sql = _unary_sql("~")
+Generator.neg_sql = _unary_sql("-")
+
+
 _JOIN_HINT_FOLLOWERS = (TokenType.JOIN, TokenType.LEFT, TokenType.INNER)
 
 

@@ -991,6 +991,19 @@ def _row_compared_with_struct(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
+def _nested_unary(node: exp.Expression) -> exp.Expression | None:
+    """`~ ~ a`, `- ~ a`, `~ - a` with the inner operation parenthesized: DuckDB's generator
+    writes `~~a`, `-~a`, `~-a`, and its lexer (PostgreSQL's) reads `~~` as LIKE and `-~`, `~-`
+    as operators of their own."""
+    unary = (exp.BitwiseNot, exp.Neg)
+    if isinstance(node, unary) and isinstance(node.this, unary) \
+            and not (isinstance(node, exp.Neg) and isinstance(node.this, exp.Neg)):  # `- -a`: spaced
+        out = type(node)(this=exp.Paren(this=node.this.copy()))
+        out.type = node.type
+        return out
+    return None
+
+
 # an integer type's shifts: the width PostgreSQL computes in (smallint is promoted to int)
 _SHIFT_WIDTHS = {T.SMALLINT: 32, T.INT: 32, T.BIGINT: 64}
 
@@ -1027,7 +1040,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if lowered is not None:
         return lowered
     for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
-                    _int256_op, _make_interval, _unnest_nested, _negative_bound, _int_shift):
+                    _int256_op, _make_interval, _unnest_nested, _negative_bound, _int_shift,
+                    _nested_unary):
         out = rewrite(node)
         if out is not None:
             return out
