@@ -486,6 +486,25 @@ def _is_ref(e: exp.Expression) -> int | None:
     return None
 
 
+_INTEGERS = ("smallint", "integer", "bigint")
+_FLOATS = ("real", "double precision")
+
+
+def join_key_type(left: DataType, right: DataType) -> DataType | None:
+    """The type two equal join keys of different number types compare as (PostgreSQL's
+    cross-type operators: a float with anything as double precision, an integer with numeric
+    as numeric); None where they compare and hash as they are (integers of two widths, which
+    hash alike) or are no numbers."""
+    names = {left.name, right.name}
+    if len(names) == 1 or not names <= set(_INTEGERS + _FLOATS + ("numeric",)):
+        return None
+    if names & set(_FLOATS):
+        return DataType("double precision")
+    if "numeric" in names:
+        return DataType("numeric")
+    return None
+
+
 def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
     if e is None:
         return []
@@ -1208,12 +1227,10 @@ class StreamPlanner:
         node = StreamValues(types, [width], [], sql=sql)
         return node, [(name, n) for n in names] + [(name, "__values_row")]
 
-    def join(self, left, lscope, right, rscope, on, kind: str = "inner", cross_ok: bool = False):
-        if kind in ("asof", "asof_left"):
-            return self.asof_join(left, lscope, right, rscope, on, kind == "asof_left")
-        nl = len(left.types)
-        scope = lscope + rscope
-        lkeys, rkeys, null_safe, rest = [], [], [], []
+    def _key_pairs(self, on, scope: list[tuple[str, str]], nl: int) -> list[tuple[exp.Expression, int, int]]:
+        """The conjuncts of `on` that equate a left column with a right one: (conjunct, left
+        index, right index into the right side)."""
+        pairs = []
         for c in conjuncts(on):
             if isinstance(c, (exp.EQ, exp.NullSafeEQ)) and isinstance(c.this, exp.Column) \
                     and isinstance(c.expression, exp.Column):
@@ -1221,8 +1238,56 @@ class StreamPlanner:
                 if b < nl <= a:
                     a, b = b, a
                 if a < nl <= b:
-                    lkeys.append(a), rkeys.append(b - nl), null_safe.append(isinstance(c, exp.NullSafeEQ))
-                    continue
+                    pairs.append((c, a, b - nl))
+        return pairs
+
+    def _cast_keys(self, left, lscope, right, rscope, on):
+        """Equal keys of types that compare by a conversion (int = double, bigint = numeric, as
+        PostgreSQL's operators convert them) become columns of their common type, appended to
+        each side by a projection: a join partitions both sides by their keys' hashes, and 1
+        and 1.0 of different types hash apart (and DuckDB cannot compare a numeric's struct
+        with a number). Returns the sides, their scopes and {(side, column): cast column}."""
+        casts: list[dict[tuple[int, str], int]] = [{}, {}]
+        pending: list[list[tuple[int, DataType]]] = [[], []]
+        sides = [left, right]
+        for _, a, b in self._key_pairs(on, lscope + rscope, len(left.types)):
+            common = join_key_type(left.types[a], right.types[b])
+            for side, col in ((0, a), (1, b)):
+                if common is not None and sides[side].types[col] != common \
+                        and (col, common.name) not in casts[side]:
+                    casts[side][(col, common.name)] = len(sides[side].types) + len(pending[side])
+                    pending[side].append((col, common))
+        scopes = [list(lscope), list(rscope)]
+        for side in (0, 1):
+            if not pending[side]:
+                continue
+            node = sides[side]
+            n = len(node.types)
+            exprs = [exp.column(f"_{i}") for i in range(n)] + \
+                [exp.Cast(this=exp.column(f"_{col}"), to=exp.DataType.build(t.name, dialect="postgres"))
+                 for col, t in pending[side]]
+            sides[side] = StreamProject(node.types + [t for _, t in pending[side]], list(node.stream_key),
+                                        [node], exprs=exprs)
+            scopes[side] += [("", f"__join_key_{side}_{n + j}") for j in range(len(pending[side]))]
+        return sides[0], scopes[0], sides[1], scopes[1], casts
+
+    def join(self, left, lscope, right, rscope, on, kind: str = "inner", cross_ok: bool = False):
+        if kind in ("asof", "asof_left"):
+            return self.asof_join(left, lscope, right, rscope, on, kind == "asof_left")
+        left, lscope, right, rscope, casts = self._cast_keys(left, lscope, right, rscope, on)
+        nl = len(left.types)
+        scope = lscope + rscope
+        lkeys, rkeys, null_safe, rest = [], [], [], []
+        pairs = {id(c): (a, b) for c, a, b in self._key_pairs(on, scope, nl)}
+        for c in conjuncts(on):
+            if id(c) in pairs:
+                a, b = pairs[id(c)]
+                common = join_key_type(left.types[a], right.types[b])
+                if common is not None:
+                    a = casts[0].get((a, common.name), a)
+                    b = casts[1].get((b, common.name), b)
+                lkeys.append(a), rkeys.append(b), null_safe.append(isinstance(c, exp.NullSafeEQ))
+                continue
             if isinstance(c, exp.Boolean) and c.this:
                 continue
             rest.append(self.rewrite(c, scope))
