@@ -387,6 +387,26 @@ def _comparison(node: exp.Expression, keys: tuple[str, ...]) -> None:
     _operands_to_numeric(node, keys)
 
 
+def _subquery_operands(operand: exp.Expression, query: exp.Expression) -> None:
+    """`x IN (SELECT y ...)`, `x op ANY|ALL (SELECT y ...)` with a numeric on one side: x and
+    y one type, as `_comparison` makes a comparison's operands (DuckDB cannot compare a
+    numeric's struct with a number)."""
+    select = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+        return
+    item = select.expressions[0]
+    inner = item.this if isinstance(item, exp.Alias) else item
+    kinds = {_kind(operand), _kind(inner)}
+    if "struct" not in kinds or "other" in kinds:
+        return
+    to_float = bool(kinds & {"double", "real"})
+    for side in (operand, inner):
+        if yields_struct(side) == to_float:  # the numerics as doubles, or the others as numerics
+            out = (to_double if to_float else to_numeric)(side.copy())
+            if out is not None:
+                side.replace(out)
+
+
 def _quantified_array(node: exp.Expression) -> exp.Expression | None:
     """The array of `x op ANY|SOME|ALL (array)` (sqlglot reads some of these as calls)."""
     q = node.expression
@@ -405,6 +425,9 @@ def _quantified_comparison(node: exp.Expression) -> None:
     """`x op ANY|ALL (array)` with numerics on either side: x and the array's elements one
     type, as `_comparison` makes a comparison's operands (a subquery's are DuckDB's)."""
     arr = _quantified_array(node)
+    if isinstance(arr, (exp.Subquery, exp.Select)):
+        _subquery_operands(node.this, arr)
+        return
     if _type(arr) != T.ARRAY:
         return
     kinds = {_kind(node.this), _element_kind(arr)}
@@ -566,6 +589,8 @@ def lower(node: exp.Expression) -> exp.Expression | None:
         _comparison(node, ("this", "low", "high"))
     elif isinstance(node, exp.In) and not node.args.get("query"):
         _comparison(node, ("this", "expressions"))
+    elif isinstance(node, exp.In):
+        _subquery_operands(node.this, node.args["query"])
     elif isinstance(node, exp.ArraySum) and _element_kind(node.this) == "struct":
         return call("rw_num_sum_list", node.this)
     elif isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Window, exp.Filter)) \
