@@ -505,6 +505,18 @@ def join_key_type(left: DataType, right: DataType) -> DataType | None:
     return None
 
 
+_NUMBER_RANK = {name: rank for rank, name in enumerate(_INTEGERS + ("numeric",) + _FLOATS)}
+
+
+def set_op_type(left: DataType, right: DataType) -> DataType | None:
+    """The type of a UNION / EXCEPT / INTERSECT column whose branches are numbers of two
+    types: the wider (smallint < integer < bigint < numeric < real < double precision, as
+    PostgreSQL resolves it); None for equal types or no numbers."""
+    if left.name == right.name or left.name not in _NUMBER_RANK or right.name not in _NUMBER_RANK:
+        return None
+    return max(left, right, key=lambda t: _NUMBER_RANK[t.name])
+
+
 def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
     if e is None:
         return []
@@ -1648,6 +1660,24 @@ class StreamPlanner:
         keep = [i for i in range(width) if not (n_out <= i < n_out + len(order_exprs)) or i in keys]
         return self._select_columns(top, keep, p, n_out)
 
+    def _set_op_types(self, left: Planned, right: Planned, n: int) -> tuple[Planned, Planned]:
+        """Both branches' columns of two number types cast to the wider (PostgreSQL's
+        resolution of a set operation's column: int and numeric are numeric, numeric and real
+        real), with PostgreSQL's casts: the branches are then cast to the first one's types,
+        which made an integer of a double's 2.5 and could not make a numeric of an integer."""
+        common = [set_op_type(a, b) for a, b in zip(left.node.types[:n], right.node.types[:n])]
+        if all(c is None for c in common):
+            return left, right
+        out = []
+        for side in (left, right):
+            exprs = [exp.column(f"_{i}") if c is None or side.node.types[i] == c else
+                     exp.Cast(this=exp.column(f"_{i}"), to=exp.DataType.build(c.name, dialect="postgres"))
+                     for i, c in enumerate(common)]
+            key_names = {k: side.names[k] for k in side.node.stream_key if k < len(side.names)}
+            projected = self.project(side.node, exprs, side.names[:n], [a for _, a in side.scope[:n]], key_names)
+            out.append(projected)
+        return out[0], out[1]
+
     def plan_set_op(self, q) -> Planned:
         left, right = self.plan_query(q.this), self.plan_query(q.expression)
         pairs = corresponding(q, left.names[:left.visible], right.names[:right.visible])
@@ -1658,6 +1688,7 @@ class StreamPlanner:
         n = left.visible
         if right.visible != n:
             raise BindError(f"each {q.key.upper()} query must have the same number of columns")
+        left, right = self._set_op_types(left, right, n)
         distinct = bool(q.args.get("distinct"))
         lt, rt = left.node.types, right.node.types
         types = list(lt[:n])
