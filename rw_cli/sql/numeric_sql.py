@@ -632,6 +632,8 @@ def lower(node: exp.Expression) -> exp.Expression | None:
         _subquery_operands(node.this, node.args["query"])
     elif isinstance(node, (exp.Union, exp.Except, exp.Intersect)):
         _set_operation_columns(node)
+    elif isinstance(node, (exp.Lag, exp.Lead)) and node.args.get("default") is not None:
+        _numeric_result(node, ("this", "default"))  # lag(n, 1, 0): the default a numeric too
     elif isinstance(node, exp.ArraySum) and _element_kind(node.this) == "struct":
         return call("rw_num_sum_list", node.this)
     elif isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Window, exp.Filter)) \
