@@ -345,6 +345,16 @@ class JSONBAgg(exp.Expression, exp.AggFunc):
     _sql_names = ["JSONB_AGG"]
 
 
+def _div(args: list) -> exp.Expression:
+    """div(a, b): PostgreSQL's numeric quotient truncated toward zero, `trunc(a / b)` of
+    numerics (sqlglot reads it as an integer division cast to numeric, which our numerics
+    divided exactly and DuckDB's integers floored: div(3.5, 3) was 1.1666...)."""
+    if len(args) != 2:
+        return exp.Anonymous(this="div", expressions=args)
+    num = exp.DataType.build("NUMERIC")
+    return exp.Trunc(this=exp.Div(this=exp.Cast(this=args[0], to=num), expression=exp.Cast(this=args[1], to=num.copy())))
+
+
 def _jsonb_agg(args: list) -> exp.Expression:
     return JSONBAgg(this=args[0]) if len(args) == 1 else exp.Anonymous(this="jsonb_agg", expressions=args)
 
@@ -499,7 +509,8 @@ class RwDialect(RisingWave):
                      # the SQL standard's name of bool_and: one aggregate, so that an MV's
                      # planner sees an aggregate in it as a SELECT's does
                      "EVERY": lambda args: exp.LogicalAnd(this=seq_get(args, 0)) if len(args) == 1
-                     else exp.Anonymous(this="every", expressions=args)}
+                     else exp.Anonymous(this="every", expressions=args),
+                     "DIV": _div}
         # date_part is a function of its own (DatePart), not sqlglot's reading of it as extract
         FUNCTION_PARSERS = {k: v for k, v in RisingWave.Parser.FUNCTION_PARSERS.items() if k != "DATE_PART"}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator

@@ -680,7 +680,9 @@ def _simple_case_operands(node: exp.Case) -> None:
     """CASE x WHEN v1 ... WHEN vn: x and the v's compared as one type (as `_comparison`)."""
     operands = [node.this] + [i.this for i in node.args.get("ifs") or [] if i.this is not None]
     kinds = {_kind(x) for x in operands}
-    if "struct" not in kinds or "other" in kinds:
+    # (an integer beside a numeric constant too: `CASE i WHEN 1.0`, whose constant becomes
+    # one of our numerics as a CASE's operand)
+    if "struct" not in kinds and not ("numeric" in kinds and kinds & {"int"}) or "other" in kinds:
         return
     for x in operands:
         if kinds & {"double", "real"}:
