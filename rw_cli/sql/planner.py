@@ -1669,10 +1669,17 @@ class StreamPlanner:
         if all(c is None for c in common):
             return left, right
         out = []
-        for side in (left, right):
-            exprs = [exp.column(f"_{i}") if c is None or side.node.types[i] == c else
-                     exp.Cast(this=exp.column(f"_{i}"), to=exp.DataType.build(c.name, dialect="postgres"))
+        for first, side in ((True, left), (False, right)):
+            # (the other branch is cast to the first one's types by the set operation itself,
+            # which widens an integer exactly)
+            casts = [c is not None and side.node.types[i] != c
+                     and (first or not (side.node.types[i].name in _INTEGERS and c.name in _INTEGERS))
                      for i, c in enumerate(common)]
+            if not any(casts):
+                out.append(side)
+                continue
+            exprs = [exp.Cast(this=exp.column(f"_{i}"), to=exp.DataType.build(c.name, dialect="postgres"))
+                     if cast else exp.column(f"_{i}") for i, (c, cast) in enumerate(zip(common, casts))]
             key_names = {k: side.names[k] for k in side.node.stream_key if k < len(side.names)}
             projected = self.project(side.node, exprs, side.names[:n], [a for _, a in side.scope[:n]], key_names)
             out.append(projected)
