@@ -27,6 +27,7 @@ from rw_cli.sql.output_name import name_derived_columns, output_name
 from rw_cli.sql.pushdown import pushdown_predicates
 from rw_cli.sql import session_window
 from rw_cli.sql.expr_compile import compile_plan
+from rw_cli.sql.common_types import INTEGERS, join_key_type, set_op_type
 from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
 from rw_cli.sql.jsonb import is_table_function
 from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamHashAgg, StreamHashJoin,
@@ -484,37 +485,6 @@ def _is_ref(e: exp.Expression) -> int | None:
     if isinstance(e, exp.Column) and not e.table and e.name.startswith("_") and e.name[1:].isdigit():
         return int(e.name[1:])
     return None
-
-
-_INTEGERS = ("smallint", "integer", "bigint")
-_FLOATS = ("real", "double precision")
-
-
-def join_key_type(left: DataType, right: DataType) -> DataType | None:
-    """The type two equal join keys of different number types compare as (PostgreSQL's
-    cross-type operators: a float with anything as double precision, an integer with numeric
-    as numeric); None where they compare and hash as they are (integers of two widths, which
-    hash alike) or are no numbers."""
-    names = {left.name, right.name}
-    if len(names) == 1 or not names <= set(_INTEGERS + _FLOATS + ("numeric",)):
-        return None
-    if names & set(_FLOATS):
-        return DataType("double precision")
-    if "numeric" in names:
-        return DataType("numeric")
-    return None
-
-
-_NUMBER_RANK = {name: rank for rank, name in enumerate(_INTEGERS + ("numeric",) + _FLOATS)}
-
-
-def set_op_type(left: DataType, right: DataType) -> DataType | None:
-    """The type of a UNION / EXCEPT / INTERSECT column whose branches are numbers of two
-    types: the wider (smallint < integer < bigint < numeric < real < double precision, as
-    PostgreSQL resolves it); None for equal types or no numbers."""
-    if left.name == right.name or left.name not in _NUMBER_RANK or right.name not in _NUMBER_RANK:
-        return None
-    return max(left, right, key=lambda t: _NUMBER_RANK[t.name])
 
 
 def conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
@@ -1673,7 +1643,7 @@ class StreamPlanner:
             # (the other branch is cast to the first one's types by the set operation itself,
             # which widens an integer exactly)
             casts = [c is not None and side.node.types[i] != c
-                     and (first or not (side.node.types[i].name in _INTEGERS and c.name in _INTEGERS))
+                     and (first or not (side.node.types[i].name in INTEGERS and c.name in INTEGERS))
                      for i, c in enumerate(common)]
             if not any(casts):
                 out.append(side)
