@@ -1096,7 +1096,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.DPipe):
         _check_concat_operands(node)
-        return _concat_operator(node)
+        out = _concat_operator(node)
+        if out is not None:
+            return out
     if isinstance(node, exp.ArrayOverlaps):
         _check_overlap_operands(node)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
