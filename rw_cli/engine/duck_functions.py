@@ -141,6 +141,13 @@ _MATH_MACROS = [
     f"THEN {_OVERFLOW} "
     "WHEN isfinite(CAST(x AS DOUBLE)) AND isfinite(CAST(y AS DOUBLE)) AND x <> 0 AND power(x, y) = 0 "
     f"THEN {_UNDERFLOW} ELSE power(x, y) END)",
+    # x << s wrapped around `bits` bits (two's complement), as C's shift of a signed integer
+    # gives it: computed in HUGEINT, where a left shift of a negative number is no error
+    "CREATE OR REPLACE MACRO pg_shl(x, s, bits) AS (((CAST(x AS HUGEINT) * (CAST(1 AS HUGEINT) << s)) "
+    "% (CAST(1 AS HUGEINT) << bits) + (CAST(1 AS HUGEINT) << bits)) % (CAST(1 AS HUGEINT) << bits) "
+    "- CASE WHEN ((CAST(x AS HUGEINT) * (CAST(1 AS HUGEINT) << s)) % (CAST(1 AS HUGEINT) << bits) "
+    "+ (CAST(1 AS HUGEINT) << bits)) % (CAST(1 AS HUGEINT) << bits) >= (CAST(1 AS HUGEINT) << (bits - 1)) "
+    "THEN CAST(1 AS HUGEINT) << bits ELSE CAST(0 AS HUGEINT) END)",
     # RisingWave's acos and asin are Rust's: NaN outside [-1, 1] (DuckDB's raise an error)
     "CREATE OR REPLACE MACRO pg_acos(x) AS (CASE WHEN x < -1 OR x > 1 THEN CAST('NaN' AS DOUBLE) "
     "ELSE acos(x) END)",

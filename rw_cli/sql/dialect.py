@@ -345,6 +345,16 @@ class JSONBAgg(exp.Expression, exp.AggFunc):
     _sql_names = ["JSONB_AGG"]
 
 
+def _div(args: list) -> exp.Expression:
+    """div(a, b): PostgreSQL's numeric quotient truncated toward zero, `trunc(a / b)` of
+    numerics (sqlglot reads it as an integer division cast to numeric, which our numerics
+    divided exactly and DuckDB's integers floored: div(3.5, 3) was 1.1666...)."""
+    if len(args) != 2:
+        return exp.Anonymous(this="div", expressions=args)
+    num = exp.DataType.build("NUMERIC")
+    return exp.Trunc(this=exp.Div(this=exp.Cast(this=args[0], to=num), expression=exp.Cast(this=args[1], to=num.copy())))
+
+
 def _jsonb_agg(args: list) -> exp.Expression:
     return JSONBAgg(this=args[0]) if len(args) == 1 else exp.Anonymous(this="jsonb_agg", expressions=args)
 
@@ -426,6 +436,20 @@ def _session_windowspec_sql(self, expression: exp.WindowSpec) -> str:
 Generator.windowspec_sql = _session_windowspec_sql
 
 
+def _unary_sql(op: str):
+    def sql(self, expression: exp.Expression) -> str:
+        """`~ ~ a`, `- ~ a` written back with a space between the operators: `~~` is LIKE's
+        operator and `-~` an operator of its own to PostgreSQL's lexer (sqlglot spaces only
+        `- -`, which would be a comment)."""
+        this_sql = self.sql(expression, "this")
+        return f"{op}{' ' if this_sql[:1] in ('-', '~', '+') else ''}{this_sql}"
+    return sql
+
+
+Generator.bitwisenot_sql = _unary_sql("~")
+Generator.neg_sql = _unary_sql("-")
+
+
 _JOIN_HINT_FOLLOWERS = (TokenType.JOIN, TokenType.LEFT, TokenType.INNER)
 
 
@@ -497,7 +521,12 @@ class RwDialect(RisingWave):
         FUNCTIONS = {**RisingWave.Parser.FUNCTIONS, "JSONB_AGG": _jsonb_agg, "JSON_AGG": _jsonb_agg,
                      "APPROX_PERCENTILE": approx_percentile.build,
                      "REGEXP_MATCHES": _regexp_matches, "DATE_TRUNC": _date_trunc,
-                     "DATE_PART": build_date_part, "SINGLE_VALUE": _single_value}
+                     "DATE_PART": build_date_part, "SINGLE_VALUE": _single_value,
+                     # the SQL standard's name of bool_and: one aggregate, so that an MV's
+                     # planner sees an aggregate in it as a SELECT's does
+                     "EVERY": lambda args: exp.LogicalAnd(this=seq_get(args, 0)) if len(args) == 1
+                     else exp.Anonymous(this="every", expressions=args),
+                     "DIV": _div}
         # date_part is a function of its own (DatePart), not sqlglot's reading of it as extract
         FUNCTION_PARSERS = {k: v for k, v in RisingWave.Parser.FUNCTION_PARSERS.items() if k != "DATE_PART"}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator

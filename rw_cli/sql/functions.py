@@ -1021,6 +1021,47 @@ def _unknown_temporal_operand(node: exp.Expression) -> exp.Expression | None:
     return type(node)(this=cast if literal is left else left.copy(), expression=cast if literal is right else right.copy())
 
 
+def _nested_unary(node: exp.Expression) -> exp.Expression | None:
+    """`~ ~ a`, `- ~ a`, `~ - a` with the inner operation parenthesized: DuckDB's generator
+    writes `~~a`, `-~a`, `~-a`, and its lexer (PostgreSQL's) reads `~~` as LIKE and `-~`, `~-`
+    as operators of their own."""
+    unary = (exp.BitwiseNot, exp.Neg)
+    if isinstance(node, unary) and isinstance(node.this, unary) \
+            and not (isinstance(node, exp.Neg) and isinstance(node.this, exp.Neg)):  # `- -a`: spaced
+        out = type(node)(this=exp.Paren(this=node.this.copy()))
+        out.type = node.type
+        return out
+    return None
+
+
+# an integer type's shifts: the width PostgreSQL computes in (smallint is promoted to int)
+_SHIFT_WIDTHS = {T.SMALLINT: 32, T.INT: 32, T.BIGINT: 64}
+
+
+def _int_shift(node: exp.Expression) -> exp.Expression | None:
+    """`x << n` and `x >> n` on integers as PostgreSQL's C shifts: the count taken modulo the
+    width computed in, a left shift of a negative number allowed and wrapping around the
+    type's width (DuckDB raises for both, and for bits shifted out). The result keeps x's type."""
+    if not isinstance(node, (exp.BitwiseLeftShift, exp.BitwiseRightShift)) or node.meta.get("pg_shift"):
+        return None
+    kind = _type(node.this)
+    if kind not in _SHIFT_WIDTHS or _type(node.expression) not in _INTS:
+        return None
+    width = _SHIFT_WIDTHS[kind]
+    count = exp.Paren(this=exp.BitwiseAnd(this=exp.Cast(this=node.expression.copy(), to=exp.DataType.build("INT")),
+                                          expression=exp.Literal.number(width - 1)))
+    if isinstance(node, exp.BitwiseLeftShift):
+        bits = {T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}[kind]
+        out = _fn("pg_shl", node.this.copy(), count, exp.Literal.number(bits))
+    else:
+        wide = exp.Cast(this=node.this.copy(), to=exp.DataType.build("INT" if width == 32 else "BIGINT"))
+        out = exp.BitwiseRightShift(this=wide, expression=count)
+        out.meta["pg_shift"] = True
+    cast = exp.Cast(this=out, to=node.this.type.copy())
+    cast.type = node.this.type.copy()
+    return cast
+
+
 def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     _check_empty_array(node)
     check_array_cast(node)
@@ -1029,7 +1070,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if lowered is not None:
         return lowered
     for rewrite in (_bytea_bits, _vector_distance, _populate_record, _populate_map, _map_function, _generate_subscripts, _array_slice,
-                    _int256_op, _make_interval, _unnest_nested, _negative_bound, _unknown_temporal_operand):
+                    _int256_op, _make_interval, _unnest_nested, _negative_bound, _unknown_temporal_operand,
+                    _int_shift, _nested_unary):
         out = rewrite(node)
         if out is not None:
             return out
@@ -1088,6 +1130,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.DPipe):
         _check_concat_operands(node)
+        out = _concat_operator(node)
+        if out is not None:
+            return out
     if isinstance(node, exp.ArrayOverlaps):
         _check_overlap_operands(node)
     if isinstance(node, exp.ArrayConcat) and len(node.expressions) == 1:
@@ -1467,8 +1512,6 @@ _DEGREE_FUNCTIONS = {"sind": 1, "cosd": 1, "tand": 1, "cotd": 1, "asind": 1, "ac
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     name = node.name.lower()
     args = node.expressions
-    if name == "every" and len(args) == 1:
-        return exp.LogicalAnd(this=args[0])
     if name == "octet_length" and len(args) == 1 and _type(args[0]) not in (T.VARBINARY, T.BINARY, T.BLOB):
         return _fn("strlen", args[0])
     if name == "regexp_match" and len(args) in (2, 3):
@@ -1653,6 +1696,20 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
     if t == T.ARRAY:
         return _array_text_out(arg, arg.type.expressions[0] if arg.type.expressions else None)
     return arg
+
+
+def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
+    """`a || b` with a float operand writes it as PostgreSQL's output function does, as
+    concat() does (`'z' || 3::real` is `z3`, where DuckDB's cast writes `3.0`). (A boolean is
+    cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.)"""
+    sides = [node.this, node.expression]
+    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE) else x for x in sides]
+    if all(a is b for a, b in zip(new, sides)):
+        return None
+    out = node.copy()
+    out.set("this", new[0].copy())
+    out.set("expression", new[1].copy())
+    return out
 
 
 def _concat(node: exp.Concat) -> exp.Expression | None:

@@ -393,6 +393,65 @@ def _comparison(node: exp.Expression, keys: tuple[str, ...]) -> None:
     _operands_to_numeric(node, keys)
 
 
+def _set_operation_columns(node: exp.Expression) -> None:
+    """A UNION / EXCEPT / INTERSECT column of a numeric in one branch and another number type
+    in another: every branch's value one type (numeric beside integers, double beside a
+    float), as PostgreSQL resolves a set operation's column; DuckDB cannot unite a numeric's
+    struct with a number. A converted item keeps its name."""
+    leaves, todo = [], [node]
+    while todo:
+        q = todo.pop()
+        if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+            todo += [q.expression, q.this]
+        elif isinstance(q, exp.Subquery) and isinstance(q.this, (exp.Union, exp.Except, exp.Intersect, exp.Select)) \
+                and not q.alias:
+            todo.append(q.this)
+        elif isinstance(q, exp.Select):
+            leaves.append(q)
+        else:
+            return  # VALUES and the like: their own rules
+    width = {len(leaf.expressions) for leaf in leaves}
+    if len(width) != 1 or any(isinstance(e, exp.Star) for leaf in leaves for e in leaf.expressions):
+        return
+    for j in range(width.pop()):
+        items = [leaf.expressions[j] for leaf in leaves]
+        inners = [i.this if isinstance(i, exp.Alias) else i for i in items]
+        kinds = {_kind(x) for x in inners}
+        if "struct" not in kinds or "other" in kinds or kinds <= {"struct", "null"}:
+            continue
+        to_float = bool(kinds & {"double", "real"})
+        for item, inner in zip(items, inners):
+            if yields_struct(inner) != to_float or isinstance(inner, exp.Null):
+                continue
+            out = (to_double if to_float else to_numeric)(inner.copy())
+            if out is None:
+                continue
+            if isinstance(item, exp.Alias):
+                inner.replace(out)
+            else:
+                item.replace(exp.alias_(out, item.output_name or f"_col_{j}"))
+
+
+def _subquery_operands(operand: exp.Expression, query: exp.Expression) -> None:
+    """`x IN (SELECT y ...)`, `x op ANY|ALL (SELECT y ...)` with a numeric on one side: x and
+    y one type, as `_comparison` makes a comparison's operands (DuckDB cannot compare a
+    numeric's struct with a number)."""
+    select = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+        return
+    item = select.expressions[0]
+    inner = item.this if isinstance(item, exp.Alias) else item
+    kinds = {_kind(operand), _kind(inner)}
+    if "struct" not in kinds or "other" in kinds:
+        return
+    to_float = bool(kinds & {"double", "real"})
+    for side in (operand, inner):
+        if yields_struct(side) == to_float:  # the numerics as doubles, or the others as numerics
+            out = (to_double if to_float else to_numeric)(side.copy())
+            if out is not None:
+                side.replace(out)
+
+
 def _quantified_array(node: exp.Expression) -> exp.Expression | None:
     """The array of `x op ANY|SOME|ALL (array)` (sqlglot reads some of these as calls)."""
     q = node.expression
@@ -411,6 +470,9 @@ def _quantified_comparison(node: exp.Expression) -> None:
     """`x op ANY|ALL (array)` with numerics on either side: x and the array's elements one
     type, as `_comparison` makes a comparison's operands (a subquery's are DuckDB's)."""
     arr = _quantified_array(node)
+    if isinstance(arr, (exp.Subquery, exp.Select)):
+        _subquery_operands(node.this, arr)
+        return
     if _type(arr) != T.ARRAY:
         return
     kinds = {_kind(node.this), _element_kind(arr)}
@@ -572,6 +634,12 @@ def lower(node: exp.Expression) -> exp.Expression | None:
         _comparison(node, ("this", "low", "high"))
     elif isinstance(node, exp.In) and not node.args.get("query"):
         _comparison(node, ("this", "expressions"))
+    elif isinstance(node, exp.In):
+        _subquery_operands(node.this, node.args["query"])
+    elif isinstance(node, (exp.Union, exp.Except, exp.Intersect)):
+        _set_operation_columns(node)
+    elif isinstance(node, (exp.Lag, exp.Lead)) and node.args.get("default") is not None:
+        _numeric_result(node, ("this", "default"))  # lag(n, 1, 0): the default a numeric too
     elif isinstance(node, exp.ArraySum) and _element_kind(node.this) == "struct":
         return call("rw_num_sum_list", node.this)
     elif isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Window, exp.Filter)) \
@@ -618,7 +686,9 @@ def _simple_case_operands(node: exp.Case) -> None:
     """CASE x WHEN v1 ... WHEN vn: x and the v's compared as one type (as `_comparison`)."""
     operands = [node.this] + [i.this for i in node.args.get("ifs") or [] if i.this is not None]
     kinds = {_kind(x) for x in operands}
-    if "struct" not in kinds or "other" in kinds:
+    # (an integer beside a numeric constant too: `CASE i WHEN 1.0`, whose constant becomes
+    # one of our numerics as a CASE's operand)
+    if "struct" not in kinds and not ("numeric" in kinds and kinds & {"int"}) or "other" in kinds:
         return
     for x in operands:
         if kinds & {"double", "real"}:

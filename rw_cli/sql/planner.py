@@ -27,6 +27,7 @@ from rw_cli.sql.output_name import name_derived_columns, output_name
 from rw_cli.sql.pushdown import pushdown_predicates
 from rw_cli.sql import session_window
 from rw_cli.sql.expr_compile import compile_plan
+from rw_cli.sql.common_types import INTEGERS, join_key_type, set_op_type
 from rw_cli.sql.gap_fill import GAP_FILL, gap_fill_node, gap_fill_sources
 from rw_cli.sql.jsonb import is_table_function
 from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamHashAgg, StreamHashJoin,
@@ -1211,12 +1212,10 @@ class StreamPlanner:
         node = StreamValues(types, [width], [], sql=sql)
         return node, [(name, n) for n in names] + [(name, "__values_row")]
 
-    def join(self, left, lscope, right, rscope, on, kind: str = "inner", cross_ok: bool = False):
-        if kind in ("asof", "asof_left"):
-            return self.asof_join(left, lscope, right, rscope, on, kind == "asof_left")
-        nl = len(left.types)
-        scope = lscope + rscope
-        lkeys, rkeys, null_safe, rest = [], [], [], []
+    def _key_pairs(self, on, scope: list[tuple[str, str]], nl: int) -> list[tuple[exp.Expression, int, int]]:
+        """The conjuncts of `on` that equate a left column with a right one: (conjunct, left
+        index, right index into the right side)."""
+        pairs = []
         for c in conjuncts(on):
             if isinstance(c, (exp.EQ, exp.NullSafeEQ)) and isinstance(c.this, exp.Column) \
                     and isinstance(c.expression, exp.Column):
@@ -1224,8 +1223,56 @@ class StreamPlanner:
                 if b < nl <= a:
                     a, b = b, a
                 if a < nl <= b:
-                    lkeys.append(a), rkeys.append(b - nl), null_safe.append(isinstance(c, exp.NullSafeEQ))
-                    continue
+                    pairs.append((c, a, b - nl))
+        return pairs
+
+    def _cast_keys(self, left, lscope, right, rscope, on):
+        """Equal keys of types that compare by a conversion (int = double, bigint = numeric, as
+        PostgreSQL's operators convert them) become columns of their common type, appended to
+        each side by a projection: a join partitions both sides by their keys' hashes, and 1
+        and 1.0 of different types hash apart (and DuckDB cannot compare a numeric's struct
+        with a number). Returns the sides, their scopes and {(side, column): cast column}."""
+        casts: list[dict[tuple[int, str], int]] = [{}, {}]
+        pending: list[list[tuple[int, DataType]]] = [[], []]
+        sides = [left, right]
+        for _, a, b in self._key_pairs(on, lscope + rscope, len(left.types)):
+            common = join_key_type(left.types[a], right.types[b])
+            for side, col in ((0, a), (1, b)):
+                if common is not None and sides[side].types[col] != common \
+                        and (col, common.name) not in casts[side]:
+                    casts[side][(col, common.name)] = len(sides[side].types) + len(pending[side])
+                    pending[side].append((col, common))
+        scopes = [list(lscope), list(rscope)]
+        for side in (0, 1):
+            if not pending[side]:
+                continue
+            node = sides[side]
+            n = len(node.types)
+            exprs = [exp.column(f"_{i}") for i in range(n)] + \
+                [exp.Cast(this=exp.column(f"_{col}"), to=exp.DataType.build(t.name, dialect="postgres"))
+                 for col, t in pending[side]]
+            sides[side] = StreamProject(node.types + [t for _, t in pending[side]], list(node.stream_key),
+                                        [node], exprs=exprs)
+            scopes[side] += [("", f"__join_key_{side}_{n + j}") for j in range(len(pending[side]))]
+        return sides[0], scopes[0], sides[1], scopes[1], casts
+
+    def join(self, left, lscope, right, rscope, on, kind: str = "inner", cross_ok: bool = False):
+        if kind in ("asof", "asof_left"):
+            return self.asof_join(left, lscope, right, rscope, on, kind == "asof_left")
+        left, lscope, right, rscope, casts = self._cast_keys(left, lscope, right, rscope, on)
+        nl = len(left.types)
+        scope = lscope + rscope
+        lkeys, rkeys, null_safe, rest = [], [], [], []
+        pairs = {id(c): (a, b) for c, a, b in self._key_pairs(on, scope, nl)}
+        for c in conjuncts(on):
+            if id(c) in pairs:
+                a, b = pairs[id(c)]
+                common = join_key_type(left.types[a], right.types[b])
+                if common is not None:
+                    a = casts[0].get((a, common.name), a)
+                    b = casts[1].get((b, common.name), b)
+                lkeys.append(a), rkeys.append(b), null_safe.append(isinstance(c, exp.NullSafeEQ))
+                continue
             if isinstance(c, exp.Boolean) and c.this:
                 continue
             rest.append(self.rewrite(c, scope))
@@ -1586,6 +1633,31 @@ class StreamPlanner:
         keep = [i for i in range(width) if not (n_out <= i < n_out + len(order_exprs)) or i in keys]
         return self._select_columns(top, keep, p, n_out)
 
+    def _set_op_types(self, left: Planned, right: Planned, n: int) -> tuple[Planned, Planned]:
+        """Both branches' columns of two number types cast to the wider (PostgreSQL's
+        resolution of a set operation's column: int and numeric are numeric, numeric and real
+        real), with PostgreSQL's casts: the branches are then cast to the first one's types,
+        which made an integer of a double's 2.5 and could not make a numeric of an integer."""
+        common = [set_op_type(a, b) for a, b in zip(left.node.types[:n], right.node.types[:n])]
+        if all(c is None for c in common):
+            return left, right
+        out = []
+        for first, side in ((True, left), (False, right)):
+            # (the other branch is cast to the first one's types by the set operation itself,
+            # which widens an integer exactly)
+            casts = [c is not None and side.node.types[i] != c
+                     and (first or not (side.node.types[i].name in INTEGERS and c.name in INTEGERS))
+                     for i, c in enumerate(common)]
+            if not any(casts):
+                out.append(side)
+                continue
+            exprs = [exp.Cast(this=exp.column(f"_{i}"), to=exp.DataType.build(c.name, dialect="postgres"))
+                     if cast else exp.column(f"_{i}") for i, (c, cast) in enumerate(zip(common, casts))]
+            key_names = {k: side.names[k] for k in side.node.stream_key if k < len(side.names)}
+            projected = self.project(side.node, exprs, side.names[:n], [a for _, a in side.scope[:n]], key_names)
+            out.append(projected)
+        return out[0], out[1]
+
     def plan_set_op(self, q) -> Planned:
         left, right = self.plan_query(q.this), self.plan_query(q.expression)
         pairs = corresponding(q, left.names[:left.visible], right.names[:right.visible])
@@ -1596,6 +1668,7 @@ class StreamPlanner:
         n = left.visible
         if right.visible != n:
             raise BindError(f"each {q.key.upper()} query must have the same number of columns")
+        left, right = self._set_op_types(left, right, n)
         distinct = bool(q.args.get("distinct"))
         lt, rt = left.node.types, right.node.types
         types = list(lt[:n])

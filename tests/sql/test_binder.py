@@ -386,8 +386,6 @@ def test_type_differs_from_postgres(catalog, expr, expected, path):
     assert types(catalog, f"select {expr} as x from n") == [expected]
 
 
-@pytest.mark.xfail(strict=True, reason="UNION ALL casts every branch to the first branch's types: "
-                   "integer UNION ALL bigint is integer (PostgreSQL: bigint); bigint values would overflow")
 def test_stream_union_type_is_the_common_type(catalog):
     assert stream_types(catalog, "select k from t union all select i8 from n") == ["bigint"]
 
