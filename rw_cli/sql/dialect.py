@@ -467,8 +467,8 @@ def _drop_join_hints(tokens: list) -> list:
 
 def _annotate_substring(self, e: exp.Substring) -> exp.Substring:
     """substr(bytea, ...) is a bytea (its bytes), substr of text (or of what is cast to
-    text) is text."""
-    self._annotate_args(e)
+    text) is text (its argument is annotated already: annotating it again would retype
+    what lies below, a subquery's columns among them)."""
     t = getattr(e.this, "type", None)
     binary = t is not None and t.this in (exp.DataType.Type.VARBINARY, exp.DataType.Type.BINARY,
                                           exp.DataType.Type.BLOB)
