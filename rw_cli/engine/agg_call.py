@@ -47,8 +47,23 @@ def state_types(call: AggCall) -> list[tuple[str, DataType]]:
     if call.kind in ("count", "count_star"):
         return [("cnt", BIGINT)]
     if call.kind in ("sum", "avg"):
-        return [("sum", accumulator_type(call)), ("nn", BIGINT)]
+        acc = accumulator_type(call)
+        if is_float_sum(call):
+            return [("sum", acc), ("nn", BIGINT)] + [(n, BIGINT) for n in SPECIAL_COUNTS]
+        return [("sum", acc), ("nn", BIGINT)]
     return [("val", call.arg_type), ("nn", BIGINT)]
+
+
+# A float sum keeps its finite values' sum and counts the infinities and NaNs apart: a running
+# sum that has taken Infinity cannot give it back (Infinity - Infinity is NaN), so an MV whose
+# group lost its Infinity row would hold NaN where its query gives the finite sum.
+SPECIAL_COUNTS = ("pinf", "ninf", "nan")
+COUNT_STATES = frozenset(("cnt", "nn") + SPECIAL_COUNTS)
+
+
+def is_float_sum(call: AggCall) -> bool:
+    """Whether a sum or avg accumulates in a float type (and so keeps special counts)."""
+    return call.kind in ("sum", "avg") and accumulator_type(call).name in ("real", "double precision")
 
 
 def accumulator_type(call: AggCall) -> DataType:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from rw_cli.common import numeric
 from rw_cli.common.types import DataType
-from rw_cli.engine.agg_call import AggCall, accumulator_type, state_types
+from rw_cli.engine.agg_call import COUNT_STATES, SPECIAL_COUNTS, AggCall, accumulator_type, is_float_sum, state_types
 from rw_cli.engine import duck
 from rw_cli.engine.chunk import (DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, cast_to, concat_chunks,
                                  to_schema, values_equal)
@@ -332,6 +332,11 @@ class HashAggExecutor(Executor):
                     sel.append(f"SUM(CASE WHEN _sign < 0 THEN -{a} ELSE {a} END) AS d{i}_sum")
                 elif acc.name == "interval":  # months, days and microseconds summed apart
                     sel.append(f"pg_sum_interval({a} * _sign) AS d{i}_sum")
+                elif is_float_sum(c):  # the finite values summed, the specials counted
+                    sel.append(f"SUM(CASE WHEN isfinite({a}) THEN CAST({a} AS {acc.duckdb()}) * _sign END) AS d{i}_sum")
+                    for n, test in zip(SPECIAL_COUNTS, (f"{a} > 0 AND isinf({a})", f"{a} < 0 AND isinf({a})",
+                                                        f"isnan({a})")):
+                        sel.append(f"CAST(SUM(CASE WHEN {test} THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_{n}")
                 else:
                     sel.append(f"SUM(CAST({a} AS {acc.duckdb()}) * _sign) AS d{i}_sum")
                 sel.append(f"CAST(SUM(CASE WHEN {a} IS NOT NULL THEN _sign ELSE 0 END) AS BIGINT) AS d{i}_nn")
@@ -348,7 +353,8 @@ class HashAggExecutor(Executor):
         for i, c in enumerate(self.calls):
             for n, t in state_types(c):
                 names.append(f"d{i}_{n}")
-                cols.append(pa.array([0 if n in ("cnt", "nn") else None], t.arrow() if n not in ("cnt", "nn") else pa.int64()))
+                counted = n in COUNT_STATES
+                cols.append(pa.array([0 if counted else None], pa.int64() if counted else t.arrow()))
             if c.kind in ("min", "max"):
                 names.append(f"d{i}_del")
                 cols.append(pa.array([0], pa.int64()))
@@ -389,6 +395,8 @@ class HashAggExecutor(Executor):
                     total = f"CAST(COALESCE(CAST(o_{p}sum AS {acc}), {zero}) + COALESCE(d{i}_sum, {zero}) AS {acc})"
                 sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {total} END AS {p}sum")
                 sel.append(f"COALESCE(o_{p}nn, 0) + d{i}_nn AS {p}nn")
+                if is_float_sum(c):
+                    sel += [f"COALESCE(o_{p}{n}, 0) + d{i}_{n} AS {p}{n}" for n in SPECIAL_COUNTS]
             else:
                 sel.append(f"CASE WHEN COALESCE(o_{p}nn, 0) + d{i}_nn > 0 THEN {_pick(c, f'o_{p}val', f'd{i}_val')} "
                            f"END AS {p}val")
@@ -525,11 +533,11 @@ class HashAggExecutor(Executor):
                 if c.return_type.name == "numeric":
                     total = f"rw_num_from_hugeint({total})" if accumulator_type(c).name == "rw_int128" else total
                 else:
-                    total = f"CAST({total} AS {rt})"
+                    total = _with_specials(c, p, f"CAST({total} AS {rt})")
                 sel.append(f"CASE WHEN {q(p + 'nn')} > 0 THEN {total} END")
             elif c.kind == "avg":
                 if c.return_type.name != "numeric":
-                    quotient = f"CAST({q(p + 'sum')} / {q(p + 'nn')} AS {rt})"
+                    quotient = _with_specials(c, p, f"CAST({q(p + 'sum')} / {q(p + 'nn')} AS {rt})")
                 elif accumulator_type(c).name == "rw_int128":
                     quotient = f"rw_num_avg_int_or_null({q(p + 'sum')}, {q(p + 'nn')})"
                 else:
@@ -559,6 +567,18 @@ class HashAggExecutor(Executor):
             return pa.Table.from_arrays([out.column(f"{prefix}{j}").cast(self.schema.field(j).type) for j in range(n)],
                                         schema=self.schema)
         return part("o"), part("n"), out.column("__same").to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _with_specials(call: AggCall, prefix: str, finite: str) -> str:
+    """A float sum's (or avg's) value from its finite part and its counts of specials: NaN
+    with a NaN or both infinities, else the infinity there is, else the finite value."""
+    if not is_float_sum(call):
+        return finite
+    rt = call.return_type.duckdb()
+    pinf, ninf, nan = (q(prefix + n) for n in SPECIAL_COUNTS)
+    return (f"(CASE WHEN {nan} > 0 OR ({pinf} > 0 AND {ninf} > 0) THEN CAST('NaN' AS {rt}) "
+            f"WHEN {pinf} > 0 THEN CAST('Infinity' AS {rt}) WHEN {ninf} > 0 THEN CAST('-Infinity' AS {rt}) "
+            f"ELSE {finite} END)")
 
 
 def _extreme(call: AggCall, value: str) -> str:
