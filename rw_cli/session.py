@@ -18,6 +18,7 @@ from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, TABLE, VIEW, Catalog
 from rw_cli.common import startup_gc
 from rw_cli.common.epoch import EPOCH_SHIFT, EpochPair, next_epoch, physical_now
 from rw_cli.common.row_id import RowIdGenerator
+from rw_cli.engine import eval_errors
 from rw_cli.common.session_config import SessionConfig
 from rw_cli.meta.lock import DataDirLock
 from rw_cli.result import Result
@@ -163,6 +164,7 @@ class Session:
                         if self._lost_writes is not None:  # said once, by the statement that went on
                             result.notices.insert(0, self._lost_writes)
                             self._lost_writes = None
+                        result.notices += eval_errors.take()  # met by the epochs it ran
             except (RwError, KeyboardInterrupt):
                 raise
             except Exception as e:  # a bug: an error like any other, not a traceback

@@ -19,7 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from rw_cli.common.types import DataType
-from rw_cli.engine import duck
+from rw_cli.engine import duck, eval_errors
+from rw_cli.errors import ExecutionError
 from rw_cli.common.lazy_import import lazy_import
 
 pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.lazy_import
@@ -28,12 +29,14 @@ pc = lazy_import("pyarrow.compute")  # imported on first use: see rw_cli.common.
 @dataclass(frozen=True)
 class Expr:
     """A scalar expression. `column`: the input column it is, when it is just one; `form`:
-    its rw_cli.engine.arrow_expr form, when numpy can evaluate it."""
+    its rw_cli.engine.arrow_expr form, when numpy can evaluate it; `strict_sql`: the same
+    expression raising its errors, where `sql` is the non-strict form that gives NULL."""
     sql: str
     columns: tuple[int, ...]
     type: DataType | None = None
     form: tuple | None = None
     column: int | None = None
+    strict_sql: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Conjunct:
     sql: str
     columns: tuple[int, ...]
     fast: tuple | None = None
+    strict_sql: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,26 @@ def evaluate(exprs: Sequence[Expr], data: pa.Table) -> pa.Table:
     used = sorted({i for e in exprs for i in e.columns})
     if used and len(used) < data.num_columns and used[-1] < data.num_columns:
         data = data.select(used)
+    if any(e.strict_sql is not None for e in exprs):
+        # strictly first: a chunk without failures (nearly all) costs the same, and a failure
+        # is reported with its own message before the non-strict form gives NULL for its rows
+        try:
+            return duck.eval_exprs(data, [e.sql if e.strict_sql is None else e.strict_sql for e in exprs])
+        except ExecutionError as err:
+            _report_failures([e for e in exprs if e.strict_sql is not None], data, err)
     return duck.eval_exprs(data, [e.sql for e in exprs])
+
+
+def _report_failures(exprs: list[Expr], data: pa.Table, first: ExecutionError) -> None:
+    """Each failing expression's own message (a chunk's strict evaluation stops at the first)."""
+    if len(exprs) == 1:
+        eval_errors.record(first.message)
+        return
+    for e in exprs:
+        try:
+            duck.eval_exprs(data, [e.strict_sql])
+        except ExecutionError as err:
+            eval_errors.record(err.message)
 
 
 def condition_mask(condition: Condition, rows: pa.Table) -> np.ndarray:
@@ -93,8 +116,12 @@ def condition_mask(condition: Condition, rows: pa.Table) -> np.ndarray:
 
 def _duck_mask(conjuncts: list[Conjunct], rows: pa.Table) -> np.ndarray:
     sql = " AND ".join(f"({c.sql})" for c in conjuncts)
+    strict = None
+    if any(c.strict_sql is not None for c in conjuncts):
+        strict = " AND ".join(f"({c.sql if c.strict_sql is None else c.strict_sql})" for c in conjuncts)
+        strict = f"COALESCE(({strict}), FALSE)"
     cols = tuple(sorted({i for c in conjuncts for i in c.columns}))
-    out = evaluate([Expr(f"COALESCE(({sql}), FALSE)", cols)], rows)
+    out = evaluate([Expr(f"COALESCE(({sql}), FALSE)", cols, strict_sql=strict)], rows)
     return out.column(0).to_numpy(zero_copy_only=False).astype(bool)
 
 

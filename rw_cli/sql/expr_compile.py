@@ -7,6 +7,8 @@ it again.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pyarrow as pa
 from sqlglot import exp
 
@@ -29,10 +31,13 @@ def compile_duckdb(tree: exp.Expression, input_types: list[DataType], result: Da
     plain = _plain_column(tree)
     if plain is not None:
         return Expr(f"_{plain}", (plain,), result, column=plain)
+    strict_sql = None
     if not strict:
+        strict_sql = tree.sql(dialect=duckdb_dialect())
         tree = non_strict(tree)
-    return Expr(tree.sql(dialect=duckdb_dialect()), _columns(tree), result,
-                form=arrow_compile.compile_expr(tree, input_types))
+    sql = tree.sql(dialect=duckdb_dialect())
+    return Expr(sql, _columns(tree), result, form=arrow_compile.compile_expr(tree, input_types),
+                strict_sql=strict_sql if strict_sql != sql else None)
 
 
 def compile_condition(tree: exp.Expression, input_types: list[DataType], strict: bool = False,
@@ -46,9 +51,13 @@ def compile_condition(tree: exp.Expression, input_types: list[DataType], strict:
 def compile_duckdb_condition(duck_tree: exp.Expression, input_types: list[DataType], strict: bool = False,
                              arrow_form: bool = False) -> Condition:
     """A condition already in DuckDB's terms (a tree the caller may give away)."""
+    strict_sqls: list[str | None] = []
     if not strict:
+        strict_sqls = [c.sql(dialect=duckdb_dialect()) for c in conjuncts_of(duck_tree)]
         duck_tree = non_strict(duck_tree)
     conjuncts = tuple(_conjunct(c, input_types) for c in conjuncts_of(duck_tree))
+    if len(strict_sqls) == len(conjuncts):  # each conjunct raising its errors, where it differs
+        conjuncts = tuple(replace(c, strict_sql=s) if s != c.sql else c for c, s in zip(conjuncts, strict_sqls))
     form = arrow_compile.compile_condition(duck_tree, input_types) if arrow_form else None
     return Condition(conjuncts, form)
 

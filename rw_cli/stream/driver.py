@@ -34,6 +34,7 @@ def creating_jobs(session) -> bool:
 def step(session, tick_rows: int = DEFAULT_TICK_ROWS) -> int:
     """One tick of every source (under the session's mutex); rows read. Sleeps a little
     after a tick that a rate limit cut short, so rate-limited sources arrive in chunks."""
+    from rw_cli.engine import eval_errors
     from rw_cli.engine.source import source_executors
 
     with session.mutex:
@@ -43,6 +44,7 @@ def step(session, tick_rows: int = DEFAULT_TICK_ROWS) -> int:
         for _, ex in source_executors(session.runtime):
             warnings += ex.take_warnings()
             throttled = throttled or ex.throttled
+        warnings += eval_errors.take()
     for w in warnings:
         sys.stderr.write(f"WARNING:  {w}\n")
     if throttled:
