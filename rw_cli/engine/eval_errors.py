@@ -22,10 +22,15 @@ def record(message: str) -> None:
         _failures[message] += 1
 
 
-def take() -> list[str]:
-    """The failures recorded since the last call, worded for the user; forgets them."""
+def take_messages() -> list[str]:
+    """The messages recorded since the last call (a Spark task hands them to the driver)."""
     with _lock:
         found = list(_failures)
         _failures.clear()
+    return found
+
+
+def take() -> list[str]:
+    """The failures recorded since the last call, worded for the user; forgets them."""
     return [f"an expression of a streaming job failed ({message}); its value is NULL for the failing rows"
-            for message in found]
+            for message in take_messages()]

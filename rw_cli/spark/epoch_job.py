@@ -16,6 +16,7 @@ import json
 from collections import Counter
 
 from rw_cli.common.epoch import EpochPair
+from rw_cli.engine import eval_errors
 from rw_cli.engine.runtime import StreamJob
 from rw_cli.engine.source import SplitRange
 from rw_cli.spark.graph import EXCHANGE, SOURCE_STAGE, JobGraph
@@ -114,6 +115,8 @@ def _metadata(results: list, stats: Counter) -> tuple[list[SstInfo | LogSegment]
         ssts += [LogSegment.from_json(d) if "log" in d else SstInfo.from_json(d) for d in m.get("ssts", [])]
         for k, v in m.get("stats", {}).items():
             stats[k] += v
+        for message in m.get("eval_errors", []):
+            eval_errors.record(message)
         for src, (rows, nbytes) in m.get("sources", {}).items():
             r, b = counts.get(int(src), (0, 0))
             counts[int(src)] = (r + rows, b + nbytes)

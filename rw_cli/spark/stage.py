@@ -108,10 +108,11 @@ def stage_function(graph: JobGraph, info: EpochInfo, stage: int):
 
 
 def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records: Iterable) -> list:
-    from rw_cli.engine import python_udf
+    from rw_cli.engine import eval_errors, python_udf
 
     t0 = time.perf_counter()
     python_udf.define(info.python_udfs)
+    eval_errors.take_messages()  # an earlier task's in this worker are not this one's
     router = Router(graph, stage, index)
     spec = graph.stages[stage]
     if stage == SOURCE_STAGE:
@@ -125,8 +126,10 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
             metas.append(_run_actor(info, spec.node, index, inputs, router))
         else:
             metas.append(_run_materialize(graph, info, index, inputs))
-    # the task's own time (its input's shuffle read included), per stage, for the bench
-    metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000)}}).encode())
+    # the task's own time (its input's shuffle read included), per stage, for the bench, and
+    # the expressions that failed in it (the driver reports them: rw_cli.engine.eval_errors)
+    metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000)},
+                             "eval_errors": eval_errors.take_messages()}).encode())
     if spec.consumers:
         router.meta(spec.consumers[0], metas)
         return router.out

@@ -229,3 +229,23 @@ def test_the_ssts_of_a_failed_epoch_are_vacuumed(tmp_path, monkeypatch):
         assert not written & set(store.sstables.object_store.list(SST_PREFIX))
         drive(s, 8000)
         assert rows(s) == expected
+
+
+def test_expressions_failing_in_tasks_are_reported_by_the_driver(tmp_path, monkeypatch):
+    from rw_cli.engine import eval_errors
+
+    seen: list[str] = []
+    record = eval_errors.record
+    monkeypatch.setattr(eval_errors, "record", lambda m: (seen.append(m), record(m)))
+    statements = ["CREATE SOURCE g (id BIGINT, k INT) WITH (connector = 'datagen', "
+                  "fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '3000', "
+                  "fields.k.min = '0', fields.k.max = '5', datagen.split.num = '2', "
+                  "datagen.rows.per.second = '1000000')",
+                  "CREATE MATERIALIZED VIEW r AS SELECT k, count(*) AS n, sum(700 / (id % 7)) AS s FROM g GROUP BY k"]
+    expected, _, _, _ = run(tmp_path, "embedded", statements)
+    assert "Division by zero" in seen
+    seen.clear()
+    got, stats, status, _ = run(tmp_path, "spark", statements)
+    assert got == expected and expected
+    assert list(status.values()) == ["fused"] and stats["fused_epochs"] > 0
+    assert "Division by zero" in seen  # from the tasks' metadata, recorded by the driver
