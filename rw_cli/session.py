@@ -70,6 +70,7 @@ class Session:
             self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
             self._reported_failure: BaseException | None = None  # the store failure a statement reported
             self.in_transaction = False  # inside BEGIN ... COMMIT | ROLLBACK (reads only)
+            self.cursors: dict[str, object] = {}  # DECLAREd cursors by name (rw_cli.handler.subscription)
             self.row_ids = RowIdGenerator()
             # held by every statement and by the pipeline driver's ticks and barriers
             self.mutex = threading.RLock()
@@ -197,6 +198,14 @@ class Session:
         finally:
             if not keeps_catalog(tree):
                 self.catalog.changed()
+
+    def cursor_shape(self, name: str) -> Result | None:
+        """The columns FETCH from cursor `name` returns (an empty result), for a driver that
+        describes the cursor's portal; None when there is no such query cursor."""
+        from rw_cli.handler.subscription import cursor_shape
+
+        with self.mutex:
+            return cursor_shape(self, name)
 
     def insert(self, table: str, data) -> int:
         """Insert rows from Python: a pyarrow Table or RecordBatch, a pandas or polars

@@ -27,7 +27,7 @@ from sqlglot import exp
 from rw_cli.common import numeric
 from rw_cli.common.epoch import EPOCH_ORIGIN_MS, physical_now
 from rw_cli.common.types import BIGINT, VARCHAR
-from rw_cli.errors import BindError, CatalogError
+from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.handler.create_mv import check_not_on_batch_refresh
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, SUBSCRIPTION, TABLE, ColumnCatalog, RelationCatalog
 from rw_cli.result import Result
@@ -176,9 +176,7 @@ class Cursor:
 
 
 def cursors(session) -> dict[str, Cursor]:
-    if not hasattr(session, "subscription_cursors"):
-        session.subscription_cursors = {}
-    return session.subscription_cursors
+    return session.cursors
 
 
 def declare(session, st: SubscriptionStatement) -> Result:
@@ -270,16 +268,21 @@ def fetch(session, st: SubscriptionStatement) -> Result:
     state = cursors(session).get(name)
     if state is None:
         raise CatalogError(f'cursor "{name}" does not exist')
+    count = st.args.get("count")
     if isinstance(state, QueryCursor):
-        count = st.args.get("count") or 1
+        count = state.rows.num_rows if count is None else count
         table, state.rows = state.rows.slice(0, count), state.rows.slice(count)
+        if st.args.get("move"):
+            return Result(f"MOVE {table.num_rows}")
         return Result(f"FETCH {table.num_rows}", table, state.types)
+    if st.args.get("move"):
+        raise NotSupported("MOVE on a subscription cursor", hint="FETCH its changes")
     sub = session.catalog.relations.get(state.subscription)
     if sub is None:
         raise CatalogError(f'the subscription of cursor "{name}" was dropped')
     if session.dirty:
         session.barrier()
-    count = st.args.get("count") or 1
+    count = (1 << 62) if count is None else (count or 1)  # ALL: every change there is
     parts = []
     if state.pending is not None and state.pending.num_rows:
         parts.append(state.pending.slice(0, count))
@@ -293,7 +296,19 @@ def fetch(session, st: SubscriptionStatement) -> Result:
     return Result(f"FETCH {table.num_rows}", table, types)
 
 
+def cursor_shape(session, name: str) -> Result | None:
+    """The columns a FETCH from query cursor `name` returns, as an empty result (a driver's
+    Describe of the cursor's portal); None when no query cursor has that name."""
+    state = cursors(session).get(name)
+    if not isinstance(state, QueryCursor):
+        return None
+    return Result("FETCH 0", state.rows.slice(0, 0), state.types)
+
+
 def close(session, st: SubscriptionStatement) -> Result:
+    if st.args["kind"] == "close_all":
+        cursors(session).clear()
+        return Result("CLOSE_CURSOR")
     if cursors(session).pop(st.this.name, None) is None:
         raise CatalogError(f'cursor "{st.this.name}" does not exist')
     return Result("CLOSE_CURSOR")

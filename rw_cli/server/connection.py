@@ -341,6 +341,11 @@ class Connection:
             self.send(self.row_description(result) if result is not None and result.has_rows
                       else protocol.no_data_msg())
             return
+        if name not in self.portals:  # a cursor DECLAREd in SQL is a portal too (drivers' server-side cursors)
+            shape = self.server.run_as(self.state, f"DESCRIBE {name}", lambda session: session.cursor_shape(name))
+            if shape is not None:
+                self.send(self.row_description(shape))
+                return
         portal = self._portal(name)
         result = self._run_portal(portal)
         self.send(self.row_description(result, portal) if result.has_rows else protocol.no_data_msg())

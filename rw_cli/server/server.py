@@ -49,6 +49,7 @@ class ClientState:
     address: str
     settings: SessionConfig = field(default_factory=SessionConfig)
     in_transaction: bool = False
+    cursors: dict = field(default_factory=dict)  # a connection's cursors are its own
     query: str = ""  # the statement running now, or the last one
     state: str = "idle"  # idle | active
     started: float = field(default_factory=time.time)
@@ -189,15 +190,16 @@ class Server:
         state.query, state.state, state.query_start = what, "active", time.time()
         try:
             with session.mutex:
-                shared = (session.settings, session.in_transaction)
-                session.settings, session.in_transaction = state.settings, state.in_transaction
+                shared = (session.settings, session.in_transaction, session.cursors)
+                session.settings, session.in_transaction, session.cursors = \
+                    state.settings, state.in_transaction, state.cursors
                 self._running_pid = state.pid
                 progress.clear_cancel()
                 try:
                     return work(session)
                 finally:
                     state.in_transaction = session.in_transaction
-                    session.settings, session.in_transaction = shared
+                    session.settings, session.in_transaction, session.cursors = shared
                     self._running_pid = None
                     progress.clear_cancel()
         finally:

@@ -154,10 +154,11 @@ class SubscriptionStatement(exp.Expression):
     `exists`), declare (`this` the cursor, `source` the subscription, `since` an expression
     or None, `full`), declare_query (`this` the cursor, `expression` its query: a cursor over
     a query's result, DECLARE c CURSOR FOR SELECT ...), alter_retention (`this`, `options`),
-    fetch (`this` the cursor, `count`) or close (`this` the cursor)."""
+    fetch (`this` the cursor, `count` None for ALL, `move` for MOVE: the rows are skipped) or
+    close (`this` the cursor) or close_all."""
 
     arg_types = {"kind": True, "this": True, "source": False, "options": False, "exists": False,
-                 "since": False, "full": False, "count": False, "expression": False}
+                 "since": False, "full": False, "count": False, "expression": False, "move": False}
 
 
 class PreparedStatement(exp.Expression):
@@ -175,10 +176,16 @@ _DROP_SUBSCRIPTION = lazy_regex(rf"^\s*drop\s+subscription\s+(if\s+exists\s+)?({
                                 re.IGNORECASE)
 _DECLARE_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+subscription\s+cursor\s+for\s+({_NAME})"
                              r"(?:\s+since\s+(.+?))?(\s+full)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
-_DECLARE_QUERY_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+cursor\s+for\s+", re.IGNORECASE)
+# PostgreSQL's DECLARE name [BINARY] [ASENSITIVE | INSENSITIVE] [[NO] SCROLL] CURSOR
+# [{WITH | WITHOUT} HOLD] FOR query (drivers' server-side cursors write the options)
+_DECLARE_QUERY_CURSOR = lazy_regex(rf"^\s*declare\s+({_NAME})\s+((?:(?:binary|asensitive|insensitive|no\s+scroll"
+                                   r"|scroll)\s+)*)cursor\s+(?:(?:with|without)\s+hold\s+)?for\s+", re.IGNORECASE)
 _ALTER_RETENTION = lazy_regex(rf"^\s*alter\s+subscription\s+({_NAME})\s+set\s+retention\s*(?:to|=)\s*"
                               r"('(?:[^']|'')*')\s*;?\s*$", re.IGNORECASE)
-_FETCH_CURSOR = lazy_regex(rf"^\s*fetch\s+(?:(next)\s+|(\d+)\s+)?from\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
+# FETCH | MOVE [NEXT | FORWARD [n | ALL] | ALL | n] {FROM | IN} name: forward only
+_FETCH_CURSOR = lazy_regex(rf"^\s*(fetch|move)\s+(?:(next|all|forward(?:\s+(?:all|\d+))?|\d+)\s+)?(?:(?:from|in)\s+)?"
+                           rf"({_NAME})\s*;?\s*$", re.IGNORECASE)
+_FETCH_BACKWARD = lazy_regex(r"^\s*(?:fetch|move)\s+(prior|first|last|absolute|relative|backward|-\d+)\b", re.IGNORECASE)
 _CLOSE_CURSOR = lazy_regex(rf"^\s*close\s+({_NAME})\s*;?\s*$", re.IGNORECASE)
 
 
@@ -197,7 +204,7 @@ def _name_at(m: re.Match, group: int) -> exp.Table:
 def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | None:
     """The subscription and cursor statements (sqlglot reads none of them), or None."""
     head = sql.lstrip()[:8].lower()
-    if not head.startswith(("create", "drop", "declare", "fetch", "close", "alter")):
+    if not head.startswith(("create", "drop", "declare", "fetch", "move", "close", "alter")):
         return None
     if m := _ALTER_RETENTION.match(sql):
         return SubscriptionStatement(kind="alter_retention", this=_relation_name(m.group(1)),
@@ -221,13 +228,32 @@ def _subscription_statement(sql: str, offset: int) -> SubscriptionStatement | No
         return SubscriptionStatement(kind="declare", this=_relation_name(m.group(1)), source=_relation_name(m.group(2)),
                                      since=since, full=bool(m.group(4)))
     if m := _DECLARE_QUERY_CURSOR.match(sql):
+        if "binary" in m.group(2).lower():
+            raise NotSupported("DECLARE ... BINARY CURSOR", position=offset + m.start(2),
+                                   hint="declare it without BINARY (a driver asks for binary results itself)")
         return SubscriptionStatement(kind="declare_query", this=_relation_name(m.group(1)),
                                      expression=parse_statement(sql[m.end():], offset + m.end()))
+    if m := _FETCH_BACKWARD.match(sql):
+        raise NotSupported(f"{m.group(1).upper()}: cursors can only scroll forward", position=offset + m.start(1),
+                               hint="use FETCH [NEXT | FORWARD n | ALL]")
     if m := _FETCH_CURSOR.match(sql):
-        return SubscriptionStatement(kind="fetch", this=_relation_name(m.group(3)), count=int(m.group(2) or 1))
+        return SubscriptionStatement(kind="fetch", this=_relation_name(m.group(3)), count=_fetch_count(m.group(2)),
+                                     move=m.group(1).lower() == "move")
+    if re.fullmatch(r"\s*close\s+all\s*;?\s*", sql, re.IGNORECASE):
+        return SubscriptionStatement(kind="close_all", this=exp.Star())
     if m := _CLOSE_CURSOR.match(sql):
         return SubscriptionStatement(kind="close", this=_relation_name(m.group(1)))
     return None
+
+
+def _fetch_count(direction: str | None) -> int | None:
+    """The rows a FETCH direction asks for: None for ALL."""
+    words = (direction or "next").lower().split()
+    if words[-1] == "all":
+        return None
+    if words[-1].isdigit():
+        return int(words[-1])
+    return 1
 
 
 class AlterMaterializedViewQuery(exp.Expression):

@@ -357,3 +357,30 @@ def test_lists_and_structs_in_binary(setup):
         assert c.execute(q).fetchone()[:5] == ([1, 2, None], ["a", "b"], [], None, [1.5, 2.0])
         assert c.cursor(binary=True).execute(q).fetchone() == ([1, 2, None], ["a", "b"], [], None, [1.5, 2.0],
                                                                 (1, "x"))
+
+
+def test_server_side_cursors_of_drivers(setup):
+    """psycopg's named cursors (DECLARE ... CURSOR WITHOUT HOLD FOR, a Describe of the cursor's
+    portal, FETCH FORWARD n / ALL) in autocommit and in a transaction block, and pandas
+    reading in chunks through SQLAlchemy's stream_results; each connection's cursors are its
+    own."""
+    with connect(setup) as c, connect(setup) as other:
+        with c.cursor(name="srv") as cur:
+            cur.execute("select id, name from items order by id")
+            assert [d.name for d in cur.description] == ["id", "name"]
+            assert cur.fetchmany(2) == [(1, "apple"), (2, "pear")]
+            with pytest.raises(psycopg.Error, match='cursor "srv" does not exist'):
+                other.execute('fetch 1 from "srv"')
+            assert cur.fetchall() == [(3, "fig")]
+    with psycopg.connect(host="127.0.0.1", port=setup, user="root", dbname="dev") as c:  # BEGIN first
+        with c.cursor(name="s2") as cur:
+            cur.itersize = 2
+            cur.execute("select id from items where id > %s order by id", (1,))
+            assert list(cur) == [(2,), (3,)]
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    pd = pytest.importorskip("pandas")
+    engine = sqlalchemy.create_engine(f"postgresql+psycopg://root@127.0.0.1:{setup}/dev")
+    with engine.connect() as conn:
+        chunks = list(pd.read_sql(sqlalchemy.text("select id from items order by id"),
+                                  conn.execution_options(stream_results=True), chunksize=2))
+    assert [len(ch) for ch in chunks] == [2, 1]
