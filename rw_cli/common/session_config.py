@@ -172,6 +172,12 @@ def server_version() -> str:
     return f"PostgreSQL {default('server_version')}-RisingWave-rw_cli-{ours}"
 
 
+def describe(name: str) -> str:
+    """A parameter's one-line description ('' when it has none)."""
+    p = PARAMS.get(canonical(name))
+    return p.description if p is not None else ""
+
+
 def is_parameter(name: str) -> bool:
     """Whether `name` is a session parameter (rw's or one RisingWave has)."""
     name = canonical(name)

@@ -490,6 +490,24 @@ MACROS = [
     # what drivers' reflection queries call: rw has no sequences, collations or stored
     # expressions of defaults, so these answer "none"
     "CREATE OR REPLACE MACRO pg_get_serial_sequence(t, c) AS (CAST(NULL AS VARCHAR))",
+    # pg_proc holds no rows: psql's \df binds these and lists nothing
+    "CREATE OR REPLACE MACRO pg_function_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_get_function_result(oid) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_get_function_arguments(oid) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_get_function_identity_arguments(oid) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO shobj_description(oid, cls) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_tablespace_location(oid) AS ('')",
+    "CREATE OR REPLACE MACRO getdatabaseencoding() AS ('UTF8')",
+    "CREATE OR REPLACE MACRO pg_char_to_encoding(name) AS (CASE WHEN upper(name) IN ('UTF8', 'UTF-8') THEN 6 ELSE -1 END)",
+    # PostgreSQL's pg_size_pretty(bigint): bytes below 10 kB, else kB, MB, GB, TB rounded half
+    # away from zero (one extra bit kept for the rounding)
+    "CREATE OR REPLACE MACRO pg_half_rounded(x) AS (CAST(trunc((x + CASE WHEN x < 0 THEN -1 ELSE 1 END) / 2) AS BIGINT))",
+    "CREATE OR REPLACE MACRO pg_size_pretty(b) AS (CASE WHEN b IS NULL THEN NULL "
+    "WHEN abs(b) < 10240 THEN CAST(b AS VARCHAR) || ' bytes' "
+    "WHEN abs(b >> 9) < 20479 THEN CAST(pg_half_rounded(b >> 9) AS VARCHAR) || ' kB' "
+    "WHEN abs(b >> 19) < 20479 THEN CAST(pg_half_rounded(b >> 19) AS VARCHAR) || ' MB' "
+    "WHEN abs(b >> 29) < 20479 THEN CAST(pg_half_rounded(b >> 29) AS VARCHAR) || ' GB' "
+    "ELSE CAST(pg_half_rounded(b >> 39) AS VARCHAR) || ' TB' END)",
     "CREATE OR REPLACE MACRO pg_collation_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_relation_is_publishable(oid) AS (FALSE)",
     "CREATE OR REPLACE MACRO pg_get_expr(e, r) AS (CAST(e AS VARCHAR)), (e, r, pretty) AS (CAST(e AS VARCHAR))",

@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from rw_cli.errors import BindError
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, TABLE, VIEW, Catalog, RelationCatalog
+from rw_cli.sql.output_name import replace_call
 
 CATALOG_FUNCTIONS = frozenset({"pg_get_viewdef", "pg_get_indexdef", "pg_relation_is_updatable"})
 # what pg_relation_is_updatable says of a table: INSERT, UPDATE and DELETE (PostgreSQL's bits
@@ -30,17 +31,20 @@ def answer_catalog_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None:
             continue
         rel = relation_named(catalog, args[0].this)
         if name == "pg_relation_is_updatable":
-            call.replace(exp.Literal.number(_UPDATABLE if rel.kind == TABLE else 0))
+            replace_call(call, exp.Literal.number(_UPDATABLE if rel.kind == TABLE else 0))
         elif name == "pg_get_viewdef":
-            call.replace(exp.Literal.string(view_definition(rel)))
+            replace_call(call, exp.Literal.string(view_definition(rel)))
         else:
             column = int(args[1].this) if len(args) > 1 and isinstance(args[1], exp.Literal) else 0
-            call.replace(exp.Literal.string(index_definition(catalog, rel, column)))
+            replace_call(call, exp.Literal.string(index_definition(catalog, rel, column)))
 
 
 def relation_named(catalog: Catalog, name: str) -> RelationCatalog:
-    """The relation a regclass name gives (as its cast resolves it)."""
+    """The relation a regclass name gives (as its cast resolves it), or an oid's (psql's
+    `pg_get_viewdef('2'::oid, true)`)."""
     text = name.strip()
+    if text.isdigit() and int(text) in catalog.relations:
+        return catalog.relations[int(text)]
     parts = [p.strip('"') for p in text.split(".")]
     schema, bare = (parts[-2] if len(parts) > 1 else None), parts[-1]
     try:

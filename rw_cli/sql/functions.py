@@ -479,6 +479,11 @@ def _first_last_aggregate(node: exp.Expression) -> exp.Expression | None:
 
 def _array_depth(node: exp.Expression) -> int:
     t = getattr(node, "type", None)
+    if isinstance(node, exp.Array) and len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Query):
+        # ARRAY(SELECT x ...): an array of its one column's values
+        query = node.expressions[0]
+        selects = query.selects if isinstance(query, exp.Query) else []
+        return 1 + (_array_depth(selects[0]) if len(selects) == 1 else 0)
     depth = 0
     while t is not None and t.this == T.ARRAY:
         depth += 1
@@ -1126,7 +1131,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         inner = node.copy()
         inner.meta["text"] = True
         return exp.Cast(this=inner, to=exp.DataType.build("VARCHAR"))
-    if isinstance(node, exp.DPipe) and T.ARRAY in (_type(node.this), _type(node.expression)):
+    if isinstance(node, exp.DPipe) and (_array_depth(node.this) or _array_depth(node.expression)):
         return _array_concat(node.this, node.expression)
     if isinstance(node, exp.DPipe):
         _check_concat_operands(node)

@@ -12,6 +12,14 @@ from sqlglot import exp
 from rw_cli.sql.dialect import AS_WRITTEN, WRITTEN_NAME
 
 
+def replace_call(call: exp.Anonymous, value: exp.Expression) -> None:
+    """Put `value`, a call's answer found when the query is bound, in the call's place; a
+    select item keeps the call's name (`pg_get_viewdef`, not `?column?`)."""
+    if isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
+        value = exp.Alias(this=value, alias=exp.to_identifier(call.name.lower()))
+    call.replace(value)
+
+
 def output_name(e: exp.Expression) -> str:
     """PostgreSQL's name for a select item: its alias, column name, function name, the type
     it is cast to, or `?column?`."""

@@ -183,7 +183,7 @@ def pg_namespace(catalog: Catalog, session=None) -> pa.Table:
     names = _schema_names(catalog)
     return _table({"oid": (pa.int32(), [_schema_oid(catalog, n) for n in names]), "nspname": (pa.string(), names),
                    "nspowner": (pa.int32(), [_owner_id(catalog, _schema_owner(catalog, n)) for n in names]),
-                   "nspacl": (pa.string(), [None] * len(names))})
+                   "nspacl": (pa.list_(pa.string()), [None] * len(names))})
 
 
 def pg_class(catalog: Catalog, session=None) -> pa.Table:
@@ -218,8 +218,8 @@ def pg_class(catalog: Catalog, session=None) -> pa.Table:
         "relispopulated": (pa.bool_(), [True] * n),
         "relreplident": (s, ["d"] * n),
         "relispartition": (pa.bool_(), [False] * n),
-        "relacl": (s, [None] * n),
-        "reloptions": (s, [None] * n),
+        "relacl": (pa.list_(s), [None] * n),
+        "reloptions": (pa.list_(s), [None] * n),
         "relpartbound": (s, [None] * n),
     })
 
@@ -249,6 +249,11 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
         "attidentity": (pa.string(), [""] * n), "attgenerated": (pa.string(), col(7)),
         "attisdropped": (pa.bool_(), [False] * n), "attcollation": (i32, [0] * n),
         "attislocal": (pa.bool_(), [True] * n), "attinhcount": (i32, [0] * n),
+        # what psql's \d+ and \dp read: plain storage for fixed-width types, extended for the rest
+        "attstorage": (pa.string(), ["p" if length > 0 else "x" for length in col(3)]),
+        "attstattarget": (i32, [-1] * n), "attcompression": (pa.string(), [""] * n),
+        "attacl": (pa.list_(pa.string()), [None] * n), "attoptions": (pa.list_(pa.string()), [None] * n),
+        "attfdwoptions": (pa.list_(pa.string()), [None] * n),
     })
 
 
@@ -272,6 +277,7 @@ def pg_type(catalog: Catalog, session=None) -> pa.Table:
         "typndims": (i32, [0] * n), "typcollation": (i32, [0] * n),
         # no binary input functions (npgsql joins pg_proc on it to find arrays), no defaults
         "typreceive": (i32, [None] * n), "typdefault": (s, [None] * n),
+        "typacl": (pa.list_(s), [None] * n),
     })
 
 
@@ -338,14 +344,26 @@ def pg_views(catalog: Catalog, session=None) -> pa.Table:
                    "viewowner": (s, [r.owner for r in rels]), "definition": (s, [r.definition for r in rels])})
 
 
+DEFAULT_TABLESPACE_OID = 1663  # PostgreSQL's pg_default (and 1664 its pg_global)
+
+
+def pg_tablespace(catalog: Catalog, session=None) -> pa.Table:
+    """PostgreSQL's two built-in tablespaces (psql's \\l+ joins the database's)."""
+    return _table({"oid": (pa.int32(), [DEFAULT_TABLESPACE_OID, DEFAULT_TABLESPACE_OID + 1]),
+                   "spcname": (pa.string(), ["pg_default", "pg_global"]),
+                   "spcowner": (pa.int32(), [OWNER_OID, OWNER_OID]),
+                   "spcacl": (pa.list_(pa.string()), [None, None]),
+                   "spcoptions": (pa.list_(pa.string()), [None, None])})
+
+
 def pg_database(catalog: Catalog, session=None) -> pa.Table:
     return _table({"oid": (pa.int32(), [1]), "datname": (pa.string(), [DATABASE]),
                    "datdba": (pa.int32(), [OWNER_OID]), "encoding": (pa.int32(), [6]),
                    "datcollate": (pa.string(), ["C"]), "datctype": (pa.string(), ["C"]),
                    "datallowconn": (pa.bool_(), [True]), "datconnlimit": (pa.int32(), [-1]),
-                   "datistemplate": (pa.bool_(), [False]), "dattablespace": (pa.int32(), [0]),
+                   "datistemplate": (pa.bool_(), [False]), "dattablespace": (pa.int32(), [DEFAULT_TABLESPACE_OID]),
                    "datlocprovider": (pa.string(), ["c"]), "daticulocale": (pa.string(), [None]),
-                   "datacl": (pa.string(), [None])})
+                   "datacl": (pa.list_(pa.string()), [None])})
 
 
 def pg_am(catalog: Catalog, session=None) -> pa.Table:
@@ -393,9 +411,20 @@ def pg_description(catalog: Catalog, session=None) -> pa.Table:
 
 
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
+    """The session's parameters; `source` says whether one was changed from its default
+    (psql's \\dconfig lists those)."""
+    from rw_cli.common.session_config import default, describe
 
     items = session.settings.items() if session is not None else []
-    return _table({"name": (pa.string(), [k for k, _ in items]), "setting": (pa.string(), [v for _, v in items])})
+    n = len(items)
+    s = pa.string()
+    boot = [default(k) for k, _ in items]
+    return _table({"name": (s, [k for k, _ in items]), "setting": (s, [v for _, v in items]),
+                   "unit": (s, [None] * n), "category": (s, [""] * n),
+                   "short_desc": (s, [describe(k) for k, _ in items]), "extra_desc": (s, [None] * n),
+                   "context": (s, ["user"] * n), "vartype": (s, ["string"] * n),
+                   "source": (s, ["default" if v == b else "session" for (_, v), b in zip(items, boot)]),
+                   "boot_val": (s, boot), "reset_val": (s, boot), "pending_restart": (pa.bool_(), [False] * n)})
 
 
 # -- rw_catalog ---------------------------------------------------------------------------------
@@ -640,7 +669,8 @@ def is_rw_catalog_name(name: str) -> bool:
     return ("rw_catalog", name) in _BUILDERS
 
 
-_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "a": pa.list_(pa.int16()),
+_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "f": pa.float32(),
+                "a": pa.list_(pa.int16()),
                 "t": pa.list_(pa.string())}
 
 
@@ -702,10 +732,15 @@ _BUILDERS = {
     ("pg_catalog", "pg_am"): pg_am,
     ("pg_catalog", "pg_stat_activity"): pg_stat_activity,
     ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),
-    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace"),
+    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace", "collowner:i", "collprovider",
+                                             "collisdeterministic:b", "collencoding:i", "collcollate", "collctype",
+                                             "colliculocale"),
     ("pg_catalog", "pg_attrdef"): pg_empty("oid", "adrelid", "adnum", "adbin"),
-    ("pg_catalog", "pg_enum"): pg_empty("oid", "enumtypid", "enumlabel"),
-    ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extversion"),
+    ("pg_catalog", "pg_enum"): pg_empty("oid", "enumtypid", "enumlabel", "enumsortorder:f"),
+    ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extowner:i", "extnamespace:i", "extrelocatable:b",
+                                             "extversion", "extconfig:a", "extcondition:t"),
+    ("pg_catalog", "pg_event_trigger"): pg_empty("oid", "evtname", "evtevent", "evtowner:i", "evtfoid:i",
+                                                 "evtenabled", "evttags:t"),
     ("pg_catalog", "pg_sequence"): pg_empty("seqrelid", "seqtypid", "seqstart:l", "seqincrement:l", "seqmax:l",
                                             "seqmin:l", "seqcache:l", "seqcycle:b"),
     ("pg_catalog", "pg_sequences"): pg_empty("schemaname", "sequencename", "sequenceowner", "data_type",
@@ -726,7 +761,7 @@ _BUILDERS = {
     ("pg_catalog", "pg_description"): pg_description,
     ("pg_catalog", "pg_constraint"): pg_constraint,
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
-    ("pg_catalog", "pg_tablespace"): pg_empty("oid", "spcname"),
+    ("pg_catalog", "pg_tablespace"): pg_tablespace,
     ("rw_catalog", "rw_streaming_parallelism"): rw_streaming_parallelism,
     ("rw_catalog", "rw_tables"): rw_relations_of(TABLE),
     ("rw_catalog", "rw_materialized_views"): rw_relations_of(MATERIALIZED_VIEW),

@@ -17,6 +17,7 @@ from sqlglot import exp
 from rw_cli.errors import BindError, CatalogError
 from rw_cli.meta.access import DEFAULT_USER
 from rw_cli.meta.catalog import SYSTEM_SCHEMA_NAMES, Catalog
+from rw_cli.sql.output_name import replace_call
 
 SYSTEM_RELATION = "system"  # the access key of every system catalog relation
 _KINDS = {"has_table_privilege": "relation", "has_any_column_privilege": "relation",
@@ -27,7 +28,7 @@ _ALLOWED = {"has_table_privilege": {"SELECT", "INSERT", "UPDATE", "DELETE", "CRE
             "has_any_column_privilege": {"SELECT", "INSERT", "UPDATE"},
             "has_schema_privilege": {"CREATE", "USAGE"}, "has_database_privilege": {"CREATE", "CONNECT"},
             "has_function_privilege": {"EXECUTE"}}
-_NAME_CASTS = ("regclass", "regproc", "regprocedure", "text", "varchar", "name")
+_NAME_CASTS = ("regclass", "regproc", "regprocedure", "text", "varchar", "name", "oid")
 
 
 PRIVILEGE_FUNCTIONS = frozenset(_KINDS)
@@ -37,7 +38,7 @@ def name_argument(arg: exp.Expression) -> exp.Expression:
     """An argument as the name it gives: a string cast to a name type (`'t'::regclass`) is
     the string."""
     if isinstance(arg, exp.Cast) and isinstance(arg.this, exp.Literal) and arg.this.is_string \
-            and arg.to.sql(dialect="postgres").lower() in _NAME_CASTS:
+            and arg.to.sql(dialect="postgres").lower().removeprefix("pg_catalog.") in _NAME_CASTS:
         return arg.this
     return arg
 
@@ -57,7 +58,7 @@ def answer_privilege_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None
         if kind is None or len(args) not in (2, 3) or any(v is None for v in values):
             continue
         user, obj, privilege = ([DEFAULT_USER] if len(values) == 2 else []) + values
-        call.replace(exp.Boolean(this=has_privilege(catalog, str(user), kind, str(obj), str(privilege),
+        replace_call(call, exp.Boolean(this=has_privilege(catalog, str(user), kind, str(obj), str(privilege),
                                                     _ALLOWED[call.name.lower()])))
 
 

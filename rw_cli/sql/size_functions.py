@@ -1,4 +1,5 @@
-"""pg_relation_size, pg_table_size, pg_indexes_size, pg_total_relation_size: how many bytes a
+"""pg_relation_size, pg_table_size, pg_indexes_size, pg_total_relation_size (of a relation named
+by a literal, or of an expression of oids: psql's \\dt+) and pg_database_size: how many bytes a
 relation takes in the state store, answered when a query is bound (as the catalog functions
 of rw_cli.sql.catalog_functions are), from the store's metadata without reading the data.
 
@@ -14,8 +15,10 @@ from sqlglot import exp
 from rw_cli.errors import BindError
 from rw_cli.meta.catalog import INDEX, Catalog, RelationCatalog
 from rw_cli.sql.catalog_functions import relation_named
+from rw_cli.sql.output_name import replace_call
 
-SIZE_FUNCTIONS = frozenset({"pg_relation_size", "pg_table_size", "pg_indexes_size", "pg_total_relation_size"})
+SIZE_FUNCTIONS = frozenset({"pg_relation_size", "pg_table_size", "pg_indexes_size", "pg_total_relation_size",
+                            "pg_database_size"})
 _FORKS = ("main", "fsm", "vm", "init")
 
 
@@ -27,7 +30,16 @@ def answer_size_calls(calls: list[exp.Anonymous], catalog: Catalog, store) -> No
         if name not in SIZE_FUNCTIONS or not call.expressions:
             continue
         args = call.expressions
+        if name == "pg_database_size":
+            if len(args) == 1:  # one database holds every relation
+                total = sum(_size(store, r) for r in catalog.relations.values())
+                replace_call(call, exp.Case(ifs=[exp.If(this=exp.Is(this=args[0].copy(), expression=exp.Null()),
+                                                  true=exp.cast(exp.Null(), "BIGINT"))],
+                                      default=exp.cast(exp.Literal.number(total), "BIGINT")))
+            continue
         if not all(isinstance(a, exp.Literal) and a.is_string for a in args):
+            if len(args) == 1:
+                replace_call(call, _by_oid(name, args[0], catalog, store))  # psql's \dt+: pg_table_size(c.oid)
             continue
         if len(args) > (2 if name == "pg_relation_size" else 1):
             continue  # no such signature: the function lookup says so
@@ -36,15 +48,27 @@ def answer_size_calls(calls: list[exp.Anonymous], catalog: Catalog, store) -> No
         if fork not in _FORKS:
             raise BindError(f"invalid fork name: {fork}",
                             hint='Valid fork names are "main", "fsm", "vm", and "init".')
-        if fork != "main":
-            size = 0
-        elif name == "pg_indexes_size":
-            size = sum(_size(store, i) for i in _indexes(catalog, rel))
-        elif name == "pg_total_relation_size":
-            size = _size(store, rel) + sum(_size(store, i) for i in _indexes(catalog, rel))
-        else:
-            size = _size(store, rel)
-        call.replace(exp.cast(exp.Literal.number(size), "BIGINT"))
+        size = 0 if fork != "main" else _size_of(name, catalog, store, rel)
+        replace_call(call, exp.cast(exp.Literal.number(size), "BIGINT"))
+
+
+def _size_of(name: str, catalog: Catalog, store, rel: RelationCatalog) -> int:
+    if name == "pg_indexes_size":
+        return sum(_size(store, i) for i in _indexes(catalog, rel))
+    if name == "pg_total_relation_size":
+        return _size(store, rel) + sum(_size(store, i) for i in _indexes(catalog, rel))
+    return _size(store, rel)
+
+
+def _by_oid(name: str, arg: exp.Expression, catalog: Catalog, store) -> exp.Expression:
+    """The size call over an expression of relation oids: each relation's size by its oid,
+    NULL for an oid no relation has (as PostgreSQL answers a dropped one)."""
+    ifs = [exp.If(this=exp.EQ(this=exp.cast(arg.copy(), "BIGINT"), expression=exp.Literal.number(rel.id)),
+                  true=exp.Literal.number(_size_of(name, catalog, store, rel)))
+           for rel in catalog.relations.values()]
+    if not ifs:
+        return exp.cast(exp.Null(), "BIGINT")
+    return exp.cast(exp.Case(ifs=ifs), "BIGINT")
 
 
 def _indexes(catalog: Catalog, rel: RelationCatalog) -> list[RelationCatalog]:

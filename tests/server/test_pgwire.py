@@ -119,6 +119,31 @@ def test_syntax_error_position(setup):
         assert info.value.diag.statement_position == str(len("select $1, 1 frm ") + 1)  # at "items"
 
 
+PSQL_META_COMMANDS = ["\\d", "\\d+", "\\d items", "\\d+ items", "\\d+ items_mv", "\\dt+", "\\dm+", "\\dv",
+                      "\\di+", "\\dn+", "\\l+", "\\du", "\\dp", "\\df", "\\dT+", "\\dx", "\\db", "\\dO",
+                      "\\dy", "\\dD"]
+
+
+def _psql(port: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "root", "-d", "dev", "-X", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(shutil.which("psql") is None, reason="psql is not installed")
+def test_psql_meta_commands(setup):
+    """psql's describe commands run their own catalog queries (sizes over oids, view
+    definitions by oid, storage and privilege columns, tablespaces): each answers, none fails."""
+    with connect(setup) as c:
+        c.execute("create materialized view if not exists items_mv as select ok, count(*) as n from items group by ok")
+    for command in PSQL_META_COMMANDS:
+        run = _psql(setup, "-v", "ON_ERROR_STOP=1", "-c", command)
+        assert run.returncode == 0 and "ERROR" not in run.stderr, (command, run.stderr)
+    described = _psql(setup, "-c", "\\d+ items").stdout
+    assert "| plain    |" in described and "| extended |" in described
+    assert "View definition:" in _psql(setup, "-c", "\\d+ items_mv").stdout
+    assert " bytes" in _psql(setup, "-c", "\\dt+").stdout and "pg_default" in _psql(setup, "-c", "\\l+").stdout
+
+
 def test_settings_are_per_connection(setup):
     with connect(setup) as a, connect(setup) as b:
         a.execute("set timezone = 'Asia/Tokyo'")
