@@ -113,15 +113,15 @@ def type_sql(t) -> str:
 
 
 def table_sql(rel) -> str:
-    """The CREATE TABLE of a table that keeps no definition text, from its catalog: columns,
-    the primary key (inline when it is one column), the watermark, APPEND ONLY."""
+    """The CREATE TABLE of a table that keeps no definition text, from its catalog: columns
+    with their options, the primary key (inline when it is one column), the watermark,
+    APPEND ONLY."""
     from rw_cli.sql.rename import quote_name
     from rw_cli.sql.unparse import format_definition
 
     visible = [c for c in rel.columns if not c.hidden]
     single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 else None
-    items = [f"{quote_name(c.name)} {type_sql(c.type)}" + (" PRIMARY KEY" if c.name == single_pk else "")
-             for c in visible]
+    items = [f"{quote_name(c.name)} {type_sql(c.type)}" + _column_options(c, c.name == single_pk) for c in visible]
     if rel.user_pk and single_pk is None:
         items.append("PRIMARY KEY (" + ", ".join(quote_name(rel.columns[k].name) for k in rel.pk) + ")")
     if rel.watermark:
@@ -130,6 +130,17 @@ def table_sql(rel) -> str:
         items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {expr}{ttl}")
     sql = f"CREATE TABLE {quote_name(rel.name.rpartition('.')[2])} ({', '.join(items)})"
     return sql + (" APPEND ONLY" if rel.append_only else "") + connector_sql(rel.connector)
+
+
+def _column_options(column, primary_key: bool) -> str:
+    """What the CREATE TABLE said of a column after its type: its generation expression,
+    PRIMARY KEY, NOT NULL, DEFAULT (RisingWave shows the definition as written)."""
+    from rw_cli.sql.unparse import format_definition
+
+    out = f" AS {format_definition(column.generated)}" if column.generated else ""
+    out += " PRIMARY KEY" if primary_key else ""
+    out += " NOT NULL" if column.not_null else ""
+    return out + (f" DEFAULT {format_definition(column.default)}" if column.default is not None else "")
 
 
 def connector_sql(connector: dict) -> str:
