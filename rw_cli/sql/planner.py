@@ -387,6 +387,19 @@ def _reads_now(e: exp.Expression) -> bool:
     return any(_is_now(n) for n in e.walk())
 
 
+def _check_now_clauses(s: exp.Select) -> None:
+    """NOW() of a streaming query belongs to a temporal filter (WHERE, HAVING, ON) or FROM:
+    in the select list or GROUP BY it would be frozen at the time each row went by, so
+    RisingWave's binder refuses it there (its words)."""
+    group = s.args.get("group")
+    for part, clause in [(e, "None") for e in s.expressions] + \
+            [(g, "Some(GroupBy)") for g in (group.expressions if group is not None else [])]:
+        if any(_is_now(n) and n.find_ancestor(exp.Select) is s for n in part.walk()):
+            raise BindError("Invalid input syntax: For streaming queries, `NOW()` function is only allowed in "
+                            f"`WHERE`, `HAVING`, `ON` and `FROM`. Found in clause: {clause}. Please refer to "
+                            "https://docs.risingwave.com/processing/sql/temporal-filters for more information")
+
+
 def _aggs(e: exp.Expression) -> list[exp.Expression]:
     """Aggregate calls of a GROUP BY query (not window functions), each with its FILTER."""
     out = []
@@ -904,6 +917,7 @@ class StreamPlanner:
         for key in ("windows", "qualify"):
             if s.args.get(key):
                 raise NotSupported(f"{key.upper()} in a materialized view")
+        _check_now_clauses(s)
         node, scope = self.plan_from(s)
         where = s.args.get("where")
         if where is not None:

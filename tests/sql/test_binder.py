@@ -374,7 +374,12 @@ def test_batch_type(catalog, expr, expected):
 
 @pytest.mark.parametrize("expr,expected", TYPES)
 def test_stream_type(catalog, expr, expected):
-    """A materialized view's column has the type a SELECT of the same expression has."""
+    """A materialized view's column has the type a SELECT of the same expression has (NOW()
+    in a select list is refused, as RisingWave's binder refuses it)."""
+    if "now()" in expr:
+        with pytest.raises(BindError, match=r"`NOW\(\)` function is only allowed in"):
+            stream_types(catalog, f"select {expr} as x from n")
+        return
     assert stream_types(catalog, f"select {expr} as x from n") == [expected]
 
 
