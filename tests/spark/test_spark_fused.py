@@ -141,12 +141,16 @@ def test_other_shapes_run_through_the_driver_and_say_so(tmp_path):
     assert results["spark"] == results["embedded"]
 
 
+def datagen(rows: int, keys: int) -> str:
+    """A datagen source `g` of two splits: ids 1..rows in sequence, k random in 0..keys."""
+    return ("CREATE SOURCE g (id BIGINT, k INT, v DOUBLE) WITH (connector = 'datagen', "
+            f"fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '{rows}', "
+            f"fields.k.min = '0', fields.k.max = '{keys}', datagen.split.num = '2', "
+            "datagen.rows.per.second = '1000000')")
+
+
 def test_datagen_source(tmp_path):
-    statements = ["CREATE SOURCE g (id BIGINT, k INT, v DOUBLE) WITH (connector = 'datagen', "
-                  "fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '30000', "
-                  "fields.k.min = '0', fields.k.max = '50', datagen.split.num = '2', "
-                  "datagen.rows.per.second = '1000000')",
-                  "CREATE MATERIALIZED VIEW r AS SELECT k, count(*) AS n, sum(id) AS s FROM g GROUP BY k"]
+    statements = [datagen(30000, 50), "CREATE MATERIALIZED VIEW r AS SELECT k, count(*) AS n, sum(id) AS s FROM g GROUP BY k"]
     expected, _, _, _ = run(tmp_path, "embedded", statements)
     got, stats, status, _ = run(tmp_path, "spark", statements)
     assert got == expected and expected
@@ -237,10 +241,7 @@ def test_expressions_failing_in_tasks_are_reported_by_the_driver(tmp_path, monke
     seen: list[str] = []
     record = eval_errors.record
     monkeypatch.setattr(eval_errors, "record", lambda m: (seen.append(m), record(m)))
-    statements = ["CREATE SOURCE g (id BIGINT, k INT) WITH (connector = 'datagen', "
-                  "fields.id.kind = 'sequence', fields.id.start = '1', fields.id.end = '3000', "
-                  "fields.k.min = '0', fields.k.max = '5', datagen.split.num = '2', "
-                  "datagen.rows.per.second = '1000000')",
+    statements = [datagen(3000, 5),
                   "CREATE MATERIALIZED VIEW r AS SELECT k, count(*) AS n, sum(700 / (id % 7)) AS s FROM g GROUP BY k"]
     expected, _, _, _ = run(tmp_path, "embedded", statements)
     assert "Division by zero" in seen
