@@ -122,6 +122,7 @@ OTHER_PARAMETERS = frozenset("""
     enable_hashjoin enable_mergejoin enable_nestloop enable_partitionwise_join random_page_cost
     effective_cache_size log_statement log_min_duration_statement default_text_search_config
     xmloption escape_string_warning lc_messages lc_monetary lc_numeric lc_time role session_authorization
+    default_table_access_method
 """.split())
 # listed by SHOW ALL and pg_settings (barrier_interval_ms is a system parameter in RisingWave)
 LISTED = tuple(n for n in PARAMS if n not in ("integer_datetimes", "barrier_interval_ms"))
@@ -136,6 +137,7 @@ OTHER_DEFAULTS = {
     "streaming_use_arrangement_backfill": "true", "streaming_use_snapshot_backfill": "false",
     "streaming_force_filter_inside_join": "false", "streaming_use_shared_source": "true",
     "bytea_output": "hex", "bypass_cluster_limits": "false", "enable_index_selection": "true",
+    "default_table_access_method": "heap",  # what SQLAlchemy's table reflection compares pg_am with
     **{f"streaming_parallelism_for_{kind}": "default"
        for kind in ("table", "source", "sink", "index", "materialized_view", "backfill")},
     # rate limits new jobs take (rw_cli.handler.rate_limit): "default" is no limit

@@ -88,6 +88,15 @@ def _is_text_literal(node: exp.Expression) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
 
 
+def _text_constant(node: exp.Expression) -> exp.Expression:
+    """A string literal through parentheses and casts to text (`('x')::varchar`, as a bound
+    parameter arrives) as the literal; anything else as it is."""
+    inner = node
+    while isinstance(inner, exp.Paren) or (isinstance(inner, exp.Cast) and inner.to.is_type(*exp.DataType.TEXT_TYPES)):
+        inner = inner.this
+    return inner if _is_text_literal(inner) else node
+
+
 def _fn(name: str, *args: exp.Expression) -> exp.Anonymous:
     return exp.Anonymous(this=name, expressions=list(args))
 
@@ -1533,6 +1542,8 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         return _fn("pg_lgamma", exp.Cast(this=args[0], to=exp.DataType.build("DOUBLE")))
     if name in ("scale", "min_scale", "trim_scale") and len(args) == 1:
         return _scale_function(name, args[0])
+    if name == "current_setting" and args:
+        args = [_text_constant(args[0]), *args[1:]]  # `($1)::varchar` of a driver's bound parameter: the name
     if name == "current_setting" and args and _is_text_literal(args[0]):
         from rw_cli.common.session_config import default
 

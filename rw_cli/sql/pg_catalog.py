@@ -286,7 +286,7 @@ def pg_index(catalog: Catalog, session=None) -> pa.Table:
     n = len(rels)
     i32 = pa.int32()
     return _table({
-        "indexrelid": (i32, [0] * n), "indrelid": (i32, [r.id for r in rels]),
+        "indexrelid": (i32, [PK_INDEX_OID_BASE + r.id for r in rels]), "indrelid": (i32, [r.id for r in rels]),
         "indnatts": (pa.int16(), [len(r.pk) for r in rels]), "indnkeyatts": (pa.int16(), [len(r.pk) for r in rels]),
         "indisunique": (pa.bool_(), [True] * n), "indisprimary": (pa.bool_(), [True] * n),
         "indisexclusion": (pa.bool_(), [False] * n), "indimmediate": (pa.bool_(), [True] * n),
@@ -294,6 +294,13 @@ def pg_index(catalog: Catalog, session=None) -> pa.Table:
         "indisready": (pa.bool_(), [True] * n), "indislive": (pa.bool_(), [True] * n),
         "indisreplident": (pa.bool_(), [False] * n),
         "indkey": (pa.list_(pa.int16()), [[_attnum(r, k) for k in r.pk] for r in rels]),
+        # what drivers' index reflection reads (SQLAlchemy): default operator classes, no
+        # options, expressions or predicate, NULLs distinct
+        "indclass": (pa.list_(pa.int32()), [[0] * len(r.pk) for r in rels]),
+        "indcollation": (pa.list_(pa.int32()), [[0] * len(r.pk) for r in rels]),
+        "indoption": (pa.list_(pa.int16()), [[0] * len(r.pk) for r in rels]),
+        "indexprs": (pa.string(), [None] * n), "indpred": (pa.string(), [None] * n),
+        "indnullsnotdistinct": (pa.bool_(), [False] * n),
     })
 
 
@@ -689,6 +696,7 @@ def pg_empty(*cols: str):
 
 
 PK_CONSTRAINT_OID_BASE = 1 << 24  # a primary key constraint's oid: this plus its relation's
+PK_INDEX_OID_BASE = 1 << 25  # the oid of its index (pg_index.indexrelid, pg_constraint.conindid)
 
 
 def pg_constraint(catalog: Catalog, session=None) -> pa.Table:
@@ -703,7 +711,8 @@ def pg_constraint(catalog: Catalog, session=None) -> pa.Table:
         "connamespace": (i32, [_schema_oid(catalog, _schema_and_name(r)[0]) for r in rels]),
         "contype": (s, ["p"] * n), "condeferrable": (b, [False] * n), "condeferred": (b, [False] * n),
         "convalidated": (b, [True] * n), "conrelid": (i32, [r.id for r in rels]), "contypid": (i32, [0] * n),
-        "conindid": (i32, [0] * n), "conparentid": (i32, [0] * n), "confrelid": (i32, [0] * n),
+        "conindid": (i32, [PK_INDEX_OID_BASE + r.id for r in rels]), "conparentid": (i32, [0] * n),
+        "confrelid": (i32, [0] * n),
         "confupdtype": (s, [" "] * n), "confdeltype": (s, [" "] * n), "confmatchtype": (s, [" "] * n),
         "conislocal": (b, [True] * n), "coninhcount": (i32, [0] * n), "connoinherit": (b, [True] * n),
         "conkey": (pa.list_(pa.int16()), [[_attnum(r, k) for k in r.pk] for r in rels]),
@@ -732,6 +741,8 @@ _BUILDERS = {
     ("pg_catalog", "pg_am"): pg_am,
     ("pg_catalog", "pg_stat_activity"): pg_stat_activity,
     ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),
+    ("pg_catalog", "pg_opclass"): pg_empty("oid", "opcname", "opcdefault:b", "opcmethod:i", "opcnamespace:i",
+                                           "opcintype:i", "opcfamily:i", "opckeytype:i"),
     ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace", "collowner:i", "collprovider",
                                              "collisdeterministic:b", "collencoding:i", "collcollate", "collctype",
                                              "colliculocale"),

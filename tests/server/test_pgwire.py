@@ -206,9 +206,28 @@ def test_sqlalchemy_reflects_tables(setup):
         assert [(c["name"], type(c["type"]).__name__, c["nullable"]) for c in cols] == [
             ("id", "INTEGER", False), ("name", "VARCHAR", True), ("price", "DOUBLE_PRECISION", True),
             ("ok", "BOOLEAN", True)]
-        assert inspector.get_pk_constraint("items")["constrained_columns"] == ["id"]
+        pk = inspector.get_pk_constraint("items")
+        assert pk["constrained_columns"] == ["id"] and pk["dialect_options"].get("postgresql_include", []) == []
+        assert inspector.get_indexes("items") == [] and inspector.get_foreign_keys("items") == []
         with engine.connect() as conn:
             assert conn.execute(sqlalchemy.text("select name from items where id = :id"), {"id": 1}).scalar() == "apple"
+            # Table reflection (current_setting of a bound parameter, pg_tablespace, pg_opclass)
+            table = sqlalchemy.Table("items", sqlalchemy.MetaData(), autoload_with=conn)
+            assert [c.name for c in table.columns] == ["id", "name", "price", "ok"]
+    finally:
+        engine.dispose()
+
+
+def test_pandas_to_sql_and_read_sql_table(setup):
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    pd = pytest.importorskip("pandas")
+    engine = sqlalchemy.create_engine(f"postgresql+psycopg://root@127.0.0.1:{setup}/dev")
+    try:
+        pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_sql("from_pandas", engine, index=False, if_exists="replace")
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("flush"))
+            back = pd.read_sql_table("from_pandas", conn)
+        assert back.sort_values("a").to_dict("list") == {"a": [1, 2], "b": ["x", "y"]}
     finally:
         engine.dispose()
 
