@@ -11,6 +11,8 @@ class Column:
     name: str
     type: str
     hidden: bool = False
+    not_null: bool = False  # declared NOT NULL, or a column of a primary key the user gave
+    default: str = ""  # the DEFAULT expression, or a generated column's "generated always as (...) stored"
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,19 @@ def snapshot(session) -> tuple[Relation, ...]:
     rels = []
     for rid in sorted(cat.relations):
         r = cat.relations[rid]
-        cols = tuple(Column(c.name, str(c.type), bool(getattr(c, "hidden", False))) for c in r.columns)
+        keys = set(getattr(r, "pk", [])) if getattr(r, "user_pk", False) else set()
+        cols = tuple(Column(c.name, str(c.type), bool(getattr(c, "hidden", False)),
+                            bool(getattr(c, "not_null", False)) or i in keys, _default_text(c))
+                     for i, c in enumerate(r.columns))
         pk = tuple(r.columns[k].name for k in getattr(r, "pk", []) if k < len(r.columns))
         rels.append(Relation(rid, r.name, r.kind, cols, pk, getattr(r, "definition", "") or ""))
     return tuple(rels)
+
+
+def _default_text(column) -> str:
+    """psql's Default column: the DEFAULT expression, or how a generated column is computed."""
+    generated = getattr(column, "generated", None)
+    if generated:
+        return f"generated always as ({generated}) stored"
+    default = getattr(column, "default", None)
+    return "" if default is None else str(default)

@@ -339,8 +339,10 @@ def _describe(shell, name: str, plus: bool) -> None:
         shell.err.write(f'Did not find any relation named "{name}".\n')
         return
     for r in matches:
-        columns = ["Column", "Type"] + (["Hidden"] if plus else [])
-        rows = [[c.name, c.type] + (["true" if c.hidden else "false"] if plus else [])
+        # psql's columns (no collations here), and with + whether rw hides the column
+        columns = ["Column", "Type", "Collation", "Nullable", "Default"] + (["Hidden"] if plus else [])
+        rows = [[c.name, c.type, "", "not null" if c.not_null else "", c.default]
+                + (["true" if c.hidden else "false"] if plus else [])
                 for c in r.columns if plus or not c.hidden]
         footer = []
         if r.pk and (plus or not all(c.hidden for c in r.columns if c.name in r.pk)):

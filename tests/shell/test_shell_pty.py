@@ -90,7 +90,8 @@ def test_describe_expanded_timing(rw):
     t.wait_for("FLUSH")
     t.type("\\d t\r")
     screen = t.wait_for("Primary key: v1")
-    assert ' Column |       Type\n--------+-------------------\n v1     | integer\n v2     | character varying' in screen
+    assert " Column |       Type        | Collation | Nullable | Default\n" in screen
+    assert " v1     | integer           |           | not null |\n v2     | character varying |           |          |" in screen
     t.type("\\x\r")
     t.wait_for("Expanded display is on.")
     t.type("select * from t;\r")

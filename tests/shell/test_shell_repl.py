@@ -206,15 +206,15 @@ def test_describe_commands(real):
     out.truncate(0), out.seek(0)
     sh.handle("\\d orders")
     assert out.getvalue() == (
-        'Table "public.orders"\n'
-        " Column |  Type   \n"
-        "--------+---------\n"
-        " id     | integer\n"
-        " amount | integer\n"
+        '               Table "public.orders"\n'
+        " Column |  Type   | Collation | Nullable | Default \n"
+        "--------+---------+-----------+----------+---------\n"
+        " id     | integer |           | not null | \n"
+        " amount | integer |           |          | \n"
         "Primary key: id\n\n")
     out.truncate(0), out.seek(0)
     sh.handle("\\d+ items")
-    assert re.search(r"_row_id +\| \w+ +\| true", out.getvalue())
+    assert re.search(r"_row_id +\| \w+ +\| +\| +\| +\| true", out.getvalue())
     out.truncate(0), out.seek(0)
     sh.handle("\\d+ totals")
     assert 'Materialized view "public.totals"' in out.getvalue()
