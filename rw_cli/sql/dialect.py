@@ -751,8 +751,9 @@ class RwDialect(RisingWave):
 
 
 _APPEND_ONLY = lazy_regex(r"\)\s*append\s+only\b", re.IGNORECASE)
+# `IGNORE` is the older spelling of `DO NOTHING` (RisingWave v1.9 - v2.0 still parse it)
 _ON_CONFLICT = lazy_regex(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
-                          r"do\s+update\s+if\s+not\s+null|overwrite)\b"
+                          r"do\s+update\s+if\s+not\s+null|overwrite|ignore)\b"
                           r"(?:\s*with\s+version\s+column\s*\(([^)]*)\))?", re.IGNORECASE)
 # SET name TO a, b (a list value, search_path's): sqlglot reads one value only
 _SET_LIST = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
@@ -984,7 +985,8 @@ def _table_clauses(text: str) -> tuple[str, dict]:
     if head.startswith("create table"):
         m = _ON_CONFLICT.search(text)
         if m:
-            flags["on_conflict"] = " ".join(m.group(2).lower().split())
+            action = " ".join(m.group(2).lower().split())
+            flags["on_conflict"] = "do nothing" if action == "ignore" else action
             if m.group(3) is not None:  # WITH VERSION COLUMN (a, b): names fold as identifiers do
                 flags["version_columns"] = [_fold_name(n.strip()) for n in m.group(3).split(",") if n.strip()]
             text = text[: m.start() + 1] + (m.group(1) or "") + " " * (m.end() - m.start() - 1 - len(m.group(1) or "")) \
