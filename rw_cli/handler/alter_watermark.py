@@ -37,7 +37,7 @@ def handle(session, spec: dict) -> Result:
     rel.watermark = new
     try:
         compiled = watermark_expr(rel)
-        _check_type(rel, compiled[0], compiled[1])
+        check_type(rel, compiled[0], compiled[1])
     except BaseException:
         rel.watermark = old
         raise
@@ -48,8 +48,9 @@ def handle(session, spec: dict) -> Result:
     return Result("ALTER_TABLE")
 
 
-def _check_type(rel, expr: str, column_type) -> None:
-    """The expression must have the column's type (RisingWave's check)."""
+def check_type(rel, expr: str, column_type) -> None:
+    """The expression must have the column's type (RisingWave's check, made when the
+    watermark is bound: CREATE TABLE makes it before any other check of the watermark)."""
     from rw_cli.common.types import DataType
     from rw_cli.engine import duck
     from rw_cli.stream.builder import relation_schema
@@ -63,4 +64,5 @@ def _check_type(rel, expr: str, column_type) -> None:
     got = DataType.from_field(result.schema.field(0))
     if got != column_type:
         raise BindError("The return value type of the watermark expression must be identical to the "
-                        f"watermark column data type. Current data type of watermark return value: {got.name}")
+                        f"watermark column data type. Current data type of watermark return value: `{got.name}`, "
+                        f"column `{column_type.name}`")
