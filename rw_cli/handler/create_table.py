@@ -140,11 +140,10 @@ def handle(session, tree: exp.Create) -> Result:
 def _check_watermark_type(name: str, columns: list[ColumnCatalog], pk: list[int], watermark: list) -> None:
     """The watermark expression must return its column's type: RisingWave binds it (and
     checks that) before it looks at anything else of the watermark, such as append-only."""
-    from rw_cli.handler.alter_watermark import check_type
-    from rw_cli.sql.stored_exprs import watermark_expr
+    from rw_cli.sql.stored_exprs import check_watermark_type, watermark_expr
 
     probe = RelationCatalog(0, name, TABLE, columns, pk, watermark=watermark)
-    check_type(probe, *watermark_expr(probe))
+    check_watermark_type(probe, *watermark_expr(probe))
 
 
 def _check_retention(session, tree: exp.Create, append_only: bool) -> None:
