@@ -44,8 +44,36 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
 
             tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {}, catalog)
             tree = row_id_casts(range_rows(date_trunc_unit_columns(tree)))
-            return name_ordinality(scalar_function_sources(expand_jsonb_table_functions(tree)))
+            return name_ordinality(scalar_function_sources(unnest_of_set(expand_jsonb_table_functions(tree))))
     raise BindError("views nested too deeply (or recursive)")
+
+
+def unnest_of_set(tree: exp.Expression) -> exp.Expression:
+    """`unnest(f(...))` where f is itself a set of arrays (`unnest(regexp_matches(s, p, 'g'))`,
+    the tags of a text; `unnest(unnest(a))`): each of f's arrays unnested in turn, in order,
+    which is one unnest of f's list flattened (the inner set no longer keeps its arrays as
+    rows). PostgreSQL and RisingWave evaluate the inner set in a project-set below the outer;
+    DuckDB refuses an unnest inside an unnest."""
+    from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
+
+    for outer in nodes(tree, exp.Explode, exp.Unnest):
+        inner = _unnest_argument(outer)
+        if inner is None or not isinstance(inner, (exp.Explode, exp.Unnest)) or _unnest_argument(inner) is None:
+            continue
+        flat = inner.copy()
+        if flat.meta.get(ROWS_ARE_ARRAYS):  # its list holds the arrays: flattened once, its rows are their elements
+            flat.set("this", exp.Anonymous(this="flatten", expressions=[flat.this]))
+        outer.replace(flat)
+    return tree
+
+
+def _unnest_argument(node: exp.Expression) -> exp.Expression | None:
+    """The one list an unnest in the select list reads (None for unnest in FROM or of several)."""
+    if isinstance(node, exp.Explode) and type(node) is exp.Explode:
+        return node.this
+    if isinstance(node, exp.Unnest) and len(node.expressions) == 1 and not isinstance(node.parent, (exp.From, exp.Join)):
+        return node.expressions[0]
+    return None
 
 
 def name_ordinality(tree: exp.Expression) -> exp.Expression:
