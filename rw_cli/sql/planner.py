@@ -100,6 +100,7 @@ def _name_unnest_columns(tree: exp.Expression) -> None:
             alias.set("columns", [exp.to_identifier(alias.name)])
 
 
+
 def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
     return {r.name: {c.name: sqlglot_type(c.type) for c in (r.visible_columns if visible_only else r.columns)}
             for r in rels}
@@ -164,6 +165,12 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
         name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
         if name in ("tumble", "hop") or is_table_function(fn):
             continue  # time windows over a relation, jsonb_each and its kin: rw_cli.sql.expand
+        if _lateral_srf(table) is not None and isinstance(table.parent, exp.Join):
+            # `FROM t, generate_series(1, t.n)`, `FROM t, regexp_matches(t.s, p) m`: a set per
+            # row of the items before it (an unnest of the set's list, as the binder reads it)
+            if isinstance(fn, exp.Explode):
+                table.replace(_explode_as_unnest(fn, table.args.get("alias")))
+            continue
         if isinstance(fn, exp.ExplodingGenerateSeries):
             name = "generate_series"
         if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) in (2, 3):
@@ -179,6 +186,16 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
                 and len(unnest.expressions) == 1 and unnest.expressions[0].find(exp.Column) is None:
             unnest.replace(_unnest_source(unnest))
     return query
+
+
+def _explode_as_unnest(fn: exp.Explode, alias: exp.TableAlias | None) -> exp.Unnest:
+    """A set function of a row in FROM (regexp_matches, string_to_table) as the unnest of its
+    list, under the item's alias (a function of one column: the alias names the column too)."""
+    unnest = exp.Unnest(expressions=[fn.this.copy()])
+    unnest.meta.update(fn.meta)  # regexp_matches: its rows are the arrays, not to be flattened
+    if alias is not None:
+        unnest.set("alias", alias.copy())
+    return unnest
 
 
 def _unnest_source(unnest: exp.Unnest) -> exp.Subquery:
@@ -254,7 +271,7 @@ def _srf_nodes(e: exp.Expression) -> list[exp.Expression]:
 def _srf_list(srf: exp.Expression) -> exp.Expression:
     """The list a set-returning function's rows are the elements of (generate_series as a
     list, unnest's array)."""
-    if isinstance(srf, exp.ExplodingGenerateSeries):
+    if isinstance(srf, (exp.ExplodingGenerateSeries, exp.GenerateSeries)):
         args = [srf.args.get(k) for k in ("start", "end", "step") if srf.args.get(k) is not None]
         return exp.Anonymous(this="generate_series", expressions=[a.copy() for a in args])
     inner = srf.this if not isinstance(srf, exp.Unnest) else srf.expressions[0]
@@ -271,7 +288,12 @@ def _flattened(list_expr: exp.Expression, element: DataType) -> tuple[exp.Expres
 
 
 def _lateral_srf(src: exp.Expression) -> exp.Expression | None:
-    """The set-returning function of a join item `LATERAL f(...)` or `unnest(...)`, if it is one."""
+    """The set-returning function of a join item `LATERAL f(...)` or `unnest(...)`, if it is
+    one; also `f(...)` without LATERAL that reads a column (`generate_series(1, t.n)`,
+    `regexp_matches(t.s, p)`: PostgreSQL makes a function in FROM lateral by itself)."""
+    if isinstance(src, exp.Table) and isinstance(src.this, (exp.Explode, exp.ExplodingGenerateSeries,
+                                                            exp.GenerateSeries)):
+        return src.this if src.this.find(exp.Column) is not None else None
     fn = src.this if isinstance(src, exp.Lateral) else src
     return fn if isinstance(fn, (exp.Unnest, exp.Explode, exp.ExplodingGenerateSeries)) else None
 
@@ -980,7 +1002,8 @@ class StreamPlanner:
         for join in joins:
             series = join.this
             if isinstance(series, exp.Table) and isinstance(series.this, (exp.ExplodingGenerateSeries,
-                                                                           exp.GenerateSeries)):
+                                                                           exp.GenerateSeries)) \
+                    and _lateral_srf(series) is None:
                 node, scope = self.project_set(node, scope, series, join)
                 continue
             if _lateral_srf(series) is not None:
