@@ -44,7 +44,8 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
 
             tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {}, catalog)
             tree = row_id_casts(range_rows(date_trunc_unit_columns(tree)))
-            return name_ordinality(scalar_function_sources(unnest_of_set(expand_jsonb_table_functions(tree))))
+            tree = nested_sets_lateral(unnest_of_set(expand_jsonb_table_functions(tree)))
+            return name_ordinality(scalar_function_sources(tree))
     raise BindError("views nested too deeply (or recursive)")
 
 
@@ -65,6 +66,69 @@ def unnest_of_set(tree: exp.Expression) -> exp.Expression:
             flat.set("this", exp.Anonymous(this="flatten", expressions=[flat.this]))
         outer.replace(flat)
     return tree
+
+
+def nested_sets_lateral(tree: exp.Expression) -> exp.Expression:
+    """A set-returning function whose argument is another (`generate_series(1, unnest(a))`):
+    PostgreSQL evaluates the inner set in a project-set below the outer one, each of its
+    rows then feeding the outer. That is the inner set as a lateral FROM item after the
+    query's own (`FROM t, unnest(t.a) AS __set0(__set0)`) that the select list reads, which
+    batch queries and materialized views both plan (DuckDB refuses nested unnests). Only in
+    a SELECT without aggregation or window functions, whose sets come after them; and when
+    every set of its select list is the inner one or reads it (other sets at the outer level
+    would be zipped with the outer, not the inner, rows)."""
+    for select in nodes(tree, exp.Select):
+        items = select.expressions
+        srfs = [n for e in items for n in e.walk() if _select_set(n)]
+        inner = {n.sql(): n for n in srfs if any(_select_set(a) for a in _set_args(n))}
+        if not inner:
+            continue
+        leaves = {}
+        for outer in inner.values():
+            for a in _set_args(outer):
+                if _select_set(a) and not any(_select_set(x) for x in _set_args(a)):
+                    leaves.setdefault(a.sql(), a)
+        if len(leaves) != 1 or select.args.get("group") or select.args.get("having") \
+                or any(n.find(exp.AggFunc, exp.Window) for n in items):
+            continue
+        key, leaf = next(iter(leaves.items()))
+        if not all(n.sql() == key or any(_select_set(a) and a.sql() == key for a in _set_args(n)) for n in srfs):
+            continue
+        name = f"__set{sum(1 for _ in select.find_all(exp.Select))}"
+        alias = exp.TableAlias(this=exp.to_identifier(name), columns=[exp.to_identifier(name)])
+        source = _set_as_source(leaf, alias)
+        if _from_item_count(select) == 0:
+            select.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=source))
+        else:
+            select.append("joins", exp.Join(this=source))
+        ref = exp.column(name, table=name)
+        select.set("expressions", [item.transform(lambda n: ref.copy() if _select_set(n) and n.sql() == key else n)
+                                   for item in items])
+    return tree
+
+
+def _select_set(node: exp.Expression) -> bool:
+    """A set-returning function in the select list (an unnest of one list, or a series)."""
+    return isinstance(node, exp.ExplodingGenerateSeries) or _unnest_argument(node) is not None
+
+
+def _set_args(node: exp.Expression) -> list[exp.Expression]:
+    """The nodes inside a set function's arguments."""
+    return [n for n in node.walk() if n is not node]
+
+
+def _from_item_count(select: exp.Select) -> int:
+    from_ = select.args.get("from") or select.args.get("from_")
+    return 0 if from_ is None else 1 + len(select.args.get("joins") or [])
+
+
+def _set_as_source(srf: exp.Expression, alias: exp.TableAlias) -> exp.Expression:
+    """A select-list set function as a FROM item of one column (named by `alias`)."""
+    if isinstance(srf, exp.ExplodingGenerateSeries):
+        return exp.Table(this=srf.copy(), alias=alias)
+    unnest = exp.Unnest(expressions=[_unnest_argument(srf).copy()], alias=alias)
+    unnest.meta.update(srf.meta)  # regexp_matches: its rows are arrays, not to be flattened
+    return unnest
 
 
 def _unnest_argument(node: exp.Expression) -> exp.Expression | None:
