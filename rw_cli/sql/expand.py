@@ -79,7 +79,7 @@ def nested_sets_lateral(tree: exp.Expression) -> exp.Expression:
     would be zipped with the outer, not the inner, rows)."""
     for select in nodes(tree, exp.Select):
         items = select.expressions
-        srfs = [n for e in items for n in e.walk() if _select_set(n)]
+        srfs = [n for e in items for n in _same_query(e) if _select_set(n)]
         inner = {n.sql(): n for n in srfs if any(_select_set(a) for a in _set_args(n))}
         if not inner:
             continue
@@ -102,7 +102,8 @@ def nested_sets_lateral(tree: exp.Expression) -> exp.Expression:
         else:
             select.append("joins", exp.Join(this=source))
         ref = exp.column(name, table=name)
-        select.set("expressions", [item.transform(lambda n: ref.copy() if _select_set(n) and n.sql() == key else n)
+        replaced = {id(n) for e in items for n in _same_query(e) if _select_set(n) and n.sql() == key}
+        select.set("expressions", [item.transform(lambda n: ref.copy() if id(n) in replaced else n, copy=False)
                                    for item in items])
     return tree
 
@@ -113,8 +114,13 @@ def _select_set(node: exp.Expression) -> bool:
 
 
 def _set_args(node: exp.Expression) -> list[exp.Expression]:
-    """The nodes inside a set function's arguments."""
-    return [n for n in node.walk() if n is not node]
+    """The nodes inside a set function's arguments (of its query: not inside a subquery)."""
+    return [n for n in _same_query(node) if n is not node]
+
+
+def _same_query(node: exp.Expression) -> list[exp.Expression]:
+    """`node` and the nodes under it outside any subquery (whose sets are its own)."""
+    return list(node.walk(prune=lambda n: n is not node and isinstance(n, (exp.Select, exp.Subquery, exp.Union))))
 
 
 def _from_item_count(select: exp.Select) -> int:
