@@ -98,6 +98,12 @@ def _name_unnest_columns(tree: exp.Expression) -> None:
         if len(u.expressions) == 1 and alias is not None and alias.this is not None and not alias.columns \
                 and not u.args.get("offset"):
             alias.set("columns", [exp.to_identifier(alias.name)])
+    # `LEFT JOIN LATERAL generate_series(1, t.n) g ON TRUE`: likewise
+    for lat in tree.find_all(exp.Lateral):
+        alias = lat.args.get("alias")
+        if isinstance(lat.this, (exp.ExplodingGenerateSeries, exp.Explode)) and alias is not None \
+                and alias.this is not None and not alias.columns and not lat.args.get("ordinality"):
+            alias.set("columns", [exp.to_identifier(alias.name)])
 
 
 
@@ -168,8 +174,7 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
         if _lateral_srf(table) is not None and isinstance(table.parent, exp.Join):
             # `FROM t, generate_series(1, t.n)`, `FROM t, regexp_matches(t.s, p) m`: a set per
             # row of the items before it (an unnest of the set's list, as the binder reads it)
-            if isinstance(fn, exp.Explode):
-                table.replace(_explode_as_unnest(fn, table.args.get("alias")))
+            table.replace(_set_as_unnest(fn, table.args.get("alias"), bool(table.args.get("ordinality"))))
             continue
         if isinstance(fn, exp.ExplodingGenerateSeries):
             name = "generate_series"
@@ -188,13 +193,21 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
     return query
 
 
-def _explode_as_unnest(fn: exp.Explode, alias: exp.TableAlias | None) -> exp.Unnest:
-    """A set function of a row in FROM (regexp_matches, string_to_table) as the unnest of its
-    list, under the item's alias (a function of one column: the alias names the column too)."""
-    unnest = exp.Unnest(expressions=[fn.this.copy()])
+def _set_as_unnest(fn: exp.Expression, alias: exp.TableAlias | None, ordinality: bool) -> exp.Unnest:
+    """A set function of a row in FROM (generate_series over its columns, regexp_matches,
+    string_to_table) as the unnest of its list, under the item's alias (a function of one
+    column: the alias names the column too), WITH ORDINALITY as unnest's. The binder then
+    qualifies the columns its arguments read, as it does an unnest's."""
+    unnest = exp.Unnest(expressions=[_srf_list(fn)])
     unnest.meta.update(fn.meta)  # regexp_matches: its rows are the arrays, not to be flattened
+    alias = alias.copy() if alias is not None else None
+    if ordinality:
+        cols = list(alias.columns) if alias is not None else []
+        unnest.set("offset", cols[1].copy() if len(cols) > 1 else exp.to_identifier("ordinality"))
+        if alias is not None and len(cols) > 1:
+            alias.set("columns", [cols[0]])
     if alias is not None:
-        unnest.set("alias", alias.copy())
+        unnest.set("alias", alias)
     return unnest
 
 
