@@ -157,7 +157,25 @@ def name_ordinality(tree: exp.Expression) -> exp.Expression:
         value = alias.name if alias is not None and alias.name else "unnest"
         u.set("alias", exp.TableAlias(this=exp.to_identifier(value), columns=[exp.to_identifier(value)]))
         u.set("offset", exp.to_identifier("ordinality"))
+    for t in nodes(tree, exp.Table):
+        _name_set_function_column(t)
     return tree
+
+
+def _name_set_function_column(t: exp.Table) -> None:
+    """`FROM regexp_matches(s, p) [m] [WITH ORDINALITY]` (and string_to_table,
+    regexp_split_to_table: the unnest of a list in disguise): one column, named by the table
+    alias, else after the function as written, as PostgreSQL names it (then `ordinality`)."""
+    from rw_cli.sql.dialect import WRITTEN_NAME
+
+    if not isinstance(t.this, exp.Explode) or type(t.this) is not exp.Explode:
+        return
+    alias = t.args.get("alias")
+    if alias is not None and alias.columns:
+        return
+    name = alias.name if alias is not None and alias.name else (t.this.meta.get(WRITTEN_NAME) or "unnest")
+    columns = [exp.to_identifier(name)] + ([exp.to_identifier("ordinality")] if t.args.get("ordinality") else [])
+    t.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=columns))
 
 
 # PostgreSQL's set-returning functions (some are scalar functions of other meanings in DuckDB)

@@ -198,9 +198,15 @@ def _set_as_unnest(fn: exp.Expression, alias: exp.TableAlias | None, ordinality:
     string_to_table) as the unnest of its list, under the item's alias (a function of one
     column: the alias names the column too), WITH ORDINALITY as unnest's. The binder then
     qualifies the columns its arguments read, as it does an unnest's."""
+    from rw_cli.sql.dialect import WRITTEN_NAME
+
     unnest = exp.Unnest(expressions=[_srf_list(fn)])
     unnest.meta.update(fn.meta)  # regexp_matches: its rows are the arrays, not to be flattened
-    alias = alias.copy() if alias is not None else None
+    # its column: named by the alias, else after the function as written (PostgreSQL's names)
+    written = fn.meta.get(WRITTEN_NAME) or ("unnest" if isinstance(fn, exp.Explode) else "generate_series")
+    alias = alias.copy() if alias is not None else exp.TableAlias(this=exp.to_identifier(written))
+    if not alias.columns:
+        alias.set("columns", [exp.to_identifier(alias.name or written)])
     if ordinality:
         cols = list(alias.columns) if alias is not None else []
         unnest.set("offset", cols[1].copy() if len(cols) > 1 else exp.to_identifier("ordinality"))
