@@ -1,7 +1,9 @@
 """Rewrites that batch binding and stream planning share, before either qualifies a query:
 views become subqueries (recursively), RisingWave's time-window table functions
 `tumble(t, col, size [, offset])` and `hop(t, col, slide, size [, offset])` become subqueries
-over `t`, SQL functions are inlined, and `CORRESPONDING` set operations are resolved by name.
+over `t`, SQL functions are inlined, `CORRESPONDING` set operations are resolved by name,
+and set-returning functions nested in others (`unnest(regexp_matches(...))`,
+`generate_series(1, unnest(a))`) are taken apart as PostgreSQL's stacked project-sets.
 """
 from __future__ import annotations
 
