@@ -90,10 +90,11 @@ class MaterializeExecutor(Executor):
         self.table.commit(epoch.prev)
         return []
 
-    def _last_per_key(self, data: pa.Table) -> np.ndarray:
-        """The position of each key's last row in `data`, in order: every position when the
-        keys are unique (a load of new rows), else by Arrow's hash aggregation where it
-        groups as DuckDB does (keys of plain types), else by DuckDB."""
+    def _last_per_key(self, data: pa.Table, first: bool = False) -> np.ndarray:
+        """The position of each key's last row (`first`: first row) in `data`, in order: every
+        position when the keys are unique (a load of new rows), else by Arrow's hash
+        aggregation where it groups as DuckDB does (keys of plain types), else by DuckDB."""
+        agg = "min" if first else "max"
         n = data.num_rows
         names = [data.column_names[k] for k in self.stream_key]
         plain = all(_plain_key(data.schema.field(k).type) for k in self.stream_key)
@@ -102,11 +103,11 @@ class MaterializeExecutor(Executor):
         if plain:
             t = pa.Table.from_arrays([data.column(k) for k in self.stream_key] + [pa.array(np.arange(n))],
                                      names=[f"k{j}" for j in range(len(names))] + ["__pos"])
-            g = t.group_by([f"k{j}" for j in range(len(names))], use_threads=False).aggregate([("__pos", "max")])
-            return np.sort(g.column("__pos_max").to_numpy())
+            g = t.group_by([f"k{j}" for j in range(len(names))], use_threads=False).aggregate([("__pos", agg)])
+            return np.sort(g.column(f"__pos_{agg}").to_numpy())
         keys = ", ".join(f"_{k}" for k in self.stream_key)
         pos = data.append_column("__pos", pa.array(np.arange(n)))
-        last = duck.query(f"SELECT max(__pos) AS p FROM t GROUP BY {keys} ORDER BY p", {"t": pos})
+        last = duck.query(f"SELECT {agg}(__pos) AS p FROM t GROUP BY {keys} ORDER BY p", {"t": pos})
         return last.column("p").to_numpy()
 
     def _resolve_upserts(self, chunk: StreamChunk) -> StreamChunk:
@@ -139,7 +140,8 @@ class MaterializeExecutor(Executor):
     def _resolve_conflicts_keyed(self, chunk: StreamChunk) -> tuple[StreamChunk, pa.Array | None]:
         """`_resolve_conflicts`, and the resulting rows' store keys when they are the rows
         looked up (all new: the keys made for the lookup serve the write too)."""
-        last = self._last_per_key(chunk.data)
+        # DO NOTHING keeps a key's first insert (a later one conflicts with it), the others its last
+        last = self._last_per_key(chunk.data, first=self.conflict == "do nothing")
         data = chunk.data if len(last) == chunk.data.num_rows else chunk.data.take(pa.array(last))
         pk = [data.column(k) for k in self.stream_key]
         keys = self.table.pk_keys(pk) if hasattr(self.table, "pk_keys") else None

@@ -17,7 +17,7 @@ from rw_cli.result import Result
 
 def handle(session, spec: dict) -> Result:
     from rw_cli.handler.access import find_relation
-    from rw_cli.sql.stored_exprs import watermark_expr
+    from rw_cli.sql.stored_exprs import check_watermark_type, watermark_expr
 
     rel = find_relation(session.catalog, spec["table"], TABLE)
     column = spec["column"]
@@ -37,7 +37,7 @@ def handle(session, spec: dict) -> Result:
     rel.watermark = new
     try:
         compiled = watermark_expr(rel)
-        _check_type(rel, compiled[0], compiled[1])
+        check_watermark_type(rel, *compiled)
     except BaseException:
         rel.watermark = old
         raise
@@ -46,21 +46,3 @@ def handle(session, spec: dict) -> Result:
         tracker.expr, tracker.expr_type = compiled
     session.barrier()  # the catalog is durable when the statement returns
     return Result("ALTER_TABLE")
-
-
-def _check_type(rel, expr: str, column_type) -> None:
-    """The expression must have the column's type (RisingWave's check)."""
-    from rw_cli.common.types import DataType
-    from rw_cli.engine import duck
-    from rw_cli.stream.builder import relation_schema
-
-    empty = relation_schema(rel).empty_table()
-    empty = empty.rename_columns([f"_{i}" for i in range(empty.num_columns)])
-    try:
-        result = duck.query(f"SELECT {expr} AS w FROM t", {"t": empty})
-    except Exception as e:  # noqa: BLE001 - DuckDB's binder says what is wrong with it
-        raise BindError(f"invalid watermark expression: {e}") from None
-    got = DataType.from_field(result.schema.field(0))
-    if got != column_type:
-        raise BindError("The return value type of the watermark expression must be identical to the "
-                        f"watermark column data type. Current data type of watermark return value: {got.name}")

@@ -92,10 +92,14 @@ def handle_source(session, tree: exp.Create, sql: str) -> Result:
                           definition=sql, append_only=True, connector=spec, watermark=watermark,
                           parallelism_config=session.settings.job_parallelism(SOURCE),
                           rate_limits=limits_at_create(session.settings, SOURCE))
-    from rw_cli.sql.stored_exprs import generated_exprs
+    from rw_cli.sql.stored_exprs import check_watermark_type, generated_exprs, watermark_expr
     from rw_cli.stream.source_job import source_job
 
     exprs = generated_exprs(rel)  # binds the expressions now: errors are the CREATE's
+    if watermark is not None:  # the watermark is bound too: its column, and its expression's type
+        if watermark[0] not in [c.name for c in columns]:
+            raise BindError(f'column "{watermark[0]}" named in WATERMARK FOR does not exist')
+        check_watermark_type(rel, *watermark_expr(rel))
     rel.state_table_ids.append(session.catalog.alloc_id())
     session.catalog.add(rel)
     session.runtime.add_job(source_job(session.store, rel, exprs))

@@ -113,10 +113,11 @@ def handle(session, tree: exp.Create) -> Result:
     append_only = bool(tree.args.get("append_only"))
     _check_retention(session, tree, append_only)
     if watermark is not None:
-        if not append_only and len(watermark) < 3:  # a TTL watermark's table may change its rows
-            raise BindError("Defining watermarks on table requires the table to be append only.")
         if watermark[0] not in names:
             raise BindError(f'column "{watermark[0]}" named in WATERMARK FOR does not exist')
+        _check_watermark_type(name, columns, pk, watermark)
+        if not append_only and len(watermark) < 3:  # a TTL watermark's table may change its rows
+            raise BindError("Defining watermarks on table requires the table to be append only.")
     on_conflict = tree.args.get("on_conflict")
     if on_conflict and not user_pk:
         raise BindError("ON CONFLICT needs a table with a primary key")
@@ -134,6 +135,15 @@ def handle(session, tree: exp.Create) -> Result:
                           version_columns=version_columns)
     add_table(session, rel)
     return Result("CREATE_TABLE")
+
+
+def _check_watermark_type(name: str, columns: list[ColumnCatalog], pk: list[int], watermark: list) -> None:
+    """The watermark expression must return its column's type: RisingWave binds it (and
+    checks that) before it looks at anything else of the watermark, such as append-only."""
+    from rw_cli.sql.stored_exprs import check_watermark_type, watermark_expr
+
+    probe = RelationCatalog(0, name, TABLE, columns, pk, watermark=watermark)
+    check_watermark_type(probe, *watermark_expr(probe))
 
 
 def _check_retention(session, tree: exp.Create, append_only: bool) -> None:

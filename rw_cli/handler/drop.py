@@ -50,7 +50,6 @@ def handle(session, tree: exp.Drop) -> Result:
         blocking = [d for d in victims[:-1] if d.kind not in _GO_ALONG and not cascade]
         if blocking:
             raise in_use(session.catalog, rel, want, blocking[0])
-        check_sinks_into_kept_tables(victims, named=rel.id)
         for victim in victims:
             drop_relation(session, victim)
     session.barrier()
@@ -95,8 +94,10 @@ def in_use(catalog, rel, want: str, first) -> CatalogError:
 
 
 def check_sinks_into_kept_tables(victims: list, named: int | None = None) -> None:
-    """A CASCADE does not drop a sink into a table it keeps (RisingWave refuses: the table's
-    job would change under it); the sink must be dropped by name, or its table with it.
+    """DROP SCHEMA ... CASCADE does not drop a sink into a table it keeps (RisingWave refuses:
+    the table's job would change under it); the sink must be dropped by name, or its table
+    with it. (DROP TABLE ... CASCADE of a sink's source drops the sink, and the table it
+    wrote into keeps its rows: RisingWave's cascade_drop and sink_into_table_ignore_delete.)
     `named`: the id of the relation the DROP names (a sink dropped by name is no cascade)."""
     ids = {v.id for v in victims}
     for v in victims:

@@ -402,6 +402,26 @@ def _regexp_matches(args: list) -> exp.Expression:
     return rows
 
 
+def _split_to_table(name: str, to_array):
+    """regexp_split_to_table / string_to_table (PostgreSQL): the unnested array that their
+    `_to_array` twin makes, so that a batch query and a materialized view's planner both see
+    a set-returning function (unnest) rather than a name only DuckDB knows in part."""
+    def build(args: list) -> exp.Expression:
+        arr = to_array(args)
+        return exp.Anonymous(this=name, expressions=args) if arr is None else exp.Explode(this=arr)
+    return build
+
+
+def _regexp_split_array(args: list) -> exp.Expression | None:
+    return exp.Anonymous(this="regexp_split_to_array", expressions=args) if len(args) in (2, 3) else None
+
+
+def _string_split_array(args: list) -> exp.Expression | None:
+    if len(args) not in (2, 3):
+        return None
+    return exp.StringToArray(this=args[0], expression=args[1], null=seq_get(args, 2))
+
+
 _LITERAL_TOKENS = frozenset((TokenType.NUMBER, TokenType.STRING))
 LITERAL_LIST_MIN = 16  # shorter IN lists go through the grammar: nothing to gain
 
@@ -552,7 +572,9 @@ class RwDialect(RisingWave):
                      # planner sees an aggregate in it as a SELECT's does
                      "EVERY": lambda args: exp.LogicalAnd(this=seq_get(args, 0)) if len(args) == 1
                      else exp.Anonymous(this="every", expressions=args),
-                     "DIV": _div}
+                     "DIV": _div,
+                     "REGEXP_SPLIT_TO_TABLE": _split_to_table("regexp_split_to_table", _regexp_split_array),
+                     "STRING_TO_TABLE": _split_to_table("string_to_table", _string_split_array)}
         # date_part is a function of its own (DatePart), not sqlglot's reading of it as extract
         FUNCTION_PARSERS = {k: v for k, v in RisingWave.Parser.FUNCTION_PARSERS.items() if k != "DATE_PART"}
         # PostgreSQL has no `x -> body` lambdas: `f(j -> 'k')` is jsonb's member operator
@@ -777,8 +799,9 @@ class RwDialect(RisingWave):
 
 
 _APPEND_ONLY = lazy_regex(r"\)\s*append\s+only\b", re.IGNORECASE)
+# `IGNORE` is the older spelling of `DO NOTHING` (RisingWave v1.9 - v2.0 still parse it)
 _ON_CONFLICT = lazy_regex(r"\)(\s*append\s+only)?\s*on\s+conflict\s+(do\s+nothing|do\s+update\s+full|"
-                          r"do\s+update\s+if\s+not\s+null|overwrite)\b"
+                          r"do\s+update\s+if\s+not\s+null|overwrite|ignore)\b"
                           r"(?:\s*with\s+version\s+column\s*\(([^)]*)\))?", re.IGNORECASE)
 # SET name TO a, b (a list value, search_path's): sqlglot reads one value only
 _SET_LIST = lazy_regex(r"^\s*set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_]*)\s*(?:to|=)\s*"
@@ -1010,7 +1033,8 @@ def _table_clauses(text: str) -> tuple[str, dict]:
     if head.startswith("create table"):
         m = _ON_CONFLICT.search(text)
         if m:
-            flags["on_conflict"] = " ".join(m.group(2).lower().split())
+            action = " ".join(m.group(2).lower().split())
+            flags["on_conflict"] = "do nothing" if action == "ignore" else action
             if m.group(3) is not None:  # WITH VERSION COLUMN (a, b): names fold as identifiers do
                 flags["version_columns"] = [_fold_name(n.strip()) for n in m.group(3).split(",") if n.strip()]
             text = text[: m.start() + 1] + (m.group(1) or "") + " " * (m.end() - m.start() - 1 - len(m.group(1) or "")) \

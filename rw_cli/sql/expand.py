@@ -1,7 +1,9 @@
 """Rewrites that batch binding and stream planning share, before either qualifies a query:
 views become subqueries (recursively), RisingWave's time-window table functions
 `tumble(t, col, size [, offset])` and `hop(t, col, slide, size [, offset])` become subqueries
-over `t`, SQL functions are inlined, and `CORRESPONDING` set operations are resolved by name.
+over `t`, SQL functions are inlined, `CORRESPONDING` set operations are resolved by name,
+and set-returning functions nested in others (`unnest(regexp_matches(...))`,
+`generate_series(1, unnest(a))`) are taken apart as PostgreSQL's stacked project-sets.
 """
 from __future__ import annotations
 
@@ -44,8 +46,106 @@ def expand(tree: exp.Expression, catalog: Catalog) -> exp.Expression:
 
             tree = inline_sql_functions(tree, getattr(catalog, "functions", None) or {}, catalog)
             tree = row_id_casts(range_rows(date_trunc_unit_columns(tree)))
-            return name_ordinality(scalar_function_sources(expand_jsonb_table_functions(tree)))
+            tree = nested_sets_lateral(unnest_of_set(expand_jsonb_table_functions(tree)))
+            return name_ordinality(scalar_function_sources(tree))
     raise BindError("views nested too deeply (or recursive)")
+
+
+def unnest_of_set(tree: exp.Expression) -> exp.Expression:
+    """`unnest(f(...))` where f is itself a set of arrays (`unnest(regexp_matches(s, p, 'g'))`,
+    the tags of a text; `unnest(unnest(a))`): each of f's arrays unnested in turn, in order,
+    which is one unnest of f's list flattened (the inner set no longer keeps its arrays as
+    rows). PostgreSQL and RisingWave evaluate the inner set in a project-set below the outer;
+    DuckDB refuses an unnest inside an unnest."""
+    from rw_cli.sql.dialect import ROWS_ARE_ARRAYS
+
+    for outer in nodes(tree, exp.Explode, exp.Unnest):
+        inner = _unnest_argument(outer)
+        if inner is None or not isinstance(inner, (exp.Explode, exp.Unnest)) or _unnest_argument(inner) is None:
+            continue
+        flat = inner.copy()
+        if flat.meta.get(ROWS_ARE_ARRAYS):  # its list holds the arrays: flattened once, its rows are their elements
+            flat.set("this", exp.Anonymous(this="flatten", expressions=[flat.this]))
+        outer.replace(flat)
+    return tree
+
+
+def nested_sets_lateral(tree: exp.Expression) -> exp.Expression:
+    """A set-returning function whose argument is another (`generate_series(1, unnest(a))`):
+    PostgreSQL evaluates the inner set in a project-set below the outer one, each of its
+    rows then feeding the outer. That is the inner set as a lateral FROM item after the
+    query's own (`FROM t, unnest(t.a) AS __set0(__set0)`) that the select list reads, which
+    batch queries and materialized views both plan (DuckDB refuses nested unnests). Only in
+    a SELECT without aggregation or window functions, whose sets come after them; and when
+    every set of its select list is the inner one or reads it (other sets at the outer level
+    would be zipped with the outer, not the inner, rows)."""
+    for select in nodes(tree, exp.Select):
+        items = select.expressions
+        srfs = [n for e in items for n in _same_query(e) if _select_set(n)]
+        inner = {n.sql(): n for n in srfs if any(_select_set(a) for a in _set_args(n))}
+        if not inner:
+            continue
+        leaves = {}
+        for outer in inner.values():
+            for a in _set_args(outer):
+                if _select_set(a) and not any(_select_set(x) for x in _set_args(a)):
+                    leaves.setdefault(a.sql(), a)
+        if len(leaves) != 1 or select.args.get("group") or select.args.get("having") \
+                or any(n.find(exp.AggFunc, exp.Window) for n in items):
+            continue
+        key, leaf = next(iter(leaves.items()))
+        if not all(n.sql() == key or any(_select_set(a) and a.sql() == key for a in _set_args(n)) for n in srfs):
+            continue
+        name = f"__set{sum(1 for _ in select.find_all(exp.Select))}"
+        alias = exp.TableAlias(this=exp.to_identifier(name), columns=[exp.to_identifier(name)])
+        source = _set_as_source(leaf, alias)
+        if _from_item_count(select) == 0:
+            select.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=source))
+        else:
+            select.append("joins", exp.Join(this=source))
+        ref = exp.column(name, table=name)
+        replaced = {id(n) for e in items for n in _same_query(e) if _select_set(n) and n.sql() == key}
+        select.set("expressions", [item.transform(lambda n: ref.copy() if id(n) in replaced else n, copy=False)
+                                   for item in items])
+    return tree
+
+
+def _select_set(node: exp.Expression) -> bool:
+    """A set-returning function in the select list (an unnest of one list, or a series)."""
+    return isinstance(node, exp.ExplodingGenerateSeries) or _unnest_argument(node) is not None
+
+
+def _set_args(node: exp.Expression) -> list[exp.Expression]:
+    """The nodes inside a set function's arguments (of its query: not inside a subquery)."""
+    return [n for n in _same_query(node) if n is not node]
+
+
+def _same_query(node: exp.Expression) -> list[exp.Expression]:
+    """`node` and the nodes under it outside any subquery (whose sets are its own)."""
+    return list(node.walk(prune=lambda n: n is not node and isinstance(n, (exp.Select, exp.Subquery, exp.Union))))
+
+
+def _from_item_count(select: exp.Select) -> int:
+    from_ = select.args.get("from") or select.args.get("from_")
+    return 0 if from_ is None else 1 + len(select.args.get("joins") or [])
+
+
+def _set_as_source(srf: exp.Expression, alias: exp.TableAlias) -> exp.Expression:
+    """A select-list set function as a FROM item of one column (named by `alias`)."""
+    if isinstance(srf, exp.ExplodingGenerateSeries):
+        return exp.Table(this=srf.copy(), alias=alias)
+    unnest = exp.Unnest(expressions=[_unnest_argument(srf).copy()], alias=alias)
+    unnest.meta.update(srf.meta)  # regexp_matches: its rows are arrays, not to be flattened
+    return unnest
+
+
+def _unnest_argument(node: exp.Expression) -> exp.Expression | None:
+    """The one list an unnest in the select list reads (None for unnest in FROM or of several)."""
+    if isinstance(node, exp.Explode) and type(node) is exp.Explode:
+        return node.this
+    if isinstance(node, exp.Unnest) and len(node.expressions) == 1 and not isinstance(node.parent, (exp.From, exp.Join)):
+        return node.expressions[0]
+    return None
 
 
 def name_ordinality(tree: exp.Expression) -> exp.Expression:
@@ -59,7 +159,25 @@ def name_ordinality(tree: exp.Expression) -> exp.Expression:
         value = alias.name if alias is not None and alias.name else "unnest"
         u.set("alias", exp.TableAlias(this=exp.to_identifier(value), columns=[exp.to_identifier(value)]))
         u.set("offset", exp.to_identifier("ordinality"))
+    for t in nodes(tree, exp.Table):
+        _name_set_function_column(t)
     return tree
+
+
+def _name_set_function_column(t: exp.Table) -> None:
+    """`FROM regexp_matches(s, p) [m] [WITH ORDINALITY]` (and string_to_table,
+    regexp_split_to_table: the unnest of a list in disguise): one column, named by the table
+    alias, else after the function as written, as PostgreSQL names it (then `ordinality`)."""
+    from rw_cli.sql.dialect import WRITTEN_NAME
+
+    if not isinstance(t.this, exp.Explode) or type(t.this) is not exp.Explode:
+        return
+    alias = t.args.get("alias")
+    if alias is not None and alias.columns:
+        return
+    name = alias.name if alias is not None and alias.name else (t.this.meta.get(WRITTEN_NAME) or "unnest")
+    columns = [exp.to_identifier(name)] + ([exp.to_identifier("ordinality")] if t.args.get("ordinality") else [])
+    t.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=columns))
 
 
 # PostgreSQL's set-returning functions (some are scalar functions of other meanings in DuckDB)

@@ -98,6 +98,13 @@ def _name_unnest_columns(tree: exp.Expression) -> None:
         if len(u.expressions) == 1 and alias is not None and alias.this is not None and not alias.columns \
                 and not u.args.get("offset"):
             alias.set("columns", [exp.to_identifier(alias.name)])
+    # `LEFT JOIN LATERAL generate_series(1, t.n) g ON TRUE`: likewise
+    for lat in tree.find_all(exp.Lateral):
+        alias = lat.args.get("alias")
+        if isinstance(lat.this, (exp.ExplodingGenerateSeries, exp.Explode)) and alias is not None \
+                and alias.this is not None and not alias.columns and not lat.args.get("ordinality"):
+            alias.set("columns", [exp.to_identifier(alias.name)])
+
 
 
 def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
@@ -164,6 +171,11 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
         name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
         if name in ("tumble", "hop") or is_table_function(fn):
             continue  # time windows over a relation, jsonb_each and its kin: rw_cli.sql.expand
+        if _lateral_srf(table) is not None and isinstance(table.parent, exp.Join):
+            # `FROM t, generate_series(1, t.n)`, `FROM t, regexp_matches(t.s, p) m`: a set per
+            # row of the items before it (an unnest of the set's list, as the binder reads it)
+            table.replace(_set_as_unnest(fn, table.args.get("alias"), bool(table.args.get("ordinality"))))
+            continue
         if isinstance(fn, exp.ExplodingGenerateSeries):
             name = "generate_series"
         if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) in (2, 3):
@@ -179,6 +191,30 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
                 and len(unnest.expressions) == 1 and unnest.expressions[0].find(exp.Column) is None:
             unnest.replace(_unnest_source(unnest))
     return query
+
+
+def _set_as_unnest(fn: exp.Expression, alias: exp.TableAlias | None, ordinality: bool) -> exp.Unnest:
+    """A set function of a row in FROM (generate_series over its columns, regexp_matches,
+    string_to_table) as the unnest of its list, under the item's alias (a function of one
+    column: the alias names the column too), WITH ORDINALITY as unnest's. The binder then
+    qualifies the columns its arguments read, as it does an unnest's."""
+    from rw_cli.sql.dialect import WRITTEN_NAME
+
+    unnest = exp.Unnest(expressions=[_srf_list(fn)])
+    unnest.meta.update(fn.meta)  # regexp_matches: its rows are the arrays, not to be flattened
+    # its column: named by the alias, else after the function as written (PostgreSQL's names)
+    written = fn.meta.get(WRITTEN_NAME) or ("unnest" if isinstance(fn, exp.Explode) else "generate_series")
+    alias = alias.copy() if alias is not None else exp.TableAlias(this=exp.to_identifier(written))
+    if not alias.columns:
+        alias.set("columns", [exp.to_identifier(alias.name or written)])
+    if ordinality:
+        cols = list(alias.columns) if alias is not None else []
+        unnest.set("offset", cols[1].copy() if len(cols) > 1 else exp.to_identifier("ordinality"))
+        if alias is not None and len(cols) > 1:
+            alias.set("columns", [cols[0]])
+    if alias is not None:
+        unnest.set("alias", alias)
+    return unnest
 
 
 def _unnest_source(unnest: exp.Unnest) -> exp.Subquery:
@@ -254,7 +290,7 @@ def _srf_nodes(e: exp.Expression) -> list[exp.Expression]:
 def _srf_list(srf: exp.Expression) -> exp.Expression:
     """The list a set-returning function's rows are the elements of (generate_series as a
     list, unnest's array)."""
-    if isinstance(srf, exp.ExplodingGenerateSeries):
+    if isinstance(srf, (exp.ExplodingGenerateSeries, exp.GenerateSeries)):
         args = [srf.args.get(k) for k in ("start", "end", "step") if srf.args.get(k) is not None]
         return exp.Anonymous(this="generate_series", expressions=[a.copy() for a in args])
     inner = srf.this if not isinstance(srf, exp.Unnest) else srf.expressions[0]
@@ -271,7 +307,12 @@ def _flattened(list_expr: exp.Expression, element: DataType) -> tuple[exp.Expres
 
 
 def _lateral_srf(src: exp.Expression) -> exp.Expression | None:
-    """The set-returning function of a join item `LATERAL f(...)` or `unnest(...)`, if it is one."""
+    """The set-returning function of a join item `LATERAL f(...)` or `unnest(...)`, if it is
+    one; also `f(...)` without LATERAL that reads a column (`generate_series(1, t.n)`,
+    `regexp_matches(t.s, p)`: PostgreSQL makes a function in FROM lateral by itself)."""
+    if isinstance(src, exp.Table) and isinstance(src.this, (exp.Explode, exp.ExplodingGenerateSeries,
+                                                            exp.GenerateSeries)):
+        return src.this if src.this.find(exp.Column) is not None else None
     fn = src.this if isinstance(src, exp.Lateral) else src
     return fn if isinstance(fn, (exp.Unnest, exp.Explode, exp.ExplodingGenerateSeries)) else None
 
@@ -994,7 +1035,8 @@ class StreamPlanner:
         for join in joins:
             series = join.this
             if isinstance(series, exp.Table) and isinstance(series.this, (exp.ExplodingGenerateSeries,
-                                                                           exp.GenerateSeries)):
+                                                                           exp.GenerateSeries)) \
+                    and _lateral_srf(series) is None:
                 node, scope = self.project_set(node, scope, series, join)
                 continue
             if _lateral_srf(series) is not None:

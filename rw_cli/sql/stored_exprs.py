@@ -27,6 +27,25 @@ def watermark_expr(rel: RelationCatalog) -> tuple[str, DataType] | None:
     return expr_to_duckdb(tree, [c.type for c in rel.columns]), rel.columns[names.index(col)].type
 
 
+def check_watermark_type(rel: RelationCatalog, expr: str, column_type: DataType) -> None:
+    """The expression must have the column's type (RisingWave's check, made when the
+    watermark is bound: CREATE TABLE makes it before any other check of the watermark)."""
+    import pyarrow as pa
+
+    from rw_cli.engine import duck
+
+    empty = pa.schema([pa.field(f"_{i}", c.type.arrow()) for i, c in enumerate(rel.columns)]).empty_table()
+    try:
+        result = duck.query(f"SELECT {expr} AS w FROM t", {"t": empty})
+    except Exception as e:  # noqa: BLE001 - DuckDB's binder says what is wrong with it
+        raise BindError(f"invalid watermark expression: {e}") from None
+    got = DataType.from_field(result.schema.field(0))
+    if got != column_type:
+        raise BindError("The return value type of the watermark expression must be identical to the "
+                        f"watermark column data type. Current data type of watermark return value: `{got.name}`, "
+                        f"column `{column_type.name}`")
+
+
 def generated_exprs(rel: RelationCatalog) -> list[tuple[int, Expr]]:
     """(position, its compiled expression over the source's read columns `_0..`) per
     generated column (strict: a value that fails to compute is the row's error)."""
