@@ -25,6 +25,7 @@ class Admin(exp.Expression):
 
 
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
+_DOLLAR_QUOTED = re.compile(r"\s*(\$([A-Za-z_][A-Za-z0-9_]*)?\$)(.*?)\1", re.DOTALL)
 _LEADS = re.compile(
     r"^\s*(create\s+(user|database|schema|secret)|alter\s+(user|database|schema|default\s+privileges)"
     r"|drop\s+(user|database|secret)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
@@ -48,6 +49,11 @@ def _tokens(sql: str) -> list[_Tok]:
     out, pos = [], 0
     text = sql.rstrip().rstrip(";")
     while pos < len(text):
+        d = _DOLLAR_QUOTED.match(text, pos)
+        if d is not None:  # $$text$$ / $tag$text$tag$: a string as written
+            out.append(_Tok("string", d.group(3), d.start(1)))
+            pos = d.end()
+            continue
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             break

@@ -13,7 +13,8 @@ from rw_cli.errors import BindError
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, TABLE, VIEW, Catalog, RelationCatalog
 from rw_cli.sql.output_name import replace_call
 
-CATALOG_FUNCTIONS = frozenset({"pg_get_viewdef", "pg_get_indexdef", "pg_relation_is_updatable"})
+CATALOG_FUNCTIONS = frozenset({"pg_get_viewdef", "pg_get_indexdef", "pg_relation_is_updatable",
+                               "obj_description", "col_description"})
 # what pg_relation_is_updatable says of a table: INSERT, UPDATE and DELETE (PostgreSQL's bits
 # 1 << CMD_UPDATE | 1 << CMD_INSERT | 1 << CMD_DELETE)
 _UPDATABLE = 28
@@ -24,6 +25,11 @@ def answer_catalog_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None:
     for call in calls:
         name = call.name.lower()
         if name not in CATALOG_FUNCTIONS or not call.expressions:
+            continue
+        if name in ("obj_description", "col_description"):
+            described = _description(name, call.expressions, catalog)
+            if described is not None:
+                replace_call(call, described)
             continue
         args = [exp.Literal(this=f"-{a.this.this}", is_string=False) if isinstance(a, exp.Neg) and isinstance(a.this, exp.Literal)
                 and not a.this.is_string else a for a in call.expressions]  # `-1`: a literal too
@@ -37,6 +43,37 @@ def answer_catalog_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None:
         else:
             column = int(args[1].this) if len(args) > 1 and isinstance(args[1], exp.Literal) else 0
             replace_call(call, exp.Literal.string(index_definition(catalog, rel, column)))
+
+
+def _description(name: str, args: list[exp.Expression], catalog: Catalog) -> exp.Expression | None:
+    """COMMENT ON's text: obj_description(oid [, 'pg_class']) of a relation,
+    col_description(oid, column number) of a column (psql's \\dt+ and \\d+ call them over
+    columns of oids), as a CASE over the commented relations; None for a call of other
+    arguments (the macro answers NULL)."""
+    if (name == "obj_description" and len(args) not in (1, 2)) or (name == "col_description" and len(args) != 2):
+        return None
+    if name == "obj_description" and len(args) == 2:
+        kind = args[1]
+        if isinstance(kind, exp.Literal) and kind.is_string and kind.this.lower().removeprefix("pg_catalog.") != "pg_class":
+            return exp.cast(exp.Null(), "VARCHAR")  # comments on other kinds of objects: none
+    target = args[0]
+    if isinstance(target, exp.Literal) and target.is_string:  # 't'::regclass, as a name
+        target = exp.Literal.number(relation_named(catalog, target.this).id)
+    oid = exp.cast(target.copy(), "BIGINT")
+    ifs = []
+    for rel in catalog.relations.values():
+        visible = [c.name for c in rel.columns if not c.hidden]
+        for key, text in rel.comments.items():
+            if name == "obj_description" and key == "":
+                cond = exp.EQ(this=oid.copy(), expression=exp.Literal.number(rel.id))
+            elif name == "col_description" and key in visible:
+                cond = exp.and_(exp.EQ(this=oid.copy(), expression=exp.Literal.number(rel.id)),
+                                exp.EQ(this=exp.cast(args[1].copy(), "BIGINT"),
+                                       expression=exp.Literal.number(visible.index(key) + 1)))
+            else:
+                continue
+            ifs.append(exp.If(this=cond, true=exp.Literal.string(text)))
+    return exp.cast(exp.Case(ifs=ifs) if ifs else exp.Null(), "VARCHAR")
 
 
 def relation_named(catalog: Catalog, name: str) -> RelationCatalog:
