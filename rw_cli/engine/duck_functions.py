@@ -384,6 +384,13 @@ MACROS = [
     "ELSE list_reduce(list_filter(texts, lambda e: e IS NOT NULL), lambda a, b: a || sep || b) END)",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
+    # timestamptz as text, as RisingWave casts it (chrono's `%Y-%m-%d %H:%M:%S%.f%:z` in the
+    # session's zone): fractions in 3 or 6 digits (none when whole), offset `-08:00`, the same
+    # text its query results show (PostgreSQL's cast writes `-08`)
+    "CREATE OR REPLACE MACRO pg_timestamptz_out(x) AS (strftime(x, '%Y-%m-%d %H:%M:%S') || "
+    "(CASE WHEN microsecond(x) % 1000000 = 0 THEN '' "
+    "WHEN microsecond(x) % 1000 = 0 THEN '.' || lpad(CAST((microsecond(x) % 1000000) // 1000 AS VARCHAR), 3, '0') "
+    "ELSE '.' || lpad(CAST(microsecond(x) % 1000000 AS VARCHAR), 6, '0') END) || pg_tzh_tzm(strftime(x, '%z')))",
     # PostgreSQL's array output from its elements' text (NULL elements as NULL): elements
     # quoted where PostgreSQL quotes them (empty, `NULL`, or holding braces, quotes, commas,
     # backslashes or spaces); pg_array_out_nested for arrays of arrays (inner texts as they are)

@@ -1328,6 +1328,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.ARRAY:
         t = node.this.type
         return _array_text_out(node.this, t.expressions[0] if t.expressions else None)
+    if isinstance(node, exp.Cast) and node.to.this == T.TIME and _type(node.this) == T.TIMESTAMPTZ:
+        # the time of day in the session's zone (DuckDB has no direct cast)
+        return exp.Cast(this=exp.Cast(this=node.this, to=exp.DataType.build("TIMESTAMP")), to=node.to)
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.TIMESTAMPTZ:
+        return _fn("pg_timestamptz_out", node.this)  # `-08:00`, as RisingWave's cast writes it
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _BYTES:
         # bytea as text is its output form (hex), as PostgreSQL casts it: '\x61', not 'a'
         return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", node.this)))
@@ -1695,15 +1700,18 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
         return _fn("pg_float4_out", arg)
     if t == T.ARRAY:
         return _array_text_out(arg, arg.type.expressions[0] if arg.type.expressions else None)
+    if t == T.TIMESTAMPTZ:
+        return _fn("pg_timestamptz_out", arg)
     return arg
 
 
 def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
     """`a || b` with a float operand writes it as PostgreSQL's output function does, as
     concat() does (`'z' || 3::real` is `z3`, where DuckDB's cast writes `3.0`). (A boolean is
-    cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.)"""
+    cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.) A timestamptz is
+    written as its cast to text writes it (`-08:00`)."""
     sides = [node.this, node.expression]
-    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE) else x for x in sides]
+    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.TIMESTAMPTZ) else x for x in sides]
     if all(a is b for a, b in zip(new, sides)):
         return None
     out = node.copy()
