@@ -127,7 +127,7 @@ class Session:
         return result
 
     def execute_iter(self, sql: str, params: Sequence[object] | None = None) -> Iterator[Result]:
-        from rw_cli.handler import dispatch, prepared
+        from rw_cli.handler import dispatch, prepared, transaction
         from rw_cli.sql.dialect import parse_statement
         from rw_cli.sql.split import split_statements, unterminated
 
@@ -148,6 +148,7 @@ class Session:
                 # a SELECT run before under the same catalog and parameters is not parsed again
                 tree = parse_statement(text, offset) if prepared.find(self, text) is None else None
                 with self.mutex:
+                    transaction.check_idle(self)  # idle_in_transaction_session_timeout
                     if self.read_only:
                         result = self._read_only_dispatch(dispatch, tree, text, offset)
                     else:
@@ -169,6 +170,7 @@ class Session:
                 raise _reported(e) from e
             finally:
                 startup_gc.resume()  # start-up is over (rw_cli.common.startup_gc)
+                transaction.touch(self)  # a block is idle from the end of its last statement
             yield result
 
     def _run_statement(self, dispatch, tree, text: str, offset: int) -> Result:

@@ -6,6 +6,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import VARCHAR
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, ReadOnlyError
+from rw_cli.handler import transaction
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE
 from rw_cli.result import Result
 from rw_cli.sql.dialect import Savepoint
@@ -326,7 +327,7 @@ def handle_transaction(session, tree) -> Result:
         modes = [" ".join(str(m).upper().split()) for m in tree.args.get("modes") or []]
         if "READ ONLY" not in modes:
             return Result("BEGIN", notices=[READ_WRITE_NOTICE])
-        session.in_transaction = True
+        transaction.begin(session)  # its queries read the tables as committed now
         return Result("BEGIN")
     savepoint = isinstance(tree, Savepoint) or (isinstance(tree, exp.Rollback) and tree.args.get("savepoint"))
     if savepoint:  # the block's reads undo nothing: a savepoint only needs the block open
@@ -338,7 +339,7 @@ def handle_transaction(session, tree) -> Result:
     tag = "COMMIT" if isinstance(tree, exp.Commit) else "ROLLBACK"
     if not session.in_transaction:
         return Result(tag, notices=["there is no transaction in progress"])
-    session.in_transaction = False
+    transaction.end(session)
     return Result(tag)
 
 

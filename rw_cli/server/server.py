@@ -48,7 +48,8 @@ class ClientState:
     database: str
     address: str
     settings: SessionConfig = field(default_factory=SessionConfig)
-    in_transaction: bool = False
+    in_transaction: object = False  # False, or its read-only block (rw_cli.handler.transaction)
+    cursors: dict = field(default_factory=dict)  # DECLAREd cursors: each connection's own
     query: str = ""  # the statement running now, or the last one
     state: str = "idle"  # idle | active
     started: float = field(default_factory=time.time)
@@ -189,15 +190,17 @@ class Server:
         state.query, state.state, state.query_start = what, "active", time.time()
         try:
             with session.mutex:
-                shared = (session.settings, session.in_transaction)
+                shared = (session.settings, session.in_transaction, getattr(session, "subscription_cursors", {}))
                 session.settings, session.in_transaction = state.settings, state.in_transaction
+                session.subscription_cursors = state.cursors
                 self._running_pid = state.pid
                 progress.clear_cancel()
                 try:
                     return work(session)
                 finally:
                     state.in_transaction = session.in_transaction
-                    session.settings, session.in_transaction = shared
+                    state.cursors = session.subscription_cursors
+                    session.settings, session.in_transaction, session.subscription_cursors = shared
                     self._running_pid = None
                     progress.clear_cancel()
         finally:
