@@ -844,6 +844,13 @@ def udf_crc32(a: pa.Array) -> pa.Array:
     return _map(a, zlib.crc32, pa.int64())
 
 
+def udf_le_bytes(values: pa.Array, widths: pa.Array) -> pa.Array:
+    """Each integer as its `width` little-endian bytes (two's complement): what Rust's `Hash`
+    writes for it (rw_cli.sql.vnode)."""
+    return pa.array([None if v is None or w is None else int(v).to_bytes(int(w), "little", signed=True)
+                     for v, w in zip(values.to_pylist(), widths.to_pylist())], type=pa.binary())
+
+
 def udf_crc32c(a: pa.Array) -> pa.Array:
     return _map(a, _crc32c, pa.int64())
 
@@ -898,6 +905,7 @@ UDFS = {
     "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
     **{f"pg_sha{n}": (_digest_udf("sha1" if n == 1 else f"sha{n}"), ["BLOB"], "BLOB") for n in (1, 224, 256, 384, 512)},
     "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),
+    "rw_le_bytes": (udf_le_bytes, ["BIGINT", "INTEGER"], "BLOB"),
     "pg_jsonb_strip_all_nulls": (udf_jsonb_strip_all_nulls, ["VARCHAR"], "VARCHAR"),
     "pg_jsonb_pretty": (udf_jsonb_pretty, ["VARCHAR"], "VARCHAR"),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),

@@ -1556,6 +1556,10 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         overlaps = exp.ArrayOverlaps(this=args[0], expression=args[1])
         _check_overlap_operands(overlaps)
         return overlaps
+    if name == "rw_vnode":
+        from rw_cli.sql.vnode import rw_vnode
+
+        return rw_vnode(args)
     if name in ("crc32", "crc32c") and len(args) == 1:
         return _fn(f"pg_{name}", _typed_argument(name, args[0], _BYTES, _bytea))
     if name in ("num_nulls", "num_nonnulls") and args:
