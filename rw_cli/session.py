@@ -68,7 +68,7 @@ class Session:
             self.dirty = False
             self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
             self._reported_failure: BaseException | None = None  # the store failure a statement reported
-            self.in_transaction = False  # inside BEGIN ... COMMIT | ROLLBACK (reads only)
+            self.in_transaction = False  # or the open read-only block (rw_cli.handler.transaction)
             self.row_ids = RowIdGenerator()
             # held by every statement and by the pipeline driver's ticks and barriers
             self.mutex = threading.RLock()
