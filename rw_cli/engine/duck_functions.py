@@ -384,6 +384,12 @@ MACROS = [
     "ELSE list_reduce(list_filter(texts, lambda e: e IS NOT NULL), lambda a, b: a || sep || b) END)",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
+    # a record's field as record_out writes it (rw_cli.sql.functions._struct_text_out):
+    # NULL as nothing; quoted when empty or holding parentheses, a comma, quotes, backslashes
+    # or spaces, a quote inside doubled and a backslash escaped
+    "CREATE OR REPLACE MACRO pg_record_item(e) AS (CASE WHEN e IS NULL THEN '' "
+    "WHEN e = '' OR regexp_matches(e, '[(),\"\\\\\\s]') "
+    "THEN '\"' || replace(replace(e, '\\', '\\\\'), '\"', '\"\"') || '\"' ELSE e END)",
     # timestamptz as text, as RisingWave casts it (chrono's `%Y-%m-%d %H:%M:%S%.f%:z` in the
     # session's zone): fractions in 3 or 6 digits (none when whole), offset `-08:00`, the same
     # text its query results show (PostgreSQL's cast writes `-08`)

@@ -547,9 +547,52 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
         return _fn("pg_float4_out", x)
     if k == T.DECIMAL:
         return numeric_sql.call("rw_num_out", x, t="VARCHAR")
+    if _row_constructor(x) is not None:
+        return _row_text_out(_row_constructor(x).expressions)
+    if k == T.STRUCT and t.expressions:
+        return _struct_text_out(x, t, depth + 1)
+    if k == T.TIMESTAMPTZ:
+        return _fn("pg_timestamptz_out", x)
     if k in _TEXT:
         return x
     return exp.Cast(this=x, to=exp.DataType.build("VARCHAR"))
+
+
+def _record_text(texts: list[exp.Expression]) -> exp.Expression:
+    """`(a,b,...)` from the fields' texts, each quoted as record_out quotes it."""
+    body: exp.Expression = exp.Literal.string("(")
+    for i, text in enumerate(texts):
+        text = _fn("pg_record_item", text)
+        body = exp.DPipe(this=body, expression=text if i == 0 else exp.DPipe(
+            this=exp.Literal.string(","), expression=text, safe=True), safe=True)
+    return exp.DPipe(this=body, expression=exp.Literal.string(")"), safe=True)
+
+
+def _row_constructor(x: exp.Expression) -> exp.Expression | None:
+    """`ROW(a, b)` or `(a, b)` (in parentheses or not), else None."""
+    while isinstance(x, exp.Paren):
+        x = x.this
+    if isinstance(x, exp.Tuple) or (isinstance(x, exp.Anonymous) and x.name.lower() == "row"):
+        return x
+    return None
+
+
+def _row_text_out(items: list[exp.Expression]) -> exp.Expression:
+    """ROW(...) (or `(a, b)`) as text: its values' texts as a record's (never NULL)."""
+    return _record_text([_element_text(x.copy(), getattr(x, "type", None), 0) for x in items])
+
+
+def _struct_text_out(value: exp.Expression, t: exp.DataType, depth: int = 0) -> exp.Expression:
+    """A struct as PostgreSQL's record text: `(1,"a b",)`: each field's text (as its output
+    function writes it; NULL as nothing), quoted where record_out quotes (DuckDB would write
+    `{'a': 1, ...}` or `(1, a b)`)."""
+    texts = []
+    for i, field in enumerate(t.expressions):
+        ft = field.args.get("kind") if isinstance(field, exp.ColumnDef) else field
+        texts.append(_element_text(_fn("struct_extract_at", value.copy(), exp.Literal.number(i + 1)), ft, depth))
+    body = _record_text(texts)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                    default=body)
 
 
 def _array_join(node: exp.ArrayToString) -> exp.Expression | None:
@@ -1331,6 +1374,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this == T.TIME and _type(node.this) == T.TIMESTAMPTZ:
         # the time of day in the session's zone (DuckDB has no direct cast)
         return exp.Cast(this=exp.Cast(this=node.this, to=exp.DataType.build("TIMESTAMP")), to=node.to)
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.STRUCT \
+            and node.this.type.expressions:
+        return _struct_text_out(node.this, node.this.type)  # `(1,"a b")`, as record_out writes it
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _row_constructor(node.this) is not None:
+        return _row_text_out(_row_constructor(node.this).expressions)
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.TIMESTAMPTZ:
         return _fn("pg_timestamptz_out", node.this)  # `-08:00`, as RisingWave's cast writes it
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _BYTES:
@@ -1706,6 +1754,10 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
         return _array_text_out(arg, arg.type.expressions[0] if arg.type.expressions else None)
     if t == T.TIMESTAMPTZ:
         return _fn("pg_timestamptz_out", arg)
+    if _row_constructor(arg) is not None:
+        return _row_text_out(_row_constructor(arg).expressions)
+    if t == T.STRUCT and arg.type.expressions:
+        return _struct_text_out(arg, arg.type)
     return arg
 
 
@@ -1715,7 +1767,8 @@ def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
     cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.) A timestamptz is
     written as its cast to text writes it (`-08:00`)."""
     sides = [node.this, node.expression]
-    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.TIMESTAMPTZ) else x for x in sides]
+    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.TIMESTAMPTZ, T.STRUCT) or _row_constructor(x) is not None
+           else x for x in sides]
     if all(a is b for a, b in zip(new, sides)):
         return None
     out = node.copy()
