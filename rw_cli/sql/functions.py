@@ -29,6 +29,10 @@ T = exp.DataType.Type
 _TEXT = {T.VARCHAR, T.TEXT, T.CHAR, T.NCHAR, T.NVARCHAR}
 _BYTES = {T.VARBINARY, T.BINARY, T.BLOB}
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+# the temporal types whose text (a cast, || or concat) is RisingWave's, not DuckDB's: the macro
+# or UDF writing it (rw_cli.engine.duck_functions)
+_TEMPORAL_OUT = {T.TIMESTAMPTZ: "pg_timestamptz_out", T.TIMESTAMP: "pg_timestamp_out", T.TIME: "pg_time_out",
+                 T.INTERVAL: "pg_interval_out"}
 
 
 def _similar_to_regex(pattern: str, escape: str = "\\") -> str:
@@ -551,8 +555,8 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
         return _row_text_out(_row_constructor(x).expressions)
     if k == T.STRUCT and t.expressions:
         return _struct_text_out(x, t, depth + 1)
-    if k == T.TIMESTAMPTZ:
-        return _fn("pg_timestamptz_out", x)
+    if k in _TEMPORAL_OUT:
+        return _fn(_TEMPORAL_OUT[k], x)
     if k in _TEXT:
         return x
     return exp.Cast(this=x, to=exp.DataType.build("VARCHAR"))
@@ -1379,8 +1383,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _struct_text_out(node.this, node.this.type)  # `(1,"a b")`, as record_out writes it
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _row_constructor(node.this) is not None:
         return _row_text_out(_row_constructor(node.this).expressions)
-    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.TIMESTAMPTZ:
-        return _fn("pg_timestamptz_out", node.this)  # `-08:00`, as RisingWave's cast writes it
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _TEMPORAL_OUT:
+        # `-08:00`, `.500`, `2 mons`: as RisingWave's cast (and its query output) writes it
+        return _fn(_TEMPORAL_OUT[_type(node.this)], node.this)
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _BYTES:
         # bytea as text is its output form (hex), as PostgreSQL casts it: '\x61', not 'a'
         return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", node.this)))
@@ -1752,8 +1757,8 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
         return _fn("pg_float4_out", arg)
     if t == T.ARRAY:
         return _array_text_out(arg, arg.type.expressions[0] if arg.type.expressions else None)
-    if t == T.TIMESTAMPTZ:
-        return _fn("pg_timestamptz_out", arg)
+    if t in _TEMPORAL_OUT:
+        return _fn(_TEMPORAL_OUT[t], arg)
     if _row_constructor(arg) is not None:
         return _row_text_out(_row_constructor(arg).expressions)
     if t == T.STRUCT and arg.type.expressions:
@@ -1767,7 +1772,7 @@ def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
     cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.) A timestamptz is
     written as its cast to text writes it (`-08:00`)."""
     sides = [node.this, node.expression]
-    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.TIMESTAMPTZ, T.STRUCT) or _row_constructor(x) is not None
+    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.STRUCT, *_TEMPORAL_OUT) or _row_constructor(x) is not None
            else x for x in sides]
     if all(a is b for a, b in zip(new, sides)):
         return None
