@@ -555,6 +555,8 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
         return _row_text_out(_row_constructor(x).expressions)
     if k == T.STRUCT and t.expressions:
         return _struct_text_out(x, t, depth + 1)
+    if k == T.MAP and len(t.expressions) == 2:
+        return _map_text_out(x, t, depth + 1)
     if k in _TEMPORAL_OUT:
         return _fn(_TEMPORAL_OUT[k], x)
     if k in _TEXT:
@@ -584,6 +586,22 @@ def _row_constructor(x: exp.Expression) -> exp.Expression | None:
 def _row_text_out(items: list[exp.Expression]) -> exp.Expression:
     """ROW(...) (or `(a, b)`) as text: its values' texts as a record's (never NULL)."""
     return _record_text([_element_text(x.copy(), getattr(x, "type", None), 0) for x in items])
+
+
+def _map_text_out(value: exp.Expression, t: exp.DataType, depth: int = 0) -> exp.Expression:
+    """A map as RisingWave writes it: `{k:v,k2:NULL}`, keys and values in their text forms
+    (DuckDB would write `{k=v}`)."""
+    var = f"__kv{depth}"
+    key = _element_text(exp.Dot(this=exp.column(var), expression=exp.to_identifier("key")), t.expressions[0], depth)
+    val = _element_text(exp.Dot(this=exp.column(var), expression=exp.to_identifier("value")), t.expressions[1], depth)
+    entry = exp.DPipe(this=exp.DPipe(this=key, expression=exp.Literal.string(":"), safe=True),
+                      expression=_fn("coalesce", val, exp.Literal.string("NULL")), safe=True)
+    texts = _fn("list_transform", _fn("map_entries", value.copy()),
+                exp.Lambda(this=entry, expressions=[exp.to_identifier(var)]))
+    body = exp.DPipe(this=exp.DPipe(this=exp.Literal.string("{"), expression=_fn(
+        "array_to_string", texts, exp.Literal.string(",")), safe=True), expression=exp.Literal.string("}"), safe=True)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                    default=body)
 
 
 def _struct_text_out(value: exp.Expression, t: exp.DataType, depth: int = 0) -> exp.Expression:
@@ -1381,6 +1399,9 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.STRUCT \
             and node.this.type.expressions:
         return _struct_text_out(node.this, node.this.type)  # `(1,"a b")`, as record_out writes it
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.MAP \
+            and len(node.this.type.expressions) == 2:
+        return _map_text_out(node.this, node.this.type)  # `{a:1}`, as RisingWave writes a map
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _row_constructor(node.this) is not None:
         return _row_text_out(_row_constructor(node.this).expressions)
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _TEMPORAL_OUT:
@@ -1763,6 +1784,8 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
         return _row_text_out(_row_constructor(arg).expressions)
     if t == T.STRUCT and arg.type.expressions:
         return _struct_text_out(arg, arg.type)
+    if t == T.MAP and len(arg.type.expressions) == 2:
+        return _map_text_out(arg, arg.type)
     return arg
 
 
@@ -1772,7 +1795,7 @@ def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
     cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.) A timestamptz is
     written as its cast to text writes it (`-08:00`)."""
     sides = [node.this, node.expression]
-    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.STRUCT, *_TEMPORAL_OUT) or _row_constructor(x) is not None
+    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.STRUCT, T.MAP, *_TEMPORAL_OUT) or _row_constructor(x) is not None
            else x for x in sides]
     if all(a is b for a, b in zip(new, sides)):
         return None
