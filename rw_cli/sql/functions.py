@@ -1789,6 +1789,15 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
     return arg
 
 
+def output_text(arg: exp.Expression) -> exp.Expression:
+    """A value as varchar in its type's text form, the one a query shows (booleans as t/f,
+    floats, timestamps, bytea `\\x..`, records and maps as RisingWave writes them)."""
+    if _type(arg) in _BYTES:
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", arg)))
+    text = _text_of(arg)
+    return text if _type(text) in _TEXT else exp.Cast(this=text, to=exp.DataType.build("VARCHAR"))
+
+
 def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
     """`a || b` with a float operand writes it as PostgreSQL's output function does, as
     concat() does (`'z' || 3::real` is `z3`, where DuckDB's cast writes `3.0`). (A boolean is

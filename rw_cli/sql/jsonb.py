@@ -35,6 +35,16 @@ def _text(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("VARCHAR"))
 
 
+def _key_text(key: exp.Expression) -> exp.Expression:
+    """An object key as RisingWave writes a value of its type as text (`0` for a float 0,
+    `\\x00ff` for bytea, timestamptz with `+00:00`); a boolean as `true` / `false`."""
+    from rw_cli.sql.functions import output_text
+
+    if _type(key) == T.BOOLEAN or isinstance(key, exp.Boolean):
+        return _text(key)
+    return output_text(key)
+
+
 def _pointer(path: exp.Expression) -> exp.Expression:
     """A PostgreSQL path (text[]: keys, or indexes into arrays) as a JSON pointer
     (`/a/0`): each element escaped (`~` -> `~0`, `/` -> `~1`). A pointer addresses an array
@@ -260,7 +270,7 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
         if len(args) % 2:
             from rw_cli.errors import BindError
 
-            raise BindError("argument list must have even number of elements",
+            raise BindError("Bind error: argument list must have even number of elements",  # RisingWave's words
                             hint="The arguments of jsonb_build_object() must consist of alternating keys and values.")
         for key in args[::2]:
             if _type(key) in _JSON or _type(key) == T.ARRAY or _type(key) == T.STRUCT \
@@ -268,7 +278,7 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
                 from rw_cli.errors import BindError
 
                 raise BindError("key value must be scalar, not array, composite, or json")
-        pairs = [a for i in range(0, len(args), 2) for a in (_text(args[i]), _value(args[i + 1]))]
+        pairs = [a for i in range(0, len(args), 2) for a in (_key_text(args[i]), _value(args[i + 1]))]
         return _fn("json_object", *pairs)
     if name in ("jsonb_build_array", "json_build_array"):
         return _fn("json_array", *(_value(a) for a in args))
