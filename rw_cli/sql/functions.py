@@ -650,6 +650,29 @@ def _array_text_out(arr: exp.Expression, element: exp.DataType | None, depth: in
     return _fn("pg_array_out_nested" if nested else "pg_array_out", each)
 
 
+def _map_key_subscript(node: exp.Bracket) -> exp.Expression | None:
+    """map[key] as RisingWave looks it up: a key of another type than the map's is cast to it
+    (`MAP {'a': 1}[1]` looks up '1': NULL; DuckDB refuses the types), and an integer key the
+    parser moved to 0-based (it took the map for an array) is moved back here (the
+    generator moves back the indexes of what it cannot type only, so a map column's `m[2]`
+    read key 1)."""
+    types = _map_types(node.this)
+    key = node.expressions[0]
+    if types is None or isinstance(key, exp.Slice):
+        return None
+    fixed = key.copy()
+    if _parser_made_zero_based(node):
+        fixed = exp.Literal.number(int(key.this) + 1) if isinstance(key, exp.Literal) and key.this.isdigit() \
+            else exp.paren(exp.Add(this=fixed, expression=exp.Literal.number(1)))
+    if _type(key) not in (None, T.UNKNOWN, T.NULL) and _type(key) != types[0].this:
+        fixed = exp.Cast(this=fixed, to=types[0].copy())
+    out = node.copy()
+    out.set("expressions", [fixed])
+    out.set("offset", 1)  # the key as written: the generator must not move it
+    out.meta["pg_subscript"] = True
+    return out
+
+
 def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     """PostgreSQL's array subscripts over DuckDB's lists: an index below 1 is out of bounds
     (NULL; DuckDB counts a negative one from the end), and text has no subscripts."""
@@ -658,6 +681,10 @@ def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     at = _type(node.this)
     if at in _TEXT:
         raise BindError("cannot subscript type character varying because it does not support subscripting")
+    if at != T.ARRAY and len(node.expressions) == 1:
+        keyed = _map_key_subscript(node)
+        if keyed is not None:
+            return keyed
     if at != T.ARRAY or len(node.expressions) != 1:
         return None
     index = node.expressions[0]
