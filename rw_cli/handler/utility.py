@@ -115,12 +115,13 @@ def type_sql(t) -> str:
 
 def table_sql(rel) -> str:
     """The CREATE TABLE of a table that keeps no definition text, from its catalog: columns,
-    the primary key (inline when it is one column), the watermark, APPEND ONLY."""
+    the primary key (on its column when it was declared so, else a PRIMARY KEY clause), the
+    watermark, APPEND ONLY."""
     from rw_cli.sql.rename import quote_name
     from rw_cli.sql.unparse import format_definition
 
     visible = [c for c in rel.columns if not c.hidden]
-    single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 else None
+    single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 and not rel.pk_clause else None
     items = [f"{quote_name(c.name)} {type_sql(c.type)}" + (" PRIMARY KEY" if c.name == single_pk else "")
              for c in visible]
     if rel.user_pk and single_pk is None:
