@@ -384,6 +384,12 @@ MACROS = [
     "ELSE list_reduce(list_filter(texts, lambda e: e IS NOT NULL), lambda a, b: a || sep || b) END)",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
+    # text as a date, as RisingWave reads it (speedate's YYYY-MM-DD: a four-digit year, two-digit
+    # month and day; a time after it is allowed, as DuckDB reads it): `1900-1-1`, `02-02-1992`,
+    # `infinity` are refused
+    "CREATE OR REPLACE MACRO pg_date_in(s) AS (CASE WHEN s IS NULL THEN NULL "
+    "WHEN regexp_full_match(s, '\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}([ T].*)?') THEN CAST(s AS DATE) "
+    "ELSE error('Can''t cast string to date (expected format is YYYY-MM-DD): \"' || s || '\"') END)",
     # a record's field as record_out writes it (rw_cli.sql.functions._struct_text_out):
     # NULL as nothing; quoted when empty or holding parentheses, a comma, quotes, backslashes
     # or spaces, a quote inside doubled and a backslash escaped

@@ -29,6 +29,9 @@ T = exp.DataType.Type
 _TEXT = {T.VARCHAR, T.TEXT, T.CHAR, T.NCHAR, T.NVARCHAR}
 _BYTES = {T.VARBINARY, T.BINARY, T.BLOB}
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+# text a date is read from, as RisingWave reads it (pg_date_in in rw_cli.engine.duck_functions)
+_DATE_TEXT = re.compile(r"\s*[0-9]{4}-[0-9]{2}-[0-9]{2}([ T].*)?", re.S)
+
 # the temporal types whose text (a cast, || or concat) is RisingWave's, not DuckDB's: the macro
 # or UDF writing it (rw_cli.engine.duck_functions)
 _TEMPORAL_OUT = {T.TIMESTAMPTZ: "pg_timestamptz_out", T.TIMESTAMP: "pg_timestamp_out", T.TIME: "pg_time_out",
@@ -1417,6 +1420,11 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this == T.BOOLEAN \
             and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return _fn("pg_text_to_bool", node.this)
+    if isinstance(node, exp.Cast) and node.to.this == T.DATE \
+            and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
+        # RisingWave reads YYYY-MM-DD only (a constant in that form is DuckDB's to cast)
+        if not (_is_text_literal(node.this) and _DATE_TEXT.fullmatch(node.this.this)):
+            return _fn("pg_date_in", node.this)
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.ARRAY:
         t = node.this.type
         return _array_text_out(node.this, t.expressions[0] if t.expressions else None)
