@@ -860,6 +860,16 @@ def _populate_map(node: exp.Expression) -> exp.Expression | None:
                     default=_fn("map_concat", base, added.copy()))
 
 
+def _type_words(x: exp.Expression) -> str:
+    """An operand's type as an error message names it (`map(integer,integer)`)."""
+    types = _map_types(x)
+    if types is not None:
+        k, v = (t.sql(dialect="postgres").lower() for t in types)
+        return f"map({k},{v})"
+    t = getattr(x, "type", None)
+    return t.sql().lower() if t is not None else "unknown"
+
+
 def _map_types(node: exp.Expression) -> tuple[exp.DataType, exp.DataType] | None:
     """A map's key and value types: from its type, or from the arrays of a `MAP {...}`
     literal (map_from_key_values of two arrays)."""
@@ -1238,6 +1248,13 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _first_last_aggregate(node)
     if isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
         return _like_quantified(node)
+    if isinstance(node, exp.MapFromEntries) and isinstance(node.this, exp.Null):
+        # an untyped NULL gives no key and value types (RisingWave's binder refuses it)
+        raise BindError("Bind error: Cannot implicitly cast 'null:Varchar' to polymorphic type AnyArray")
+    if isinstance(node, _COMPARISONS) and (_map_types(node.this) is not None or _map_types(node.expression) is not None):
+        # RisingWave's maps have no order and no equality
+        sides = [_type_words(x) for x in (node.this, node.expression)]
+        raise BindError(f"operator does not exist: {sides[0]} {_OPERATOR_TEXT.get(type(node), '=')} {sides[1]}")
     if isinstance(node, _COMPARISONS) and _quantified_operand(node.expression) is not None:
         return _compare_quantified(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
