@@ -556,6 +556,10 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
         return numeric_sql.call("rw_num_out", x, t="VARCHAR")
     if _row_constructor(x) is not None:
         return _row_text_out(_row_constructor(x).expressions)
+    if k in _BYTES:  # `\x00ff`, bytea's output (DuckDB's cast writes `\x00\xFF`)
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", x)))
+    if k == T.STRUCT and _is_numeric_struct(t):  # a numeric, as DuckDB holds it
+        return numeric_sql.call("rw_num_out", x, t="VARCHAR")
     if k == T.STRUCT and t.expressions:
         return _struct_text_out(x, t, depth + 1)
     if k == T.MAP and len(t.expressions) == 2:
@@ -605,6 +609,13 @@ def _map_text_out(value: exp.Expression, t: exp.DataType, depth: int = 0) -> exp
         "array_to_string", texts, exp.Literal.string(",")), safe=True), expression=exp.Literal.string("}"), safe=True)
     return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
                     default=body)
+
+
+def _is_numeric_struct(t: exp.DataType) -> bool:
+    """Whether a struct type is numeric's representation in DuckDB (rw_cli.common.numeric):
+    a struct's numeric field is typed so."""
+    names = [f.name for f in t.expressions if isinstance(f, exp.ColumnDef)]
+    return names == [f.name for f in numeric_sql.struct_type().expressions]
 
 
 def _struct_text_out(value: exp.Expression, t: exp.DataType, depth: int = 0) -> exp.Expression:
