@@ -151,6 +151,11 @@ class Server:
     def unregister(self, state: ClientState) -> None:
         with self._clients_lock:
             self.clients.pop(state.pid, None)
+        end = getattr(state.in_transaction, "end", None)
+        if end is not None:  # a client gone in a read-only block: its snapshot is unpinned
+            with self.session.mutex:
+                end()
+            state.in_transaction = False
 
     def cancel(self, pid: int, secret: int) -> None:
         """A CancelRequest: the statement of that backend stops at its next cancellation point
