@@ -1326,7 +1326,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         checked = exp.Cast(this=_fn("pg_jsonb_number", node.this), to=node.to.copy())
         checked.meta["jsonb_number"] = True
         return checked
-    jsonb = rewrite_jsonb(node)
+    jsonb = rewrite_jsonb(node, output_text)
     if jsonb is not None:
         return jsonb
     if isinstance(node, exp.Collate):
