@@ -69,7 +69,7 @@ class Session:
             self.dirty = False
             self._lost_writes: str | None = None  # what a failed commit lost, until a statement says so
             self._reported_failure: BaseException | None = None  # the store failure a statement reported
-            self.in_transaction = False  # inside BEGIN ... COMMIT | ROLLBACK (reads only)
+            self.in_transaction = False  # or the open read-only block (rw_cli.handler.transaction)
             self.cursors: dict[str, object] = {}  # DECLAREd cursors by name (rw_cli.handler.subscription)
             self.row_ids = RowIdGenerator()
             # held by every statement and by the pipeline driver's ticks and barriers
@@ -129,7 +129,7 @@ class Session:
         return result
 
     def execute_iter(self, sql: str, params: Sequence[object] | None = None) -> Iterator[Result]:
-        from rw_cli.handler import dispatch, prepared
+        from rw_cli.handler import dispatch, prepared, transaction
         from rw_cli.sql.dialect import parse_statement
         from rw_cli.sql.split import split_statements, unterminated
 
@@ -150,6 +150,7 @@ class Session:
                 # a SELECT run before under the same catalog and parameters is not parsed again
                 tree = parse_statement(text, offset) if prepared.find(self, text) is None else None
                 with self.mutex:
+                    transaction.check_idle(self)  # idle_in_transaction_session_timeout
                     if self.read_only:
                         result = self._read_only_dispatch(dispatch, tree, text, offset)
                     else:
@@ -172,6 +173,7 @@ class Session:
                 raise _reported(e) from e
             finally:
                 startup_gc.resume()  # start-up is over (rw_cli.common.startup_gc)
+                transaction.touch(self)  # a block is idle from the end of its last statement
             yield result
 
     def _run_statement(self, dispatch, tree, text: str, offset: int) -> Result:

@@ -30,17 +30,37 @@ def _boolean(name: str, text: str) -> str:
     return text
 
 
-def _time_zone(name: str, text: str) -> str:
+@functools.cache
+def _zones_by_folded_name() -> dict[str, str]:
+    from zoneinfo import available_timezones
+
+    return {name.lower(): name for name in available_timezones()}
+
+
+@functools.cache
+def canonical_zone(text: str) -> str | None:
+    """The IANA name of zone `text`, matched without regard to case (RisingWave reads it with
+    chrono-tz's `from_str_insensitive`, PostgreSQL also ignores case: `us/pacific` is
+    `US/Pacific`); None when there is no such zone."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     if text.upper() in ("UTC", "Z", "LOCAL", "DEFAULT"):
         return "UTC"
+    name = _zones_by_folded_name().get(text.lower(), text)
     try:
-        ZoneInfo(text)
+        ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, IsADirectoryError):
+        return None
+    return name
+
+
+def _time_zone(name: str, text: str) -> str:
+    if text.upper() in ("UTC", "Z", "LOCAL", "DEFAULT"):
+        return "UTC"
+    if canonical_zone(text) is None:
         # RisingWave's wording (PostgreSQL: invalid value for parameter "TimeZone")
         raise BindError(f'Invalid value "{text}" for parameter "timezone"') from None
-    return text
+    return text  # kept as written: SHOW timezone shows it so, as RisingWave's does
 
 
 def _isolation(name: str, text: str) -> str:
@@ -287,7 +307,9 @@ class SessionConfig:
 
     @property
     def timezone(self) -> str:
-        return self.get("timezone")
+        """The session's zone by its IANA name (SET may write it in any case)."""
+        text = self.get("timezone")
+        return canonical_zone(text) or text
 
     @property
     def barrier_interval_ms(self) -> int:

@@ -384,6 +384,34 @@ MACROS = [
     "ELSE list_reduce(list_filter(texts, lambda e: e IS NOT NULL), lambda a, b: a || sep || b) END)",
     # to_char's TZH:TZM from strftime's %z (`+05:30`, but `+00` for a whole hour)
     "CREATE OR REPLACE MACRO pg_tzh_tzm(z) AS (CASE WHEN length(z) = 3 THEN z || ':00' ELSE z END)",
+    # text as a date, as RisingWave reads it (speedate's YYYY-MM-DD: a four-digit year, two-digit
+    # month and day; a time after it is allowed, as DuckDB reads it): `1900-1-1`, `02-02-1992`,
+    # `infinity` are refused
+    "CREATE OR REPLACE MACRO pg_date_in(s) AS (CASE WHEN s IS NULL THEN NULL "
+    "WHEN regexp_full_match(s, '\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}([ T].*)?') THEN CAST(s AS DATE) "
+    "ELSE error('Can''t cast string to date (expected format is YYYY-MM-DD): \"' || s || '\"') END)",
+    # a record's field as record_out writes it (rw_cli.sql.functions._struct_text_out):
+    # NULL as nothing; quoted when empty or holding parentheses, a comma, quotes, backslashes
+    # or spaces, a quote inside doubled and a backslash escaped
+    "CREATE OR REPLACE MACRO pg_record_item(e) AS (CASE WHEN e IS NULL THEN '' "
+    "WHEN e = '' OR regexp_matches(e, '[(),\"\\\\\\s]') "
+    "THEN '\"' || replace(replace(e, '\\', '\\\\'), '\"', '\"\"') || '\"' ELSE e END)",
+    # timestamptz as text, as RisingWave casts it (chrono's `%Y-%m-%d %H:%M:%S%.f%:z` in the
+    # session's zone): fractions in 3 or 6 digits (none when whole), offset `-08:00`, the same
+    # text its query results show (PostgreSQL's cast writes `-08`)
+    "CREATE OR REPLACE MACRO pg_timestamptz_out(x) AS (CASE WHEN NOT isfinite(x) OR year(x) < 1 "
+    "THEN CAST(x AS VARCHAR) ELSE strftime(x, '%Y-%m-%d %H:%M:%S') || pg_frac(microsecond(x) % 1000000) "
+    "|| pg_tzh_tzm(strftime(x, '%z')) END)",
+    # chrono's `%.f`: fractional seconds in 3 or 6 digits, none when whole
+    "CREATE OR REPLACE MACRO pg_frac(us) AS (CASE WHEN us = 0 THEN '' "
+    "WHEN us % 1000 = 0 THEN '.' || lpad(CAST(us // 1000 AS VARCHAR), 3, '0') "
+    "ELSE '.' || lpad(CAST(us AS VARCHAR), 6, '0') END)",
+    # timestamp and time as text, as RisingWave casts them (its text form, the one a query
+    # shows: `2022-01-01 00:00:00.500`, where DuckDB's cast writes `.5`)
+    "CREATE OR REPLACE MACRO pg_timestamp_out(x) AS (CASE WHEN NOT isfinite(x) OR year(x) < 1 "
+    "THEN CAST(x AS VARCHAR) ELSE strftime(x, '%Y-%m-%d %H:%M:%S') || pg_frac(microsecond(x) % 1000000) END)",
+    "CREATE OR REPLACE MACRO pg_time_out(x) AS "
+    "(strftime(DATE '2000-01-01' + x, '%H:%M:%S') || pg_frac(microsecond(x) % 1000000))",
     # PostgreSQL's array output from its elements' text (NULL elements as NULL): elements
     # quoted where PostgreSQL quotes them (empty, `NULL`, or holding braces, quotes, commas,
     # backslashes or spaces); pg_array_out_nested for arrays of arrays (inner texts as they are)
@@ -855,6 +883,21 @@ def udf_crc32(a: pa.Array) -> pa.Array:
     return _map(a, zlib.crc32, pa.int64())
 
 
+def udf_le_bytes(values: pa.Array, widths: pa.Array) -> pa.Array:
+    """Each integer as its `width` little-endian bytes (two's complement): what Rust's `Hash`
+    writes for it (rw_cli.sql.vnode)."""
+    return pa.array([None if v is None or w is None else int(v).to_bytes(int(w), "little", signed=True)
+                     for v, w in zip(values.to_pylist(), widths.to_pylist())], type=pa.binary())
+
+
+def udf_interval_out(a: pa.Array) -> pa.Array:
+    """An interval as PostgreSQL's interval output writes it (`1 year 2 mons 3 days`), the
+    text a query shows; DuckDB's cast writes `1 year 2 months 3 days`."""
+    from rw_cli.common.pg_text import format_interval
+
+    return _map(a, format_interval, pa.string())
+
+
 def udf_crc32c(a: pa.Array) -> pa.Array:
     return _map(a, _crc32c, pa.int64())
 
@@ -909,6 +952,8 @@ UDFS = {
     "pg_crc32": (udf_crc32, ["BLOB"], "BIGINT"),
     **{f"pg_sha{n}": (_digest_udf("sha1" if n == 1 else f"sha{n}"), ["BLOB"], "BLOB") for n in (1, 224, 256, 384, 512)},
     "pg_crc32c": (udf_crc32c, ["BLOB"], "BIGINT"),
+    "rw_le_bytes": (udf_le_bytes, ["BIGINT", "INTEGER"], "BLOB"),
+    "pg_interval_out": (udf_interval_out, ["INTERVAL"], "VARCHAR"),
     "pg_jsonb_strip_all_nulls": (udf_jsonb_strip_all_nulls, ["VARCHAR"], "VARCHAR"),
     "pg_jsonb_pretty": (udf_jsonb_pretty, ["VARCHAR"], "VARCHAR"),
     "pg_bytea_in": (udf_bytea_in, ["VARCHAR"], "BLOB"),

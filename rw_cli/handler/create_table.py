@@ -62,6 +62,7 @@ def handle(session, tree: exp.Create) -> Result:
         schema = exp.Schema(this=target, expressions=[])
     columns: list[ColumnCatalog] = []
     pk_names: list[str] = []
+    pk_clause = False  # declared as a PRIMARY KEY (...) clause
     watermark = None
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
@@ -95,6 +96,7 @@ def handle(session, tree: exp.Create) -> Result:
             if pk_names:
                 raise BindError("multiple primary keys for table are not allowed")
             pk_names = [e.name for e in item.expressions]
+            pk_clause = True
         else:
             raise NotSupported(f"{type(item).__name__} in CREATE TABLE")
     names = [c.name for c in columns]
@@ -131,7 +133,7 @@ def handle(session, tree: exp.Create) -> Result:
     on_conflict = on_conflict or "overwrite"
     version_columns = _version_columns(columns, tree.args.get("version_columns"), on_conflict)
     rel = RelationCatalog(session.catalog.alloc_id(), name, TABLE, columns, pk, user_pk=user_pk,
-                          append_only=append_only, on_conflict=on_conflict, watermark=watermark,
+                          pk_clause=user_pk and pk_clause, append_only=append_only, on_conflict=on_conflict, watermark=watermark,
                           version_columns=version_columns)
     add_table(session, rel)
     return Result("CREATE_TABLE")

@@ -73,6 +73,8 @@ def _cast_sql(col: str, source: pa.DataType, target, depth: int = 0) -> str:
         return f"pg_bytea_in({col})"  # `\\x` hex or escape format, as PostgreSQL reads bytea
     if target.name == "boolean" and (pa.types.is_string(source) or pa.types.is_large_string(source)):
         return f"pg_text_to_bool({col})"  # 'yes', 'on', ' t ', unique prefixes
+    if target.name == "date" and (pa.types.is_string(source) or pa.types.is_large_string(source)):
+        return f"pg_date_in({col})"  # YYYY-MM-DD only, as RisingWave reads a date
     if target.name == "jsonb" and (pa.types.is_string(source) or pa.types.is_large_string(source)):
         return f"CAST(pg_jsonb_in({col}) AS JSON)"  # checked, keys in jsonb's order
     return f"CAST({col} AS {target.duckdb()})"

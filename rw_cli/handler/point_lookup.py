@@ -29,13 +29,15 @@ Subquery = Callable[[exp.Expression], "pa.Array | None"]
 
 
 class _CommittedReads:
-    """The store as seen by a batch read: point gets at the committed epoch."""
+    """The store as seen by a batch read: point gets at the epoch it reads (the committed
+    one, or its read-only transaction's)."""
 
-    def __init__(self, store):
+    def __init__(self, store, epoch: int):
         self.store = store
+        self.epoch = epoch
 
     def multi_get(self, keys, epoch):
-        return self.store.multi_get(keys, self.store.committed_epoch)
+        return self.store.multi_get(keys, self.epoch)
 
 
 def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
@@ -198,6 +200,7 @@ def _cast_integer(e: exp.Expression, bits: int):
 def fetch(session, rel: RelationCatalog, lists: list[pa.Array], live=None) -> pa.Table:
     """The rows whose pk is in the cross product of `lists` (one array per pk column): at
     the committed epoch, or from `live` (a job's state table: this epoch's writes too)."""
+    from rw_cli.handler.transaction import read_epoch
     from rw_cli.stream.builder import relation_schema
     from rw_cli.store.state_table import StateTable
 
@@ -205,17 +208,18 @@ def fetch(session, rel: RelationCatalog, lists: list[pa.Array], live=None) -> pa
     cols = _cross_product([v.cast(schema.field(k).type) for v, k in zip(lists, rel.pk)])
     n = len(cols[0]) if cols else 0
     store = session.store
+    epoch = read_epoch(session)
     if live is not None:
         rows, found = live.get_rows(cols)  # memtable first, then the store
         if not found.all():
             rows = rows.filter(pa.array(found))
     elif hasattr(store, "multi_get_array"):
         # one batched get at the committed epoch, keys and values kept as Arrow arrays
-        table = StateTable(_CommittedReads(store), rel.id, schema, list(rel.pk))
-        values = store.multi_get_array(table.keys_of_pk(cols, n), store.committed_epoch)
+        table = StateTable(_CommittedReads(store, epoch), rel.id, schema, list(rel.pk))
+        values = store.multi_get_array(table.keys_of_pk(cols, n), epoch)
         rows = table.decode(values.filter(values.is_valid()))
     else:
-        table = StateTable(_CommittedReads(store), rel.id, schema, list(rel.pk))
+        table = StateTable(_CommittedReads(store, epoch), rel.id, schema, list(rel.pk))
         rows, found = table.get_rows(cols)
         if not found.all():
             rows = rows.filter(pa.array(found))

@@ -32,10 +32,11 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=Non
     """A relation's rows (all columns, named) at the committed epoch, or with own writes.
     A committed snapshot streams from the store batch by batch, advancing `progress`.
     `write_times`: with a last `_rw_timestamp` column (when each row was last written)."""
+    from rw_cli.handler.transaction import read_epoch
     from rw_cli.stream.builder import relation_state_table
 
     if write_times and committed:
-        return _with_write_times(relation_state_table(session.store, rel), session.store.committed_epoch, rel)
+        return _with_write_times(relation_state_table(session.store, rel), read_epoch(session), rel)
     if not committed:
         live = session.runtime.live_table(rel.id)  # its memtable holds this epoch's writes
         if live is not None:
@@ -44,13 +45,14 @@ def snapshot(session, rel: RelationCatalog, committed: bool = True, progress=Non
     if not committed:
         return pk_order(table.scan(), rel)
     batches = []
-    for batch in table.iter_batches(epoch=session.store.committed_epoch):
+    epoch = read_epoch(session)  # the committed one, or a read-only transaction's
+    for batch in table.iter_batches(epoch=epoch):
         batches.append(batch)
         if progress is not None:
             progress.advance(batch.num_rows)
             if progress.total is not None and progress.done > progress.total:
                 progress.total = progress.done  # the estimate was short
-    rows = pa.Table.from_batches(batches) if batches else table.scan(epoch=session.store.committed_epoch)
+    rows = pa.Table.from_batches(batches) if batches else table.scan(epoch=epoch)
     return pk_order(rows, rel)
 
 
@@ -224,8 +226,10 @@ def _snapshot_key(session, rel: RelationCatalog, hidden: bool, named_hidden: fro
     keeps its snapshot, and DuckDB keeps it registered), else the committed epoch."""
     from rw_cli.stream.builder import relation_state_table
 
+    from rw_cli.handler.transaction import read_epoch
+
     columns = tuple((c.name, c.type, c.hidden) for c in rel.columns)
-    epoch = session.store.committed_epoch
+    epoch = read_epoch(session)
     token = relation_state_table(session.store, rel).content_token(epoch)
     version = ("epoch", epoch) if token is None else ("ssts", token)
     return rel.id, version, columns, tuple(rel.pk), hidden, named_hidden, rw_timestamp

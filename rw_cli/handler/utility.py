@@ -6,6 +6,7 @@ from sqlglot import exp
 
 from rw_cli.common.types import VARCHAR
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, ReadOnlyError
+from rw_cli.handler import transaction
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, TABLE
 from rw_cli.result import Result
 from rw_cli.sql.dialect import Savepoint
@@ -114,13 +115,13 @@ def type_sql(t) -> str:
 
 def table_sql(rel) -> str:
     """The CREATE TABLE of a table that keeps no definition text, from its catalog: columns
-    with their options, the primary key (inline when it is one column), the watermark,
-    APPEND ONLY."""
+    with their options, the primary key (on its column when it was declared so, else a
+    PRIMARY KEY clause), the watermark, APPEND ONLY."""
     from rw_cli.sql.rename import quote_name
     from rw_cli.sql.unparse import format_definition
 
     visible = [c for c in rel.columns if not c.hidden]
-    single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 else None
+    single_pk = rel.columns[rel.pk[0]].name if rel.user_pk and len(rel.pk) == 1 and not rel.pk_clause else None
     items = [f"{quote_name(c.name)} {type_sql(c.type)}" + _column_options(c, c.name == single_pk) for c in visible]
     if rel.user_pk and single_pk is None:
         items.append("PRIMARY KEY (" + ", ".join(quote_name(rel.columns[k].name) for k in rel.pk) + ")")
@@ -337,7 +338,7 @@ def handle_transaction(session, tree) -> Result:
         modes = [" ".join(str(m).upper().split()) for m in tree.args.get("modes") or []]
         if "READ ONLY" not in modes:
             return Result("BEGIN", notices=[READ_WRITE_NOTICE])
-        session.in_transaction = True
+        transaction.begin(session)  # its queries read the tables as committed now
         return Result("BEGIN")
     savepoint = isinstance(tree, Savepoint) or (isinstance(tree, exp.Rollback) and tree.args.get("savepoint"))
     if savepoint:  # the block's reads undo nothing: a savepoint only needs the block open
@@ -349,7 +350,7 @@ def handle_transaction(session, tree) -> Result:
     tag = "COMMIT" if isinstance(tree, exp.Commit) else "ROLLBACK"
     if not session.in_transaction:
         return Result(tag, notices=["there is no transaction in progress"])
-    session.in_transaction = False
+    transaction.end(session)
     return Result(tag)
 
 

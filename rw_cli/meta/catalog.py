@@ -57,6 +57,9 @@ class RelationCatalog:
     state_table_ids: list[int] = field(default_factory=list)
     append_only: bool = False
     user_pk: bool = False  # True when the pk was declared by the user (tables only)
+    # True when it was declared as a `PRIMARY KEY (...)` clause, not on its column (SHOW
+    # CREATE TABLE writes it as it was written)
+    pk_clause: bool = False
     parallelism: int = 1  # actors per partitioned fragment of this job
     # the configured parallelism it was created under (rw_cli.common.parallelism): `adaptive`,
     # `bounded(N)`, `ratio(x)` or a fixed `N`; "" for streaming jobs created before it was recorded

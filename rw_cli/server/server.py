@@ -48,8 +48,8 @@ class ClientState:
     database: str
     address: str
     settings: SessionConfig = field(default_factory=SessionConfig)
-    in_transaction: bool = False
-    cursors: dict = field(default_factory=dict)  # a connection's cursors are its own
+    in_transaction: object = False  # False, or its read-only block (rw_cli.handler.transaction)
+    cursors: dict = field(default_factory=dict)  # DECLAREd cursors: each connection's own
     query: str = ""  # the statement running now, or the last one
     state: str = "idle"  # idle | active
     started: float = field(default_factory=time.time)
@@ -151,6 +151,11 @@ class Server:
     def unregister(self, state: ClientState) -> None:
         with self._clients_lock:
             self.clients.pop(state.pid, None)
+        end = getattr(state.in_transaction, "end", None)
+        if end is not None:  # a client gone in a read-only block: its snapshot is unpinned
+            with self.session.mutex:
+                end()
+            state.in_transaction = False
 
     def cancel(self, pid: int, secret: int) -> None:
         """A CancelRequest: the statement of that backend stops at its next cancellation point
@@ -198,7 +203,7 @@ class Server:
                 try:
                     return work(session)
                 finally:
-                    state.in_transaction = session.in_transaction
+                    state.in_transaction, state.cursors = session.in_transaction, session.cursors
                     session.settings, session.in_transaction, session.cursors = shared
                     self._running_pid = None
                     progress.clear_cancel()

@@ -203,18 +203,20 @@ class FileRunner:
 
     def _check_on(self, rec: Record):
         """`_check` on the record's connection: another connection of the same database has
-        its own session parameters (and transaction state), kept here between its records."""
+        its own session parameters, transaction block (and the snapshot it reads) and
+        cursors, kept here between its records."""
         if rec.connection is None or rec.connection == "default":
             return self._check(rec)
         session = self.session
-        mine = (session.settings, session.in_transaction)
-        settings, in_tx = self.connections.get(rec.connection) or (session.new_settings(), False)
-        session.settings, session.in_transaction = settings, in_tx
+        mine = (session.settings, session.in_transaction, session.cursors)
+        settings, in_tx, cursors = self.connections.get(rec.connection) or (session.new_settings(), False, {})
+        session.settings, session.in_transaction, session.cursors = settings, in_tx, cursors
         try:
             return self._check(rec)
         finally:
-            self.connections[rec.connection] = (session.settings, session.in_transaction)
-            session.settings, session.in_transaction = mine
+            self.connections[rec.connection] = (session.settings, session.in_transaction,
+                                                session.cursors)
+            session.settings, session.in_transaction, session.cursors = mine
 
     # one record -> None when it passed, else the failure text; and the result
     def _check(self, rec: Record):

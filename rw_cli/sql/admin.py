@@ -24,8 +24,9 @@ class Admin(exp.Expression):
         return self.meta["spec"]
 
 
-_TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
-_DOLLAR_QUOTED = re.compile(r"\s*(\$([A-Za-z_][A-Za-z0-9_]*)?\$)(.*?)\1", re.DOTALL)
+# quoted name | string | dollar-quoted string ($$...$$, $tag$...$tag$) | word | number | punct
+_TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|(\$(?P<tag>(?:[A-Za-z_][A-Za-z0-9_]*)?)\$[\s\S]*?\$(?P=tag)\$)"""
+                    r"""|([A-Za-z_][A-Za-z0-9_$]*)|(-?\d+(?:\.\d+)?)|(\S))""")
 _LEADS = re.compile(
     r"^\s*(create\s+(user|database|schema|secret)|alter\s+(user|database|schema|default\s+privileges)"
     r"|drop\s+(user|database|secret)|grant|revoke|comment\s+on|alter\s+compaction\b|alter\s+system\s+set\b"
@@ -49,20 +50,18 @@ def _tokens(sql: str) -> list[_Tok]:
     out, pos = [], 0
     text = sql.rstrip().rstrip(";")
     while pos < len(text):
-        d = _DOLLAR_QUOTED.match(text, pos)
-        if d is not None:  # $$text$$ / $tag$text$tag$: a string as written
-            out.append(_Tok("string", d.group(3), d.start(1)))
-            pos = d.end()
-            continue
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             break
-        q, s, w, n, p = m.groups()
+        q, s, d, tag, w, n, p = m.groups()
         start = m.start(m.lastindex)
         if q is not None:
             out.append(_Tok("quoted", q[1:-1].replace('""', '"'), start))
         elif s is not None:
             out.append(_Tok("string", s[1:-1].replace("''", "'"), start))
+        elif d is not None:  # the text between the delimiters, as written
+            edge = len(tag or "") + 2
+            out.append(_Tok("string", d[edge:-edge], start))
         elif w is not None:
             out.append(_Tok("word", w.lower(), start))
         elif n is not None:

@@ -29,6 +29,13 @@ T = exp.DataType.Type
 _TEXT = {T.VARCHAR, T.TEXT, T.CHAR, T.NCHAR, T.NVARCHAR}
 _BYTES = {T.VARBINARY, T.BINARY, T.BLOB}
 _INTS = {T.TINYINT, T.SMALLINT, T.INT, T.BIGINT}
+# text a date is read from, as RisingWave reads it (pg_date_in in rw_cli.engine.duck_functions)
+_DATE_TEXT = re.compile(r"\s*[0-9]{4}-[0-9]{2}-[0-9]{2}([ T].*)?", re.S)
+
+# the temporal types whose text (a cast, || or concat) is RisingWave's, not DuckDB's: the macro
+# or UDF writing it (rw_cli.engine.duck_functions)
+_TEMPORAL_OUT = {T.TIMESTAMPTZ: "pg_timestamptz_out", T.TIMESTAMP: "pg_timestamp_out", T.TIME: "pg_time_out",
+                 T.INTERVAL: "pg_interval_out"}
 
 
 def _similar_to_regex(pattern: str, escape: str = "\\") -> str:
@@ -561,9 +568,81 @@ def _element_text(x: exp.Expression, t: exp.DataType | None, depth: int) -> exp.
         return _fn("pg_float4_out", x)
     if k == T.DECIMAL:
         return numeric_sql.call("rw_num_out", x, t="VARCHAR")
+    if _row_constructor(x) is not None:
+        return _row_text_out(_row_constructor(x).expressions)
+    if k in _BYTES:  # `\x00ff`, bytea's output (DuckDB's cast writes `\x00\xFF`)
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", x)))
+    if k == T.STRUCT and _is_numeric_struct(t):  # a numeric, as DuckDB holds it
+        return numeric_sql.call("rw_num_out", x, t="VARCHAR")
+    if k == T.STRUCT and t.expressions:
+        return _struct_text_out(x, t, depth + 1)
+    if k == T.MAP and len(t.expressions) == 2:
+        return _map_text_out(x, t, depth + 1)
+    if k in _TEMPORAL_OUT:
+        return _fn(_TEMPORAL_OUT[k], x)
     if k in _TEXT:
         return x
     return exp.Cast(this=x, to=exp.DataType.build("VARCHAR"))
+
+
+def _record_text(texts: list[exp.Expression]) -> exp.Expression:
+    """`(a,b,...)` from the fields' texts, each quoted as record_out quotes it."""
+    body: exp.Expression = exp.Literal.string("(")
+    for i, text in enumerate(texts):
+        text = _fn("pg_record_item", text)
+        body = exp.DPipe(this=body, expression=text if i == 0 else exp.DPipe(
+            this=exp.Literal.string(","), expression=text, safe=True), safe=True)
+    return exp.DPipe(this=body, expression=exp.Literal.string(")"), safe=True)
+
+
+def _row_constructor(x: exp.Expression) -> exp.Expression | None:
+    """`ROW(a, b)` or `(a, b)` (in parentheses or not), else None."""
+    while isinstance(x, exp.Paren):
+        x = x.this
+    if isinstance(x, exp.Tuple) or (isinstance(x, exp.Anonymous) and x.name.lower() == "row"):
+        return x
+    return None
+
+
+def _row_text_out(items: list[exp.Expression]) -> exp.Expression:
+    """ROW(...) (or `(a, b)`) as text: its values' texts as a record's (never NULL)."""
+    return _record_text([_element_text(x.copy(), getattr(x, "type", None), 0) for x in items])
+
+
+def _map_text_out(value: exp.Expression, t: exp.DataType, depth: int = 0) -> exp.Expression:
+    """A map as RisingWave writes it: `{k:v,k2:NULL}`, keys and values in their text forms
+    (DuckDB would write `{k=v}`)."""
+    var = f"__kv{depth}"
+    key = _element_text(exp.Dot(this=exp.column(var), expression=exp.to_identifier("key")), t.expressions[0], depth)
+    val = _element_text(exp.Dot(this=exp.column(var), expression=exp.to_identifier("value")), t.expressions[1], depth)
+    entry = exp.DPipe(this=exp.DPipe(this=key, expression=exp.Literal.string(":"), safe=True),
+                      expression=_fn("coalesce", val, exp.Literal.string("NULL")), safe=True)
+    texts = _fn("list_transform", _fn("map_entries", value.copy()),
+                exp.Lambda(this=entry, expressions=[exp.to_identifier(var)]))
+    body = exp.DPipe(this=exp.DPipe(this=exp.Literal.string("{"), expression=_fn(
+        "array_to_string", texts, exp.Literal.string(",")), safe=True), expression=exp.Literal.string("}"), safe=True)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                    default=body)
+
+
+def _is_numeric_struct(t: exp.DataType) -> bool:
+    """Whether a struct type is numeric's representation in DuckDB (rw_cli.common.numeric):
+    a struct's numeric field is typed so."""
+    names = [f.name for f in t.expressions if isinstance(f, exp.ColumnDef)]
+    return names == [f.name for f in numeric_sql.struct_type().expressions]
+
+
+def _struct_text_out(value: exp.Expression, t: exp.DataType, depth: int = 0) -> exp.Expression:
+    """A struct as PostgreSQL's record text: `(1,"a b",)`: each field's text (as its output
+    function writes it; NULL as nothing), quoted where record_out quotes (DuckDB would write
+    `{'a': 1, ...}` or `(1, a b)`)."""
+    texts = []
+    for i, field in enumerate(t.expressions):
+        ft = field.args.get("kind") if isinstance(field, exp.ColumnDef) else field
+        texts.append(_element_text(_fn("struct_extract_at", value.copy(), exp.Literal.number(i + 1)), ft, depth))
+    body = _record_text(texts)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                    default=body)
 
 
 def _array_join(node: exp.ArrayToString) -> exp.Expression | None:
@@ -599,6 +678,29 @@ def _array_text_out(arr: exp.Expression, element: exp.DataType | None, depth: in
     return _fn("pg_array_out_nested" if nested else "pg_array_out", each)
 
 
+def _map_key_subscript(node: exp.Bracket) -> exp.Expression | None:
+    """map[key] as RisingWave looks it up: a key of another type than the map's is cast to it
+    (`MAP {'a': 1}[1]` looks up '1': NULL; DuckDB refuses the types), and an integer key the
+    parser moved to 0-based (it took the map for an array) is moved back here (the
+    generator moves back the indexes of what it cannot type only, so a map column's `m[2]`
+    read key 1)."""
+    types = _map_types(node.this)
+    key = node.expressions[0]
+    if types is None or isinstance(key, exp.Slice):
+        return None
+    fixed = key.copy()
+    if _parser_made_zero_based(node):
+        fixed = exp.Literal.number(int(key.this) + 1) if isinstance(key, exp.Literal) and key.this.isdigit() \
+            else exp.paren(exp.Add(this=fixed, expression=exp.Literal.number(1)))
+    if _type(key) not in (None, T.UNKNOWN, T.NULL) and _type(key) != types[0].this:
+        fixed = exp.Cast(this=fixed, to=types[0].copy())
+    out = node.copy()
+    out.set("expressions", [fixed])
+    out.set("offset", 1)  # the key as written: the generator must not move it
+    out.meta["pg_subscript"] = True
+    return out
+
+
 def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     """PostgreSQL's array subscripts over DuckDB's lists: an index below 1 is out of bounds
     (NULL; DuckDB counts a negative one from the end), and text has no subscripts."""
@@ -607,6 +709,10 @@ def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
     at = _type(node.this)
     if at in _TEXT:
         raise BindError("cannot subscript type character varying because it does not support subscripting")
+    if at != T.ARRAY and len(node.expressions) == 1:
+        keyed = _map_key_subscript(node)
+        if keyed is not None:
+            return keyed
     if at != T.ARRAY or len(node.expressions) != 1:
         return None
     index = node.expressions[0]
@@ -777,6 +883,16 @@ def _populate_map(node: exp.Expression) -> exp.Expression | None:
     added = _fn("map", _fn("pg_jsonb_each_keys", doc), values)
     return exp.Case(ifs=[exp.If(this=exp.Is(this=base.copy(), expression=exp.Null()), true=added)],
                     default=_fn("map_concat", base, added.copy()))
+
+
+def _type_words(x: exp.Expression) -> str:
+    """An operand's type as an error message names it (`map(integer,integer)`)."""
+    types = _map_types(x)
+    if types is not None:
+        k, v = (t.sql(dialect="postgres").lower() for t in types)
+        return f"map({k},{v})"
+    t = getattr(x, "type", None)
+    return t.sql().lower() if t is not None else "unknown"
 
 
 def _map_types(node: exp.Expression) -> tuple[exp.DataType, exp.DataType] | None:
@@ -1157,6 +1273,13 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         return _first_last_aggregate(node)
     if isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
         return _like_quantified(node)
+    if isinstance(node, exp.MapFromEntries) and isinstance(node.this, exp.Null):
+        # an untyped NULL gives no key and value types (RisingWave's binder refuses it)
+        raise BindError("Bind error: Cannot implicitly cast 'null:Varchar' to polymorphic type AnyArray")
+    if isinstance(node, _COMPARISONS) and (_map_types(node.this) is not None or _map_types(node.expression) is not None):
+        # RisingWave's maps have no order and no equality
+        sides = [_type_words(x) for x in (node.this, node.expression)]
+        raise BindError(f"operator does not exist: {sides[0]} {_OPERATOR_TEXT.get(type(node), '=')} {sides[1]}")
     if isinstance(node, _COMPARISONS) and _quantified_operand(node.expression) is not None:
         return _compare_quantified(node)
     if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
@@ -1217,7 +1340,7 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
         checked = exp.Cast(this=_fn("pg_jsonb_number", node.this), to=node.to.copy())
         checked.meta["jsonb_number"] = True
         return checked
-    jsonb = rewrite_jsonb(node)
+    jsonb = rewrite_jsonb(node, output_text)
     if jsonb is not None:
         return jsonb
     if isinstance(node, exp.Collate):
@@ -1339,9 +1462,28 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Cast) and node.to.this == T.BOOLEAN \
             and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
         return _fn("pg_text_to_bool", node.this)
+    if isinstance(node, exp.Cast) and node.to.this == T.DATE \
+            and (_is_text_literal(node.this) or _type(node.this) in _TEXT):
+        # RisingWave reads YYYY-MM-DD only (a constant in that form is DuckDB's to cast)
+        if not (_is_text_literal(node.this) and _DATE_TEXT.fullmatch(node.this.this)):
+            return _fn("pg_date_in", node.this)
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.ARRAY:
         t = node.this.type
         return _array_text_out(node.this, t.expressions[0] if t.expressions else None)
+    if isinstance(node, exp.Cast) and node.to.this == T.TIME and _type(node.this) == T.TIMESTAMPTZ:
+        # the time of day in the session's zone (DuckDB has no direct cast)
+        return exp.Cast(this=exp.Cast(this=node.this, to=exp.DataType.build("TIMESTAMP")), to=node.to)
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.STRUCT \
+            and node.this.type.expressions:
+        return _struct_text_out(node.this, node.this.type)  # `(1,"a b")`, as record_out writes it
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) == T.MAP \
+            and len(node.this.type.expressions) == 2:
+        return _map_text_out(node.this, node.this.type)  # `{a:1}`, as RisingWave writes a map
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _row_constructor(node.this) is not None:
+        return _row_text_out(_row_constructor(node.this).expressions)
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _TEMPORAL_OUT:
+        # `-08:00`, `.500`, `2 mons`: as RisingWave's cast (and its query output) writes it
+        return _fn(_TEMPORAL_OUT[_type(node.this)], node.this)
     if isinstance(node, exp.Cast) and node.to.this in _TEXT and _type(node.this) in _BYTES:
         # bytea as text is its output form (hex), as PostgreSQL casts it: '\x61', not 'a'
         return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", node.this)))
@@ -1567,6 +1709,10 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
         overlaps = exp.ArrayOverlaps(this=args[0], expression=args[1])
         _check_overlap_operands(overlaps)
         return overlaps
+    if name == "rw_vnode":
+        from rw_cli.sql.vnode import rw_vnode
+
+        return rw_vnode(args)
     if name in ("crc32", "crc32c") and len(args) == 1:
         return _fn(f"pg_{name}", _typed_argument(name, args[0], _BYTES, _bytea))
     if name in ("num_nulls", "num_nonnulls") and args:
@@ -1711,15 +1857,34 @@ def _text_of(arg: exp.Expression) -> exp.Expression:
         return _fn("pg_float4_out", arg)
     if t == T.ARRAY:
         return _array_text_out(arg, arg.type.expressions[0] if arg.type.expressions else None)
+    if t in _TEMPORAL_OUT:
+        return _fn(_TEMPORAL_OUT[t], arg)
+    if _row_constructor(arg) is not None:
+        return _row_text_out(_row_constructor(arg).expressions)
+    if t == T.STRUCT and arg.type.expressions:
+        return _struct_text_out(arg, arg.type)
+    if t == T.MAP and len(arg.type.expressions) == 2:
+        return _map_text_out(arg, arg.type)
     return arg
+
+
+def output_text(arg: exp.Expression) -> exp.Expression:
+    """A value as varchar in its type's text form, the one a query shows (booleans as t/f,
+    floats, timestamps, bytea `\\x..`, records and maps as RisingWave writes them)."""
+    if _type(arg) in _BYTES:
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=_fn("lower", _fn("hex", arg)))
+    text = _text_of(arg)
+    return text if _type(text) in _TEXT else exp.Cast(this=text, to=exp.DataType.build("VARCHAR"))
 
 
 def _concat_operator(node: exp.DPipe) -> exp.Expression | None:
     """`a || b` with a float operand writes it as PostgreSQL's output function does, as
     concat() does (`'z' || 3::real` is `z3`, where DuckDB's cast writes `3.0`). (A boolean is
-    cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.)"""
+    cast, not output: `'x' || true` is `xtrue`; numeric is numeric_sql's.) A timestamptz is
+    written as its cast to text writes it (`-08:00`)."""
     sides = [node.this, node.expression]
-    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE) else x for x in sides]
+    new = [_text_of(x) if _type(x) in (T.FLOAT, T.DOUBLE, T.STRUCT, T.MAP, *_TEMPORAL_OUT) or _row_constructor(x) is not None
+           else x for x in sides]
     if all(a is b for a, b in zip(new, sides)):
         return None
     out = node.copy()

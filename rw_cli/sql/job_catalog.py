@@ -1,5 +1,6 @@
 """rw_catalog tables of job operations: rw_ddl_progress (the jobs created in the background
-still backfilling, with their progress), rw_rate_limit (the rate limits jobs run under) and
+still backfilling, with their progress), rw_fragment_backfill_progress (the same per upstream
+each scans), rw_rate_limit (the rate limits jobs run under) and
 rw_streaming_job_config (each job's own config entries, ALTER ... SET CONFIG)."""
 from __future__ import annotations
 
@@ -42,6 +43,42 @@ def rw_ddl_progress(catalog: Catalog, session=None) -> pa.Table:
         "initialized_at": (pa.timestamp("us", tz="UTC"),
                            [None if r.created_at is None else r.created_at * 1000 for r in rels]),
         "backfill_type": (pa.string(), [r.backfill_type or "ARRANGEMENT_BACKFILL" for r in rels]),
+    })
+
+
+def _qualified(rel) -> str:
+    schema, _, name = rel.name.rpartition(".")
+    return f"{schema or 'public'}.{name}"
+
+
+def _percent(done: int, total: int) -> str:
+    """RisingWave's `coalesce(done::numeric / total::numeric * 100, 0) || '%'`."""
+    from decimal import Decimal
+
+    if not total:
+        return "0%"
+    value = (Decimal(done) / Decimal(total) * 100).normalize()
+    return f"{value:f}%"
+
+
+def rw_fragment_backfill_progress(catalog: Catalog, session=None) -> pa.Table:
+    """One row per upstream scan of a job still backfilling (a job is one fragment here):
+    `12.5% (125/1000)` of that upstream's snapshot gone through."""
+    from rw_cli.stream import background
+
+    rows = []
+    for rel in catalog.in_creation_order():
+        if not rel.creating or session is None:
+            continue
+        for upstream_id, done, total in background.scan_progress(session, rel.id):
+            upstream = catalog.relations.get(upstream_id)
+            rows.append((rel, upstream, done, total))
+    return _table({
+        "job_id": (pa.int32(), [r.id for r, _, _, _ in rows]),
+        "fragment_id": (pa.int32(), [r.id for r, _, _, _ in rows]),
+        "job_name": (pa.string(), [_qualified(r) for r, _, _, _ in rows]),
+        "upstream_table_name": (pa.string(), [None if u is None else _qualified(u) for _, u, _, _ in rows]),
+        "progress": (pa.string(), [f"{_percent(d, t)} ({d}/{t})" for _, _, d, t in rows]),
     })
 
 

@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
@@ -33,6 +35,14 @@ def _json(node: exp.Expression) -> exp.Expression:
 
 def _text(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("VARCHAR"))
+
+
+def _key_text(key: exp.Expression, text_of) -> exp.Expression:
+    """An object key as RisingWave writes a value of its type as text (`0` for a float 0,
+    `\\x00ff` for bytea, timestamptz with `+00:00`: `text_of`); a boolean as `true` / `false`."""
+    if _type(key) == T.BOOLEAN or isinstance(key, exp.Boolean):
+        return _text(key)
+    return text_of(key)
 
 
 def _pointer(path: exp.Expression) -> exp.Expression:
@@ -157,7 +167,10 @@ def _jsonb_aggregate(node: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
+def rewrite_jsonb(node: exp.Expression, text_of: Callable[[exp.Expression], exp.Expression] | None = None
+                  ) -> exp.Expression | None:
+    """`node` rewritten for DuckDB, or None. `text_of`: a value as varchar in its type's text
+    form (rw_cli.sql.functions.output_text; jsonb_build_object's keys), else a cast."""
     agg = _jsonb_aggregate(node)
     if agg is not None:
         return agg
@@ -191,7 +204,7 @@ def rewrite_jsonb(node: exp.Expression) -> exp.Expression | None:
             return _json(_fn("pg_jsonb_delete_index", _json(node.this), node.expression))
         return _json(_fn("pg_jsonb_delete_key", _json(node.this), _text(node.expression)))
     if isinstance(node, exp.Anonymous) and node.name.lower() in _SCALAR_FUNCTIONS:
-        return _scalar(node.name.lower(), node.expressions)
+        return _scalar(node.name.lower(), node.expressions, text_of or _text)
     return None
 
 
@@ -247,7 +260,7 @@ def _path_call(name: str, args: list[exp.Expression], silent: bool = False) -> e
     return _json(call) if name in ("jsonb_path_query_array", "jsonb_path_query_first") else call
 
 
-def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
+def _scalar(name: str, args: list[exp.Expression], text_of=None) -> exp.Expression | None:
     if name.startswith("jsonb_path_"):
         return _path_call(name, args)
     if name == "jsonb_pretty" and len(args) == 1:
@@ -260,7 +273,7 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
         if len(args) % 2:
             from rw_cli.errors import BindError
 
-            raise BindError("argument list must have even number of elements",
+            raise BindError("Bind error: argument list must have even number of elements",  # RisingWave's words
                             hint="The arguments of jsonb_build_object() must consist of alternating keys and values.")
         for key in args[::2]:
             if _type(key) in _JSON or _type(key) == T.ARRAY or _type(key) == T.STRUCT \
@@ -268,7 +281,7 @@ def _scalar(name: str, args: list[exp.Expression]) -> exp.Expression | None:
                 from rw_cli.errors import BindError
 
                 raise BindError("key value must be scalar, not array, composite, or json")
-        pairs = [a for i in range(0, len(args), 2) for a in (_text(args[i]), _value(args[i + 1]))]
+        pairs = [a for i in range(0, len(args), 2) for a in (_key_text(args[i], text_of or _text), _value(args[i + 1]))]
         return _fn("json_object", *pairs)
     if name in ("jsonb_build_array", "json_build_array"):
         return _fn("json_array", *(_value(a) for a in args))

@@ -790,6 +790,7 @@ _BUILDERS = {
     ("rw_catalog", "rw_secrets"): rw_secrets,
     ("rw_catalog", "rw_streaming_jobs"): rw_streaming_jobs,
     ("rw_catalog", "rw_ddl_progress"): job_catalog.rw_ddl_progress,
+    ("rw_catalog", "rw_fragment_backfill_progress"): job_catalog.rw_fragment_backfill_progress,
     ("rw_catalog", "rw_rate_limit"): job_catalog.rw_rate_limit,
     ("rw_catalog", "rw_streaming_job_config"): job_catalog.rw_streaming_job_config,
     ("rw_catalog", "rw_fragment_id_to_ddl"): rw_fragment_id_to_ddl,

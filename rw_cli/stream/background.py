@@ -40,6 +40,9 @@ class Creating:
     job: StreamJob
     parts: list[tuple[Node, list[pa.RecordBatch]]]
     total: int
+    # each scan's upstream relation, its node and its snapshot's rows (the rows of
+    # `parts` not gone through yet tell what it has done)
+    scans: list[tuple[int, Node, int]] = field(default_factory=list)
     done: int = 0
     tokens: float = 0.0
     last: float | None = None
@@ -80,15 +83,16 @@ def resume(ctx, rel: RelationCatalog, job: StreamJob) -> None:
     """Take the job's snapshots and hold its upstream changes until they went through."""
     from rw_cli.stream.builder import relation_state_table
 
-    parts, total = [], 0
+    parts, total, scans = [], 0, []
     for upstream_id, node in job.scans:
         live = ctx.runtime.live_table(upstream_id)
         table = (live if live is not None else relation_state_table(ctx.store, ctx.catalog.relations[upstream_id])).scan()
         parts.append((node, [b for b in table.to_batches(max_chunksize=65536) if b.num_rows]))
         total += table.num_rows
+        scans.append((upstream_id, node, table.num_rows))
     ctx.runtime.held[rel.id] = []
     ctx.runtime.connect(job)
-    creating(ctx)[rel.id] = Creating(rel.id, job, parts, total)
+    creating(ctx)[rel.id] = Creating(rel.id, job, parts, total, scans=scans)
 
 
 def restart(ctx, rel: RelationCatalog) -> None:
@@ -171,6 +175,16 @@ def progress(ctx, rel_id: int) -> tuple[int, int] | None:
     """(rows backfilled, snapshot rows) of a creating job, or None."""
     c = creating(ctx).get(rel_id)
     return None if c is None else (c.done, c.total)
+
+
+def scan_progress(ctx, rel_id: int) -> list[tuple[int, int, int]]:
+    """(upstream relation id, rows backfilled, snapshot rows) of each scan of a creating
+    job (rw_fragment_backfill_progress); empty for a job not creating."""
+    c = creating(ctx).get(rel_id)
+    if c is None:
+        return []
+    left = {id(node): sum(b.num_rows for b in batches) for node, batches in c.parts}
+    return [(upstream, total - left.get(id(node), 0), total) for upstream, node, total in c.scans]
 
 
 def wait(ctx, poll_s: float = 0.05, only: int | None = None) -> None:
