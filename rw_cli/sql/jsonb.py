@@ -347,8 +347,9 @@ def _srf(node: exp.Expression) -> list[tuple[str, exp.Expression]] | None:
 
 def is_table_function(node: exp.Expression) -> bool:
     """Whether `node` is one of the set-returning jsonb functions (jsonb_each, ...): in FROM,
-    a relation of its own columns (key and value), not one column named after it."""
-    return _srf(node) is not None
+    a relation of its own columns (key and value; jsonb_to_recordset's declared ones), not
+    one column named after it."""
+    return _srf(node) is not None or (isinstance(node, exp.Anonymous) and node.name.lower() in _TO_RECORD)
 
 
 def expand_jsonb_table_functions(tree: exp.Expression) -> exp.Expression:
