@@ -21,7 +21,7 @@ from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
-from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, RwDialect
+from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, WRITTEN_NAME, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
 from rw_cli.sql.output_name import name_derived_columns, output_name
 from rw_cli.sql.pushdown import pushdown_predicates
@@ -168,7 +168,7 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
         fn = table.this
         if not isinstance(fn, exp.Func) or _series_of_project_set(table):
             continue  # `FROM t, generate_series(...)`: the planner's own cross join with a series
-        name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
+        name = (fn.name if isinstance(fn, exp.Anonymous) else fn.meta.get(WRITTEN_NAME) or fn.sql_name()).lower()
         if name in ("tumble", "hop") or is_table_function(fn):
             continue  # time windows over a relation, jsonb_each and its kin: rw_cli.sql.expand
         if _lateral_srf(table) is not None and isinstance(table.parent, exp.Join):
