@@ -27,15 +27,13 @@ from sqlglot.optimizer.qualify import qualify
 from rw_cli.common.types import TIMESTAMPTZ
 from rw_cli.errors import BindError, CatalogError, NotSupported
 from rw_cli.sql import session_window
-from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
-from rw_cli.sql.size_functions import SIZE_FUNCTIONS, answer_size_calls
-from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.meta.catalog import RW_TIMESTAMP, Catalog, RelationCatalog
 from rw_cli.sql.dialect import AS_WRITTEN, NORMALIZED, WRITTEN_NAME, RwDialect, hidden_columns_dialect
 from rw_cli.sql.expand import corresponding, expand, known_database, schema_qualified_columns
 from rw_cli.sql.output_name import name_derived_columns
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
+from rw_cli.sql.bind_time_answers import answer_calls, name_object_arguments
 
 SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
 
@@ -228,10 +226,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
                   exp.Anonymous, exp.CurrentUser, exp.SessionUser, exp.Subquery)
     calls = [n for n in found if isinstance(n, exp.Anonymous)]
-    answer_privilege_calls(calls, catalog)
-    answer_catalog_calls(calls, catalog)
-    if any(c.name.lower() in SIZE_FUNCTIONS for c in calls):
-        answer_size_calls(calls, catalog, getattr(session, "store", None))
+    answer_calls(calls, catalog, getattr(session, "store", None))
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     _unique_from_names([n for n in found if isinstance(n, exp.Select)])
@@ -472,7 +467,7 @@ def _expand_array_rows(call: exp.Anonymous) -> exp.Expression:
 
 def _pg_compat(tree: exp.Expression) -> exp.Expression:
     """What psql and drivers send: `pg_catalog.f(...)`, `OPERATOR(pg_catalog.~)`,
-    `COLLATE pg_catalog.default`, `format_type(...)`."""
+    `COLLATE pg_catalog.default`."""
     def fix(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) \
                 and node.this.name in ("pg_catalog", "information_schema") and isinstance(node.expression, exp.Func):
@@ -489,10 +484,6 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
             coll = node.expression
             if isinstance(coll, exp.Column) and coll.name == "default":
                 return node.this
-        if isinstance(node, exp.Anonymous) and node.name.lower() == "format_type":
-            renamed = exp.Anonymous(this="pg_format_type", expressions=node.expressions)
-            renamed.meta.update(node.meta)  # still named format_type
-            return renamed
         if isinstance(node, exp.Anonymous) and not node.expressions and node.name.lower() in _SESSION_FUNCTIONS:
             return _SESSION_FUNCTIONS[node.name.lower()]()  # `pg_catalog.version()` is version()
         if isinstance(node, exp.Anonymous) and node.name.lower() in ("to_regtype", "to_regclass") \
@@ -507,14 +498,8 @@ def _pg_compat(tree: exp.Expression) -> exp.Expression:
             return _expand_array_rows(node)
         return node
     def walk(node: exp.Expression) -> exp.Expression:  # bottom-up: replaced nodes' children too
-        if isinstance(node, exp.Anonymous) and node.name.lower() in PRIVILEGE_FUNCTIONS:
-            # `has_table_privilege(u, 't'::regclass, p)`: the object's name, which the call
-            # is answered by (rw_cli.sql.privileges), not the cast's oid lookup
-            node.set("expressions", [name_argument(a) for a in node.expressions])
-        elif isinstance(node, exp.Anonymous) and node.name.lower() in CATALOG_FUNCTIONS | SIZE_FUNCTIONS \
-                and node.expressions:
-            # `pg_get_viewdef('v'::regclass)`: likewise (rw_cli.sql.catalog_functions)
-            node.set("expressions", [name_argument(node.expressions[0]), *node.expressions[1:]])
+        if isinstance(node, exp.Anonymous):
+            name_object_arguments(node)
         for child in list(node.iter_expressions()):
             new = walk(child)
             if new is not child:

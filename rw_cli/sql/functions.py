@@ -1668,6 +1668,8 @@ _DEGREE_FUNCTIONS = {"sind": 1, "cosd": 1, "tand": 1, "cotd": 1, "asind": 1, "ac
 def _anonymous(node: exp.Anonymous) -> exp.Expression | None:
     name = node.name.lower()
     args = node.expressions
+    if name == "format_type" and len(args) == 2:  # PostgreSQL's type names (DuckDB's macro is its own)
+        return _fn("pg_format_type", *args)
     if name == "octet_length" and len(args) == 1 and _type(args[0]) not in (T.VARBINARY, T.BINARY, T.BLOB):
         return _fn("strlen", args[0])
     if name == "regexp_match" and len(args) in (2, 3):

@@ -34,6 +34,7 @@ from rw_cli.stream.plan import (PlanNode, StreamChangelog, StreamFilter, StreamH
                              StreamMaterialize, StreamPartitionRecompute, StreamProject, StreamProjectSet,
                              StreamTableScan, StreamUnion, StreamValues, append_only)
 from rw_cli.sql.transpile import expr_to_duckdb, expr_to_duckdb_tree, sqlglot_type, to_duckdb
+from rw_cli.sql.bind_time_answers import answer_calls, name_object_arguments
 
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 BIGINT_T = DataType("bigint")
@@ -117,6 +118,10 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
     CTEs expanded and every column qualified, and the relations it reads."""
     # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
     tree = expand(tree, catalog)
+    calls = [n for n in tree.walk() if isinstance(n, exp.Anonymous)]
+    for call in calls:
+        name_object_arguments(call)
+    answer_calls(calls, catalog)  # as a SELECT answers them (the catalog at the MV's creation)
     schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table, exp.Subquery))])
     tree = name_subquery_items(inline_ctes(_table_column_aliases(qualify_schema_names(tree, catalog))))
     name_derived_columns(list(tree.find_all(exp.Select)), tree)

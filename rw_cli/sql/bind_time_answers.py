@@ -1,0 +1,30 @@
+"""Calls answered from the catalog when a query is bound: privilege checks
+(rw_cli.sql.privileges), definitions and comments (rw_cli.sql.catalog_functions) and sizes
+(rw_cli.sql.size_functions). A SELECT and a materialized view answer them alike: an MV's
+answer is the catalog's at its creation."""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rw_cli.meta.catalog import Catalog
+from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
+from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
+from rw_cli.sql.size_functions import SIZE_FUNCTIONS, answer_size_calls
+
+
+def name_object_arguments(call: exp.Anonymous) -> None:
+    """`has_table_privilege(u, 't'::regclass, p)`, `pg_get_viewdef('v'::regclass)`: the
+    object's name, by which the call is answered (not the cast's oid lookup)."""
+    name = call.name.lower()
+    if name in PRIVILEGE_FUNCTIONS:
+        call.set("expressions", [name_argument(a) for a in call.expressions])
+    elif name in CATALOG_FUNCTIONS | SIZE_FUNCTIONS and call.expressions:
+        call.set("expressions", [name_argument(call.expressions[0]), *call.expressions[1:]])
+
+
+def answer_calls(calls: list[exp.Anonymous], catalog: Catalog, store=None) -> None:
+    """Each answerable call among `calls` replaced by its answer, in place."""
+    answer_privilege_calls(calls, catalog)
+    answer_catalog_calls(calls, catalog)
+    if any(c.name.lower() in SIZE_FUNCTIONS for c in calls):
+        answer_size_calls(calls, catalog, store)
