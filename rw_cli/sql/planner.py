@@ -926,6 +926,11 @@ class StreamPlanner:
         """`unique_names`: the visible columns are looked up by name later (an MV's, a
         table's); a sink into a table takes its columns by position, so it may repeat one."""
         q, rels = qualify_query(scalar_sources(gap_fill_sources(query)), self.catalog)
+        for t in q.find_all(exp.Table):
+            if t.args.get("version") is not None and not isinstance(t.parent, exp.Join):
+                # time travel outside a temporal join: one past snapshot, which no stream keeps
+                raise NotSupported("FOR SYSTEM_TIME AS OF outside a temporal join (JOIN t FOR SYSTEM_TIME AS OF "
+                                   "PROCTIME()) in a materialized view")
         q = order_inner_joins(pushdown_predicates(decorrelate(q)))
         self.used = used_columns(q)
         for sub in list(q.find_all(exp.Subquery)):  # outer ones first
