@@ -226,7 +226,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
                   exp.Anonymous, exp.CurrentUser, exp.SessionUser, exp.Subquery)
     calls = [n for n in found if isinstance(n, exp.Anonymous)]
-    answer_calls(calls, catalog, getattr(session, "store", None))
+    answer_calls(calls, catalog, getattr(session, "store", None), getattr(session, "settings", None))
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     _unique_from_names([n for n in found if isinstance(n, exp.Select)])

@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from rw_cli.meta.catalog import Catalog
 from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
+from rw_cli.sql.output_name import replace_call
 from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
 from rw_cli.sql.size_functions import SIZE_FUNCTIONS, answer_size_calls
 
@@ -22,9 +23,23 @@ def name_object_arguments(call: exp.Anonymous) -> None:
         call.set("expressions", [name_argument(call.expressions[0]), *call.expressions[1:]])
 
 
-def answer_calls(calls: list[exp.Anonymous], catalog: Catalog, store=None) -> None:
+def answer_calls(calls: list[exp.Anonymous], catalog: Catalog, store=None, settings=None) -> None:
     """Each answerable call among `calls` replaced by its answer, in place."""
     answer_privilege_calls(calls, catalog)
     answer_catalog_calls(calls, catalog)
     if any(c.name.lower() in SIZE_FUNCTIONS for c in calls):
         answer_size_calls(calls, catalog, store)
+    if settings is not None:
+        for call in calls:
+            if call.name.lower() == "current_setting" and call.expressions \
+                    and not isinstance(call.expressions[0], exp.Literal):
+                replace_call(call, _setting_of(call.expressions[0], settings))
+
+
+def _setting_of(name: exp.Expression, settings) -> exp.Expression:
+    """current_setting over a column of names (psql's \\dconfig: `current_setting(s.name)` of
+    pg_settings): each of the session's parameters by its name, NULL for another name."""
+    key = exp.Lower(this=name.copy())
+    ifs = [exp.If(this=exp.EQ(this=key.copy(), expression=exp.Literal.string(k)), true=exp.Literal.string(v))
+           for k, v in settings.items()]
+    return exp.cast(exp.Case(ifs=ifs) if ifs else exp.Null(), "VARCHAR")

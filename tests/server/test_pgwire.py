@@ -121,7 +121,7 @@ def test_syntax_error_position(setup):
 
 PSQL_META_COMMANDS = ["\\d", "\\d+", "\\d items", "\\d+ items", "\\d+ items_mv", "\\dt+", "\\dm+", "\\dv",
                       "\\di+", "\\dn+", "\\l+", "\\du", "\\dp", "\\df", "\\dT+", "\\dx", "\\db", "\\dO",
-                      "\\dy", "\\dD"]
+                      "\\dy", "\\dD", "\\dconfig"]
 
 
 def _psql(port: int, *args: str) -> subprocess.CompletedProcess:
