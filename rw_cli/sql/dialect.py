@@ -930,6 +930,35 @@ def _name_array_args(text: str) -> str:
     return text[: m.end()] + ",".join(named) + text[end:]
 
 
+_QUOTED = lazy_regex(r"'(?:[^']|'')*'|\$(\w*)\$.*?\$\1\$", re.S)
+_RETURN_KEYWORD = lazy_regex(r"\breturn\b", re.IGNORECASE)
+_TRAILING_OPTIONS = lazy_regex(r"((?:\s+(?:language\s+\w+|immutable|stable|volatile|strict|called\s+on\s+null\s+input"
+                               r"|returns\s+null\s+on\s+null\s+input))+)\s*;?\s*$", re.IGNORECASE)
+
+
+def _options_before_return(text: str) -> str:
+    """RisingWave takes a function's options in any order, `RETURN expr LANGUAGE sql` too;
+    the parser reads the body last, so options written after `RETURN expr` move before it.
+    A body that starts with a string is parenthesized: the parser would read the string
+    alone (`RETURN 'a' || $1`)."""
+    if _CREATE_FUNCTION.match(text) is None:
+        return text
+    blanked = _QUOTED.sub(lambda q: "x" * len(q.group(0)), text)
+    ret = _RETURN_KEYWORD.search(blanked)
+    if ret is None:
+        return text
+    tail = _TRAILING_OPTIONS.search(blanked, ret.end())
+    if tail is not None and not text[ret.end():tail.start()].strip():
+        tail = None
+    end = tail.start(1) if tail is not None else len(text.rstrip().rstrip(";").rstrip())
+    body = text[ret.end():end].strip()
+    if body.startswith("'") and body:
+        body = f"({body})"
+    options = text[tail.start(1):tail.end(1)].strip() + " " if tail is not None else ""
+    rest = text[tail.end(1):] if tail is not None else text[end:]
+    return text[:ret.start()] + options + "RETURN " + body + rest
+
+
 # `WITH c AS CHANGELOG FROM rel`: read as `WITH c AS (SELECT * FROM <prefix>rel)`, a relation
 # name the planner resolves to rel's change log (rw_cli.sql.planner)
 CHANGELOG_PREFIX = "__rw_changelog__"
@@ -1294,7 +1323,7 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     if "{" in sql and "map" in sql.lower():
         sql = map_literals(sql)
     if head == "create":
-        sql = _name_array_args(sql)
+        sql = _options_before_return(_name_array_args(sql))
         if (m := _EMPTY_OPTION.search(sql)) is not None:  # `WITH (,)`, `WITH ()`: an option's name is due
             raise SqlSyntaxError(f"expected identifier, found: {m.group(1)}", position=offset + m.start(1))
         if "row" in sql.lower() and (m := _ROW_FORMAT.search(sql)):
