@@ -595,6 +595,33 @@ class RwDialect(RisingWave):
         def parse(self, raw_tokens, sql=None):
             return super().parse(_drop_join_hints(raw_tokens), sql)
 
+        def validate_expression(self, expression, args=None):
+            """A call of a name the parser knows with arguments its function cannot take
+            (`split('a b')`) is an anonymous call: RisingWave's parser takes any `f(args)`,
+            and its binder judges the arguments (a user's function of that name, or
+            `function f(...) does not exist`)."""
+            if args is not None and isinstance(expression, exp.Func) \
+                    and not isinstance(expression, exp.Anonymous) and expression.error_messages(args):
+                name = self._called_name()
+                if name is not None:
+                    return exp.Anonymous(this=name, expressions=list(args))
+            return super().validate_expression(expression, args)
+
+        def _called_name(self) -> str | None:
+            """The name before the `(` of the call whose arguments were just read (its `)`
+            is the current token)."""
+            depth, i = 0, min(self._index, len(self._tokens) - 1)
+            while i >= 0:
+                kind = self._tokens[i].token_type
+                if kind == TokenType.R_PAREN:
+                    depth += 1
+                elif kind == TokenType.L_PAREN:
+                    depth -= 1
+                    if depth == 0:
+                        return self._tokens[i - 1].text if i > 0 else None
+                i -= 1
+            return None
+
         def _parse_lambda(self, alias: bool = False):
             """RisingWave's lambda `|x| body` (array_transform's argument) besides the usual
             function arguments."""
