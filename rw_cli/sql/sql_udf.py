@@ -51,6 +51,9 @@ def function_body(record: dict) -> exp.Expression:
         tree = sqlglot.parse_one(text, read=RwDialect)
     except sqlglot.errors.ParseError as e:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
+        if text and text[-1] in "+-*/%^<>=|&,(":  # cut short after an operator: RisingWave's words
+            raise BindError(f"syntax error in the function body: {text}: expected an expression, found: EOF",
+                            hint=detail) from None
         raise BindError(f"syntax error in the function body: {text}", hint=detail) from None
     if isinstance(tree, exp.Select):
         if len(tree.expressions) != 1:
