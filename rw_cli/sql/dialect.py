@@ -986,6 +986,31 @@ def _options_before_return(text: str) -> str:
     return text[:ret.start()] + options + "RETURN " + body + rest
 
 
+_BODY_STRING = lazy_regex(r"\bas\s*('(?:[^']|'')*'|\$(\w*)\$.*?\$\2\$)", re.IGNORECASE | re.S)
+_FUNCTION_OPTION = lazy_regex(r"\s*(?:language\s+\w+|immutable|stable|volatile|strict|called\s+on\s+null\s+input"
+                              r"|returns\s+null\s+on\s+null\s+input|using\s+link\s+'[^']*'"
+                              r"|with\s*\([^)]*\))", re.IGNORECASE)
+_TOKEN = lazy_regex(r"[^\W\d]\w*|\d+|\S")
+
+
+def _after_function_body(text: str) -> tuple[str, int] | None:
+    """What follows `AS 'body'` and its options in a CREATE FUNCTION the parser could not
+    read (a quote that ends the body early): the first token of it and where it starts."""
+    blanked = _QUOTED.sub(lambda q: "x" * len(q.group(0)), text)
+    m = _CREATE_FUNCTION.match(blanked)
+    body = _BODY_STRING.search(text, m.end()) if m else None
+    if body is None:
+        return None
+    pos = body.end()
+    while (opt := _FUNCTION_OPTION.match(text, pos)) is not None:
+        pos = opt.end()
+    rest = text[pos:].rstrip().rstrip(";")
+    if not rest.strip():
+        return None
+    start = pos + len(rest) - len(rest.lstrip())
+    return _TOKEN.match(text, start).group(0), start
+
+
 # `WITH c AS CHANGELOG FROM rel`: read as `WITH c AS (SELECT * FROM <prefix>rel)`, a relation
 # name the planner resolves to rel's change log (rw_cli.sql.planner)
 CHANGELOG_PREFIX = "__rw_changelog__"
@@ -1370,12 +1395,16 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     except TokenError as e:
         if lists:
             return parse_statement(original, offset, hide_lists=False)
+        if _CREATE_FUNCTION.match(text) and (extra := _after_function_body(text)) is not None:
+            raise SqlSyntaxError(f"expected end of statement, found: {extra[0]}", position=offset + extra[1]) from None
         raise _token_error(e, text, offset) from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise SqlSyntaxError("expected exactly one statement", position=offset)
     tree = trees[0]
     if isinstance(tree, exp.Command):
+        if _CREATE_FUNCTION.match(text) and (extra := _after_function_body(text)) is not None:
+            raise SqlSyntaxError(f"expected end of statement, found: {extra[0]}", position=offset + extra[1])
         raise NotSupported(_statement_kind(text) or "this statement", position=offset)
     if isinstance(tree, (exp.Column, exp.Alias, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Dot)):
         # a bare expression (`listen ch`, `x`) is no statement: PostgreSQL's error at its start
