@@ -185,6 +185,13 @@ def pack(values: Sequence) -> pa.StructArray:
     return _struct(int128_array(ints), int128_array(fracs), scale_array(ss), validity)
 
 
+def struct_value(v) -> dict:
+    """A Python number as one value of NUMERIC_ARROW's struct (a numeric nested in a struct
+    or a list that Arrow builds from Python values)."""
+    n_int, n_frac, s = _split(from_python(v))
+    return {"n_int": decimal.Decimal(n_int), "n_frac": decimal.Decimal(n_frac), "n_scale": float(s)}
+
+
 def unpack(arr: pa.Array) -> list:
     """The rust_decimal values of a numeric array (None: NULL)."""
     if isinstance(arr, pa.ChunkedArray):

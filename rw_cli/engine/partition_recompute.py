@@ -263,11 +263,29 @@ class PartitionRecomputeExecutor(Executor):
             out, k = out.filter(pa.array(k != 2)), k[k != 2]
         chunks: list[StreamChunk] = []
         if out.num_rows:
-            order = np.argsort(k, kind="stable")  # deletes first, then inserts
+            order = self._change_order(out, k)
             data = out.take(pa.array(order)).cast(self.schema)
             ops = np.where(k[order] == 1, INSERT, DELETE).astype(np.int8)
             chunks = [StreamChunk(data, ops)]
         return (chunks, after_rows) if with_after else chunks
+
+    def _change_order(self, out: pa.Table, k: np.ndarray) -> np.ndarray:
+        """Deletes first, then inserts, each in stream key order: the diff's own order is
+        arbitrary, and rows of one key (an append-only input's rows, keyed by a row id that
+        grows as they arrive) must leave in the order they came, as an operator that passes
+        rows through keeps it (a table downstream applies them in turn)."""
+        import pyarrow.compute as pc
+
+        keys = [i for i in self.stream_key if i < out.num_columns]
+        if not keys or len(k) < 2:
+            return np.argsort(k, kind="stable")
+        columns = [pa.array(k), *(out.column(i) for i in keys)]
+        names = [f"c{i}" for i in range(len(columns))]
+        try:
+            return pc.sort_indices(pa.table(columns, names=names),
+                                   sort_keys=[(n, "ascending") for n in names]).to_numpy()
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # a key Arrow cannot sort
+            return np.argsort(k, kind="stable")
 
 
 def _epoch_time(epoch: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
 import threading
 
@@ -70,7 +71,7 @@ def register(name: str, source: str, params: list[tuple[str, pa.DataType, bool]]
                 fn = load(name, source)
                 if kind == "table":
                     fn = _collected(fn)
-                call = _vectorized(fn, [p[2] for p in params], ret[1], ret[2]) if params else _scalar(fn, ret[2])
+                call = _vectorized(fn, [p[2] for p in params], ret[1], ret[2]) if params else _scalar(fn, ret[2], ret[1])
                 duck_params = tuple(p[0] for p in params)
             _REGISTRY[key] = (call, duck_params, ret[0], len(duck_params))
             _DEFINITIONS[key] = (name, source, params, ret, kind)
@@ -128,6 +129,8 @@ def _array(values: list, t: pa.DataType) -> pa.Array:
     """Python results as an Arrow array of `t` (a numeric from Decimals, ints, floats)."""
     if numeric.is_numeric_arrow(t):
         return numeric.pack([None if v is None else numeric.from_python(v) for v in values])
+    if pa.types.is_integer(t):  # a float is refused as RisingWave refuses it, not truncated
+        values = [None if v is None else operator.index(v) for v in values]
     return pa.array(conform(values, t), type=t)
 
 
@@ -151,6 +154,8 @@ def _has_struct(t: pa.DataType) -> bool:
 def _conform(v, t: pa.DataType):
     if v is None:
         return None
+    if numeric.is_numeric_arrow(t):  # (itself a struct: of the number's parts)
+        return numeric.struct_value(v)
     if pa.types.is_struct(t):
         fields = [t.field(i) for i in range(t.num_fields)]
         if isinstance(v, dict):
@@ -180,10 +185,14 @@ def _with_arity(run, n: int):
     return namespace["call"]
 
 
-def _scalar(fn, json_ret: bool):
+def _scalar(fn, json_ret: bool, ret_type: pa.DataType | None = None):
     """A function of no arguments, called once per row (no array tells a chunk's length)."""
+    integer = ret_type is not None and pa.types.is_integer(ret_type)
+
     def run():
         v = fn()
+        if integer and v is not None:
+            v = operator.index(v)  # a float is refused, as _array refuses it
         return json.dumps(v) if json_ret and v is not None else v
 
     return run

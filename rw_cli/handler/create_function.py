@@ -184,6 +184,12 @@ def handle_drop(session, tree: exp.Drop) -> Result:
         record = session.catalog.functions[name]
         target = _target_overload(name, record, tree.expressions,
                                   by_types=tree.args.get("expressions") is not None)  # `f()` too
+        is_aggregate = target.get("kind") == "aggregate"
+        if is_aggregate and not tree.meta.get("aggregate"):  # each kind has its own DROP
+            raise CatalogError(f'"{name}" is an aggregate function',
+                               hint="Use DROP AGGREGATE to drop aggregate functions.")
+        if tree.meta.get("aggregate") and not is_aggregate:
+            raise CatalogError(f'"{name}" is not an aggregate')
         users = function_users(session.catalog, name)
         if users and not cascade:
             raise CatalogError(f"Permission denied: function used by {len(users)} other objects",

@@ -36,6 +36,16 @@ _NOT_APPEND_ONLY = ("The sink cannot be append-only. Please add \"force_append_o
                     "messages and convert UPDATE messages to INSERT.")
 
 
+# the sink connectors RisingWave knows (others are `unsupported sink type x`; of these, the ones
+# rw_cli.stream.sink_job does not write to are refused as not supported here)
+RW_SINK_CONNECTORS = frozenset((
+    "blackhole", "kafka", "kinesis", "pulsar", "redis", "mqtt", "nats", "jdbc", "postgres", "mysql", "iceberg",
+    "deltalake", "clickhouse", "doris", "starrocks", "cassandra", "scylladb", "elasticsearch", "opensearch",
+    "bigquery", "snowflake", "snowflake_v2", "dynamodb", "mongodb", "sqlserver", "google_pubsub", "s3", "gcs",
+    "azblob", "webhdfs", "fs", "file", "posix_fs", "http", "redshift", "lancedb", "qdrant", "rabbitmq",
+    "elasticsearch_v2", "opensearch_v2", "snowflake_v2", "big_query"))
+
+
 def sink_type(spec: dict, root) -> dict:
     """The sink's `type`, as RisingWave decides it: `append-only` over a query whose changes
     may retract only with `force_append_only = 'true'` (which drops the retractions);
@@ -55,6 +65,11 @@ def sink_type(spec: dict, root) -> dict:
         opts["type"] = want
     if given not in ("", "append-only", "upsert"):
         raise BindError(f"sink type must be 'append-only' or 'upsert', not '{opts['type']}'")
+    forced = opts.get("force_append_only")
+    if forced is not None and forced.lower() not in ("true", "false"):
+        raise BindError("`force_append_only` must be true or false")
+    if forced is not None and forced.lower() == "true" and given not in ("", "append-only"):
+        raise BindError("The force_append_only can be only used for type = 'append-only'")
     inserts_only = append_only(root.inputs[0])
     # `ignore_delete = 'true'` (RisingWave's newer name) drops the retractions too
     force = any(opts.get(k, "false").lower() == "true" for k in ("force_append_only", "ignore_delete"))
@@ -84,6 +99,9 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
         raise BindError("sink properties not provided: a sink needs WITH (connector = '...')")
     if spec["options"]["connector"] == "table":
         raise BindError("unsupported sink type table", hint="a sink into a table is CREATE SINK name INTO table ...")
+    if spec["options"]["connector"] not in RW_SINK_CONNECTORS:
+        raise BindError(f"unsupported sink type {spec['options']['connector']}",
+                        hint="sink connectors: blackhole, file, http, kafka, s3")
     root, upstreams = plan(session, tree)
     check_not_on_batch_refresh(upstreams)
     if "backfill_order" in spec["options"]:

@@ -113,7 +113,7 @@ def handle(session, tree: exp.Create) -> Result:
         columns.append(ColumnCatalog(ROW_ID, BIGINT, hidden=True))
         pk = [len(columns) - 1]
     append_only = bool(tree.args.get("append_only"))
-    _check_retention(session, tree, append_only)
+    retention = _check_retention(session, tree, append_only)
     if watermark is not None:
         if watermark[0] not in names:
             raise BindError(f'column "{watermark[0]}" named in WATERMARK FOR does not exist')
@@ -133,8 +133,8 @@ def handle(session, tree: exp.Create) -> Result:
     on_conflict = on_conflict or "overwrite"
     version_columns = _version_columns(columns, tree.args.get("version_columns"), on_conflict)
     rel = RelationCatalog(session.catalog.alloc_id(), name, TABLE, columns, pk, user_pk=user_pk,
-                          pk_clause=user_pk and pk_clause, append_only=append_only, on_conflict=on_conflict, watermark=watermark,
-                          version_columns=version_columns)
+                          pk_clause=user_pk and pk_clause, append_only=append_only, on_conflict=on_conflict,
+                          watermark=watermark, version_columns=version_columns, retention_seconds=retention)
     add_table(session, rel)
     return Result("CREATE_TABLE")
 
@@ -148,17 +148,26 @@ def _check_watermark_type(name: str, columns: list[ColumnCatalog], pk: list[int]
     check_watermark_type(probe, *watermark_expr(probe))
 
 
-def _check_retention(session, tree: exp.Create, append_only: bool) -> None:
-    """`WITH (retention_seconds = n)` (storage TTL: old rows may vanish) fits an append-only
-    table only, unless the session opts in as RisingWave's unsafe parameter says."""
+def _check_retention(session, tree: exp.Create, append_only: bool) -> int | None:
+    """`WITH (retention_seconds = n)` (storage TTL: old rows vanish): its seconds. It fits an
+    append-only table only, unless the session opts in as RisingWave's unsafe parameter says."""
     props = tree.args.get("properties")
-    named = props is not None and any(
-        isinstance(p, exp.Property) and p.name.lower() == "retention_seconds" for p in props.expressions)
+    named = [p for p in (props.expressions if props is not None else [])
+             if isinstance(p, exp.Property) and p.name.lower() == "retention_seconds"]
     unsafe = (session.settings.get("unsafe_enable_storage_retention_for_non_append_only_tables") or "").lower()
     if named and not append_only and unsafe not in ("true", "on"):
         raise BindError("retention_seconds (storage retention) is only supported for append-only tables",
                         hint="create the table APPEND ONLY, or SET "
                              "unsafe_enable_storage_retention_for_non_append_only_tables TO true")
+    if not named:
+        return None
+    value = named[-1].args.get("value")
+    text = value.name if isinstance(value, (exp.Literal, exp.Identifier, exp.Var)) else (value.sql() if value else "")
+    try:
+        seconds = int(text.strip().strip("'"))
+    except ValueError:
+        raise BindError(f"Invalid Parameter Value: retention_seconds must be a number of seconds, got {text}") from None
+    return seconds if seconds > 0 else None
 
 
 # types whose order means "newer": a version column compares lexicographically, in this order

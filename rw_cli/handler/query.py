@@ -152,6 +152,12 @@ def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None
                 tables[reg] = _columns(snapshot_at(session, rel, epoch, bound.rw_timestamp), rel, hidden,
                                        bound.named_hidden, bound.rw_timestamp)
                 continue
+            retention = _retention_seconds(session, rel)
+            if retention is not None and not empty:  # its rows age out: read now, never cached
+                data = snapshot(session, rel, committed, progress, write_times=True)
+                tables[reg] = _columns(_within_retention(data, retention, bound.rw_timestamp), rel, hidden,
+                                       bound.named_hidden, bound.rw_timestamp)
+                continue
             key = _snapshot_key(session, rel, hidden, bound.named_hidden, bound.rw_timestamp) if cache is not None else None
             data = cache.get(key) if cache is not None else None
             if data is not None:
@@ -217,6 +223,31 @@ def _json_typed(data: pa.Table, rel: RelationCatalog) -> pa.Table:
                if name in jsonb and not isinstance(c.type, pa.ExtensionType) else c
                for name, c in zip(data.column_names, data.columns)]
     return pa.table(columns, names=data.column_names)
+
+
+def _retention_seconds(session, rel: RelationCatalog) -> int | None:
+    """A table's `retention_seconds` (storage TTL), which its indexes' rows share."""
+    if rel.retention_seconds is not None or rel.kind != "index":
+        return rel.retention_seconds
+    for dep in rel.dependencies:
+        base = session.catalog.relations.get(dep)
+        if base is not None and base.retention_seconds is not None:
+            return base.retention_seconds
+    return None
+
+
+def _within_retention(data: pa.Table, seconds: int, keep_write_times: bool) -> pa.Table:
+    """The rows written within the last `seconds` (older ones are gone, as RisingWave's
+    compaction drops them); the write times stay only when the query names them."""
+    import time
+
+    import pyarrow.compute as pc
+
+    if RW_TIMESTAMP not in data.column_names:  # this transaction's own rows: all fresh
+        return data
+    cutoff = pa.scalar(int((time.time() - seconds) * 1_000_000), pa.timestamp("us", tz="UTC"))
+    kept = data.filter(pc.greater_equal(data[RW_TIMESTAMP], cutoff))
+    return kept if keep_write_times else kept.drop_columns([RW_TIMESTAMP])
 
 
 def _snapshot_key(session, rel: RelationCatalog, hidden: bool, named_hidden: frozenset[str],

@@ -101,6 +101,10 @@ class RelationCatalog:
     # how its backfill reads its upstreams, as rw_ddl_progress shows it: SNAPSHOT_BACKFILL when
     # created with streaming_use_snapshot_backfill = true, else ARRANGEMENT_BACKFILL ("": not a job)
     backfill_type: str = ""
+    # a table WITH (retention_seconds = n): storage TTL, rows written longer ago than that are
+    # gone from its (and its indexes') reads; no change is emitted for them (RisingWave's
+    # compaction drops them)
+    retention_seconds: int | None = None
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

@@ -595,6 +595,33 @@ class RwDialect(RisingWave):
         def parse(self, raw_tokens, sql=None):
             return super().parse(_drop_join_hints(raw_tokens), sql)
 
+        def validate_expression(self, expression, args=None):
+            """A call of a name the parser knows with arguments its function cannot take
+            (`split('a b')`) is an anonymous call: RisingWave's parser takes any `f(args)`,
+            and its binder judges the arguments (a user's function of that name, or
+            `function f(...) does not exist`)."""
+            if args is not None and isinstance(expression, exp.Func) \
+                    and not isinstance(expression, exp.Anonymous) and expression.error_messages(args):
+                name = self._called_name()
+                if name is not None:
+                    return exp.Anonymous(this=name, expressions=list(args))
+            return super().validate_expression(expression, args)
+
+        def _called_name(self) -> str | None:
+            """The name before the `(` of the call whose arguments were just read (its `)`
+            is the current token)."""
+            depth, i = 0, min(self._index, len(self._tokens) - 1)
+            while i >= 0:
+                kind = self._tokens[i].token_type
+                if kind == TokenType.R_PAREN:
+                    depth += 1
+                elif kind == TokenType.L_PAREN:
+                    depth -= 1
+                    if depth == 0:
+                        return self._tokens[i - 1].text if i > 0 else None
+                i -= 1
+            return None
+
         def _parse_lambda(self, alias: bool = False):
             """RisingWave's lambda `|x| body` (array_transform's argument) besides the usual
             function arguments."""
@@ -928,6 +955,60 @@ def _name_array_args(text: str) -> str:
     named = [f"__arg{i + 1} {a.strip()}" if _BARE_ARRAY_ARG.match(a) and " " not in a.strip().split("[")[0]
              else a for i, a in enumerate(args)]
     return text[: m.end()] + ",".join(named) + text[end:]
+
+
+_QUOTED = lazy_regex(r"'(?:[^']|'')*'|\$(\w*)\$.*?\$\1\$", re.S)
+_RETURN_KEYWORD = lazy_regex(r"\breturn\b", re.IGNORECASE)
+_TRAILING_OPTIONS = lazy_regex(r"((?:\s+(?:language\s+\w+|immutable|stable|volatile|strict|called\s+on\s+null\s+input"
+                               r"|returns\s+null\s+on\s+null\s+input))+)\s*;?\s*$", re.IGNORECASE)
+
+
+def _options_before_return(text: str) -> str:
+    """RisingWave takes a function's options in any order, `RETURN expr LANGUAGE sql` too;
+    the parser reads the body last, so options written after `RETURN expr` move before it.
+    A body that starts with a string is parenthesized: the parser would read the string
+    alone (`RETURN 'a' || $1`)."""
+    if _CREATE_FUNCTION.match(text) is None:
+        return text
+    blanked = _QUOTED.sub(lambda q: "x" * len(q.group(0)), text)
+    ret = _RETURN_KEYWORD.search(blanked)
+    if ret is None:
+        return text
+    tail = _TRAILING_OPTIONS.search(blanked, ret.end())
+    if tail is not None and not text[ret.end():tail.start()].strip():
+        tail = None
+    end = tail.start(1) if tail is not None else len(text.rstrip().rstrip(";").rstrip())
+    body = text[ret.end():end].strip()
+    if body.startswith("'") and body:
+        body = f"({body})"
+    options = text[tail.start(1):tail.end(1)].strip() + " " if tail is not None else ""
+    rest = text[tail.end(1):] if tail is not None else text[end:]
+    return text[:ret.start()] + options + "RETURN " + body + rest
+
+
+_BODY_STRING = lazy_regex(r"\bas\s*('(?:[^']|'')*'|\$(\w*)\$.*?\$\2\$)", re.IGNORECASE | re.S)
+_FUNCTION_OPTION = lazy_regex(r"\s*(?:language\s+\w+|immutable|stable|volatile|strict|called\s+on\s+null\s+input"
+                              r"|returns\s+null\s+on\s+null\s+input|using\s+link\s+'[^']*'"
+                              r"|with\s*\([^)]*\))", re.IGNORECASE)
+_TOKEN = lazy_regex(r"[^\W\d]\w*|\d+|\S")
+
+
+def _after_function_body(text: str) -> tuple[str, int] | None:
+    """What follows `AS 'body'` and its options in a CREATE FUNCTION the parser could not
+    read (a quote that ends the body early): the first token of it and where it starts."""
+    blanked = _QUOTED.sub(lambda q: "x" * len(q.group(0)), text)
+    m = _CREATE_FUNCTION.match(blanked)
+    body = _BODY_STRING.search(text, m.end()) if m else None
+    if body is None:
+        return None
+    pos = body.end()
+    while (opt := _FUNCTION_OPTION.match(text, pos)) is not None:
+        pos = opt.end()
+    rest = text[pos:].rstrip().rstrip(";")
+    if not rest.strip():
+        return None
+    start = pos + len(rest) - len(rest.lstrip())
+    return _TOKEN.match(text, start).group(0), start
 
 
 # `WITH c AS CHANGELOG FROM rel`: read as `WITH c AS (SELECT * FROM <prefix>rel)`, a relation
@@ -1294,7 +1375,7 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     if "{" in sql and "map" in sql.lower():
         sql = map_literals(sql)
     if head == "create":
-        sql = _name_array_args(sql)
+        sql = _options_before_return(_name_array_args(sql))
         if (m := _EMPTY_OPTION.search(sql)) is not None:  # `WITH (,)`, `WITH ()`: an option's name is due
             raise SqlSyntaxError(f"expected identifier, found: {m.group(1)}", position=offset + m.start(1))
         if "row" in sql.lower() and (m := _ROW_FORMAT.search(sql)):
@@ -1314,12 +1395,16 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
     except TokenError as e:
         if lists:
             return parse_statement(original, offset, hide_lists=False)
+        if _CREATE_FUNCTION.match(text) and (extra := _after_function_body(text)) is not None:
+            raise SqlSyntaxError(f"expected end of statement, found: {extra[0]}", position=offset + extra[1]) from None
         raise _token_error(e, text, offset) from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise SqlSyntaxError("expected exactly one statement", position=offset)
     tree = trees[0]
     if isinstance(tree, exp.Command):
+        if _CREATE_FUNCTION.match(text) and (extra := _after_function_body(text)) is not None:
+            raise SqlSyntaxError(f"expected end of statement, found: {extra[0]}", position=offset + extra[1])
         raise NotSupported(_statement_kind(text) or "this statement", position=offset)
     if isinstance(tree, (exp.Column, exp.Alias, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Dot)):
         # a bare expression (`listen ch`, `x`) is no statement: PostgreSQL's error at its start

@@ -786,7 +786,8 @@ def _keeps_struct(parent: exp.Expression | None) -> bool:
         return True
     if isinstance(parent, exp.Anonymous):
         name = parent.name.lower()
-        return name.startswith("rw_num_") or name in _STRUCT_FUNCTIONS or name.startswith("pg_array")
+        # (a user's Python function, rw_py_*, takes our numerics as they are: rw_cli.engine.python_udf)
+        return name.startswith(("rw_num_", "rw_py_", "pg_array")) or name in _STRUCT_FUNCTIONS
     return not isinstance(parent, (exp.Func, exp.Binary, exp.Unary)) or isinstance(parent, (exp.And, exp.Or, exp.Not))
 
 

@@ -51,6 +51,9 @@ def function_body(record: dict) -> exp.Expression:
         tree = sqlglot.parse_one(text, read=RwDialect)
     except sqlglot.errors.ParseError as e:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
+        if text and text[-1] in "+-*/%^<>=|&,(":  # cut short after an operator: RisingWave's words
+            raise BindError(f"syntax error in the function body: {text}: expected an expression, found: EOF",
+                            hint=detail) from None
         raise BindError(f"syntax error in the function body: {text}", hint=detail) from None
     if isinstance(tree, exp.Select):
         if len(tree.expressions) != 1:
@@ -117,9 +120,32 @@ def _call_name(node: exp.Expression) -> str | None:
     return None
 
 
+def _as_written_call(node: exp.Func, functions: dict[str, dict]) -> exp.Expression:
+    """A call the parser read as a function it knows (`median(x)`) that names a user's
+    function: the user's, as an anonymous call of its written name (a user's function is
+    found before a built-in one, as RisingWave's binder finds it)."""
+    from rw_cli.sql.dialect import WRITTEN_NAME
+
+    name = node.meta.get(WRITTEN_NAME)
+    if not name or name not in functions or isinstance(node, (exp.Anonymous, exp.Window)):
+        return node
+    args: list[exp.Expression] = []
+    for key in node.arg_types:
+        value = node.args.get(key)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, exp.Expression):
+                args.append(v)
+    call = exp.Anonymous(this=name, expressions=args)
+    node.replace(call)
+    return call
+
+
 def _calls(tree: exp.Expression, functions: dict[str, dict]) -> list[exp.Expression]:
     """Calls of SQL functions: `f(...)`, and `s.f(...)` (the Dot around it)."""
     out = []
+    for node in list(tree.find_all(exp.Func)):
+        if not isinstance(node, exp.Anonymous) and node.meta.get("written_name") in functions:
+            _as_written_call(node, functions)
     for node in tree.find_all(exp.Anonymous):
         if node.name.lower() not in functions:
             continue
