@@ -130,7 +130,10 @@ def table_sql(rel) -> str:
         expr = format_definition(rel.watermark[1])
         items.append(f"WATERMARK FOR {quote_name(rel.watermark[0])} AS {expr}{ttl}")
     sql = f"CREATE TABLE {quote_name(rel.name.rpartition('.')[2])} ({', '.join(items)})"
-    return sql + (" APPEND ONLY" if rel.append_only else "") + connector_sql(rel.connector)
+    sql += " APPEND ONLY" if rel.append_only else ""
+    if rel.retention_seconds is not None and not (rel.connector and rel.connector.get("options")):
+        sql += f" WITH (retention_seconds = {rel.retention_seconds})"
+    return sql + connector_sql(rel.connector)
 
 
 def _column_options(column, primary_key: bool) -> str:
