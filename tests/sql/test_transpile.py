@@ -97,6 +97,7 @@ def empty_tables(bound) -> dict:
 
 RUN_ERRORS = {  # title -> the error PostgreSQL gives too
     "text to boolean of a literal that is not a boolean": 'invalid input syntax for type boolean: "maybe"',
+    "concat() of nothing": "function concat() does not exist",
 }
 RUN_BUGS = {  # title -> why DuckDB refuses what PostgreSQL accepts
     "date_trunc with an unknown unit": "an unknown unit given as a string becomes a column reference "
