@@ -544,6 +544,8 @@ class RwDialect(RisingWave):
         # to_timestamp(double precision) and to_timestamp(text, format) are timestamptz
         exp.UnixToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
         exp.StrToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
+        # string_to_array is text[] (its subscripts and array functions need the type)
+        exp.StringToArray: {"returns": exp.DataType.build("ARRAY<VARCHAR>")},
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",

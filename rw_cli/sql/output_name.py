@@ -26,7 +26,7 @@ def output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Alias):
         # qualify names a constant after its text (`1`) and a cast after what it casts
         generated = e.alias.startswith("_col_") or \
-            (isinstance(e.this, (exp.Literal, exp.Cast, exp.Paren)) and e.alias == e.this.output_name)
+            (isinstance(e.this, (exp.Literal, exp.Cast, exp.Paren, exp.Bracket)) and e.alias == e.this.output_name)
         if e.meta.get(AS_WRITTEN) or not generated:
             return e.alias
         e = e.this  # an alias sqlglot's qualify added
@@ -34,6 +34,8 @@ def output_name(e: exp.Expression) -> str:
         return e.meta[WRITTEN_NAME]  # `substr(...)`, not the Substring sqlglot reads it as
     if isinstance(e, exp.Paren):
         return output_name(e.this)  # `(a)` is `a`, `(1 + 2)` `?column?`
+    if isinstance(e, exp.Bracket):
+        return output_name(e.this)  # a subscript is named for what it subscripts: `a[1]` is `a`
     if isinstance(e, (exp.Binary, exp.MatchAgainst)):
         return "?column?"  # an operator, though sqlglot may make a function of it (`j @? p`, `j @@ p`)
     if isinstance(e, exp.Column):
