@@ -522,6 +522,29 @@ def _annotate_substring(self, e: exp.Substring) -> exp.Substring:
     return e
 
 
+# functions sqlglot reads as calls of no known type that return arrays: the element type, or
+# None for the type of the first argument
+_ARRAY_CALLS = {"regexp_match": "VARCHAR", "regexp_split_to_array": "VARCHAR", "array_positions": "INT",
+                "array_replace": None, "trim_array": None}
+
+
+def _annotate_anonymous(self, e: exp.Anonymous) -> exp.Anonymous:
+    """The array type of the array functions above (a subscript or array function over
+    their result needs it), else unknown."""
+    name = e.name.lower() if isinstance(e.this, str) else ""
+    if name not in _ARRAY_CALLS:
+        self._set_type(e, exp.DataType.Type.UNKNOWN)
+        return e
+    element = _ARRAY_CALLS[name]
+    if element is not None:
+        self._set_type(e, exp.DataType.build(f"ARRAY<{element}>"))
+    elif e.expressions and getattr(e.expressions[0], "type", None) is not None:
+        self._set_type(e, e.expressions[0].type.copy())
+    else:
+        self._set_type(e, exp.DataType.Type.UNKNOWN)
+    return e
+
+
 class RwDialect(RisingWave):
     EXPRESSION_METADATA = {
         **RisingWave.EXPRESSION_METADATA,
@@ -546,6 +569,10 @@ class RwDialect(RisingWave):
         exp.StrToTime: {"returns": exp.DataType.Type.TIMESTAMPTZ},
         # string_to_array is text[] (its subscripts and array functions need the type)
         exp.StringToArray: {"returns": exp.DataType.build("ARRAY<VARCHAR>")},
+        # the array functions keep their array's type
+        **{f: {"annotator": lambda self, e: self._annotate_by_args(e, "this")}
+           for f in (exp.ArrayRemove, exp.ArrayAppend, exp.ArrayPrepend, exp.ArrayDistinct)},
+        exp.Anonymous: {"annotator": _annotate_anonymous},
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",

@@ -713,6 +713,14 @@ def _pg_subscript(node: exp.Bracket) -> exp.Expression | None:
         keyed = _map_key_subscript(node)
         if keyed is not None:
             return keyed
+    if at in (None, T.UNKNOWN) and len(node.expressions) == 1 and not isinstance(node.expressions[0], exp.Slice) \
+            and not _parser_made_zero_based(node):
+        # a value of a type the binder does not know (a function's array): its index is
+        # already 1-based, which DuckDB's generator must not move once the index is typed
+        out = node.copy()
+        out.set("offset", 1)
+        out.meta["pg_subscript"] = True
+        return out
     if at != T.ARRAY or len(node.expressions) != 1:
         return None
     index = node.expressions[0]
