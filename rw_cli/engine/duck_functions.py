@@ -514,7 +514,12 @@ MACROS = [
     "CREATE OR REPLACE MACRO obj_description(oid, cls) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO col_description(oid, n) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_encoding_to_char(e) AS ('UTF8')",
-    "CREATE OR REPLACE MACRO has_table_privilege(a, b) AS (TRUE)",
+    # privilege checks over columns (BI tools list tables so); calls of literal arguments
+    # are answered from the access catalog when bound (rw_cli.sql.privileges)
+    *(f"CREATE OR REPLACE MACRO {f}(a, b) AS (TRUE), (u, a, b) AS (TRUE)"
+      for f in ("has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_function_privilege",
+                "has_any_column_privilege", "has_sequence_privilege")),
+    "CREATE OR REPLACE MACRO has_column_privilege(a, c, b) AS (TRUE), (u, a, c, b) AS (TRUE)",
     # what drivers' reflection queries call: rw has no sequences, collations or stored
     # expressions of defaults, so these answer "none"
     "CREATE OR REPLACE MACRO pg_get_serial_sequence(t, c) AS (CAST(NULL AS VARCHAR))",

@@ -623,7 +623,8 @@ _SYSTEM_NAMES = {"pg_class", "pg_namespace", "pg_attribute", "pg_type", "pg_inde
                  "pg_range", "pg_sequence", "pg_statistic_ext", "pg_publication", "pg_cast",
                  "pg_conversion", "pg_language", "pg_opclass", "pg_operator", "pg_event_trigger",
                  "pg_foreign_table", "pg_foreign_server", "pg_foreign_data_wrapper",
-                 "pg_user_mapping", "pg_auth_members", "pg_shadow", "pg_settings"}
+                 "pg_user_mapping", "pg_auth_members", "pg_shadow", "pg_settings", "pg_locks",
+                 "pg_aggregate", "pg_stat_user_tables"}
 
 
 def _is_system_name(name: str) -> bool:

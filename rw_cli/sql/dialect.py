@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.dialects.risingwave import RisingWave
 from sqlglot.generator import Generator
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 from sqlglot.helper import seq_get
 
 from rw_cli.common.lazy_regex import lazy_regex
@@ -499,6 +499,27 @@ Generator.neg_sql = _unary_sql("-")
 _JOIN_HINT_FOLLOWERS = (TokenType.JOIN, TokenType.LEFT, TokenType.INNER)
 
 
+_LABEL_ENDS = {TokenType.COMMA, TokenType.R_PAREN, TokenType.SEMICOLON}
+
+
+def _keyword_labels(tokens: list) -> list:
+    """`expr AS select`: PostgreSQL takes any keyword as a column label after AS (BI tools
+    name a privilege column so); sqlglot reads `select` there as a new query. It is a label
+    when a comma, `)`, `;`, the end or (outside CREATE ... AS SELECT FROM) FROM follows it,
+    and a column name after a dot (`t.select`)."""
+    out = list(tokens)
+    for i in range(1, len(out)):
+        if out[i].token_type != TokenType.SELECT or out[i - 1].token_type not in (TokenType.ALIAS, TokenType.DOT):
+            continue
+        after = out[i + 1].token_type if i + 1 < len(out) else None
+        creating = out[0].token_type == TokenType.CREATE and not any(t.token_type == TokenType.L_PAREN for t in out[:i])
+        if out[i - 1].token_type == TokenType.DOT or after is None or after in _LABEL_ENDS \
+                or (after == TokenType.FROM and not creating):
+            out[i] = Token(TokenType.VAR, out[i].text, out[i].line, out[i].col, out[i].start, out[i].end,
+                           out[i].comments)
+    return out
+
+
 def _drop_join_hints(tokens: list) -> list:
     """RisingWave's `BROADCAST [LEFT | INNER] JOIN t FOR SYSTEM_TIME AS OF PROCTIME()`: a
     distribution hint of a temporal join (each actor keeps the whole lookup side), which says
@@ -622,7 +643,7 @@ class RwDialect(RisingWave):
                                   this=self._parse_disjunction(), persisted=False))}
 
         def parse(self, raw_tokens, sql=None):
-            return super().parse(_drop_join_hints(raw_tokens), sql)
+            return super().parse(_keyword_labels(_drop_join_hints(raw_tokens)), sql)
 
         def validate_expression(self, expression, args=None):
             """A call of a name the parser knows with arguments its function cannot take

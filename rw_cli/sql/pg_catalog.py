@@ -695,6 +695,24 @@ def pg_empty(*cols: str):
     return build
 
 
+_STAT_COUNTS = ("seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch", "n_tup_ins", "n_tup_upd", "n_tup_del",
+                "n_tup_hot_upd", "n_tup_newpage_upd", "n_live_tup", "n_dead_tup", "n_mod_since_analyze",
+                "n_ins_since_vacuum", "vacuum_count", "autovacuum_count", "analyze_count", "autoanalyze_count")
+_STAT_TIMES = ("last_seq_scan", "last_idx_scan", "last_vacuum", "last_autovacuum", "last_analyze", "last_autoanalyze")
+
+
+def pg_stat_user_tables(catalog: Catalog, session=None) -> pa.Table:
+    """One row per table and materialized view, which BI tools (Metabase) join to pg_class by
+    name; rw keeps no access statistics, so the counters are NULL, as RisingWave's are."""
+    rels = [r for r in _rels(catalog) if r.kind in (TABLE, MATERIALIZED_VIEW)]
+    parts = [_schema_and_name(r) for r in rels]
+    n = len(rels)
+    return _table({"relid": (pa.int32(), [r.id for r in rels]), "schemaname": (pa.string(), [p[0] for p in parts]),
+                   "relname": (pa.string(), [p[1] for p in parts]),
+                   **{c: (pa.int64(), [None] * n) for c in _STAT_COUNTS},
+                   **{c: (_TIMESTAMPTZ, [None] * n) for c in _STAT_TIMES}})
+
+
 PK_CONSTRAINT_OID_BASE = 1 << 24  # a primary key constraint's oid: this plus its relation's
 PK_INDEX_OID_BASE = 1 << 25  # the oid of its index (pg_index.indexrelid, pg_constraint.conindid)
 
@@ -773,6 +791,25 @@ _BUILDERS = {
     ("pg_catalog", "pg_constraint"): pg_constraint,
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
     ("pg_catalog", "pg_tablespace"): pg_tablespace,
+    ("pg_catalog", "pg_stat_user_tables"): pg_stat_user_tables,
+    ("pg_catalog", "pg_locks"): pg_empty("locktype", "database", "relation:i", "page:i", "tuple:i", "virtualxid",
+                                         "transactionid", "classid:i", "objid:i", "objsubid:i", "virtualtransaction",
+                                         "pid:i", "mode", "granted:b", "fastpath:b"),
+    ("pg_catalog", "pg_aggregate"): pg_empty("aggfnoid", "aggkind", "aggnumdirectargs:i", "aggtransfn", "aggfinalfn",
+                                             "aggcombinefn", "aggtranstype:i", "agginitval"),
+    ("pg_catalog", "pg_operator"): pg_empty("oid", "oprname", "oprnamespace:i", "oprowner:i", "oprkind",
+                                            "oprcanmerge:b", "oprcanhash:b", "oprleft:i", "oprright:i", "oprresult:i",
+                                            "oprcom:i", "oprnegate:i", "oprcode", "oprrest", "oprjoin"),
+    ("pg_catalog", "pg_range"): pg_empty("rngtypid", "rngsubtype:i", "rngmultitypid:i", "rngcollation:i",
+                                         "rngsubopc:i", "rngcanonical", "rngsubdiff"),
+    ("pg_catalog", "pg_conversion"): pg_empty("oid", "conname", "connamespace:i", "conowner:i", "conforencoding:i",
+                                              "contoencoding:i", "conproc", "condefault:b"),
+    ("pg_catalog", "pg_language"): pg_empty("oid", "lanname", "lanowner:i", "lanispl:b", "lanpltrusted:b",
+                                            "lanplcallfoid:i", "laninline:i", "lanvalidator:i", "lanacl:t"),
+    ("pg_catalog", "pg_cast"): pg_empty("oid", "castsource:i", "casttarget:i", "castfunc:i", "castcontext",
+                                        "castmethod"),
+    ("pg_catalog", "pg_shdescription"): pg_empty("objoid", "classoid", "description"),
+    ("pg_catalog", "pg_keywords"): pg_empty("word", "catcode", "catdesc"),
     ("rw_catalog", "rw_streaming_parallelism"): rw_streaming_parallelism,
     ("rw_catalog", "rw_tables"): rw_relations_of(TABLE),
     ("rw_catalog", "rw_materialized_views"): rw_relations_of(MATERIALIZED_VIEW),
