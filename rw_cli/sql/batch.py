@@ -33,7 +33,7 @@ from rw_cli.sql.expand import corresponding, expand, known_database, schema_qual
 from rw_cli.sql.output_name import name_derived_columns
 from rw_cli.sql.transpile import mapping_schema, sqlglot_type
 from rw_cli.sql.walk import nodes
-from rw_cli.sql.bind_time_answers import answer_calls, name_object_arguments
+from rw_cli.sql.bind_time_answers import answer_calls, answer_current_schemas, name_object_arguments
 
 SYSTEM_SCHEMAS = ("information_schema", "pg_catalog", "rw_catalog")
 
@@ -224,9 +224,12 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
-                  exp.Anonymous, exp.CurrentUser, exp.SessionUser, exp.Subquery)
+                  exp.Anonymous, exp.CurrentUser, exp.SessionUser, exp.Subquery, exp.CurrentSchemas)
     calls = [n for n in found if isinstance(n, exp.Anonymous)]
     answer_calls(calls, catalog, getattr(session, "store", None), getattr(session, "settings", None))
+    for node in found:
+        if isinstance(node, exp.CurrentSchemas):
+            answer_current_schemas(node, catalog, getattr(session, "settings", None))
     _session_user(found, catalog, session)
     _schema_qualified_columns(found)
     _unique_from_names([n for n in found if isinstance(n, exp.Select)])
@@ -539,6 +542,9 @@ def _object_identifier(kind: str, value: exp.Expression) -> exp.Expression | Non
     while isinstance(value, exp.Paren) or (isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal)
                                            and value.this.is_string and value.to.is_type(*exp.DataType.TEXT_TYPES)):
         value = value.this  # a bound parameter: ('name') or ('name'::text)
+    if isinstance(value, exp.Literal) and value.is_string and kind == "regproc":
+        # a function by its name, as the regproc columns of the catalogs hold it
+        return exp.Literal.string(value.this.rsplit(".", 1)[-1].strip('"'))
     if isinstance(value, exp.Literal) and value.is_string:
         name = value.this.rsplit(".", 1)[-1].strip('"')
         table, column = {"regclass": ("pg_class", "relname"), "regtype": ("pg_type", "typname"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from rw_cli.meta.catalog import Catalog
+from rw_cli.meta.catalog import SYSTEM_SCHEMA_NAMES, Catalog
 from rw_cli.sql.catalog_functions import CATALOG_FUNCTIONS, answer_catalog_calls
 from rw_cli.sql.output_name import replace_call
 from rw_cli.sql.privileges import PRIVILEGE_FUNCTIONS, answer_privilege_calls, name_argument
@@ -34,6 +34,33 @@ def answer_calls(calls: list[exp.Anonymous], catalog: Catalog, store=None, setti
             if call.name.lower() == "current_setting" and call.expressions \
                     and not isinstance(call.expressions[0], exp.Literal):
                 replace_call(call, _setting_of(call.expressions[0], settings))
+
+
+def answer_current_schemas(node: exp.CurrentSchemas, catalog: Catalog, settings) -> None:
+    """current_schemas(true | false) replaced by its answer, in place (a select item keeps
+    its name)."""
+    if isinstance(node.this, exp.Boolean) and settings is not None:
+        value = _current_schemas(node.this.this, catalog, settings)
+        if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
+            value = exp.Alias(this=value, alias=exp.to_identifier("current_schemas"))
+        node.replace(value)
+
+
+def _current_schemas(implicit: bool, catalog: Catalog, settings) -> exp.Expression:
+    """current_schemas(b): the schemas of search_path that exist, in its order (`"$user"` the
+    acting user's schema if there is one), after pg_catalog when `b` asks for the implicit
+    ones, as PostgreSQL lists them (JDBC and BI tools resolve type and table names so)."""
+    user = catalog.access.acting_user(settings.get("session_authorization"))
+    existing = {"public", *catalog.schemas, *SYSTEM_SCHEMA_NAMES}
+    names = []
+    for item in str(settings.get("search_path") or "").split(","):
+        name = item.strip()
+        name = user if name == '"$user"' else name.strip('"')
+        if name in existing and name not in names:
+            names.append(name)
+    if implicit and "pg_catalog" not in names:
+        names.insert(0, "pg_catalog")
+    return exp.cast(exp.Array(expressions=[exp.Literal.string(n) for n in names]), "VARCHAR[]")
 
 
 def _setting_of(name: exp.Expression, settings) -> exp.Expression:

@@ -546,6 +546,7 @@ def _annotate_substring(self, e: exp.Substring) -> exp.Substring:
 # functions sqlglot reads as calls of no known type that return arrays: the element type, or
 # None for the type of the first argument
 _ARRAY_CALLS = {"regexp_match": "VARCHAR", "regexp_split_to_array": "VARCHAR", "array_positions": "INT",
+                "current_schemas": "VARCHAR",
                 "array_replace": None, "trim_array": None}
 
 

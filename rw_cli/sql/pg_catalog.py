@@ -257,6 +257,17 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
     })
 
 
+_UNDERSCORED_IO = {"numeric", "date", "time", "timestamp", "timestamptz", "interval", "jsonb", "json", "record", "uuid",
+                   "timetz"}
+
+
+def _io_function(typname: str, element_oid: int, direction: str) -> str:
+    """PostgreSQL's name of a type's input or output function (`int4in`, `date_out`, `array_in`)."""
+    if element_oid:
+        return f"array_{direction}"
+    return f"{typname}_{direction}" if typname in _UNDERSCORED_IO else f"{typname}{direction}"
+
+
 def pg_type(catalog: Catalog, session=None) -> pa.Table:
     rows = list(PG_TYPES.values()) + _EXTRA_TYPES
     n = len(rows)
@@ -272,7 +283,10 @@ def pg_type(catalog: Catalog, session=None) -> pa.Table:
         "typtype": (s, col(4)),
         "typcategory": (s, ["A" if row[5] else _TYPE_CATEGORY.get(row[1], "U") for row in allrows]), "typisdefined": (pa.bool_(), [True] * n),
         "typdelim": (s, [","] * n), "typrelid": (i32, [0] * n), "typelem": (i32, col(5)),
-        "typarray": (i32, col(3)), "typinput": (s, [""] * n), "typoutput": (s, [""] * n),
+        # regproc columns hold the function's name (rw has no pg_proc rows to point at); an
+        # array's is array_in, which JDBC's type cache tests (`typinput = 'array_in'::regproc`)
+        "typarray": (i32, col(3)), "typinput": (s, [_io_function(r[1], r[5], "in") for r in allrows]),
+        "typoutput": (s, [_io_function(r[1], r[5], "out") for r in allrows]),
         "typnotnull": (pa.bool_(), [False] * n), "typbasetype": (i32, [0] * n), "typtypmod": (i32, [-1] * n),
         "typndims": (i32, [0] * n), "typcollation": (i32, [0] * n),
         # no binary input functions (npgsql joins pg_proc on it to find arrays), no defaults
