@@ -107,6 +107,23 @@ def info_tables(catalog: Catalog, session=None) -> pa.Table:
                    "is_insertable_into": (s, ["YES" if r.kind == TABLE else "NO" for r in rels])})
 
 
+# numeric_precision (radix 2) of the binary numeric types, as PostgreSQL reports it
+_BINARY_PRECISION = {"int2": 16, "int4": 32, "int8": 64, "float4": 24, "float8": 53}
+_DATETIME_TYPES = {"timestamp", "timestamptz", "time", "timetz", "interval"}
+
+
+def _precision(udt: str) -> tuple:
+    """numeric_precision, its radix, numeric_scale and datetime_precision of a type (what
+    dbt and BI tools read to map a column's type)."""
+    if udt in _BINARY_PRECISION:
+        return _BINARY_PRECISION[udt], 2, 0 if udt.startswith("int") else None, None
+    if udt == "numeric":
+        return None, 10, None, None
+    if udt in _DATETIME_TYPES:
+        return None, None, None, 6
+    return None, None, None, 0 if udt == "date" else None
+
+
 def info_columns(catalog: Catalog, session=None) -> pa.Table:
     rows = []
     for r in _rels(catalog):
@@ -115,15 +132,23 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
             if c.hidden:
                 continue
             pos += 1
+            udt = PG_TYPES.get(c.type.name, (0, c.type.name, 0, 0))[1]
             rows.append((DATABASE, *_schema_and_name(r), c.name, pos, "NO" if c.not_null else "YES", c.type.name,
-                         PG_TYPES.get(c.type.name, (0, c.type.name, 0, 0))[1]))
-    s = pa.string()
+                         udt, *_precision(udt)))
+    s, i32 = pa.string(), pa.int32()
+    n = len(rows)
     col = lambda i: [row[i] for row in rows]  # noqa: E731
     return _table({"table_catalog": (s, col(0)), "table_schema": (s, col(1)), "table_name": (s, col(2)),
-                   "column_name": (s, col(3)), "ordinal_position": (pa.int32(), col(4)),
-                   "column_default": (s, [None] * len(rows)), "is_nullable": (s, col(5)),
-                   "data_type": (s, col(6)), "udt_catalog": (s, [DATABASE] * len(rows)),
-                   "udt_schema": (s, ["pg_catalog"] * len(rows)), "udt_name": (s, col(7))})
+                   "column_name": (s, col(3)), "ordinal_position": (i32, col(4)),
+                   "column_default": (s, [None] * n), "is_nullable": (s, col(5)),
+                   "data_type": (s, col(6)), "character_maximum_length": (i32, [None] * n),
+                   "character_octet_length": (i32, [None] * n), "numeric_precision": (i32, col(8)),
+                   "numeric_precision_radix": (i32, col(9)), "numeric_scale": (i32, col(10)),
+                   "datetime_precision": (i32, col(11)), "interval_type": (s, [None] * n),
+                   "collation_name": (s, [None] * n), "udt_catalog": (s, [DATABASE] * n),
+                   "udt_schema": (s, ["pg_catalog"] * n), "udt_name": (s, col(7)),
+                   "is_identity": (s, ["NO"] * n), "is_generated": (s, ["NEVER"] * n),
+                   "generation_expression": (s, [None] * n), "is_updatable": (s, ["YES"] * n)})
 
 
 def _keyed(catalog: Catalog) -> list:
