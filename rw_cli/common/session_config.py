@@ -158,6 +158,7 @@ OTHER_DEFAULTS = {
     "streaming_force_filter_inside_join": "false", "streaming_use_shared_source": "true",
     "bytea_output": "hex", "bypass_cluster_limits": "false", "enable_index_selection": "true",
     "default_table_access_method": "heap",  # what SQLAlchemy's table reflection compares pg_am with
+    "jit": "off",  # no JIT compilation (asyncpg reads and sets it around its type introspection)
     **{f"streaming_parallelism_for_{kind}": "default"
        for kind in ("table", "source", "sink", "index", "materialized_view", "backfill")},
     # rate limits new jobs take (rw_cli.handler.rate_limit): "default" is no limit

@@ -34,7 +34,7 @@ from rw_cli.handler.dml import cast_to, insert_rows, target_table
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.result import Result
 
-FORMATS = ("text", "csv", "parquet")
+FORMATS = ("text", "csv", "parquet", "binary")  # binary: over the wire only (rw_cli.server.copy)
 
 
 @dataclass
@@ -69,6 +69,8 @@ def handle(session, tree: exp.Copy) -> Result:
         raise BindError("COPY needs exactly one file, STDIN or STDOUT")
     target = files[0]
     to_std = isinstance(target, (exp.Identifier, exp.Var, exp.Column)) and target.name.upper() in ("STDIN", "STDOUT")
+    if opts.format == "binary" and not to_std:
+        raise NotSupported('COPY format "binary" with a file', hint="formats of files: text, csv, parquet")
     if tree.args.get("kind"):  # FROM
         if to_std:
             raise NotSupported("COPY FROM STDIN", hint="load a file: COPY t FROM 'path' (or \\copy t FROM 'path')")
@@ -266,10 +268,12 @@ def _encode(data: pa.Table, types: list[DataType], opts: CopyOptions) -> str:
 
 # -- FROM STDIN over the wire (rw_cli.server.copy) -----------------------------------------------
 
-def copy_in_width(session, table: str, columns: list[str] | None) -> int:
-    """How many fields each row of a COPY FROM has (checks the table takes writes)."""
+def copy_in_types(session, table: str, columns: list[str] | None) -> list[DataType]:
+    """The types of the fields each row of a COPY FROM has (checks the table takes writes)."""
     rel = target_table(session, exp.to_table(table), "INSERT")
-    return len(columns) if columns else len(_target_columns(rel, exp.to_table(table)))
+    target = exp.Schema(this=exp.to_table(table), expressions=[exp.to_identifier(c) for c in columns]) \
+        if columns else exp.to_table(table)
+    return [rel.columns[i].type for i in _target_columns(rel, target)]
 
 
 def copy_in(session, table: str, columns: list[str] | None, data: pa.Table) -> Result:

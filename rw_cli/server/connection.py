@@ -288,8 +288,29 @@ class Connection:
         if name and name in self.prepared:
             raise _Failed(RwError(f'prepared statement "{name}" already exists'))
         n = max(parameter_count(query), len(oids))
-        self.prepared[name] = Prepared(query, oids + [0] * (n - len(oids)))
+        oids = oids + [0] * (n - len(oids))
+        if 0 in oids:
+            oids = self._inferred_oids(query, oids)
+        self.prepared[name] = Prepared(query, oids)
         self.send(protocol.parse_complete_msg())
+
+    def _inferred_oids(self, query: str, oids: list[int]) -> list[int]:
+        """The client's parameter types, each one it left unspecified (0) inferred from where
+        the parameter stands (rw_cli.sql.param_types), when PostgreSQL has that type."""
+        from rw_cli.sql.param_types import infer_parameter_types, object_identifier_parameters
+
+        inferred = self.server.run_as(self.state, query,
+                                      lambda session: infer_parameter_types(query, session.catalog, len(oids)))
+        identifiers = object_identifier_parameters(query)
+        out = []
+        for number, (oid, t) in enumerate(zip(oids, inferred), start=1):
+            if oid:
+                out.append(oid)
+            elif number in identifiers:
+                out.append(pgtypes.OID_ARRAY_OID if identifiers[number] else pgtypes.OID_OID)
+            else:
+                out.append(pgtypes.param_oid(t))
+        return out
 
     def on_bind(self, body: bytes) -> None:
         bind = protocol.parse_bind(body)

@@ -1,4 +1,5 @@
-"""COPY ... FROM STDIN and COPY ... TO STDOUT over the wire: text and CSV formats.
+"""COPY ... FROM STDIN and COPY ... TO STDOUT over the wire: text and CSV formats, and
+PostgreSQL's binary format FROM STDIN (asyncpg's copy_records_to_table sends it).
 
 The server reads the CopyData a client sends, turns it into Arrow text columns (pyarrow's
 CSV reader: vectorized; the text format's backslash escapes are undone only in the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import struct
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -17,7 +19,7 @@ import pyarrow.csv as pacsv
 from rw_cli.common.copy_text import decode_text_column
 from rw_cli.errors import NotSupported, QueryCanceled, RwError, SqlSyntaxError
 from rw_cli.result import Result
-from rw_cli.server import protocol
+from rw_cli.server import pgtypes, protocol
 
 _COPY = re.compile(
     r"^\s*copy\s+(?:(?P<query>\(.*\))|(?P<table>[\w.\"]+)\s*(?:\((?P<columns>[^)]*)\))?)\s+"
@@ -35,6 +37,7 @@ class CopyStatement:
     delimiter: str = "\t"
     null: str = "\\N"
     header: bool = False
+    binary: bool = False
 
 
 def copy_kind(sql: str) -> str | None:
@@ -61,9 +64,10 @@ def parse_copy(sql: str) -> CopyStatement:
     stmt = CopyStatement(".".join(_ident(p) for p in m.group("table").split(".")) if m.group("table") else None,
                          columns, m.group("query")[1:-1] if m.group("query") else None, into)
     opts = _options(sql)
-    if opts.format not in ("text", "csv"):
-        raise NotSupported(f"COPY format {opts.format} over the wire", hint="formats: text, csv")
-    stmt.csv = opts.format == "csv"
+    if opts.format not in ("text", "csv", "binary") or (opts.format == "binary" and not into):
+        raise NotSupported(f"COPY format {opts.format} over the wire",
+                           hint="formats: text, csv (and binary FROM STDIN)")
+    stmt.csv, stmt.binary = opts.format == "csv", opts.format == "binary"
     stmt.delimiter, stmt.null, stmt.header = opts.delimiter, opts.null, opts.header
     return stmt
 
@@ -104,16 +108,48 @@ def parse_rows(stmt: CopyStatement, data: bytes, ncols: int) -> pa.Table:
     return table
 
 
-def _target_columns(conn, stmt: CopyStatement) -> int:
-    from rw_cli.handler.copy import copy_in_width
+_BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+
+
+def parse_binary_rows(data: bytes, types: list) -> pa.Table:
+    """The rows of a binary COPY FROM (signature, flags, header extension, then per row a
+    field count and each field's length and bytes, -1 for NULL; a count of -1 ends it) as text
+    columns, each value decoded as a binary parameter of its column's type is."""
+    if not data.startswith(_BINARY_SIGNATURE) or len(data) < 19:
+        raise RwError("COPY file signature not recognized")
+    (extension,) = struct.unpack_from("!i", data, 15)
+    pos = 19 + extension
+    oids = [pgtypes.type_oid(t) for t in types]
+    columns: list[list[str | None]] = [[] for _ in types]
+    while pos + 2 <= len(data):
+        (count,) = struct.unpack_from("!h", data, pos)
+        pos += 2
+        if count == -1:
+            break
+        if count != len(types):
+            raise RwError(f"row field count is {count}, expected {len(types)}")
+        for i in range(count):
+            (size,) = struct.unpack_from("!i", data, pos)
+            pos += 4
+            if size < 0:
+                columns[i].append(None)
+                continue
+            columns[i].append(pgtypes.decode_binary_value(data[pos:pos + size], oids[i]))
+            pos += size
+    return pa.table({f"c{i}": pa.array(c, pa.string()) for i, c in enumerate(columns)})
+
+
+def _target_types(conn, stmt: CopyStatement) -> list:
+    from rw_cli.handler.copy import copy_in_types
 
     return conn.server.run_as(conn.state, f"COPY {stmt.table} FROM STDIN",
-                              lambda session: copy_in_width(session, stmt.table, stmt.columns))
+                              lambda session: copy_in_types(session, stmt.table, stmt.columns))
 
 
 def copy_in(conn, stmt: CopyStatement) -> Result:
-    ncols = _target_columns(conn, stmt)
-    conn.send(protocol.copy_in_response_msg(ncols))
+    types = _target_types(conn, stmt)
+    ncols = len(types)
+    conn.send(protocol.copy_in_response_msg(ncols, binary=stmt.binary))
     conn.flush()
     chunks = []
     while True:
@@ -129,7 +165,11 @@ def copy_in(conn, stmt: CopyStatement) -> Result:
             continue
         else:
             raise RwError(f"unexpected message type {kind!r} during COPY from stdin")
-    data = parse_rows(stmt, b"".join(chunks), ncols)
+    raw = b"".join(chunks)
+    try:
+        data = parse_binary_rows(raw, types) if stmt.binary else parse_rows(stmt, raw, ncols)
+    except (struct.error, ValueError, UnicodeDecodeError) as e:
+        raise RwError(f"COPY: invalid binary input: {e}") from None
     return conn.server.run_as(conn.state, f"COPY {stmt.table} FROM STDIN",
                               lambda session: session.copy_in(stmt.table, stmt.columns, data))
 

@@ -21,17 +21,30 @@ from rw_cli.sql.literals import quote_literal
 from rw_cli.sql.pg_catalog import PG_TYPES, RECORD_OID, TEXT_OID, type_oid  # noqa: F401 (re-exported)
 
 UNKNOWN_OID = 705
+OID_OID, OID_ARRAY_OID = 26, 1028
 
 _ARRAY_OIDS = {array: oid for oid, _, _, array in PG_TYPES.values()}
 # what a parameter's OID says to cast its literal to (the rw type name)
 _OID_TO_TYPE: dict[int, str] = {oid: name for name, (oid, _, _, _) in PG_TYPES.items()}
 _OID_TO_TYPE.update({TEXT_OID: "character varying", 1042: "character varying", 19: "character varying",
                      26: "bigint", 114: "jsonb"})
+_OID_TO_TYPE.update({array: f"{name}[]" for name, (_, _, _, array) in PG_TYPES.items() if array})
+_OID_TO_TYPE[OID_ARRAY_OID] = "bigint[]"
+_ELEMENT_OIDS = {array: oid for oid, _, _, array in PG_TYPES.values() if array} | {OID_ARRAY_OID: OID_OID}
 
 
 def type_size(t: DataType) -> int:
     entry = None if (t.is_list or t.is_struct) else PG_TYPES.get(t.name)
     return entry[2] if entry else -1
+
+
+def param_oid(t: DataType | None) -> int:
+    """The OID a parameter of inferred type `t` is described with, 0 (unspecified) for none
+    or a type PostgreSQL lacks (a struct, rw_int256), whose literal stays untyped."""
+    if t is None or t.is_struct or (t.is_list and t.inner[0].name not in PG_TYPES):
+        return 0
+    oid = type_oid(t)
+    return 0 if oid == TEXT_OID and t.name != "character varying" else oid
 
 
 def type_name_of_oid(oid: int) -> str | None:
@@ -180,7 +193,7 @@ def param_literal(value: bytes | None, oid: int, fmt: int) -> str:
     type_name = type_name_of_oid(oid)
     if value is None:
         return f"CAST(NULL AS {type_name})" if type_name else "NULL"
-    text = _decode_binary_param(value, oid) if fmt == 1 else value.decode("utf-8")
+    text = decode_binary_value(value, oid) if fmt == 1 else value.decode("utf-8")
     literal = quote_literal(text)
     return f"CAST({literal} AS {type_name})" if type_name else literal
 
@@ -188,8 +201,8 @@ def param_literal(value: bytes | None, oid: int, fmt: int) -> str:
 _BINARY_PARAM = {21: "!h", 23: "!i", 20: "!q", 26: "!I", 700: "!f", 701: "!d"}
 
 
-def _decode_binary_param(value: bytes, oid: int) -> str:
-    """A binary-format parameter as the text its literal holds."""
+def decode_binary_value(value: bytes, oid: int) -> str:
+    """A binary-format value (a parameter, a field of binary COPY) as its text form."""
     if oid in _BINARY_PARAM:
         (v,) = struct.unpack(_BINARY_PARAM[oid], value)
         return repr(v) if isinstance(v, float) else str(v)
@@ -205,8 +218,44 @@ def _decode_binary_param(value: bytes, oid: int) -> str:
         return _BINARY_TEMPORAL[oid](value)
     if oid == 1700:
         return numeric_from_binary(value)
+    if oid in _ELEMENT_OIDS:
+        return _array_param(value)
     raise NotSupported(f"binary format for parameters of type OID {oid}",
                        hint="send this parameter in text format (format code 0)")
+
+
+def _array_param(value: bytes) -> str:
+    """A binary array (dimensions, has-null flag, element OID, each dimension's length and
+    lower bound, then each element's length and bytes) as PostgreSQL's array text."""
+    ndim, _, element = struct.unpack_from("!iiI", value)
+    lengths = [struct.unpack_from("!ii", value, 12 + 8 * d)[0] for d in range(ndim)]
+    pos = 12 + 8 * ndim
+    items: list[str] = []
+    for _ in range(_product(lengths) if ndim else 0):
+        (size,) = struct.unpack_from("!i", value, pos)
+        pos += 4
+        if size < 0:
+            items.append("NULL")
+            continue
+        text = decode_binary_value(value[pos:pos + size], element)
+        pos += size
+        items.append('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return _nest(items, lengths)
+
+
+def _product(values: list[int]) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _nest(items: list[str], lengths: list[int]) -> str:
+    """Elements in row-major order as nested braces of the given dimension lengths."""
+    if len(lengths) <= 1:
+        return "{" + ",".join(items) + "}"
+    step = len(items) // lengths[0] if lengths[0] else 0
+    return "{" + ",".join(_nest(items[i * step:(i + 1) * step], lengths[1:]) for i in range(lengths[0])) + "}"
 
 
 def _date_param(value: bytes) -> str:

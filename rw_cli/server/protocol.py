@@ -278,8 +278,9 @@ def notice_msg(text: str, *, severity: str = "NOTICE", code: str = "00000") -> b
     return _fields_msg(b"N", severity, code, text)
 
 
-def copy_in_response_msg(columns: int) -> bytes:
-    return message(b"G", struct.pack("!bh", 0, columns) + struct.pack(f"!{columns}h", *([0] * columns)))
+def copy_in_response_msg(columns: int, binary: bool = False) -> bytes:
+    code = int(binary)
+    return message(b"G", struct.pack("!bh", code, columns) + struct.pack(f"!{columns}h", *([code] * columns)))
 
 
 def copy_out_response_msg(columns: int) -> bytes:

@@ -13,7 +13,7 @@ from typing import TextIO
 from rw_cli.common import startup_gc
 from rw_cli.common.lazy_import import lazy_import
 from rw_cli.shell.execute import StatementRunner
-from rw_cli.errors import RwError
+from rw_cli.errors import NotSupported, RwError
 from rw_cli.sql.split import is_complete, split_meta, split_statements, why_incomplete
 
 # imported when a backslash command or completion first needs them, not for `rw -c SQL`
@@ -137,13 +137,15 @@ class Shell:
 
     def copy_rows(self, statement: str, lines: list[str]) -> bool:
         """Load the data lines of a script's `COPY ... FROM STDIN` (psql's way)."""
-        from rw_cli.handler.copy import copy_in_width
+        from rw_cli.handler.copy import copy_in_types
         from rw_cli.server.copy import parse_copy, parse_rows
         from rw_cli.shell.render import render_result
 
         try:
             stmt = parse_copy(statement)
-            width = copy_in_width(self.session, stmt.table, stmt.columns)
+            if stmt.binary:
+                raise NotSupported("COPY FROM STDIN in binary format in a script", hint="use FORMAT text or csv")
+            width = len(copy_in_types(self.session, stmt.table, stmt.columns))
             data = parse_rows(stmt, "".join(line + "\n" for line in lines).encode(), width)
             result = self.session.copy_in(stmt.table, stmt.columns, data)
         except RwError as err:

@@ -502,6 +502,17 @@ _JOIN_HINT_FOLLOWERS = (TokenType.JOIN, TokenType.LEFT, TokenType.INNER)
 _LABEL_ENDS = {TokenType.COMMA, TokenType.R_PAREN, TokenType.SEMICOLON}
 
 
+def _object_identifier_arrays(tokens: list) -> list:
+    """`x::oid[]` (asyncpg's type introspection): an array of object identifiers, which are
+    integers here (pg_catalog's oid columns); sqlglot reads no array of them."""
+    out = list(tokens)
+    for i, t in enumerate(out[:-2]):
+        if t.token_type == TokenType.OBJECT_IDENTIFIER and out[i + 1].token_type == TokenType.L_BRACKET \
+                and out[i + 2].token_type == TokenType.R_BRACKET:
+            out[i] = Token(TokenType.INT, "int", t.line, t.col, t.start, t.end, t.comments)
+    return out
+
+
 def _keyword_labels(tokens: list) -> list:
     """`expr AS select`: PostgreSQL takes any keyword as a column label after AS (BI tools
     name a privilege column so); sqlglot reads `select` there as a new query. It is a label
@@ -644,7 +655,7 @@ class RwDialect(RisingWave):
                                   this=self._parse_disjunction(), persisted=False))}
 
         def parse(self, raw_tokens, sql=None):
-            return super().parse(_keyword_labels(_drop_join_hints(raw_tokens)), sql)
+            return super().parse(_object_identifier_arrays(_keyword_labels(_drop_join_hints(raw_tokens))), sql)
 
         def validate_expression(self, expression, args=None):
             """A call of a name the parser knows with arguments its function cannot take
