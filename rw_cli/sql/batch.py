@@ -627,9 +627,9 @@ _SYSTEM_NAMES = {"pg_class", "pg_namespace", "pg_attribute", "pg_type", "pg_inde
 
 
 def _is_system_name(name: str) -> bool:
-    from rw_cli.sql.pg_catalog import is_rw_catalog_name
+    from rw_cli.sql.pg_catalog import is_pg_catalog_name, is_rw_catalog_name
 
-    return name in _SYSTEM_NAMES or is_rw_catalog_name(name)
+    return name in _SYSTEM_NAMES or is_pg_catalog_name(name) or is_rw_catalog_name(name)
 
 
 def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCatalog]:

@@ -53,9 +53,12 @@ def type_oid(t) -> int:
     return entry[0] if entry else TEXT_OID
 
 
-_EXTRA_TYPES = [(25, "text", -1, 1009), (26, "oid", 4, 1028), (19, "name", 64, 1003),
-                (1042, "bpchar", -1, 1014), (22, "int2vector", -1, 1006), (2205, "regclass", 4, 2210),
-                (RECORD_OID, "record", -1, 2287)]
+# the types pg_type lists besides PG_TYPES and their arrays, as RisingWave's does: `text`
+# (rw's varchar under PostgreSQL's name; its array type is not listed) and RisingWave's own
+# 256-bit integer (no array type)
+_EXTRA_TYPES = [(25, "text", -1, 1009), (1301, "rw_int256", 32, 0)]
+# a type's input function, as pg_type.typinput names it (RisingWave's names)
+_UNDERSCORED_INPUT = {"date", "time", "timestamp", "timestamptz", "interval", "numeric", "jsonb", "rw_int256"}
 
 _KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
 # PostgreSQL's typcategory of each base type (an array type's is A)
@@ -123,7 +126,15 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
                    "column_name": (s, col(3)), "ordinal_position": (pa.int32(), col(4)),
                    "column_default": (s, [None] * len(rows)), "is_nullable": (s, col(5)),
                    "data_type": (s, col(6)), "udt_catalog": (s, [DATABASE] * len(rows)),
-                   "udt_schema": (s, ["pg_catalog"] * len(rows)), "udt_name": (s, col(7))})
+                   "udt_schema": (s, ["pg_catalog"] * len(rows)), "udt_name": (s, col(7)),
+                   # what schema tools (atlas, ORMs) read besides: rw keeps no lengths,
+                   # precisions, collations, identity or generated columns here
+                   **{k: (pa.int32(), [None] * len(rows)) for k in (
+                       "character_maximum_length", "numeric_precision", "numeric_scale", "datetime_precision")},
+                   **{k: (s, [None] * len(rows)) for k in (
+                       "interval_type", "character_set_name", "collation_name", "identity_start",
+                       "identity_increment", "identity_generation", "generation_expression")},
+                   "is_identity": (s, ["NO"] * len(rows))})
 
 
 def _keyed(catalog: Catalog) -> list:
@@ -258,12 +269,12 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
 
 
 def pg_type(catalog: Catalog, session=None) -> pa.Table:
-    rows = list(PG_TYPES.values()) + _EXTRA_TYPES
-    n = len(rows)
-    i32, s = pa.int32(), pa.string()
-    base = [(oid, name, length, arr, "b", 0) for oid, name, length, arr in rows]
+    """RisingWave's types: its base types, `text`, `rw_int256`, then the base types' arrays."""
+    rows = list(PG_TYPES.values())
+    base = [(oid, name, length, arr, "b", 0) for oid, name, length, arr in rows + _EXTRA_TYPES]
     arrays = [(arr, "_" + name, -1, 0, "b", oid) for oid, name, length, arr in rows]
     allrows = base + arrays
+    i32, s = pa.int32(), pa.string()
     n = len(allrows)
     col = lambda i: [row[i] for row in allrows]  # noqa: E731
     return _table({
@@ -272,7 +283,9 @@ def pg_type(catalog: Catalog, session=None) -> pa.Table:
         "typtype": (s, col(4)),
         "typcategory": (s, ["A" if row[5] else _TYPE_CATEGORY.get(row[1], "U") for row in allrows]), "typisdefined": (pa.bool_(), [True] * n),
         "typdelim": (s, [","] * n), "typrelid": (i32, [0] * n), "typelem": (i32, col(5)),
-        "typarray": (i32, col(3)), "typinput": (s, [""] * n), "typoutput": (s, [""] * n),
+        "typarray": (i32, col(3)),
+        "typinput": (s, ["array_in" if row[5] else row[1] + ("_in" if row[1] in _UNDERSCORED_INPUT else "in")
+                         for row in allrows]), "typoutput": (s, [""] * n),
         "typnotnull": (pa.bool_(), [False] * n), "typbasetype": (i32, [0] * n), "typtypmod": (i32, [-1] * n),
         "typndims": (i32, [0] * n), "typcollation": (i32, [0] * n),
         # no binary input functions (npgsql joins pg_proc on it to find arrays), no defaults
@@ -676,8 +689,14 @@ def is_rw_catalog_name(name: str) -> bool:
     return ("rw_catalog", name) in _BUILDERS
 
 
-_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "f": pa.float32(),
-                "a": pa.list_(pa.int16()),
+def is_pg_catalog_name(name: str) -> bool:
+    """Whether an unqualified name is one of pg_catalog's relations (always on the search path)."""
+    return ("pg_catalog", name) in _BUILDERS
+
+
+_EMPTY_TYPES = {"b": pa.bool_(), "h": pa.int16(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(),
+                "f": pa.float32(), "z": pa.timestamp("us", tz="UTC"),
+                "a": pa.list_(pa.int16()), "n": pa.list_(pa.int32()),
                 "t": pa.list_(pa.string())}
 
 
@@ -693,6 +712,43 @@ def pg_empty(*cols: str):
             out[name] = (dtype, [])
         return _table(out)
     return build
+
+
+# RisingWave's cast map, as pg_cast lists it: each source type (in the order of RisingWave's
+# type enum) with the types it casts to and how (i: implicitly, a: on assignment, e: only
+# explicitly). int256 (rw_int256) and serial are RisingWave's own.
+_CASTS = (
+    ("boolean", "integer e, varchar a"),
+    ("smallint", "integer i, bigint i, real i, double i, numeric i, varchar a, bytea e, int256 i"),
+    ("integer", "boolean e, smallint a, bigint i, real i, double i, numeric i, varchar a, bytea e, int256 i"),
+    ("bigint", "smallint a, integer a, real i, double i, numeric i, varchar a, bytea e, serial e, int256 i"),
+    ("real", "smallint a, integer a, bigint a, double i, numeric a, varchar a"),
+    ("double", "smallint a, integer a, bigint a, real a, numeric a, varchar a"),
+    ("numeric", "smallint a, integer a, bigint a, real i, double i, varchar a"),
+    ("date", "varchar a, timestamp i, timestamptz i"),
+    ("varchar", "boolean e, smallint e, integer e, bigint e, real e, double e, numeric e, date e, time e, "
+                "timestamp e, timestamptz e, interval e, bytea e, jsonb e, int256 e"),
+    ("time", "varchar a, interval i"),
+    ("timestamp", "date a, varchar a, time a, timestamptz i"),
+    ("timestamptz", "date a, varchar a, time a, timestamp a"),
+    ("interval", "varchar a, time a"),
+    ("bytea", "smallint e, integer e, bigint e, varchar a"),
+    ("jsonb", "boolean e, smallint e, integer e, bigint e, real e, double e, numeric e, varchar a"),
+    ("serial", "bigint e, timestamptz e"),
+    ("int256", "double e, varchar a"),
+)
+_CAST_OIDS = {"boolean": 16, "smallint": 21, "integer": 23, "bigint": 20, "serial": 20, "real": 700,
+              "double": 701, "numeric": 1700, "date": 1082, "varchar": 1043, "time": 1083, "timestamp": 1114,
+              "timestamptz": 1184, "interval": 1186, "bytea": 17, "jsonb": 3802, "int256": 1301}
+
+
+def pg_cast(catalog: Catalog, session=None) -> pa.Table:
+    """The casts between base types, numbered in RisingWave's order."""
+    rows = [(_CAST_OIDS[src], _CAST_OIDS[dst], ctx) for src, targets in _CASTS
+            for dst, ctx in (t.split() for t in targets.split(", "))]
+    i32 = pa.int32()
+    return _table({"oid": (i32, list(range(len(rows)))), "castsource": (i32, [r[0] for r in rows]),
+                   "casttarget": (i32, [r[1] for r in rows]), "castcontext": (pa.string(), [r[2] for r in rows])})
 
 
 PK_CONSTRAINT_OID_BASE = 1 << 24  # a primary key constraint's oid: this plus its relation's
@@ -741,11 +797,22 @@ _BUILDERS = {
     ("pg_catalog", "pg_am"): pg_am,
     ("pg_catalog", "pg_stat_activity"): pg_stat_activity,
     ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),
-    ("pg_catalog", "pg_opclass"): pg_empty("oid", "opcname", "opcdefault:b", "opcmethod:i", "opcnamespace:i",
-                                           "opcintype:i", "opcfamily:i", "opckeytype:i"),
-    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace", "collowner:i", "collprovider",
+    ("pg_catalog", "pg_opclass"): pg_empty("oid", "opcmethod:i", "opcname", "opcnamespace:i", "opcowner:i",
+                                           "opcfamily:i", "opcintype:i", "opcdefault:b", "opckeytype:i"),
+    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace", "collowner:i", "collprovider:i",
                                              "collisdeterministic:b", "collencoding:i", "collcollate", "collctype",
-                                             "colliculocale"),
+                                             "colliculocale", "collversion"),
+    ("pg_catalog", "pg_operator"): pg_empty("oid", "oprname", "oprnamespace", "oprowner:i", "oprkind",
+                                            "oprcanmerge:b", "oprcanhash:b", "oprleft:i", "oprright:i", "oprresult:i",
+                                            "oprcom:i", "oprnegate:i", "oprcode:i", "oprrest:i", "oprjoin:i"),
+    ("pg_catalog", "pg_conversion"): pg_empty("oid", "conname", "connamespace", "conowner:i", "conforencoding:h",
+                                              "contoencoding:h", "conproc:i", "condefault:b"),
+    # rw takes no locks a client could see
+    ("pg_catalog", "pg_locks"): pg_empty("locktype", "database:i", "relation:i", "page:i", "tuple:h", "virtualxid",
+                                         "transactionid:i", "classid:i", "objid:i", "objsubid:h",
+                                         "virtualtransaction", "pid:i", "mode", "granted:b", "fastpath:b",
+                                         "waitstart:z"),
+    ("pg_catalog", "pg_cast"): pg_cast,
     ("pg_catalog", "pg_attrdef"): pg_empty("oid", "adrelid", "adnum", "adbin"),
     ("pg_catalog", "pg_enum"): pg_empty("oid", "enumtypid", "enumlabel", "enumsortorder:f"),
     ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extowner:i", "extnamespace:i", "extrelocatable:b",
@@ -768,7 +835,8 @@ _BUILDERS = {
                                                "pubdelete:b", "pubtruncate:b", "pubviaroot:b"),
     ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
     ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
-    ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat"),
+    ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat", "partnatts:h", "partdefid:i",
+                                                     "partattrs:a", "partclass:n", "partcollation:n", "partexprs"),
     ("pg_catalog", "pg_description"): pg_description,
     ("pg_catalog", "pg_constraint"): pg_constraint,
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
