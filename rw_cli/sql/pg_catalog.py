@@ -431,20 +431,40 @@ def pg_description(catalog: Catalog, session=None) -> pa.Table:
 
 
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
-    """The session's parameters; `source` says whether one was changed from its default
-    (psql's \\dconfig lists those)."""
+    """The session's parameters (context `user`; `source` says whether one was changed from
+    its default: psql's \\dconfig lists those), then the system parameters, as RisingWave
+    lists them: `postmaster` those ALTER SYSTEM may change, `internal` the others."""
     from rw_cli.common.session_config import default, describe
+    from rw_cli.meta import system_params
 
     items = session.settings.items() if session is not None else []
+    boot = [default(k) for k, _ in items]
+    source = ["default" if v == b else "session" for (_, v), b in zip(items, boot)]
+    context = ["user"] * len(items)
+    stored = catalog.system_params
+    for name, (initial, mutable) in system_params.PARAMS.items():
+        items.append((name, _system_setting(stored, name)))
+        boot.append(initial)
+        source.append("configuration file" if name in stored else "default")
+        context.append("postmaster" if mutable else "internal")
     n = len(items)
     s = pa.string()
-    boot = [default(k) for k, _ in items]
     return _table({"name": (s, [k for k, _ in items]), "setting": (s, [v for _, v in items]),
                    "unit": (s, [None] * n), "category": (s, [""] * n),
                    "short_desc": (s, [describe(k) for k, _ in items]), "extra_desc": (s, [None] * n),
-                   "context": (s, ["user"] * n), "vartype": (s, ["string"] * n),
-                   "source": (s, ["default" if v == b else "session" for (_, v), b in zip(items, boot)]),
+                   "context": (s, context), "vartype": (s, ["string"] * n), "source": (s, source),
                    "boot_val": (s, boot), "reset_val": (s, boot), "pending_restart": (pa.bool_(), [False] * n)})
+
+
+def _system_setting(stored: dict[str, str], name: str) -> str:
+    """A system parameter as pg_settings shows it: the license key is never shown (RisingWave
+    shows `<redacted>` for a key, `<default>` for its built-in one, empty when unset)."""
+    from rw_cli.meta import system_params
+
+    if name == "license_key":
+        key = stored.get(name)
+        return "<default>" if key is None else ("<redacted>" if key else "")
+    return system_params.value(stored, name)
 
 
 # -- rw_catalog ---------------------------------------------------------------------------------
