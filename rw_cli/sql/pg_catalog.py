@@ -571,6 +571,7 @@ def rw_relations_of(kind: str):
             "initialized_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
             **({"status": (pa.string(), ["Creating" if r.creating else "Created" for r in rels])}
                if kind in (MATERIALIZED_VIEW, INDEX, SINK) else {}),
+            **({"background_ddl": (pa.bool_(), [r.background_ddl for r in rels])} if kind == SINK else {}),
         })
     return build
 
