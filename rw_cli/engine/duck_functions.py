@@ -511,8 +511,8 @@ MACROS = [
     "CREATE OR REPLACE MACRO pg_table_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_type_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_get_userbyid(oid) AS ('root')",
-    "CREATE OR REPLACE MACRO obj_description(oid, cls) AS (CAST(NULL AS VARCHAR))",
-    "CREATE OR REPLACE MACRO col_description(oid, n) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO obj_description(oid, cls) AS (CAST('' AS VARCHAR))",
+    "CREATE OR REPLACE MACRO col_description(oid, n) AS (CAST('' AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_encoding_to_char(e) AS ('UTF8')",
     # privilege checks over columns (BI tools list tables so); calls of literal arguments
     # are answered from the access catalog when bound (rw_cli.sql.privileges)
@@ -520,6 +520,10 @@ MACROS = [
       for f in ("has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_function_privilege",
                 "has_any_column_privilege", "has_sequence_privilege")),
     "CREATE OR REPLACE MACRO has_column_privilege(a, c, b) AS (TRUE), (u, a, c, b) AS (TRUE)",
+    # RisingWave cancels no backend through these (its sessions are cancelled by the client's
+    # cancel request): they answer false, as RisingWave's do
+    "CREATE OR REPLACE MACRO pg_cancel_backend(pid) AS (FALSE)",
+    "CREATE OR REPLACE MACRO pg_terminate_backend(pid) AS (FALSE)",
     # what drivers' reflection queries call: rw has no sequences, collations or stored
     # expressions of defaults, so these answer "none"
     "CREATE OR REPLACE MACRO pg_get_serial_sequence(t, c) AS (CAST(NULL AS VARCHAR))",
@@ -528,7 +532,7 @@ MACROS = [
     "CREATE OR REPLACE MACRO pg_get_function_result(oid) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_function_arguments(oid) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_function_identity_arguments(oid) AS (CAST(NULL AS VARCHAR))",
-    "CREATE OR REPLACE MACRO shobj_description(oid, cls) AS (CAST(NULL AS VARCHAR))",
+    "CREATE OR REPLACE MACRO shobj_description(oid, cls) AS (CAST('' AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_tablespace_location(oid) AS ('')",
     "CREATE OR REPLACE MACRO getdatabaseencoding() AS ('UTF8')",
     "CREATE OR REPLACE MACRO pg_char_to_encoding(name) AS (CASE WHEN upper(name) IN ('UTF8', 'UTF-8') THEN 6 ELSE -1 END)",
@@ -543,7 +547,8 @@ MACROS = [
     "ELSE CAST(pg_half_rounded(b >> 39) AS VARCHAR) || ' TB' END)",
     "CREATE OR REPLACE MACRO pg_collation_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_relation_is_publishable(oid) AS (FALSE)",
-    "CREATE OR REPLACE MACRO pg_get_expr(e, r) AS (CAST(e AS VARCHAR)), (e, r, pretty) AS (CAST(e AS VARCHAR))",
+    "CREATE OR REPLACE MACRO pg_get_expr(e, r) AS (coalesce(CAST(e AS VARCHAR), '')), "
+    "(e, r, pretty) AS (coalesce(CAST(e AS VARCHAR), ''))",
     "CREATE OR REPLACE MACRO pg_get_constraintdef(oid) AS (CAST(NULL AS VARCHAR)), "
     "(oid, pretty) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_indexdef(oid) AS (CAST(NULL AS VARCHAR)), "

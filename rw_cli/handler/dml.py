@@ -546,6 +546,10 @@ def handle_update(session, tree: exp.Update) -> Result:
         if rel.user_pk and _feeds_generated_pk(rel, column.name):
             raise BindError("update modifying the column referenced by generated columns that are part of "
                             "the primary key is not allowed")
+        if _text_subquery(value) and rel.columns[idx].type.name != "character varying":
+            # a sub-select's text is varchar, which only an explicit cast turns into another type
+            raise BindError(f'cannot cast type "character varying" to "{rel.columns[idx].type.name}" '
+                            "in Assign context")
         sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
     extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra, target=tree.this)
@@ -568,6 +572,20 @@ def handle_update(session, tree: exp.Update) -> Result:
     push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def _text_subquery(value: exp.Expression) -> bool:
+    """Whether an assigned value is a sub-select of a string literal (`(SELECT '1.5')`): its
+    column is varchar, not a literal of the column's type as a bare '1.5' would be."""
+    while isinstance(value, exp.Paren):
+        value = value.this
+    if not isinstance(value, exp.Subquery) or not isinstance(value.this, exp.Select):
+        return False
+    items = value.this.expressions
+    if len(items) != 1:
+        return False
+    item = items[0].this if isinstance(items[0], exp.Alias) else items[0]
+    return isinstance(item, exp.Literal) and item.is_string
 
 
 def _feeds_generated_pk(rel: RelationCatalog, name: str) -> bool:

@@ -92,6 +92,7 @@ class RelationCatalog:
     # a job created with BACKGROUND_DDL whose backfill has not finished (rw_cli.stream.background);
     # status Creating until then, and a restart backfills it again
     creating: bool = False
+    background_ddl: bool = False  # created with BACKGROUND_DDL (rw_sinks shows it), kept once created
     # ALTER ... SET {SOURCE|BACKFILL|SINK|DML}_RATE_LIMIT and WITH (backfill_rate_limit = n):
     # rows per second per parallelism unit (key: "backfill" ...; absent: no limit, 0 pauses)
     rate_limits: dict = field(default_factory=dict)

@@ -151,6 +151,22 @@ def _recursive_ctes(tree: exp.Expression) -> None:
                                 f"has {len(step.expressions)} columns")
 
 
+def _cte_column_aliases(tree: exp.Expression) -> None:
+    """`FROM cte AS a(x, y)`: read as `FROM (SELECT * FROM cte) AS a(x, y)`, whose renamed
+    columns keep their types (sqlglot types a CTE's renamed columns as unknown, and a numeric
+    cast of one would then be DuckDB's, not RisingWave's). Not within a WITH RECURSIVE."""
+    if not any(w.args.get("recursive") for w in nodes(tree, exp.With)):
+        for t in nodes(tree, exp.Table):
+            alias = t.args.get("alias")
+            if alias is None or not alias.columns or not isinstance(t.this, exp.Identifier) or t.text("db") \
+                    or t.meta.get("rw_catalog") or t.args.get("version") is not None \
+                    or not _defined_between(t, None):
+                continue
+            bare = exp.Table(this=t.this.copy())
+            bare.meta.update(t.meta)
+            t.replace(exp.Subquery(this=exp.select("*").from_(bare), alias=alias.copy()))
+
+
 def _defined_between(node: exp.Expression, stop: exp.Expression | None, name: str | None = None) -> bool:
     """Whether a WITH enclosing `node` (below `stop`; up to the root when None; not `node`
     itself, a WITH) defines `name` (node's own name by default): that item, not the catalog,
@@ -221,6 +237,7 @@ def _bind(tree: exp.Expression, catalog: Catalog, hidden: bool, session, qualify
     tree = _pg_compat(tree)
     _cte_scopes(tree)
     _recursive_ctes(tree)
+    _cte_column_aliases(tree)
     tree = expand(tree, catalog)
     # one walk for what the checks below need (renaming tables adds or removes no such node)
     found = nodes(tree, exp.CTE, exp.Column, exp.Table, exp.Select, exp.Union, exp.Except, exp.Intersect,
@@ -634,9 +651,9 @@ _SYSTEM_NAMES = {"pg_class", "pg_namespace", "pg_attribute", "pg_type", "pg_inde
 
 
 def _is_system_name(name: str) -> bool:
-    from rw_cli.sql.pg_catalog import is_rw_catalog_name
+    from rw_cli.sql.pg_catalog import is_pg_catalog_name, is_rw_catalog_name
 
-    return name in _SYSTEM_NAMES or is_rw_catalog_name(name)
+    return name in _SYSTEM_NAMES or is_pg_catalog_name(name) or is_rw_catalog_name(name)
 
 
 def referenced_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCatalog]:

@@ -48,14 +48,14 @@ def answer_catalog_calls(calls: list[exp.Anonymous], catalog: Catalog) -> None:
 def _description(name: str, args: list[exp.Expression], catalog: Catalog) -> exp.Expression | None:
     """COMMENT ON's text: obj_description(oid [, 'pg_class']) of a relation,
     col_description(oid, column number) of a column (psql's \\dt+ and \\d+ call them over
-    columns of oids), as a CASE over the commented relations; None for a call of other
-    arguments (the macro answers NULL)."""
+    columns of oids), as a CASE over the commented relations, '' (as RisingWave answers) for
+    an object without one; None for a call of other arguments (the macro answers '')."""
     if (name == "obj_description" and len(args) not in (1, 2)) or (name == "col_description" and len(args) != 2):
         return None
     if name == "obj_description" and len(args) == 2:
         kind = args[1]
         if isinstance(kind, exp.Literal) and kind.is_string and kind.this.lower().removeprefix("pg_catalog.") != "pg_class":
-            return exp.cast(exp.Null(), "VARCHAR")  # comments on other kinds of objects: none
+            return exp.Literal.string("")  # comments on other kinds of objects: none
     target = args[0]
     if isinstance(target, exp.Literal) and target.is_string:  # 't'::regclass, as a name
         target = exp.Literal.number(relation_named(catalog, target.this).id)
@@ -73,7 +73,8 @@ def _description(name: str, args: list[exp.Expression], catalog: Catalog) -> exp
             else:
                 continue
             ifs.append(exp.If(this=cond, true=exp.Literal.string(text)))
-    return exp.cast(exp.Case(ifs=ifs) if ifs else exp.Null(), "VARCHAR")
+    # no comment: RisingWave's empty text (it answers '' for an object without one)
+    return exp.cast(exp.Case(ifs=ifs, default=exp.Literal.string("")) if ifs else exp.Literal.string(""), "VARCHAR")
 
 
 def relation_named(catalog: Catalog, name: str) -> RelationCatalog:

@@ -1325,6 +1325,8 @@ def rewrite_function(node: exp.Expression) -> exp.Expression | None:
             "negative substring length not allowed")))], default=inner)
     if isinstance(node, exp.Date) and node.this is None and not node.expressions:
         raise BindError("Invalid function `date`: unexpected arguments number")
+    if isinstance(node, exp.CurrentTimestamp) and node.this is not None and node.meta.get("written_name") == "now":
+        raise BindError("Invalid function `now`: unexpected arguments number")  # now() takes none
     if isinstance(node, exp.Literal) and not node.is_string and ("e" in node.this or "E" in node.this):
         return _numeric_literal(node)
     if isinstance(node, exp.Values):

@@ -53,9 +53,12 @@ def type_oid(t) -> int:
     return entry[0] if entry else TEXT_OID
 
 
-_EXTRA_TYPES = [(25, "text", -1, 1009), (26, "oid", 4, 1028), (19, "name", 64, 1003),
-                (1042, "bpchar", -1, 1014), (22, "int2vector", -1, 1006), (2205, "regclass", 4, 2210),
-                (RECORD_OID, "record", -1, 2287)]
+# the types pg_type lists besides PG_TYPES and their arrays, as RisingWave's does: `text`
+# (rw's varchar under PostgreSQL's name; its array type is not listed) and RisingWave's own
+# 256-bit integer (no array type)
+_EXTRA_TYPES = [(25, "text", -1, 1009), (1301, "rw_int256", 32, 0)]
+# a type's input function, as pg_type.typinput names it (RisingWave's names)
+_UNDERSCORED_INPUT = {"date", "time", "timestamp", "timestamptz", "interval", "numeric", "jsonb", "rw_int256"}
 
 _KIND = {TABLE: "r", MATERIALIZED_VIEW: "m", VIEW: "v"}
 # PostgreSQL's typcategory of each base type (an array type's is A)
@@ -107,23 +110,6 @@ def info_tables(catalog: Catalog, session=None) -> pa.Table:
                    "is_insertable_into": (s, ["YES" if r.kind == TABLE else "NO" for r in rels])})
 
 
-# numeric_precision (radix 2) of the binary numeric types, as PostgreSQL reports it
-_BINARY_PRECISION = {"int2": 16, "int4": 32, "int8": 64, "float4": 24, "float8": 53}
-_DATETIME_TYPES = {"timestamp", "timestamptz", "time", "timetz", "interval"}
-
-
-def _precision(udt: str) -> tuple:
-    """numeric_precision, its radix, numeric_scale and datetime_precision of a type (what
-    dbt and BI tools read to map a column's type)."""
-    if udt in _BINARY_PRECISION:
-        return _BINARY_PRECISION[udt], 2, 0 if udt.startswith("int") else None, None
-    if udt == "numeric":
-        return None, 10, None, None
-    if udt in _DATETIME_TYPES:
-        return None, None, None, 6
-    return None, None, None, 0 if udt == "date" else None
-
-
 def info_columns(catalog: Catalog, session=None) -> pa.Table:
     rows = []
     for r in _rels(catalog):
@@ -132,23 +118,23 @@ def info_columns(catalog: Catalog, session=None) -> pa.Table:
             if c.hidden:
                 continue
             pos += 1
-            udt = PG_TYPES.get(c.type.name, (0, c.type.name, 0, 0))[1]
             rows.append((DATABASE, *_schema_and_name(r), c.name, pos, "NO" if c.not_null else "YES", c.type.name,
-                         udt, *_precision(udt)))
-    s, i32 = pa.string(), pa.int32()
-    n = len(rows)
+                         PG_TYPES.get(c.type.name, (0, c.type.name, 0, 0))[1]))
+    s = pa.string()
     col = lambda i: [row[i] for row in rows]  # noqa: E731
     return _table({"table_catalog": (s, col(0)), "table_schema": (s, col(1)), "table_name": (s, col(2)),
-                   "column_name": (s, col(3)), "ordinal_position": (i32, col(4)),
-                   "column_default": (s, [None] * n), "is_nullable": (s, col(5)),
-                   "data_type": (s, col(6)), "character_maximum_length": (i32, [None] * n),
-                   "character_octet_length": (i32, [None] * n), "numeric_precision": (i32, col(8)),
-                   "numeric_precision_radix": (i32, col(9)), "numeric_scale": (i32, col(10)),
-                   "datetime_precision": (i32, col(11)), "interval_type": (s, [None] * n),
-                   "collation_name": (s, [None] * n), "udt_catalog": (s, [DATABASE] * n),
-                   "udt_schema": (s, ["pg_catalog"] * n), "udt_name": (s, col(7)),
-                   "is_identity": (s, ["NO"] * n), "is_generated": (s, ["NEVER"] * n),
-                   "generation_expression": (s, [None] * n), "is_updatable": (s, ["YES"] * n)})
+                   "column_name": (s, col(3)), "ordinal_position": (pa.int32(), col(4)),
+                   "column_default": (s, [None] * len(rows)), "is_nullable": (s, col(5)),
+                   "data_type": (s, col(6)), "udt_catalog": (s, [DATABASE] * len(rows)),
+                   "udt_schema": (s, ["pg_catalog"] * len(rows)), "udt_name": (s, col(7)),
+                   # what schema tools (atlas, ORMs) read besides: rw keeps no lengths,
+                   # precisions, collations, identity or generated columns here
+                   **{k: (pa.int32(), [None] * len(rows)) for k in (
+                       "character_maximum_length", "numeric_precision", "numeric_scale", "datetime_precision")},
+                   **{k: (s, [None] * len(rows)) for k in (
+                       "interval_type", "character_set_name", "collation_name", "identity_start",
+                       "identity_increment", "identity_generation", "generation_expression")},
+                   "is_identity": (s, ["NO"] * len(rows))})
 
 
 def _keyed(catalog: Catalog) -> list:
@@ -282,24 +268,13 @@ def pg_attribute(catalog: Catalog, session=None) -> pa.Table:
     })
 
 
-_UNDERSCORED_IO = {"numeric", "date", "time", "timestamp", "timestamptz", "interval", "jsonb", "json", "record", "uuid",
-                   "timetz"}
-
-
-def _io_function(typname: str, element_oid: int, direction: str) -> str:
-    """PostgreSQL's name of a type's input or output function (`int4in`, `date_out`, `array_in`)."""
-    if element_oid:
-        return f"array_{direction}"
-    return f"{typname}_{direction}" if typname in _UNDERSCORED_IO else f"{typname}{direction}"
-
-
 def pg_type(catalog: Catalog, session=None) -> pa.Table:
-    rows = list(PG_TYPES.values()) + _EXTRA_TYPES
-    n = len(rows)
-    i32, s = pa.int32(), pa.string()
-    base = [(oid, name, length, arr, "b", 0) for oid, name, length, arr in rows]
+    """RisingWave's types: its base types, `text`, `rw_int256`, then the base types' arrays."""
+    rows = list(PG_TYPES.values())
+    base = [(oid, name, length, arr, "b", 0) for oid, name, length, arr in rows + _EXTRA_TYPES]
     arrays = [(arr, "_" + name, -1, 0, "b", oid) for oid, name, length, arr in rows]
     allrows = base + arrays
+    i32, s = pa.int32(), pa.string()
     n = len(allrows)
     col = lambda i: [row[i] for row in allrows]  # noqa: E731
     return _table({
@@ -308,10 +283,9 @@ def pg_type(catalog: Catalog, session=None) -> pa.Table:
         "typtype": (s, col(4)),
         "typcategory": (s, ["A" if row[5] else _TYPE_CATEGORY.get(row[1], "U") for row in allrows]), "typisdefined": (pa.bool_(), [True] * n),
         "typdelim": (s, [","] * n), "typrelid": (i32, [0] * n), "typelem": (i32, col(5)),
-        # regproc columns hold the function's name (rw has no pg_proc rows to point at); an
-        # array's is array_in, which JDBC's type cache tests (`typinput = 'array_in'::regproc`)
-        "typarray": (i32, col(3)), "typinput": (s, [_io_function(r[1], r[5], "in") for r in allrows]),
-        "typoutput": (s, [_io_function(r[1], r[5], "out") for r in allrows]),
+        "typarray": (i32, col(3)),
+        "typinput": (s, ["array_in" if row[5] else row[1] + ("_in" if row[1] in _UNDERSCORED_INPUT else "in")
+                         for row in allrows]), "typoutput": (s, [""] * n),
         "typnotnull": (pa.bool_(), [False] * n), "typbasetype": (i32, [0] * n), "typtypmod": (i32, [-1] * n),
         "typndims": (i32, [0] * n), "typcollation": (i32, [0] * n),
         # no binary input functions (npgsql joins pg_proc on it to find arrays), no defaults
@@ -457,20 +431,40 @@ def pg_description(catalog: Catalog, session=None) -> pa.Table:
 
 
 def pg_settings(catalog: Catalog, session=None) -> pa.Table:
-    """The session's parameters; `source` says whether one was changed from its default
-    (psql's \\dconfig lists those)."""
+    """The session's parameters (context `user`; `source` says whether one was changed from
+    its default: psql's \\dconfig lists those), then the system parameters, as RisingWave
+    lists them: `postmaster` those ALTER SYSTEM may change, `internal` the others."""
     from rw_cli.common.session_config import default, describe
+    from rw_cli.meta import system_params
 
     items = session.settings.items() if session is not None else []
+    boot = [default(k) for k, _ in items]
+    source = ["default" if v == b else "session" for (_, v), b in zip(items, boot)]
+    context = ["user"] * len(items)
+    stored = catalog.system_params
+    for name, (initial, mutable) in system_params.PARAMS.items():
+        items.append((name, _system_setting(stored, name)))
+        boot.append(initial)
+        source.append("configuration file" if name in stored else "default")
+        context.append("postmaster" if mutable else "internal")
     n = len(items)
     s = pa.string()
-    boot = [default(k) for k, _ in items]
     return _table({"name": (s, [k for k, _ in items]), "setting": (s, [v for _, v in items]),
                    "unit": (s, [None] * n), "category": (s, [""] * n),
                    "short_desc": (s, [describe(k) for k, _ in items]), "extra_desc": (s, [None] * n),
-                   "context": (s, ["user"] * n), "vartype": (s, ["string"] * n),
-                   "source": (s, ["default" if v == b else "session" for (_, v), b in zip(items, boot)]),
+                   "context": (s, context), "vartype": (s, ["string"] * n), "source": (s, source),
                    "boot_val": (s, boot), "reset_val": (s, boot), "pending_restart": (pa.bool_(), [False] * n)})
+
+
+def _system_setting(stored: dict[str, str], name: str) -> str:
+    """A system parameter as pg_settings shows it: the license key is never shown (RisingWave
+    shows `<redacted>` for a key, `<default>` for its built-in one, empty when unset)."""
+    from rw_cli.meta import system_params
+
+    if name == "license_key":
+        key = stored.get(name)
+        return "<default>" if key is None else ("<redacted>" if key else "")
+    return system_params.value(stored, name)
 
 
 # -- rw_catalog ---------------------------------------------------------------------------------
@@ -577,6 +571,7 @@ def rw_relations_of(kind: str):
             "initialized_at_cluster_version": (pa.string(), [r.created_at_version or None for r in rels]),
             **({"status": (pa.string(), ["Creating" if r.creating else "Created" for r in rels])}
                if kind in (MATERIALIZED_VIEW, INDEX, SINK) else {}),
+            **({"background_ddl": (pa.bool_(), [r.background_ddl for r in rels])} if kind == SINK else {}),
         })
     return build
 
@@ -715,8 +710,14 @@ def is_rw_catalog_name(name: str) -> bool:
     return ("rw_catalog", name) in _BUILDERS
 
 
-_EMPTY_TYPES = {"b": pa.bool_(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(), "f": pa.float32(),
-                "a": pa.list_(pa.int16()),
+def is_pg_catalog_name(name: str) -> bool:
+    """Whether an unqualified name is one of pg_catalog's relations (always on the search path)."""
+    return ("pg_catalog", name) in _BUILDERS
+
+
+_EMPTY_TYPES = {"b": pa.bool_(), "h": pa.int16(), "i": pa.int32(), "l": pa.int64(), "s": pa.string(),
+                "f": pa.float32(), "z": pa.timestamp("us", tz="UTC"),
+                "a": pa.list_(pa.int16()), "n": pa.list_(pa.int32()),
                 "t": pa.list_(pa.string())}
 
 
@@ -750,6 +751,43 @@ def pg_stat_user_tables(catalog: Catalog, session=None) -> pa.Table:
                    "relname": (pa.string(), [p[1] for p in parts]),
                    **{c: (pa.int64(), [None] * n) for c in _STAT_COUNTS},
                    **{c: (_TIMESTAMPTZ, [None] * n) for c in _STAT_TIMES}})
+
+
+# RisingWave's cast map, as pg_cast lists it: each source type (in the order of RisingWave's
+# type enum) with the types it casts to and how (i: implicitly, a: on assignment, e: only
+# explicitly). int256 (rw_int256) and serial are RisingWave's own.
+_CASTS = (
+    ("boolean", "integer e, varchar a"),
+    ("smallint", "integer i, bigint i, real i, double i, numeric i, varchar a, bytea e, int256 i"),
+    ("integer", "boolean e, smallint a, bigint i, real i, double i, numeric i, varchar a, bytea e, int256 i"),
+    ("bigint", "smallint a, integer a, real i, double i, numeric i, varchar a, bytea e, serial e, int256 i"),
+    ("real", "smallint a, integer a, bigint a, double i, numeric a, varchar a"),
+    ("double", "smallint a, integer a, bigint a, real a, numeric a, varchar a"),
+    ("numeric", "smallint a, integer a, bigint a, real i, double i, varchar a"),
+    ("date", "varchar a, timestamp i, timestamptz i"),
+    ("varchar", "boolean e, smallint e, integer e, bigint e, real e, double e, numeric e, date e, time e, "
+                "timestamp e, timestamptz e, interval e, bytea e, jsonb e, int256 e"),
+    ("time", "varchar a, interval i"),
+    ("timestamp", "date a, varchar a, time a, timestamptz i"),
+    ("timestamptz", "date a, varchar a, time a, timestamp a"),
+    ("interval", "varchar a, time a"),
+    ("bytea", "smallint e, integer e, bigint e, varchar a"),
+    ("jsonb", "boolean e, smallint e, integer e, bigint e, real e, double e, numeric e, varchar a"),
+    ("serial", "bigint e, timestamptz e"),
+    ("int256", "double e, varchar a"),
+)
+_CAST_OIDS = {"boolean": 16, "smallint": 21, "integer": 23, "bigint": 20, "serial": 20, "real": 700,
+              "double": 701, "numeric": 1700, "date": 1082, "varchar": 1043, "time": 1083, "timestamp": 1114,
+              "timestamptz": 1184, "interval": 1186, "bytea": 17, "jsonb": 3802, "int256": 1301}
+
+
+def pg_cast(catalog: Catalog, session=None) -> pa.Table:
+    """The casts between base types, numbered in RisingWave's order."""
+    rows = [(_CAST_OIDS[src], _CAST_OIDS[dst], ctx) for src, targets in _CASTS
+            for dst, ctx in (t.split() for t in targets.split(", "))]
+    i32 = pa.int32()
+    return _table({"oid": (i32, list(range(len(rows)))), "castsource": (i32, [r[0] for r in rows]),
+                   "casttarget": (i32, [r[1] for r in rows]), "castcontext": (pa.string(), [r[2] for r in rows])})
 
 
 PK_CONSTRAINT_OID_BASE = 1 << 24  # a primary key constraint's oid: this plus its relation's
@@ -798,11 +836,22 @@ _BUILDERS = {
     ("pg_catalog", "pg_am"): pg_am,
     ("pg_catalog", "pg_stat_activity"): pg_stat_activity,
     ("pg_catalog", "pg_proc"): pg_empty("oid", "proname", "pronamespace", "prorettype", "prokind"),
-    ("pg_catalog", "pg_opclass"): pg_empty("oid", "opcname", "opcdefault:b", "opcmethod:i", "opcnamespace:i",
-                                           "opcintype:i", "opcfamily:i", "opckeytype:i"),
-    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace", "collowner:i", "collprovider",
+    ("pg_catalog", "pg_opclass"): pg_empty("oid", "opcmethod:i", "opcname", "opcnamespace:i", "opcowner:i",
+                                           "opcfamily:i", "opcintype:i", "opcdefault:b", "opckeytype:i"),
+    ("pg_catalog", "pg_collation"): pg_empty("oid", "collname", "collnamespace", "collowner:i", "collprovider:i",
                                              "collisdeterministic:b", "collencoding:i", "collcollate", "collctype",
-                                             "colliculocale"),
+                                             "colliculocale", "collversion"),
+    ("pg_catalog", "pg_operator"): pg_empty("oid", "oprname", "oprnamespace", "oprowner:i", "oprkind",
+                                            "oprcanmerge:b", "oprcanhash:b", "oprleft:i", "oprright:i", "oprresult:i",
+                                            "oprcom:i", "oprnegate:i", "oprcode:i", "oprrest:i", "oprjoin:i"),
+    ("pg_catalog", "pg_conversion"): pg_empty("oid", "conname", "connamespace", "conowner:i", "conforencoding:h",
+                                              "contoencoding:h", "conproc:i", "condefault:b"),
+    # rw takes no locks a client could see
+    ("pg_catalog", "pg_locks"): pg_empty("locktype", "database:i", "relation:i", "page:i", "tuple:h", "virtualxid",
+                                         "transactionid:i", "classid:i", "objid:i", "objsubid:h",
+                                         "virtualtransaction", "pid:i", "mode", "granted:b", "fastpath:b",
+                                         "waitstart:z"),
+    ("pg_catalog", "pg_cast"): pg_cast,
     ("pg_catalog", "pg_attrdef"): pg_empty("oid", "adrelid", "adnum", "adbin"),
     ("pg_catalog", "pg_enum"): pg_empty("oid", "enumtypid", "enumlabel", "enumsortorder:f"),
     ("pg_catalog", "pg_extension"): pg_empty("oid", "extname", "extowner:i", "extnamespace:i", "extrelocatable:b",
@@ -825,28 +874,19 @@ _BUILDERS = {
                                                "pubdelete:b", "pubtruncate:b", "pubviaroot:b"),
     ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
     ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
-    ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat"),
+    ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat", "partnatts:h", "partdefid:i",
+                                                     "partattrs:a", "partclass:n", "partcollation:n", "partexprs"),
     ("pg_catalog", "pg_description"): pg_description,
     ("pg_catalog", "pg_constraint"): pg_constraint,
     ("pg_catalog", "pg_inherits"): pg_empty("inhrelid", "inhparent", "inhseqno"),
     ("pg_catalog", "pg_tablespace"): pg_tablespace,
     ("pg_catalog", "pg_stat_user_tables"): pg_stat_user_tables,
-    ("pg_catalog", "pg_locks"): pg_empty("locktype", "database", "relation:i", "page:i", "tuple:i", "virtualxid",
-                                         "transactionid", "classid:i", "objid:i", "objsubid:i", "virtualtransaction",
-                                         "pid:i", "mode", "granted:b", "fastpath:b"),
     ("pg_catalog", "pg_aggregate"): pg_empty("aggfnoid", "aggkind", "aggnumdirectargs:i", "aggtransfn", "aggfinalfn",
                                              "aggcombinefn", "aggtranstype:i", "agginitval"),
-    ("pg_catalog", "pg_operator"): pg_empty("oid", "oprname", "oprnamespace:i", "oprowner:i", "oprkind",
-                                            "oprcanmerge:b", "oprcanhash:b", "oprleft:i", "oprright:i", "oprresult:i",
-                                            "oprcom:i", "oprnegate:i", "oprcode", "oprrest", "oprjoin"),
     ("pg_catalog", "pg_range"): pg_empty("rngtypid", "rngsubtype:i", "rngmultitypid:i", "rngcollation:i",
                                          "rngsubopc:i", "rngcanonical", "rngsubdiff"),
-    ("pg_catalog", "pg_conversion"): pg_empty("oid", "conname", "connamespace:i", "conowner:i", "conforencoding:i",
-                                              "contoencoding:i", "conproc", "condefault:b"),
     ("pg_catalog", "pg_language"): pg_empty("oid", "lanname", "lanowner:i", "lanispl:b", "lanpltrusted:b",
                                             "lanplcallfoid:i", "laninline:i", "lanvalidator:i", "lanacl:t"),
-    ("pg_catalog", "pg_cast"): pg_empty("oid", "castsource:i", "casttarget:i", "castfunc:i", "castcontext",
-                                        "castmethod"),
     ("pg_catalog", "pg_shdescription"): pg_empty("objoid", "classoid", "description"),
     ("pg_catalog", "pg_keywords"): pg_empty("word", "catcode", "catdesc"),
     ("rw_catalog", "rw_streaming_parallelism"): rw_streaming_parallelism,

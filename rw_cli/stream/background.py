@@ -75,6 +75,7 @@ def throttled(ctx, rel: RelationCatalog) -> bool:
 def start(ctx, rel: RelationCatalog, job: StreamJob) -> None:
     """Register the creating job, take its snapshots, connect it with its changes held."""
     rel.creating = True
+    rel.background_ddl = True
     ctx.runtime.add_job(job)
     resume(ctx, rel, job)
 
