@@ -29,8 +29,11 @@ _OID_TO_TYPE: dict[int, str] = {oid: name for name, (oid, _, _, _) in PG_TYPES.i
 _OID_TO_TYPE.update({TEXT_OID: "character varying", 1042: "character varying", 19: "character varying",
                      26: "bigint", 114: "jsonb"})
 _OID_TO_TYPE.update({array: f"{name}[]" for name, (_, _, _, array) in PG_TYPES.items() if array})
-_OID_TO_TYPE[OID_ARRAY_OID] = "bigint[]"
-_ELEMENT_OIDS = {array: oid for oid, _, _, array in PG_TYPES.values() if array} | {OID_ARRAY_OID: OID_OID}
+# text[], bpchar[] and name[] are varchar[] here; oid[] bigint[]
+_OID_TO_TYPE.update({1009: "character varying[]", 1014: "character varying[]", 1003: "character varying[]",
+                     OID_ARRAY_OID: "bigint[]"})
+_ELEMENT_OIDS = {array: oid for oid, _, _, array in PG_TYPES.values() if array} | \
+    {1009: TEXT_OID, 1014: 1042, 1003: 19, OID_ARRAY_OID: OID_OID}
 
 
 def type_size(t: DataType) -> int:

@@ -428,3 +428,26 @@ def test_server_side_cursors_of_drivers(setup):
         chunks = list(pd.read_sql(sqlalchemy.text("select id from items order by id"),
                                   conn.execution_options(stream_results=True), chunksize=2))
     assert [len(ch) for ch in chunks] == [2, 1]
+
+
+def test_binary_copy_and_binary_array_parameters(setup):
+    """psycopg's binary COPY (write_row with set_types) and arrays sent as binary parameters:
+    elements with quotes, backslashes, commas, empty strings and NULLs arrive as written."""
+    import datetime
+    import decimal
+
+    tags = ['a"b', "c\\d", "", "NULL", "x,y", None]
+    with connect(setup) as c:
+        c.execute("create table bcopy (id int, ts timestamp, v numeric, tags varchar[], n int[])")
+        with c.cursor() as cur, cur.copy("COPY bcopy FROM STDIN (FORMAT BINARY)") as cp:
+            cp.set_types(["int4", "timestamp", "numeric", "varchar[]", "int4[]"])
+            cp.write_row((1, datetime.datetime(2024, 1, 1, 1, 2, 3), decimal.Decimal("12.5"), tags, [1, None, -3]))
+            cp.write_row((2, None, None, None, None))
+        c.execute("flush")
+        assert c.execute("select * from bcopy order by id").fetchall() == [
+            (1, datetime.datetime(2024, 1, 1, 1, 2, 3), decimal.Decimal("12.5"), tags, [1, None, -3]),
+            (2, None, None, None, None)]
+        assert c.execute("select %b::varchar[], %b::int[]", (tags, [5, 6])).fetchone() == (tags, [5, 6])
+        with pytest.raises(psycopg.Error):
+            with c.cursor() as cur, cur.copy("COPY bcopy TO STDOUT (FORMAT BINARY)") as cp:
+                list(cp.rows())
