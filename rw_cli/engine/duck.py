@@ -203,6 +203,8 @@ def eval_exprs(data: pa.Table, exprs: list[str]) -> pa.Table:
     """Evaluate DuckDB SQL expressions over a table whose columns are `_0.._n` (the caller
     hands over only the columns they read: rw_cli.engine.expr)."""
     name = f"__chunk{next(_counter)}"
+    if data.num_columns == 0:  # rows of no columns (an aggregate of no keys and no calls): DuckDB takes none
+        data = pa.table({"_rows": pa.nulls(data.num_rows, pa.int8())})
     select = ", ".join(f"{e} AS _{i}" for i, e in enumerate(exprs)) if exprs else "NULL AS _dummy"
     out = query(f"SELECT {select} FROM {name}", {name: data})
     if not exprs:

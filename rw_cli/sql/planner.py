@@ -1461,6 +1461,10 @@ class StreamPlanner:
         else:
             if not pre:
                 pre = [exp.true()]  # count(*) alone: a chunk needs a column to carry its rows
+            if not calls and not ng:
+                # `SELECT 1 FROM t HAVING p`: one group of no aggregates, whose rows need a
+                # column too (an unread count)
+                calls.append(AggCall("count_star", None, None, agg_return_type("count_star", None)))
             pre_types = self.expr_types(node, pre)
             project = StreamProject(pre_types, [], [node], exprs=pre)
             for c in calls:
