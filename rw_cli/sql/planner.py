@@ -183,12 +183,17 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
             continue
         if isinstance(fn, exp.ExplodingGenerateSeries):
             name = "generate_series"
+        before = None
         if isinstance(fn, exp.Anonymous) and name == "range" and len(fn.expressions) in (2, 3):
-            fn = _range_as_series(fn)
+            fn, before = _range_as_series(fn)
         alias = table.args.get("alias")
         col = alias.columns[0].name if alias is not None and alias.columns else (alias.name if alias else name)
         sub_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias is not None else name))
-        table.replace(exp.Subquery(this=exp.select(exp.alias_(fn.copy(), col)), alias=sub_alias))
+        select = exp.select(exp.alias_(fn.copy(), col))
+        if before is not None:  # range's series stops before its end
+            select = exp.select(exp.column(col)).from_(select.subquery("_series")).where(
+                exp.NEQ(this=exp.column(col), expression=before))
+        table.replace(exp.Subquery(this=select, alias=sub_alias))
     for unnest in list(query.find_all(exp.Unnest)):
         # the only FROM item, of an array that reads no column (a correlated one stays with
         # the decorrelation rules, which refuse it)
@@ -345,20 +350,22 @@ def _signed_int_literal(e: exp.Expression | None) -> int | None:
     return -int(lit.this) if negative else int(lit.this)
 
 
-def _range_as_series(fn: exp.Anonymous) -> exp.Expression:
-    """range(a, b [, step]): the series a, a + step, ... before b (an integer step written as
-    a constant: the last element is b - 1 or b + 1 by its sign)."""
+def _range_as_series(fn: exp.Anonymous) -> tuple[exp.Expression, exp.Expression | None]:
+    """range(a, b [, step]): the series a, a + step, ... before b. With no step or an integer
+    step written as a constant, a series whose last element is b - 1 (b + 1 going down); with
+    another step (an interval over timestamps, an expression), generate_series(a, b, step)
+    and its end `b`, which the caller leaves out."""
     start, stop = fn.expressions[0].copy(), fn.expressions[1].copy()
     if len(fn.expressions) == 2:
-        return exp.ExplodingGenerateSeries(start=start, end=exp.Sub(this=stop, expression=exp.Literal.number(1)))
+        return exp.ExplodingGenerateSeries(start=start, end=exp.Sub(this=stop, expression=exp.Literal.number(1))), None
     step = fn.expressions[2]
     literal = step.this if isinstance(step, exp.Neg) else step
     if not (isinstance(literal, exp.Literal) and literal.is_int):
-        raise NotSupported("range with a step that is not an integer constant in a materialized view")
+        return exp.ExplodingGenerateSeries(start=start, end=stop.copy(), step=step.copy()), stop
     down = isinstance(step, exp.Neg) != literal.this.startswith("-")
     end = exp.Add(this=stop, expression=exp.Literal.number(1)) if down else \
         exp.Sub(this=stop, expression=exp.Literal.number(1))
-    return exp.ExplodingGenerateSeries(start=start, end=end, step=step.copy())
+    return exp.ExplodingGenerateSeries(start=start, end=end, step=step.copy()), None
 
 
 def _in_join_list(table: exp.Table) -> bool:
