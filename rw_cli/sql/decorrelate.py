@@ -658,6 +658,7 @@ class Decorrelator:
         q = q.copy()
         q.set("order", None)
         q.set("expressions", [_aliased(i, "v") for i in items])
+        _pull_up_derived_filters(q)
         keys = _refs(outer_columns(q))
         aggregates = group or _has_aggs(q)
         if not keys:
@@ -709,6 +710,49 @@ class Decorrelator:
         else:
             q.set("joins", joins + [exp.Join(this=source, on=_and(on) or exp.true())])
         q.set("where", exp.Where(this=_and(rest)) if rest else None)
+
+
+_ROW_SHAPING = ("group", "having", "distinct", "limit", "offset", "qualify", "windows")
+
+
+def _pull_up_derived_filters(q: exp.Select) -> None:
+    """A derived table of q's FROM filtered by the outer query (`FROM (SELECT x, y FROM t2
+    WHERE o.y = t2.y) d JOIN t3 ...`) cannot see the domain q is joined with: each such
+    conjunct moves up to q's WHERE, over the derived table's columns (`o.y = d.y`), when the
+    derived table only filters and projects and its columns carry what the conjunct reads
+    (apply elimination through a projection, as RisingWave's optimizer pushes the domain)."""
+    sources = [f.this for f in [_from(q)] if f is not None] + [j.this for j in q.args.get("joins") or []]
+    moved: list[exp.Expression] = []
+    for src in sources:
+        body = src.this if isinstance(src, exp.Subquery) else None
+        where = body.args.get("where") if isinstance(body, exp.Select) else None
+        if where is None or not src.alias or any(body.args.get(k) for k in _ROW_SHAPING) or _has_aggs(body) \
+                or any(e.find(exp.Window) for e in body.expressions):
+            continue
+        outputs = {_key(e.unalias()): e.alias_or_name for e in body.expressions if isinstance(e.unalias(), exp.Column)}
+        # a column the conjunct reads that the derived table does not pass on is added to it,
+        # unless q reads the derived table's columns by `*`
+        widen = not any(isinstance(i.unalias(), exp.Star) or
+                        (isinstance(i.unalias(), exp.Column) and isinstance(i.unalias().this, exp.Star))
+                        for i in q.expressions)
+        outer = {id(c) for c in outer_columns(body, q)}
+        kept = []
+        for c in _conjuncts(where.this):
+            inner = [col for col in c.find_all(exp.Column) if id(col) not in outer]
+            if not any(id(col) in outer for col in c.find_all(exp.Column)) or subqueries_in(c) \
+                    or not (widen or all(_key(col) in outputs for col in inner)):
+                kept.append(c)
+                continue
+            for col in inner:
+                if _key(col) not in outputs:
+                    outputs[_key(col)] = f"__up{len(body.expressions)}"
+                    body.set("expressions", list(body.expressions) + [_aliased(col.copy(), outputs[_key(col)])])
+                col.replace(_col(src.alias, outputs[_key(col)]))
+            moved.append(c)
+        body.set("where", exp.Where(this=_and(kept)) if kept else None)
+    if moved:
+        where = q.args.get("where")
+        q.set("where", exp.Where(this=_and(_conjuncts(where.this if where is not None else None) + moved)))
 
 
 def _child_selects(q: exp.Expression, include_self: bool = False) -> list[exp.Select]:
