@@ -493,6 +493,7 @@ class Decorrelator:
 
     def scalar_value(self, s: exp.Select, q: exp.Expression, outer: _Outer | None) -> exp.Expression:
         _one_column(q)
+        q = _merged_into_aggregate(q)
         if isinstance(q, exp.Select) and _from(q) is None:
             if _has_aggs(q) or q.args.get("group") or _limited(q):
                 raise NotSupported("a subquery without FROM that aggregates, in a materialized view")
@@ -791,6 +792,42 @@ def _one_column(q: exp.Expression, message: str = "subquery must return only one
         first = first.this
     if isinstance(first, exp.Select) and len(first.expressions) != 1:
         raise BindError(message)
+
+
+def _merged_into_aggregate(q: exp.Expression) -> exp.Expression:
+    """`SELECT f(x.j) FROM (SELECT max(i) AS j FROM a ...) x [WHERE p(x.j)]` (a CTE's aggregate
+    read by a scalar subquery) is the aggregate itself, `SELECT f(max(i)) FROM a ... [HAVING
+    p(max(i))]`: one row at most, which the rules for aggregates decorrelate. Anything else
+    is returned as it was."""
+    if not isinstance(q, exp.Select) or q.args.get("joins") or any(q.args.get(k) for k in _ROW_SHAPING) \
+            or _has_aggs(q) or _has_windows(q):
+        return q
+    src = _from(q).this if _from(q) is not None else None
+    inner = src.this if isinstance(src, exp.Subquery) else None
+    if not src or not src.alias or not is_scalar_agg(inner) or inner.args.get("having") is not None \
+            or any(isinstance(i.unalias(), exp.Star) for i in q.expressions):
+        return q
+    items = {e.alias_or_name: e.unalias() for e in inner.expressions}
+
+    def substitute(e: exp.Expression) -> exp.Expression | None:
+        def repl(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.Column) and n.table in (src.alias, "") and n.name in items:
+                return exp.Paren(this=items[n.name].copy())
+            return n
+        out = e.copy().transform(repl)
+        # a column the derived table does not give, or a subquery: not merged
+        return None if any(c.table == src.alias for c in out.find_all(exp.Column)) or subqueries_in(out) else out
+
+    merged = inner.copy()
+    exprs = [substitute(e) for e in q.expressions]
+    where = q.args.get("where")
+    having = substitute(where.this) if where is not None else None
+    if any(e is None for e in exprs) or (where is not None and having is None):
+        return q
+    merged.set("expressions", exprs)
+    if having is not None:
+        merged.set("having", exp.Having(this=having))
+    return merged
 
 
 def _at_most_one_row(q: exp.Select) -> bool:

@@ -116,8 +116,9 @@ def schema_of(rels: list[RelationCatalog], visible_only: bool = True) -> dict:
 def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expression, list[RelationCatalog]]:
     """`tree` (the caller's own copy: it is rewritten in place) with its views, windows and
     CTEs expanded and every column qualified, and the relations it reads."""
-    # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names
-    tree = expand(tree, catalog)
+    # views, tumble/hop, CTEs: subqueries; relations of other schemas: their catalog names;
+    # a view's own functions in FROM (`range(0, 5) t(i)`) as the query's are taken
+    tree = scalar_sources(expand(tree, catalog))
     calls = [n for n in tree.walk() if isinstance(n, exp.Anonymous)]
     for call in calls:
         name_object_arguments(call)
