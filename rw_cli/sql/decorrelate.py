@@ -659,6 +659,7 @@ class Decorrelator:
         q = q.copy()
         q.set("order", None)
         q.set("expressions", [_aliased(i, "v") for i in items])
+        _set_function_tables(q)
         _pull_up_derived_filters(q)
         keys = _refs(outer_columns(q))
         aggregates = group or _has_aggs(q)
@@ -705,6 +706,12 @@ class Decorrelator:
         if _from(q) is None:
             q.set("from_", exp.From(this=source))
             rest = on + rest
+        elif any(col.table == d for col in _from(q).find_all(exp.Column)):
+            # the first item reads the domain (`FROM unnest(outer.a) i`): a set of each
+            # domain row, after it (a lateral item, as `FROM t, unnest(t.a)`)
+            q.set("joins", [exp.Join(this=_from(q).this.copy())] + joins)
+            q.set("from_", exp.From(this=source))
+            rest = on + rest
         elif any(col.table == d for j in joins for col in j.find_all(exp.Column)):
             q.set("joins", [exp.Join(this=source, on=exp.true())] + joins)
             rest = on + rest
@@ -714,6 +721,30 @@ class Decorrelator:
 
 
 _ROW_SHAPING = ("group", "having", "distinct", "limit", "offset", "qualify", "windows")
+
+
+def _set_function_tables(q: exp.Select) -> None:
+    """`FROM (SELECT unnest(outer.a) AS i) d`: a derived table that is one set function of
+    no FROM is that function as a FROM item (`unnest(outer.a) AS d(i)`), which the domain
+    join reaches as a lateral item."""
+    sources = [f.this for f in [_from(q)] if f is not None] + [j.this for j in q.args.get("joins") or []]
+    for src in sources:
+        body = src.this if isinstance(src, exp.Subquery) else None
+        if not isinstance(body, exp.Select) or _from(body) is not None or len(body.expressions) != 1 \
+                or any(body.args.get(k) for k in ("where", "joins") + _ROW_SHAPING) or not src.alias:
+            continue
+        item = body.expressions[0]
+        fn = item.unalias()
+        if isinstance(fn, exp.Explode):  # unnest(...) in a select list
+            array = fn.this
+        elif isinstance(fn, exp.Unnest) and len(fn.expressions) == 1:
+            array = fn.expressions[0]
+        else:
+            continue
+        unnest = exp.Unnest(expressions=[array.copy()],
+                            alias=exp.TableAlias(this=exp.to_identifier(src.alias),
+                                                 columns=[exp.to_identifier(item.alias_or_name)]))
+        src.replace(unnest)
 
 
 def _pull_up_derived_filters(q: exp.Select) -> None:

@@ -162,6 +162,8 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
     (VALUES ...)`; a scalar function in FROM (`FROM abs(-1)`) as a one-row subquery whose
     column is named after the function, as PostgreSQL names it; `FROM range(a, b)` as the
     series a .. b - 1. A copy of `query`: the caller's is left as it was."""
+    while isinstance(query, exp.Subquery) and isinstance(query.this, exp.Values) and not query.alias:
+        query = query.this  # `(VALUES ...)`: the VALUES
     if isinstance(query, exp.Values):
         n = len(query.expressions[0].expressions) if query.expressions else 0
         alias = exp.TableAlias(this=exp.to_identifier("_values"),
@@ -196,10 +198,10 @@ def scalar_sources(query: exp.Expression) -> exp.Expression:
                 exp.NEQ(this=exp.column(col), expression=before))
         table.replace(exp.Subquery(this=select, alias=sub_alias))
     for unnest in list(query.find_all(exp.Unnest)):
-        # the only FROM item, of an array that reads no column (a correlated one stays with
-        # the decorrelation rules, which refuse it)
-        if isinstance(unnest.parent, exp.From) and not unnest.parent.parent.args.get("joins") \
-                and len(unnest.expressions) == 1 and unnest.expressions[0].find(exp.Column) is None:
+        # the first FROM item, of an array that reads no column (a correlated one stays with
+        # the decorrelation rules; the items joined after it are sets of each row of it)
+        if isinstance(unnest.parent, exp.From) and len(unnest.expressions) == 1 \
+                and unnest.expressions[0].find(exp.Column) is None:
             unnest.replace(_unnest_source(unnest))
     return query
 
