@@ -529,6 +529,13 @@ MACROS = [
     "CREATE OR REPLACE MACRO pg_get_serial_sequence(t, c) AS (CAST(NULL AS VARCHAR))",
     # pg_proc holds no rows: psql's \df binds these and lists nothing
     "CREATE OR REPLACE MACRO pg_function_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_statistics_obj_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_ts_config_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_ts_parser_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_ts_dict_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_ts_template_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_conversion_is_visible(oid) AS (TRUE)",
+    "CREATE OR REPLACE MACRO pg_operator_is_visible(oid) AS (TRUE)",
     "CREATE OR REPLACE MACRO pg_get_function_result(oid) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_function_arguments(oid) AS (CAST(NULL AS VARCHAR))",
     "CREATE OR REPLACE MACRO pg_get_function_identity_arguments(oid) AS (CAST(NULL AS VARCHAR))",

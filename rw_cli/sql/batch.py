@@ -647,6 +647,8 @@ _SYSTEM_NAMES = {"pg_class", "pg_namespace", "pg_attribute", "pg_type", "pg_inde
                  "pg_conversion", "pg_language", "pg_opclass", "pg_operator", "pg_event_trigger",
                  "pg_foreign_table", "pg_foreign_server", "pg_foreign_data_wrapper",
                  "pg_user_mapping", "pg_auth_members", "pg_shadow", "pg_settings", "pg_locks",
+                 "pg_largeobject_metadata", "pg_subscription", "pg_db_role_setting", "pg_default_acl",
+                 "pg_ts_config", "pg_ts_parser", "pg_ts_dict", "pg_ts_template",
                  "pg_aggregate", "pg_stat_user_tables"}
 
 

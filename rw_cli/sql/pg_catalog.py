@@ -364,12 +364,13 @@ def pg_views(catalog: Catalog, session=None) -> pa.Table:
                    "viewowner": (s, [r.owner for r in rels]), "definition": (s, [r.definition for r in rels])})
 
 
-DEFAULT_TABLESPACE_OID = 1663  # PostgreSQL's pg_default (and 1664 its pg_global)
+DEFAULT_TABLESPACE_OID = 1663  # PostgreSQL's pg_default
+GLOBAL_TABLESPACE_OID = 1664  # and its pg_global
 
 
 def pg_tablespace(catalog: Catalog, session=None) -> pa.Table:
     """PostgreSQL's two built-in tablespaces (psql's \\l+ joins the database's)."""
-    return _table({"oid": (pa.int32(), [DEFAULT_TABLESPACE_OID, DEFAULT_TABLESPACE_OID + 1]),
+    return _table({"oid": (pa.int32(), [DEFAULT_TABLESPACE_OID, GLOBAL_TABLESPACE_OID]),
                    "spcname": (pa.string(), ["pg_default", "pg_global"]),
                    "spcowner": (pa.int32(), [OWNER_OID, OWNER_OID]),
                    "spcacl": (pa.list_(pa.string()), [None, None]),
@@ -786,8 +787,11 @@ def pg_cast(catalog: Catalog, session=None) -> pa.Table:
     rows = [(_CAST_OIDS[src], _CAST_OIDS[dst], ctx) for src, targets in _CASTS
             for dst, ctx in (t.split() for t in targets.split(", "))]
     i32 = pa.int32()
-    return _table({"oid": (i32, list(range(len(rows)))), "castsource": (i32, [r[0] for r in rows]),
-                   "casttarget": (i32, [r[1] for r in rows]), "castcontext": (pa.string(), [r[2] for r in rows])})
+    n = len(rows)
+    # castfunc 0 / castmethod 'i': rw's casts are built in, no pg_proc function (psql's \dC)
+    return _table({"oid": (i32, list(range(n))), "castsource": (i32, [r[0] for r in rows]),
+                   "casttarget": (i32, [r[1] for r in rows]), "castfunc": (i32, [0] * n),
+                   "castcontext": (pa.string(), [r[2] for r in rows]), "castmethod": (pa.string(), ["i"] * n)})
 
 
 PK_CONSTRAINT_OID_BASE = 1 << 24  # a primary key constraint's oid: this plus its relation's
@@ -870,8 +874,27 @@ _BUILDERS = {
                                           "polwithcheck", "polcmd"),
     ("pg_catalog", "pg_statistic_ext"): pg_empty("oid", "stxrelid", "stxname", "stxnamespace:i", "stxkeys:a",
                                                   "stxkind:t", "stxstattarget:i"),
-    ("pg_catalog", "pg_publication"): pg_empty("oid", "pubname", "puballtables:b", "pubinsert:b", "pubupdate:b",
-                                               "pubdelete:b", "pubtruncate:b", "pubviaroot:b"),
+    ("pg_catalog", "pg_publication"): pg_empty("oid", "pubname", "pubowner:i", "puballtables:b", "pubinsert:b",
+                                               "pubupdate:b", "pubdelete:b", "pubtruncate:b", "pubviaroot:b"),
+    # what psql's \dl, \des, \dew, \dRs, \drds, \ddp and \dF read: rw has none of these objects
+    ("pg_catalog", "pg_largeobject_metadata"): pg_empty("oid", "lomowner:i", "lomacl:t"),
+    ("pg_catalog", "pg_foreign_server"): pg_empty("oid", "srvname", "srvowner:i", "srvfdw:i", "srvtype", "srvversion",
+                                                  "srvacl:t", "srvoptions:t"),
+    ("pg_catalog", "pg_foreign_data_wrapper"): pg_empty("oid", "fdwname", "fdwowner:i", "fdwhandler:i",
+                                                        "fdwvalidator:i", "fdwacl:t", "fdwoptions:t"),
+    ("pg_catalog", "pg_subscription"): pg_empty("oid", "subdbid:i", "subskiplsn", "subname", "subowner:i",
+                                                "subenabled:b", "subbinary:b", "substream:b", "subtwophasestate",
+                                                "subdisableonerr:b", "subconninfo", "subslotname", "subsynccommit",
+                                                "subpublications:t"),
+    ("pg_catalog", "pg_db_role_setting"): pg_empty("setdatabase:i", "setrole:i", "setconfig:t"),
+    ("pg_catalog", "pg_default_acl"): pg_empty("oid", "defaclrole:i", "defaclnamespace:i", "defaclobjtype",
+                                               "defaclacl:t"),
+    ("pg_catalog", "pg_ts_config"): pg_empty("oid", "cfgname", "cfgnamespace:i", "cfgowner:i", "cfgparser:i"),
+    ("pg_catalog", "pg_ts_parser"): pg_empty("oid", "prsname", "prsnamespace:i", "prsstart", "prstoken", "prsend",
+                                             "prsheadline", "prslextype"),
+    ("pg_catalog", "pg_ts_dict"): pg_empty("oid", "dictname", "dictnamespace:i", "dictowner:i", "dicttemplate:i",
+                                           "dictinitoption"),
+    ("pg_catalog", "pg_ts_template"): pg_empty("oid", "tmplname", "tmplnamespace:i", "tmplinit", "tmpllexize"),
     ("pg_catalog", "pg_publication_rel"): pg_empty("oid", "prrelid", "prpubid"),
     ("pg_catalog", "pg_foreign_table"): pg_empty("ftrelid", "ftserver"),
     ("pg_catalog", "pg_partitioned_table"): pg_empty("partrelid", "partstrat", "partnatts:h", "partdefid:i",
@@ -886,7 +909,8 @@ _BUILDERS = {
     ("pg_catalog", "pg_range"): pg_empty("rngtypid", "rngsubtype:i", "rngmultitypid:i", "rngcollation:i",
                                          "rngsubopc:i", "rngcanonical", "rngsubdiff"),
     ("pg_catalog", "pg_language"): pg_empty("oid", "lanname", "lanowner:i", "lanispl:b", "lanpltrusted:b",
-                                            "lanplcallfoid:i", "laninline:i", "lanvalidator:i", "lanacl:t"),
+                                            "lanplcallfoid:i", "laninline:i", "lanvalidator:i", "lanacl:t",
+                                            "tableoid"),
     ("pg_catalog", "pg_shdescription"): pg_empty("objoid", "classoid", "description"),
     ("pg_catalog", "pg_keywords"): pg_empty("word", "catcode", "catdesc"),
     ("rw_catalog", "rw_streaming_parallelism"): rw_streaming_parallelism,

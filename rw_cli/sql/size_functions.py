@@ -16,9 +16,10 @@ from rw_cli.errors import BindError
 from rw_cli.meta.catalog import INDEX, Catalog, RelationCatalog
 from rw_cli.sql.catalog_functions import relation_named
 from rw_cli.sql.output_name import replace_call
+from rw_cli.sql.pg_catalog import GLOBAL_TABLESPACE_OID
 
 SIZE_FUNCTIONS = frozenset({"pg_relation_size", "pg_table_size", "pg_indexes_size", "pg_total_relation_size",
-                            "pg_database_size"})
+                            "pg_database_size", "pg_tablespace_size"})
 _FORKS = ("main", "fsm", "vm", "init")
 
 
@@ -30,12 +31,15 @@ def answer_size_calls(calls: list[exp.Anonymous], catalog: Catalog, store) -> No
         if name not in SIZE_FUNCTIONS or not call.expressions:
             continue
         args = call.expressions
-        if name == "pg_database_size":
-            if len(args) == 1:  # one database holds every relation
+        if name in ("pg_database_size", "pg_tablespace_size"):
+            if len(args) == 1:  # one database in one tablespace (pg_default) holds every relation
                 total = sum(_size(store, r) for r in catalog.relations.values())
-                replace_call(call, exp.Case(ifs=[exp.If(this=exp.Is(this=args[0].copy(), expression=exp.Null()),
-                                                  true=exp.cast(exp.Null(), "BIGINT"))],
-                                      default=exp.cast(exp.Literal.number(total), "BIGINT")))
+                ifs = [exp.If(this=exp.Is(this=args[0].copy(), expression=exp.Null()), true=exp.cast(exp.Null(), "BIGINT"))]
+                if name == "pg_tablespace_size":  # pg_global holds nothing of rw's
+                    ifs.append(exp.If(this=exp.In(this=exp.cast(args[0].copy(), "VARCHAR"), expressions=[
+                        exp.Literal.string("pg_global"), exp.Literal.string(str(GLOBAL_TABLESPACE_OID))]),
+                        true=exp.cast(exp.Literal.number(0), "BIGINT")))
+                replace_call(call, exp.Case(ifs=ifs, default=exp.cast(exp.Literal.number(total), "BIGINT")))
             continue
         if not all(isinstance(a, exp.Literal) and a.is_string for a in args):
             if len(args) == 1:

@@ -121,7 +121,9 @@ def test_syntax_error_position(setup):
 
 PSQL_META_COMMANDS = ["\\d", "\\d+", "\\d items", "\\d+ items", "\\d+ items_mv", "\\dt+", "\\dm+", "\\dv",
                       "\\di+", "\\dn+", "\\l+", "\\du", "\\dp", "\\df", "\\dT+", "\\dx", "\\db", "\\dO",
-                      "\\dy", "\\dD", "\\dconfig"]
+                      "\\dy", "\\dD", "\\dconfig", "\\do", "\\dC", "\\dc", "\\dL", "\\dl", "\\des", "\\dew",
+                      "\\dRp", "\\dRs", "\\drds", "\\ddp", "\\dF", "\\dFp", "\\dFd", "\\dFt", "\\dX", "\\db+",
+                      "\\lo_list", "\\z"]
 
 
 def _psql(port: int, *args: str) -> subprocess.CompletedProcess:
