@@ -268,9 +268,10 @@ class Session:
             self.store.check()  # an earlier background upload failed: say so now
             pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
             try:
-                from rw_cli.stream import background
+                from rw_cli.stream import background, batch_refresh
 
                 background.advance(self)  # jobs created in the background: their next rows
+                batch_refresh.advance(self)  # batch refresh MVs whose interval has passed
                 self.runtime.barrier(pair)
             except EpochFailed:
                 self._roll_back()
