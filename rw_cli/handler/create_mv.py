@@ -228,7 +228,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     check_system_column_names([n for n, h in zip(root.names, root.hidden) if not h])
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
-                          definition=changelog_display(sql), dependencies=_dependencies(session, tree, upstreams),
+                          definition=changelog_display(sql), dependencies=dependencies(session, tree, upstreams),
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
                           resource_group=_resource_group(options.get("resource_group")),
@@ -240,7 +240,7 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     return Result("CREATE_MATERIALIZED_VIEW")
 
 
-def _dependencies(session, tree: exp.Create, upstreams) -> list[int]:
+def dependencies(session, tree: exp.Create, upstreams) -> list[int]:
     """What the view may not outlive: the jobs it reads, and every relation its query names
     (a view it reads through, a relation of a CTE it does not use), as RisingWave records them."""
     from rw_cli.sql.batch import referenced_relations
@@ -300,17 +300,3 @@ def streaming_parallelism(session, kind: str) -> int:
 
     n = fixed_actors(session.settings.job_parallelism(kind)) or session.settings.streaming_parallelism()
     return session.runtime.default_parallelism() if n is None else n
-
-
-def alter_query(session, tree) -> Result:
-    """ALTER MATERIALIZED VIEW m AS query: refused (a batch refresh MV with RisingWave's
-    words; replacing a maintained MV's query is not implemented)."""
-    from rw_cli.errors import CatalogError
-
-    target = tree.this
-    rel = session.catalog.get(session.catalog.qualified(target.name, target.text("db")))
-    if rel is None or rel.kind != MATERIALIZED_VIEW:
-        raise CatalogError(f'materialized view "{target.sql()}" does not exist')
-    if rel.refresh_interval_sec is not None:
-        raise BindError("ALTER MATERIALIZED VIEW is not supported for batch refresh materialized views")
-    raise NotSupported("ALTER MATERIALIZED VIEW ... AS", hint="drop the view and create it again")
