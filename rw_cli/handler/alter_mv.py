@@ -23,8 +23,10 @@ def handle(session, tree, sql: str) -> Result:
 
     target = tree.this
     rel = session.catalog.get(session.catalog.qualified(target.name, target.text("db")))
-    if rel is None or rel.kind != MATERIALIZED_VIEW:
+    if rel is None:
         raise CatalogError(f'materialized view "{target.sql()}" does not exist')
+    if rel.kind != MATERIALIZED_VIEW:  # RisingWave's words
+        raise BindError(f'"{target.sql()}" is not a materialized view or cannot be altered')
     if rel.refresh_interval_sec is not None:
         raise BindError("ALTER MATERIALIZED VIEW is not supported for batch refresh materialized views")
     definition = _new_definition(rel.definition, sql)

@@ -69,11 +69,11 @@ def emit_on_window_close(session, query: exp.Expression, root):
     if origin is None:
         raise BindError(f'EMIT ON WINDOW CLOSE needs a watermark on "{table.name}.{args[1].name}"')
     size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect=duckdb_dialect())
-    visible = [n for n, h in zip(root.names, root.hidden) if not h]
-    if "window_end" in visible:
-        cond = f"_{root.names.index('window_end')} <= {{now}}"
-    elif "window_start" in visible:
-        cond = f"_{root.names.index('window_start')} + {size} <= {{now}}"
+    origins = _output_origins(query, root)
+    if "window_end" in origins:
+        cond = f"_{origins.index('window_end')} <= {{now}}"
+    elif "window_start" in origins:
+        cond = f"_{origins.index('window_start')} + {size} <= {{now}}"
     else:
         raise NotSupported("EMIT ON WINDOW CLOSE needs window_start or window_end in the output")
     return _emit_when(root, cond, origin, origin.watermark[0])
@@ -87,13 +87,33 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     if _over_windows_on_close(query):
         return root
     table, column = _watermarked_table(session, query)
-    visible = [n for n, h in zip(root.names, root.hidden) if not h]
-    if column not in visible:
+    origins = _output_origins(query, root)
+    if column not in origins:
         raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
     if watermark_lost(query, column):
         raise NotSupported(EOWC_IMPOSSIBLE, hint=EOWC_HINT)
     origin = watermark_origin(session.catalog, table, column)
-    return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", origin, origin.watermark[0])
+    return _emit_when(root, f"_{origins.index(column)} <= {{now}}", origin, origin.watermark[0])
+
+
+def _output_origins(query: exp.Expression, root) -> list[str | None]:
+    """Per output column of the view, the name of the column it passes on: a select item
+    that is a column, renamed (`window_start AS ws`) or not, or renamed by the view's column
+    list, still carries that column's watermark; other items are None (a hidden column keeps
+    its name)."""
+    n_visible = sum(1 for h in root.hidden if not h)
+    items = query.expressions if isinstance(query, exp.Select) else []
+    plain = len(items) == n_visible and not any(isinstance(e, exp.Star) or
+                                                (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                                                for e in items)
+    out: list[str | None] = []
+    for i, (name, hidden) in enumerate(zip(root.names, root.hidden)):
+        if hidden or not plain:
+            out.append(name)
+            continue
+        e = items[i].this if isinstance(items[i], exp.Alias) else items[i]
+        out.append(e.name if isinstance(e, exp.Column) else None)
+    return out
 
 
 def _over_windows_on_close(query: exp.Expression) -> bool:
