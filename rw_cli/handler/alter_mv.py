@@ -2,7 +2,7 @@
 RisingWave's alter does. Its rows are not computed again: a row the old query put there
 stays until a change of its key replaces or deletes it, and the new query's changes are
 written by key (`RelationCatalog.altered`). The new query must give the view the same
-columns, types and key; its WITH options, column names and EMIT mode are the original ones.
+columns, types, key and ORDER BY; its WITH options, column names and EMIT mode are the original ones.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ _QUERY_AFTER_AS = re.compile(r"\bAS\s+(?=\(*\s*(?:SELECT|WITH|VALUES|TABLE)\b)",
 
 
 def handle(session, tree, sql: str) -> Result:
-    from rw_cli.handler.create_mv import dependencies, plan
+    from rw_cli.handler.create_mv import dependencies, order_key, plan
     from rw_cli.sql.dialect import changelog_display, parse_statement
     from rw_cli.stream.job import replace_job
 
@@ -36,7 +36,8 @@ def handle(session, tree, sql: str) -> Result:
         raise BindError(f'materialized view "{rel.name}" cannot read itself')
     old = [(c.name, c.type, c.hidden) for c in rel.columns]
     new = list(zip(root.names, root.types, root.hidden))
-    if old != new or list(root.stream_key) != list(rel.pk):
+    # (the ORDER BY leads RisingWave's storage key: another one is another key)
+    if old != new or list(root.stream_key) != list(rel.pk) or order_key(new_tree.expression, root) != rel.order_key:
         raise NotSupported("incompatible altering on the target materialized view",
                            hint="the new query must give the same columns, types and key")
     if session.dirty:

@@ -253,11 +253,41 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
                           resource_group=_resource_group(options.get("resource_group")),
                           refresh_interval_sec=refresh,
-                          rate_limits=limits_at_create(session.settings, MATERIALIZED_VIEW, options))
+                          rate_limits=limits_at_create(session.settings, MATERIALIZED_VIEW, options),
+                          order_key=order_key(tree.expression, root))
     from rw_cli.stream.job import build_job, start_job
 
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_MATERIALIZED_VIEW")
+
+
+def order_key(query: exp.Expression, root) -> list[list]:
+    """The view's ORDER BY as [output column, descending, nulls first] items: an output
+    column's name or position, or a select item's expression; the items after one that is
+    none of these are left out (they order nothing a scan shows)."""
+    order = query.args.get("order") if isinstance(query, exp.Query) else None
+    if order is None:
+        return []
+    visible = [i for i, h in enumerate(root.hidden) if not h]
+    items = query.expressions if isinstance(query, exp.Select) else []
+    exprs = [(e.this if isinstance(e, exp.Alias) else e).sql() for e in items]
+    out: list[list] = []
+    for o in order.expressions:
+        e = o.this if isinstance(o, exp.Ordered) else o
+        pos = None
+        if isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit():
+            pos = int(e.this) - 1 if 0 < int(e.this) <= len(visible) else None
+        elif isinstance(e, exp.Column) and not e.table and e.name in [root.names[i] for i in visible]:
+            pos = [root.names[i] for i in visible].index(e.name)
+        elif e.sql() in exprs and len(exprs) == len(visible):
+            pos = exprs.index(e.sql())
+        if pos is None:
+            break
+        desc = bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False
+        nulls_first = o.args.get("nulls_first") if isinstance(o, exp.Ordered) else None
+        first = desc if nulls_first is None else bool(nulls_first)
+        out.append([visible[pos], desc, first])
+    return out
 
 
 def dependencies(session, tree: exp.Create, upstreams) -> list[int]:
