@@ -276,6 +276,10 @@ class Session:
             except EpochFailed:
                 self._roll_back()
                 raise
+            except MemoryError as e:  # the epoch's work does not fit: recover as RisingWave would
+                self._roll_back()
+                raise EpochFailed(f"epoch {pair.prev} ran out of memory; rolled back to the last committed "
+                                  "epoch") from e
             catalog = self.catalog.to_bytes()
             if catalog != self._retained_for:
                 self._retain_time_travel(catalog)
