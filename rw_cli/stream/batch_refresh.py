@@ -7,8 +7,8 @@ are held (`EmbeddedRuntime.held`, as a background backfill holds them) and go th
 together at the first barrier `n` seconds after the last refresh (the first one is the
 CREATE's snapshot). The held changes live in memory only: on recovery the job is filled
 again from its upstreams' snapshots (`rw_cli.stream.recovery`), which is itself a refresh,
-so a restart never loses a change. A runtime that cannot hold changes (Spark) keeps the MV
-up to date on every barrier.
+so a restart never loses a change. (A runtime that could not hold changes would keep the MV
+up to date on every barrier.)
 """
 from __future__ import annotations
 
