@@ -268,13 +268,18 @@ class Session:
             self.store.check()  # an earlier background upload failed: say so now
             pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
             try:
-                from rw_cli.stream import background
+                from rw_cli.stream import background, batch_refresh
 
                 background.advance(self)  # jobs created in the background: their next rows
+                batch_refresh.advance(self)  # batch refresh MVs whose interval has passed
                 self.runtime.barrier(pair)
             except EpochFailed:
                 self._roll_back()
                 raise
+            except MemoryError as e:  # the epoch's work does not fit: recover as RisingWave would
+                self._roll_back()
+                raise EpochFailed(f"epoch {pair.prev} ran out of memory; rolled back to the last committed "
+                                  "epoch") from e
             catalog = self.catalog.to_bytes()
             if catalog != self._retained_for:
                 self._retain_time_travel(catalog)

@@ -57,6 +57,27 @@ def test_uncommitted_work_is_discarded_on_crash(data_dir):
         assert s.execute("select k from t").fetchall() == [(1,)]
 
 
+def test_epoch_out_of_memory_rolls_back_and_recovers(data_dir, monkeypatch):
+    """An epoch whose work does not fit in memory fails as a whole: its uncommitted changes
+    are discarded (as a RisingWave node that ran out of memory loses them) and the jobs go on
+    from the last committed epoch."""
+    from rw_cli.engine.hash_join import HashJoinExecutor
+    from rw_cli.errors import EpochFailed
+
+    with rw_cli.connect(data_dir) as s:
+        s.execute("create table t (k int); create materialized view j as "
+                  "select a.k from t a join t b on a.k = b.k; insert into t values (1); flush")
+        real = HashJoinExecutor.on_barrier
+        monkeypatch.setattr(HashJoinExecutor, "on_barrier", lambda self, epoch: (_ for _ in ()).throw(MemoryError()))
+        s.execute("insert into t values (2)")
+        with pytest.raises(EpochFailed, match="out of memory"):
+            s.execute("flush")
+        monkeypatch.setattr(HashJoinExecutor, "on_barrier", real)
+        s.execute("insert into t values (3); flush")
+        assert s.execute("select k from j order by k").fetchall() == [(1,), (3,)]
+        assert s.execute("select k from t order by k").fetchall() == [(1,), (3,)]
+
+
 def test_second_writer_is_refused_and_reads_open_read_only(data_dir):
     with rw_cli.connect(data_dir):
         p = subprocess.run(RW + ["--data-dir", data_dir, "-c", "select 1"], capture_output=True, text=True)

@@ -29,10 +29,16 @@ class MaterializeExecutor(Executor):
     identity = "StreamMaterialize"
 
     def __init__(self, types: list[DataType], pk: list[int], state_table, conflict: str | None = None,
-                 version_columns: list[int] | None = None):
+                 version_columns: list[int] | None = None, by_key: bool = False):
         super().__init__(types, pk)
         self.table = state_table
         self.conflict = conflict  # None: no conflicts possible (MVs, tables with a _row_id)
+        # the changes need not match the stored rows (an altered MV): an update is applied as
+        # a delete and an insert of its key, so one of a row not stored is not forwarded
+        self.by_key = by_key
+        # writes nothing and forwards nothing (an altered MV's new operators filling their
+        # state from the upstream snapshots)
+        self.muted = False
         self.version_columns = list(version_columns or [])
         # a TTL table's watermark tracker (rw_cli.engine.watermark), set by its job: a stored
         # row it says has expired counts as absent, a change of an expired row is not
@@ -45,6 +51,11 @@ class MaterializeExecutor(Executor):
             state_table.enable_cache(CONFLICT_CACHE_BYTES)
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
+        if self.muted:
+            return []
+        if self.by_key and np.isin(chunk.ops, (UPDATE_DELETE, UPDATE_INSERT)).any():
+            ops = np.where(chunk.ops == UPDATE_DELETE, DELETE, np.where(chunk.ops == UPDATE_INSERT, INSERT, chunk.ops))
+            chunk = StreamChunk(chunk.data, ops.astype(np.int8))
         out = self._apply(chunk)
         if self.ttl is not None:  # a TTL table forwards no change of an expired row
             out = [c for c in (c.filter(~self.ttl.expired(c.data)) for c in out) if len(c)]

@@ -95,9 +95,9 @@ def _dispatch(session, tree: exp.Expression, sql: str) -> Result:
         word = "TRUNCATE" if isinstance(tree, exp.TruncateTable) else type(tree).__name__.upper()
         utility.check_not_in_transaction(session, word)
     if isinstance(tree, AlterMaterializedViewQuery):
-        from rw_cli.handler.create_mv import alter_query
+        from rw_cli.handler import alter_mv
 
-        return alter_query(session, tree)
+        return alter_mv.handle(session, tree, sql)
     if isinstance(tree, PreparedStatement):
         from rw_cli.handler import prepare
 

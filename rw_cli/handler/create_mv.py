@@ -69,11 +69,11 @@ def emit_on_window_close(session, query: exp.Expression, root):
     if origin is None:
         raise BindError(f'EMIT ON WINDOW CLOSE needs a watermark on "{table.name}.{args[1].name}"')
     size = (args[2] if window.name.lower() == "tumble" else args[3]).sql(dialect=duckdb_dialect())
-    visible = [n for n, h in zip(root.names, root.hidden) if not h]
-    if "window_end" in visible:
-        cond = f"_{root.names.index('window_end')} <= {{now}}"
-    elif "window_start" in visible:
-        cond = f"_{root.names.index('window_start')} + {size} <= {{now}}"
+    origins = _output_origins(query, root)
+    if "window_end" in origins:
+        cond = f"_{origins.index('window_end')} <= {{now}}"
+    elif "window_start" in origins:
+        cond = f"_{origins.index('window_start')} + {size} <= {{now}}"
     else:
         raise NotSupported("EMIT ON WINDOW CLOSE needs window_start or window_end in the output")
     return _emit_when(root, cond, origin, origin.watermark[0])
@@ -87,13 +87,33 @@ def _emit_rows_on_close(session, query: exp.Expression, root):
     if _over_windows_on_close(query):
         return root
     table, column = _watermarked_table(session, query)
-    visible = [n for n, h in zip(root.names, root.hidden) if not h]
-    if column not in visible:
+    origins = _output_origins(query, root)
+    if column not in origins:
         raise NotSupported(f'EMIT ON WINDOW CLOSE needs the watermark column "{column}" in the output')
     if watermark_lost(query, column):
         raise NotSupported(EOWC_IMPOSSIBLE, hint=EOWC_HINT)
     origin = watermark_origin(session.catalog, table, column)
-    return _emit_when(root, f"_{root.names.index(column)} <= {{now}}", origin, origin.watermark[0])
+    return _emit_when(root, f"_{origins.index(column)} <= {{now}}", origin, origin.watermark[0])
+
+
+def _output_origins(query: exp.Expression, root) -> list[str | None]:
+    """Per output column of the view, the name of the column it passes on: a select item
+    that is a column, renamed (`window_start AS ws`) or not, or renamed by the view's column
+    list, still carries that column's watermark; other items are None (a hidden column keeps
+    its name)."""
+    n_visible = sum(1 for h in root.hidden if not h)
+    items = query.expressions if isinstance(query, exp.Select) else []
+    plain = len(items) == n_visible and not any(isinstance(e, exp.Star) or
+                                                (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                                                for e in items)
+    out: list[str | None] = []
+    for i, (name, hidden) in enumerate(zip(root.names, root.hidden)):
+        if hidden or not plain:
+            out.append(name)
+            continue
+        e = items[i].this if isinstance(items[i], exp.Alias) else items[i]
+        out.append(e.name if isinstance(e, exp.Column) else None)
+    return out
 
 
 def _over_windows_on_close(query: exp.Expression) -> bool:
@@ -228,19 +248,49 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     check_system_column_names([n for n, h in zip(root.names, root.hidden) if not h])
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
     rel = RelationCatalog(session.catalog.alloc_id(), name, MATERIALIZED_VIEW, columns, list(root.stream_key),
-                          definition=changelog_display(sql), dependencies=_dependencies(session, tree, upstreams),
+                          definition=changelog_display(sql), dependencies=dependencies(session, tree, upstreams),
                           parallelism=streaming_parallelism(session, MATERIALIZED_VIEW),
                           parallelism_config=session.settings.job_parallelism(MATERIALIZED_VIEW),
                           resource_group=_resource_group(options.get("resource_group")),
                           refresh_interval_sec=refresh,
-                          rate_limits=limits_at_create(session.settings, MATERIALIZED_VIEW, options))
+                          rate_limits=limits_at_create(session.settings, MATERIALIZED_VIEW, options),
+                          order_key=order_key(tree.expression, root))
     from rw_cli.stream.job import build_job, start_job
 
     start_job(session, rel, build_job(session, root, rel))
     return Result("CREATE_MATERIALIZED_VIEW")
 
 
-def _dependencies(session, tree: exp.Create, upstreams) -> list[int]:
+def order_key(query: exp.Expression, root) -> list[list]:
+    """The view's ORDER BY as [output column, descending, nulls first] items: an output
+    column's name or position, or a select item's expression; the items after one that is
+    none of these are left out (they order nothing a scan shows)."""
+    order = query.args.get("order") if isinstance(query, exp.Query) else None
+    if order is None:
+        return []
+    visible = [i for i, h in enumerate(root.hidden) if not h]
+    items = query.expressions if isinstance(query, exp.Select) else []
+    exprs = [(e.this if isinstance(e, exp.Alias) else e).sql() for e in items]
+    out: list[list] = []
+    for o in order.expressions:
+        e = o.this if isinstance(o, exp.Ordered) else o
+        pos = None
+        if isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit():
+            pos = int(e.this) - 1 if 0 < int(e.this) <= len(visible) else None
+        elif isinstance(e, exp.Column) and not e.table and e.name in [root.names[i] for i in visible]:
+            pos = [root.names[i] for i in visible].index(e.name)
+        elif e.sql() in exprs and len(exprs) == len(visible):
+            pos = exprs.index(e.sql())
+        if pos is None:
+            break
+        desc = bool(o.args.get("desc")) if isinstance(o, exp.Ordered) else False
+        nulls_first = o.args.get("nulls_first") if isinstance(o, exp.Ordered) else None
+        first = desc if nulls_first is None else bool(nulls_first)
+        out.append([visible[pos], desc, first])
+    return out
+
+
+def dependencies(session, tree: exp.Create, upstreams) -> list[int]:
     """What the view may not outlive: the jobs it reads, and every relation its query names
     (a view it reads through, a relation of a CTE it does not use), as RisingWave records them."""
     from rw_cli.sql.batch import referenced_relations
@@ -300,17 +350,3 @@ def streaming_parallelism(session, kind: str) -> int:
 
     n = fixed_actors(session.settings.job_parallelism(kind)) or session.settings.streaming_parallelism()
     return session.runtime.default_parallelism() if n is None else n
-
-
-def alter_query(session, tree) -> Result:
-    """ALTER MATERIALIZED VIEW m AS query: refused (a batch refresh MV with RisingWave's
-    words; replacing a maintained MV's query is not implemented)."""
-    from rw_cli.errors import CatalogError
-
-    target = tree.this
-    rel = session.catalog.get(session.catalog.qualified(target.name, target.text("db")))
-    if rel is None or rel.kind != MATERIALIZED_VIEW:
-        raise CatalogError(f'materialized view "{target.sql()}" does not exist')
-    if rel.refresh_interval_sec is not None:
-        raise BindError("ALTER MATERIALIZED VIEW is not supported for batch refresh materialized views")
-    raise NotSupported("ALTER MATERIALIZED VIEW ... AS", hint="drop the view and create it again")

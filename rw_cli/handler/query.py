@@ -88,11 +88,16 @@ def estimate_rows(store, table_id: int) -> int | None:
 
 def pk_order(rows: pa.Table, rel: RelationCatalog) -> pa.Table:
     """Storage order is (vnode, pk); a scan answers in pk order, as a single RisingWave
-    compute node does for a query without ORDER BY (NULLs last, as in PostgreSQL)."""
-    if rows.num_rows < 2 or not rel.pk:
+    compute node does for a query without ORDER BY (NULLs last, as in PostgreSQL). An MV
+    created with ORDER BY keeps that order ahead of its pk (RisingWave's order key)."""
+    if rows.num_rows < 2 or not (rel.pk or rel.order_key):
         return rows
+    keys = [(rel.columns[k].name, "descending" if desc else "ascending", "at_start" if first else "at_end")
+            for k, desc, first in rel.order_key]
+    keys += [(rel.columns[k].name, "ascending", "at_end") for k in rel.pk
+             if all(k != o[0] for o in rel.order_key)]
     try:
-        return rows.sort_by([(rel.columns[k].name, "ascending", "at_end") for k in rel.pk])
+        return rows.sort_by(keys)
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # a pk type Arrow cannot sort: keep storage order
         return rows
 

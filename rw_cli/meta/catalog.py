@@ -106,6 +106,13 @@ class RelationCatalog:
     # gone from its (and its indexes') reads; no change is emitted for them (RisingWave's
     # compaction drops them)
     retention_seconds: int | None = None
+    # an MV whose query ALTER MATERIALIZED VIEW ... AS replaced: its rows were not computed
+    # again, so its materialize resolves the changes by key (RisingWave's Overwrite conflict
+    # behavior after an alter): a delete or update of a row it does not hold is dropped
+    altered: bool = False
+    # an MV's ORDER BY over its output columns: [column, descending, nulls first] each. As
+    # RisingWave's order key it leads the storage order, so a scan answers in that order
+    order_key: list = field(default_factory=list)
 
     @property
     def visible_columns(self) -> list[ColumnCatalog]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, TextIO
 
 from rw_cli.common.pg_text import format_value_slt
+from rw_cli.errors import EpochFailed
 from rw_cli.slt.classic import ClassicState, check_query
 from rw_cli.slt.differential import Differential, MvReport
 from rw_cli.slt.parser import (CLASSIC_ENGINES, ENGINE, Record, SltParseError, include_paths,
@@ -290,7 +291,10 @@ class FileRunner:
         if hasattr(self.session, "tick"):
             from rw_cli.stream.driver import drive_for
 
-            drive_for(self.session, seconds)
+            try:
+                drive_for(self.session, seconds)
+            except EpochFailed:  # recovered (rolled back) meanwhile: the retry sees the result
+                pass
         time.sleep(max(0.0, seconds - (time.monotonic() - started)))
 
     def run_records(self, records: list[Record], depth: int = 0) -> None:
@@ -337,7 +341,10 @@ class FileRunner:
                 from rw_cli.stream.driver import drive_for
 
                 started = time.monotonic()
-                drive_for(self.session, seconds)  # returns early once every source is idle
+                try:
+                    drive_for(self.session, seconds)  # returns early once every source is idle
+                except EpochFailed:  # recovered (rolled back) meanwhile: the client sees nothing
+                    pass
                 time.sleep(max(0.0, seconds - (time.monotonic() - started)))
             else:
                 time.sleep(seconds)

@@ -77,11 +77,13 @@ class MatSpec:
     schema: pa.Schema
     pk: list[int]
     types: list
+    by_key: bool = False  # an altered MV: changes resolved by key (MaterializeExecutor.by_key)
 
     def executor(self, store) -> MaterializeExecutor:
         from rw_cli.store.state_table import StateTable
 
-        return MaterializeExecutor(self.types, self.pk, StateTable(store, self.table_id, self.schema, self.pk))
+        return MaterializeExecutor(self.types, self.pk, StateTable(store, self.table_id, self.schema, self.pk),
+                                   conflict="overwrite" if self.by_key else None, by_key=self.by_key)
 
 
 @dataclass
@@ -156,7 +158,8 @@ def compile_job(job: StreamJob, runtime) -> JobGraph | str:
         nodes[-1].stage = nodes[inline].stage
     _link(nodes, stages, sources)
     table = root.table
-    mat = MatSpec(table.table_id, table.schema, list(table.pk_indices), list(root.types))
+    mat = MatSpec(table.table_id, table.schema, list(table.pk_indices), list(root.types),
+                  by_key=getattr(root, "by_key", False))
     return JobGraph(f"{runtime.store_url}#{job.relation_id}#{id(job)}", nodes, sources, stages, mat)
 
 

@@ -815,6 +815,24 @@ class RwDialect(RisingWave):
             self._advance(j + 2 - start)
             return out
 
+        def _parse_insert_table(self):
+            # `INSERT INTO table ...`: a table named `table` (CREATE TABLE and FROM take the
+            # name), not the optional TABLE keyword of `INSERT INTO TABLE t`
+            if (self._prev is not None and self._prev.token_type == TokenType.TABLE
+                    and (self._curr is None or self._curr.token_type in (
+                        TokenType.VALUES, TokenType.SELECT, TokenType.L_PAREN, TokenType.WITH,
+                        TokenType.DEFAULT, TokenType.SEMICOLON))):
+                name = exp.Table(this=exp.to_identifier(self._prev.text.lower()))
+                return self._parse_schema(this=name) if self._curr is not None and \
+                    self._curr.token_type == TokenType.L_PAREN and self._is_column_list() else name
+            return super()._parse_insert_table()
+
+        def _is_column_list(self) -> bool:
+            """At `(`: a column list (`(a, b)`), not a parenthesized query (`(SELECT ...)`)."""
+            nxt = self._next
+            return nxt is not None and nxt.token_type not in (TokenType.SELECT, TokenType.WITH,
+                                                              TokenType.VALUES, TokenType.L_PAREN)
+
         def _parse_update(self) -> exp.Update:
             # PostgreSQL's UPDATE has a SET list, always: `UPDATE t WHERE ...` is no statement
             start = self._index

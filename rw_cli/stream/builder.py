@@ -138,7 +138,8 @@ class StreamBuilder:
 
     def build(self, root: StreamMaterialize, rel: RelationCatalog) -> StreamJob:
         child = self.build_node(root.inputs[0])
-        mat = MaterializeExecutor(root.types, root.stream_key, relation_state_table(self.store, rel))
+        mat = MaterializeExecutor(root.types, root.stream_key, relation_state_table(self.store, rel),
+                                  conflict="overwrite" if rel.altered else None, by_key=rel.altered)
         return self.finish(child, mat, rel)
 
     def finish(self, child: Node, root_executor, rel: RelationCatalog) -> StreamJob:

@@ -141,3 +141,38 @@ def drop_job(ctx, rel: RelationCatalog) -> None:
     ctx.store.truncate_tables([rel.id, *rel.state_table_ids], ctx.epoch.curr)
     if rel.id in ctx.catalog.relations:  # (a failed epoch's rollback may have removed it)
         ctx.catalog.remove(rel.id)
+
+
+def replace_job(ctx, rel: RelationCatalog, root: StreamMaterialize) -> None:
+    """ALTER MATERIALIZED VIEW ... AS: the MV's job runs a new plan from now on. Its rows
+    stay as they are (they are not computed again) and its downstream jobs stay connected;
+    the old operators' state goes, and the new operators fill theirs from the upstreams'
+    snapshots without writing to the MV, so a later change is computed over everything
+    upstream holds, and written by key (`rel.altered`)."""
+    from rw_cli.stream import background
+
+    runtime = ctx.runtime
+    if not hasattr(runtime, "subscribers") or rel.id in background.creating(ctx):
+        from rw_cli.errors import NotSupported
+
+        raise NotSupported("ALTER MATERIALIZED VIEW ... AS of a job still being created or on this runtime")
+    downstream = list(runtime.subscribers.get(rel.id, []))
+    old_ids = list(rel.state_table_ids)
+    runtime.drop_job(rel.id)
+    for table_id in old_ids:
+        ctx.store.drop_log(table_id, ctx.epoch.curr)
+    ctx.store.truncate_tables(old_ids, ctx.epoch.curr)
+    rel.state_table_ids = []
+    rel.altered = True
+    job = build_job(ctx, root, rel)
+    runtime.add_job(job)
+    mat = job.root.executor
+    mat.muted = True  # until the barrier has flushed what the snapshots made (an aggregate's rows)
+    try:
+        backfill(ctx, job)
+        ctx.catalog.changed()
+        ctx.barrier()
+    finally:
+        mat.muted = False
+    runtime.connect(job)
+    runtime.subscribers.setdefault(rel.id, []).extend(downstream)

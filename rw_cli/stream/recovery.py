@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rw_cli.meta.catalog import INDEX, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
-from rw_cli.stream import background
+from rw_cli.stream import background, batch_refresh
 from rw_cli.stream.builder import table_job
 from rw_cli.stream.job import build_job
 from rw_cli.stream.plan import JobPlan
@@ -28,7 +28,8 @@ def recover(ctx, plan_of: Callable[[RelationCatalog], JobPlan]) -> None:
                 else table_job(ctx.store, rel, plan.watermark)
             ctx.runtime.add_job(job)
             continue
-        resumed = rel.creating and not getattr(ctx, "read_only", False)
+        # a batch refresh MV is filled again too: the changes it held are gone
+        resumed = (rel.creating or batch_refresh.periodic(ctx, rel)) and not getattr(ctx, "read_only", False)
         table_ids = rel.state_table_ids
         if resumed:
             background.restart(ctx, rel)
