@@ -149,11 +149,17 @@ def _unnest_argument(node: exp.Expression) -> exp.Expression | None:
 
 
 def name_ordinality(tree: exp.Expression) -> exp.Expression:
-    """`FROM unnest(a) WITH ORDINALITY [AS t]`: PostgreSQL's column names, `unnest` (or the
+    """`FROM unnest(a) [WITH ORDINALITY] [AS t]`: PostgreSQL's column names, `unnest` (or the
     table alias) and `ordinality`, where the statement names none (sqlglot would leave the
-    ordinal column nameless, and `*` without it)."""
+    columns nameless, and `*` without them)."""
     for u in nodes(tree, exp.Unnest):
-        if u.args.get("offset") is not True or len(u.expressions) != 1 or not isinstance(u.parent, (exp.From, exp.Join)):
+        if len(u.expressions) != 1 or not isinstance(u.parent, (exp.From, exp.Join)):
+            continue
+        if not u.args.get("offset") and u.args.get("alias") is None:
+            # `FROM t, unnest(t.a)`: its column is `unnest`, as PostgreSQL names it
+            u.set("alias", exp.TableAlias(this=exp.to_identifier("unnest"), columns=[exp.to_identifier("unnest")]))
+            continue
+        if u.args.get("offset") is not True:
             continue
         alias = u.args.get("alias")
         value = alias.name if alias is not None and alias.name else "unnest"
