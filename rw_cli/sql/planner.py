@@ -19,7 +19,7 @@ from rw_cli.engine import duck
 from rw_cli.engine.agg_call import AggCall, agg_return_type
 from rw_cli.engine.expr import Expr
 from rw_cli.errors import BindError, CatalogError, NotSupported
-from rw_cli.meta.catalog import ROW_ID, Catalog, RelationCatalog
+from rw_cli.meta.catalog import ROW_ID, SYSTEM_SCHEMA_NAMES, Catalog, RelationCatalog
 from rw_cli.sql.decorrelate import decorrelate
 from rw_cli.sql.dialect import CHANGELOG_PREFIX, ROWS_ARE_ARRAYS, WRITTEN_NAME, RwDialect
 from rw_cli.sql.expand import corresponding, expand, qualify_schema_names, schema_qualified_columns
@@ -67,11 +67,27 @@ def check_relations(tree: exp.Expression, catalog: Catalog) -> list[RelationCata
         if t.name in ctes or not isinstance(t.this, exp.Identifier):
             continue
         rel = catalog.get(changelog_of(t.name) or catalog.qualified(t.name, t.text("db")))
+        if rel is None and _is_system_catalog(t, catalog):
+            raise _system_catalog_error(t.name)
         if rel is None:
             raise CatalogError(f'relation "{t.name}" does not exist')
         if rel not in rels:
             rels.append(rel)
     return rels
+
+
+def _system_catalog_error(name: str) -> NotSupported:
+    return NotSupported(f'a streaming job over the system catalog "{name}"',
+                        hint="system catalogs are read by SELECT; they have no changes to maintain a view by")
+
+
+def _is_system_catalog(t: exp.Table, catalog: Catalog) -> bool:
+    from rw_cli.sql.pg_catalog import system_table
+
+    try:
+        return system_table(t.text("db") or None, t.name, catalog) is not None
+    except Exception:  # noqa: BLE001 - a catalog that cannot be built here is no reason to fail differently
+        return False
 
 
 def changelog_of(name: str) -> str | None:
@@ -124,6 +140,9 @@ def qualify_query(tree: exp.Expression, catalog: Catalog) -> tuple[exp.Expressio
         name_object_arguments(call)
     answer_calls(calls, catalog)  # as a SELECT answers them (the catalog at the MV's creation)
     schema_qualified_columns([n for n in tree.walk() if isinstance(n, (exp.Column, exp.Table, exp.Subquery))])
+    for t in tree.find_all(exp.Table):  # `pg_catalog.pg_class`: a system catalog, not a schema of the user's
+        if isinstance(t.this, exp.Identifier) and t.text("db") in SYSTEM_SCHEMA_NAMES and _is_system_catalog(t, catalog):
+            raise _system_catalog_error(f"{t.text('db')}.{t.name}")
     tree = name_subquery_items(inline_ctes(_table_column_aliases(qualify_schema_names(tree, catalog))))
     name_derived_columns(list(tree.find_all(exp.Select)), tree)
     _name_unnest_columns(tree)
