@@ -24,6 +24,7 @@ from sqlglot import exp
 from rw_cli.common.types import DataType
 from rw_cli.meta.catalog import Catalog
 from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.placeholders import placeholder_spans
 
 _OPERATORS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ,
               exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Like, exp.ILike)
@@ -50,7 +51,8 @@ def infer_parameter_types(sql: str, catalog: Catalog, count: int) -> list[DataTy
     return out
 
 
-_OID_CAST = re.compile(r"\$(\d+)\s*::\s*(?:pg_catalog\.)?(?:oid|regclass|regtype|regproc|regnamespace)\b(\s*\[\s*\])?",
+# a cast to an object identifier type right after a placeholder: `::oid`, `::pg_catalog.regclass[]`
+_OID_CAST = re.compile(r"\s*::\s*(?:pg_catalog\.)?(?:oid|regclass|regtype|regproc|regnamespace)\b(\s*\[\s*\])?",
                        re.IGNORECASE)
 
 
@@ -58,8 +60,14 @@ def object_identifier_parameters(sql: str) -> dict[int, bool]:
     """Parameters cast to an object identifier type (`$1::oid[]`, asyncpg's type
     introspection), by number: whether it is an array. Their type is PostgreSQL's oid (or
     oid[]), which the parser reads as an integer (rw_cli.sql.dialect), but a driver encodes
-    by the OID the server describes."""
-    return {int(m.group(1)): m.group(2) is not None for m in _OID_CAST.finditer(sql)}
+    by the OID the server describes. Placeholders are found as the binder finds them (not in
+    quotes or comments)."""
+    out = {}
+    for _, end, number in placeholder_spans(sql):
+        m = _OID_CAST.match(sql, end)
+        if m is not None:
+            out[number] = m.group(1) is not None
+    return out
 
 
 def _number(param: exp.Parameter) -> int | None:

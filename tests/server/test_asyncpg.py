@@ -12,15 +12,7 @@ import pytest
 
 asyncpg = pytest.importorskip("asyncpg")
 
-from rw_server import rw_server  # noqa: E402
-
 pytestmark = pytest.mark.xdist_group("asyncpg")
-
-
-@pytest.fixture(scope="module")
-def port(tmp_path_factory):
-    with rw_server(tmp_path_factory.mktemp("asyncpg") / "data") as p:
-        yield p
 
 
 def run(port: int, work):

@@ -11,15 +11,7 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg")
 
-from rw_server import rw_server  # noqa: E402
-
 pytestmark = pytest.mark.xdist_group("pgwire")
-
-
-@pytest.fixture(scope="module")
-def port(tmp_path_factory):
-    with rw_server(tmp_path_factory.mktemp("pgwire") / "data") as p:
-        yield p
 
 
 def connect(port: int, **kw):

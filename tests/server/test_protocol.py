@@ -52,12 +52,6 @@ def test_message_framing():
 
 
 # -- a raw client -----------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def port(tmp_path_factory):
-    with rw_server(tmp_path_factory.mktemp("pgproto") / "data") as p:
-        yield p
-
-
 class Raw:
     def __init__(self, port: int):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)

@@ -40,3 +40,7 @@ def test_inferred_types(catalog, sql, expected):
 def test_object_identifier_casts():
     assert object_identifier_parameters("select * from pg_type where oid = any($1::oid[]) and x = $2::regclass") \
         == {1: True, 2: False}
+
+
+def test_object_identifier_casts_in_quotes_or_comments_are_no_parameters():
+    assert object_identifier_parameters("select '$1::oid' , $2 -- $3::oid[]\n, $4 :: pg_catalog.oid") == {4: False}
