@@ -9,6 +9,7 @@ but interval. Anything else in binary is a clear error (0A000), never wrong byte
 """
 from __future__ import annotations
 
+import math
 import struct
 
 import pyarrow as pa
@@ -32,7 +33,7 @@ _OID_TO_TYPE.update({array: f"{name}[]" for name, (_, _, _, array) in PG_TYPES.i
 # text[], bpchar[] and name[] are varchar[] here; oid[] bigint[]
 _OID_TO_TYPE.update({1009: "character varying[]", 1014: "character varying[]", 1003: "character varying[]",
                      OID_ARRAY_OID: "bigint[]"})
-_ELEMENT_OIDS = {array: oid for oid, _, _, array in PG_TYPES.values() if array} | \
+_ELEMENT_OIDS = {array: oid for array, oid in _ARRAY_OIDS.items() if array} | \
     {1009: TEXT_OID, 1014: 1042, 1003: 19, OID_ARRAY_OID: OID_OID}
 
 
@@ -234,7 +235,7 @@ def _array_param(value: bytes) -> str:
     lengths = [struct.unpack_from("!ii", value, 12 + 8 * d)[0] for d in range(ndim)]
     pos = 12 + 8 * ndim
     items: list[str] = []
-    for _ in range(_product(lengths) if ndim else 0):
+    for _ in range(math.prod(lengths) if ndim else 0):
         (size,) = struct.unpack_from("!i", value, pos)
         pos += 4
         if size < 0:
@@ -244,13 +245,6 @@ def _array_param(value: bytes) -> str:
         pos += size
         items.append('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
     return _nest(items, lengths)
-
-
-def _product(values: list[int]) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
 
 
 def _nest(items: list[str], lengths: list[int]) -> str:
