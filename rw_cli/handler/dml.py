@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from rw_cli.common import numeric
@@ -14,6 +15,8 @@ from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChun
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, ROW_ID, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.result import Result
+from rw_cli.sql.dialect import parse_statement
+from rw_cli.sql.literal_insert import LiteralRows
 
 from rw_cli.handler.query import run_query, run_query_on
 
@@ -156,21 +159,15 @@ def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa
 def handle_insert(session, tree: exp.Insert) -> Result:
     target = tree.this
     rel = target_table(session, target.this if isinstance(target, exp.Schema) else target, "INSERT")
+    if isinstance(tree.expression, LiteralRows):
+        done = _insert_literal_rows(session, rel, tree)
+        if done is not None:
+            return done
+        meta = tree.expression.meta  # a cell the fast path does not convert: the parser's way
+        return handle_insert(session, parse_statement(meta["text"], meta["offset"], literal_rows=False))
     if isinstance(tree.expression, exp.Values):
         target = _take_defaults(rel, target, tree.expression)
-    if isinstance(target, exp.Schema):
-        names = [e.name for e in target.expressions]
-        for n in names:
-            if not any(c.name == n and not c.hidden for c in rel.columns):
-                raise BindError(f'column "{n}" of relation "{rel.name}" does not exist')
-            if any(c.name == n and c.generated for c in rel.columns):
-                raise BindError(f'cannot insert a non-DEFAULT value into column "{n}"',
-                                hint=f'Column "{n}" is a generated column.')
-        if len(set(names)) != len(names):
-            raise BindError("column specified more than once")
-        indices = [rel.column_index(n) for n in names]
-    else:
-        indices = [i for i, c in enumerate(rel.columns) if not c.hidden]
+    indices = _target_indices(rel, target)
     source = tree.expression
     if isinstance(source, exp.Values):
         _type_text_literals(source, [rel.columns[i].type for i in indices])
@@ -187,6 +184,71 @@ def handle_insert(session, tree: exp.Insert) -> Result:
     inserted = []
     n = insert_rows(session, rel, data, indices, inserted)
     return _returning(session, rel, tree, inserted[0] if inserted else None, f"INSERT 0 {n}")
+
+
+def _target_indices(rel: RelationCatalog, target: exp.Expression) -> list[int]:
+    """The columns an INSERT names (`INSERT INTO t (a, b)`), or all visible ones."""
+    if not isinstance(target, exp.Schema):
+        return [i for i, c in enumerate(rel.columns) if not c.hidden]
+    names = [e.name for e in target.expressions]
+    for n in names:
+        if not any(c.name == n and not c.hidden for c in rel.columns):
+            raise BindError(f'column "{n}" of relation "{rel.name}" does not exist')
+        if any(c.name == n and c.generated for c in rel.columns):
+            raise BindError(f'cannot insert a non-DEFAULT value into column "{n}"',
+                            hint=f'Column "{n}" is a generated column.')
+    if len(set(names)) != len(names):
+        raise BindError("column specified more than once")
+    return [rel.column_index(n) for n in names]
+
+
+# (kind of a VALUES column's literals, target type) pairs converted here; others take the
+# parser's way. Strings take the target type's input function (COPY's cast), numbers the
+# assignment cast of an integer (any number type, or text) or of a numeric (floats, numeric).
+_LITERAL_TARGETS = {
+    "int": lambda t: t.is_numeric or t.name in ("real", "double precision", "character varying"),
+    "num": lambda t: t.name in ("real", "double precision", "numeric"),
+    "bool": lambda t: t.name == "boolean",
+    "str": lambda t: True,
+    "null": lambda t: True,
+}
+
+
+def _insert_literal_rows(session, rel: RelationCatalog, tree: exp.Insert) -> Result | None:
+    """INSERT of literal rows read without the parser (rw_cli.sql.literal_insert): each
+    column converted to its target's type as a column, not a cell at a time. None when a
+    column is not of a pair this converts, or a value does not convert: the parser's way then
+    gives the statement its own result or error."""
+    target = tree.this
+    indices = _target_indices(rel, target)
+    columns = tree.expression.meta["columns"]
+    if len(columns.columns) > len(indices) or (isinstance(target, exp.Schema) and len(columns.columns) < len(indices)):
+        return None  # the parser's way words the error
+    indices = indices[:len(columns.columns)]
+    if not isinstance(target, exp.Schema):
+        _no_generated_values(rel, indices)
+    arrays = []
+    for (kind, values), j in zip(columns.columns, indices):
+        t = rel.columns[j].type
+        if not _LITERAL_TARGETS[kind](t):
+            return None
+        if kind == "null":
+            values = pa.nulls(len(values), t.arrow())
+        elif kind == "num" and t.name != "numeric":
+            try:  # (+ 0.0: a numeric has no -0)
+                values = pc.add(pc.cast(values, pa.float64()), 0.0)
+            except pa.ArrowInvalid:
+                return None
+            if not pc.all(pc.is_finite(values)).as_py():  # beyond double's range: PostgreSQL's error
+                return None
+        arrays.append(values)
+    data = pa.Table.from_arrays(arrays, names=[f"_{k}" for k in range(len(arrays))])
+    try:
+        rows = table_rows(session, rel, data, indices)
+    except RwError:
+        return None
+    _push_rows(session, rel, rows)
+    return Result(f"INSERT 0 {data.num_rows}")
 
 
 def _take_defaults(rel: RelationCatalog, target: exp.Expression, values: exp.Values) -> exp.Expression:
@@ -284,7 +346,10 @@ def _type_text_literals(values: exp.Values, types: list) -> None:
             number = cell.this if isinstance(cell, exp.Neg) else cell
             if (isinstance(cell, exp.Literal) and cell.is_string and t.is_numeric) \
                     or (isinstance(number, exp.Literal) and number.is_number and t.name == "character varying"):
-                cell.replace(exp.Cast(this=cell.copy(), to=exp.DataType.build(sqlglot_type(t), dialect=duckdb_dialect())))
+                # (numeric as the parser types `::numeric`: DuckDB's dialect would make it decimal(18,3))
+                to = exp.DataType(this=exp.DataType.Type.DECIMAL) if t.name == "numeric" else \
+                    exp.DataType.build(sqlglot_type(t), dialect=duckdb_dialect())
+                cell.replace(exp.Cast(this=cell.copy(), to=to))
 
 
 def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Table | None, status: str) -> Result:
@@ -309,13 +374,17 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
     """Insert rows given for the columns at `indices`: the others get their DEFAULT (or NULL),
     a hidden `_row_id` gets fresh ids; values are cast to the column types."""
     table = table_rows(session, rel, data, indices)
-    n = data.num_rows
     if written is not None:
         written.append(table)
-    if n:
-        push_cancellable(session, rel, StreamChunk.inserts(table))
+    _push_rows(session, rel, table)
+    return data.num_rows
+
+
+def _push_rows(session, rel: RelationCatalog, rows: pa.Table) -> None:
+    """New whole rows of `rel` into its stream."""
+    if rows.num_rows:
+        push_cancellable(session, rel, StreamChunk.inserts(rows))
         session.after_write()
-    return n
 
 
 def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int], check: bool = True) -> pa.Table:
@@ -379,7 +448,6 @@ def push_cancellable(session, rel: RelationCatalog, chunk: StreamChunk, first: b
 
 def generated_values(columns, data: pa.Table) -> dict[str, pa.Array]:
     """The generated columns' values (`col type AS expr`) over rows of the other columns."""
-    from rw_cli.sql.dialect import parse_statement
     from rw_cli.sql.transpile import sqlglot_type, to_duckdb
 
     gen = [c for c in columns if c.generated]
@@ -402,7 +470,6 @@ def with_generated(rel: RelationCatalog, table: pa.Table) -> pa.Table:
 
 
 def _default_column(c, n: int) -> pa.Array:
-    from rw_cli.sql.dialect import parse_statement
     from rw_cli.sql.transpile import sqlglot_type, to_duckdb
 
     expr = parse_statement(f"SELECT CAST(({c.default}) AS {sqlglot_type(c.type)})")

@@ -1363,10 +1363,11 @@ def _row_format(name: str) -> str:
     return f"FORMAT {pair[0]} ENCODE {pair[1]}"
 
 
-def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.Expression:
+def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True, literal_rows: bool = True) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added).
     Comments are blanked first (positions kept), so they are harmless anywhere.
-    `hide_lists`: long integer lists after IN skip the tokenizer (`_hide_int_lists`)."""
+    `hide_lists`: long integer lists after IN skip the tokenizer (`_hide_int_lists`);
+    `literal_rows`: an INSERT of literal rows skips it too (rw_cli.sql.literal_insert)."""
     original = sql
     from rw_cli.sql.split import blank_comments, unterminated
 
@@ -1387,6 +1388,13 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True) -> exp.E
         node.meta["ids"] = [int(x) for x in m.group(1).split(",")]
         return node
     head = _first_word(sql)  # every pattern below is anchored at a statement's first keyword
+    if head == "insert" and literal_rows:
+        from rw_cli.sql import literal_insert
+
+        tree = literal_insert.parse(sql, lambda text: parse_statement(text, literal_rows=False))
+        if tree is not None:
+            tree.expression.meta.update(text=original, offset=offset)
+            return tree
     m = _ALTER_FUNCTION.match(sql) if head == "alter" else None
     if m:
         schema, _, name = m.group(1).lower().rpartition(".")

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 _DOLLAR_TAG = re.compile(r"\$((?:[A-Za-z_]|[^\x00-\x7f])(?:[A-Za-z0-9_]|[^\x00-\x7f])*)?\$")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_$]|[^\x00-\x7f]")
 
+# characters that start or end nothing the scanner tracks, skipped a run at a time (`e` and `$`
+# after an identifier's character: they start an E'' string or a dollar quote only after others)
+_PLAIN = re.compile(r"(?:[^'\"$\\;()\[\]\-/eE]|(?<=[^\x00-\x23\x25-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f])[eE$])+")
+
 _OPENERS = {"(": ")", "[": "]"}
 _CLOSERS = {")", "]"}
 
@@ -48,6 +52,17 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
         ends_semi = False
 
     while i < n:
+        m = _PLAIN.match(text, i)
+        if m is not None:  # a run of characters that open nothing (words, numbers, commas)
+            j = m.end()
+            run = text[i:j]
+            body = run.strip()
+            if body:
+                begin = i + len(run) - len(run.lstrip())
+                mark(begin, begin + len(body))
+            i = j
+            if i >= n:
+                break
         c = text[i]
         if c.isspace():
             i += 1
@@ -70,21 +85,7 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
         # 'string', E'string' with backslash escapes
         if c == "'" or (c in "eE" and nxt == "'" and not (i > 0 and _IDENT_CHAR.match(text[i - 1]))):
             escapes = c != "'"
-            j = i + (2 if escapes else 1)
-            closed = False
-            while j < n:
-                ch = text[j]
-                if escapes and ch == "\\":
-                    j += 2
-                    continue
-                if ch == "'":
-                    if j + 1 < n and text[j + 1] == "'":
-                        j += 2
-                        continue
-                    closed = True
-                    j += 1
-                    break
-                j += 1
+            j, closed = _string_end(text, i + (2 if escapes else 1), "'", escapes)
             mark(i, min(j, n))
             if not closed:
                 out.open, out.open_at = "'", i
@@ -94,17 +95,7 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
             continue
         # "quoted identifier"
         if c == '"':
-            j = i + 1
-            closed = False
-            while j < n:
-                if text[j] == '"':
-                    if j + 1 < n and text[j + 1] == '"':
-                        j += 2
-                        continue
-                    closed = True
-                    j += 1
-                    break
-                j += 1
+            j, closed = _string_end(text, i + 1, '"', False)
             mark(i, j)
             if not closed:
                 out.open, out.open_at = '"', i
@@ -155,6 +146,26 @@ def _scan(text: str, stop_at_meta: bool = False) -> _Scan:
         out.open = stack[-1]
     out.ends_with_semicolon = ends_semi and out.open is None
     return out
+
+
+def _string_end(text: str, j: int, quote: str, escapes: bool) -> tuple[int, bool]:
+    """Where a quoted string or identifier whose body starts at `j` ends (after its closing
+    quote; a doubled quote is one quote of the body; with `escapes`, a backslash escapes the
+    next character), and whether it is closed."""
+    n = len(text)
+    while True:
+        q = text.find(quote, j)
+        if escapes:
+            b = text.find("\\", j, n if q < 0 else q)
+            if b >= 0:
+                j = b + 2
+                continue
+        if q < 0:
+            return n, False
+        if q + 1 < n and text[q + 1] == quote:
+            j = q + 2
+            continue
+        return q + 1, True
 
 
 def split_statements(text: str) -> list[tuple[str, int]]:
