@@ -17,6 +17,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from rw_cli.meta.catalog import MATERIALIZED_VIEW, RW_TIMESTAMP, TABLE, RelationCatalog
+from rw_cli.sql.dialect import INT_LIST
 from rw_cli.sql.walk import nodes
 from rw_cli.common.lazy_import import lazy_import
 
@@ -123,6 +124,11 @@ def _values(c: exp.Expression, t, subquery: Subquery | None) -> pa.Array | None:
             return None
         got = subquery(c.args["query"])
         return None if got is None else _cast(got, t.arrow())
+    elif t.is_integer and _as_hidden(c):
+        try:  # a long list of integer literals, read as one array (rw_cli.sql.dialect._fill_int_lists)
+            return pa.array(c.meta[INT_LIST], pa.string()).cast(pa.int64()).cast(t.arrow())
+        except (pa.ArrowInvalid, OverflowError):
+            return None  # a constant that does not fit the column type: let DuckDB decide
     else:
         lits = list(c.expressions)
     out = []
@@ -135,6 +141,14 @@ def _values(c: exp.Expression, t, subquery: Subquery | None) -> pa.Array | None:
         return _array(out, t.arrow())
     except (pa.ArrowInvalid, OverflowError, ValueError):
         return None  # a constant that does not fit the column type: let DuckDB decide
+
+
+def _as_hidden(c: exp.In) -> bool:
+    """Whether `c`'s list is still the integer literals the parser hid (and kept in meta)."""
+    values = c.meta.get(INT_LIST) if c.meta else None
+    exprs = c.expressions
+    return bool(values) and len(values) == len(exprs) and all(
+        isinstance(e, exp.Literal) and e.this == v for e, v in ((exprs[0], values[0]), (exprs[-1], values[-1])))
 
 
 def _cast(values: pa.Array, t: pa.DataType) -> pa.Array | None:

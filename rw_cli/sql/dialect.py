@@ -1315,6 +1315,7 @@ def _first_word(sql: str) -> str:
 # after parsing
 _INT_LIST = lazy_regex(r"(\bin\s*)\(\s*(\d+(?:\s*,\s*\d+){63,})\s*\)", re.I)
 _INT_LIST_MARK = "__rw_int_list_{}__"
+INT_LIST = "int_list"  # an IN node's meta: its integer literals' text, when the list was hidden
 
 
 def _hide_int_lists(text: str) -> tuple[str, list[list[str]]]:
@@ -1339,7 +1340,9 @@ def _fill_int_lists(tree: exp.Expression, lists: list[list[str]]) -> bool:
         if len(exprs) == 1 and isinstance(exprs[0], exp.Column) and not exprs[0].table:
             m = re.fullmatch(r"__rw_int_list_(\d+)__", exprs[0].name)
             if m and int(m.group(1)) < len(lists):
-                node.set("expressions", [exp.Literal.number(v) for v in lists[int(m.group(1))]])
+                values = lists[int(m.group(1))]
+                node.set("expressions", [exp.Literal.number(v) for v in values])
+                node.meta[INT_LIST] = values  # (a key lookup reads them as one array: point_lookup)
                 filled += 1
     return filled == len(lists)
 
