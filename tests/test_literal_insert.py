@@ -113,13 +113,16 @@ def test_which_statements_are_read_without_the_parser(sql, read):
     assert isinstance(tree.expression, literal_insert.LiteralRows) is read
 
 
-def test_columns_by_kind():
-    tree = parse_statement("INSERT INTO t VALUES (1, 'x', 1.5, true, NULL), (+2, 'it''s', -2e1, NULL, NULL)")
+@pytest.mark.parametrize("copies", [1, 2 * literal_insert.SMALL])  # read by Python, and by Arrow's kernels
+def test_columns_by_kind(copies):
+    rows = "(1, 'x', 1.5, true, NULL, 7), (+2, 'it''s', -2e1, NULL, NULL, 99999999999999999999)"
+    tree = parse_statement("INSERT INTO t VALUES " + ", ".join([rows] * copies))
     cols = tree.expression.meta["columns"]
-    assert cols.rows == 2
+    assert cols.rows == 2 * copies
     kinds = [(k, v.to_pylist()) for k, v in cols.columns]
-    assert kinds == [("int", [1, 2]), ("str", ["x", "it's"]), ("num", ["1.5", "-2e1"]), ("bool", [True, None]),
-                     ("null", [None, None])]
+    assert kinds == [("int", [1, 2] * copies), ("str", ["x", "it's"] * copies), ("num", ["1.5", "-2e1"] * copies),
+                     ("bool", [True, None] * copies), ("null", [None, None] * copies),
+                     ("num", ["7", "99999999999999999999"] * copies)]
 
 
 def test_plain_literal_rows_skip_the_batch_query(tmp_path, monkeypatch):

@@ -142,11 +142,38 @@ def _needs_cast(source: pa.DataType, target) -> bool:
     return not (target.name in _IDENTITY_CAST_TYPES and source == target.arrow())
 
 
+_INT_RANGES = {"smallint": (-(1 << 15), (1 << 15) - 1), "integer": (-(1 << 31), (1 << 31) - 1),
+               "bigint": (-(1 << 63), (1 << 63) - 1)}
+
+
+def _integer_cast(col, target) -> pa.ChunkedArray | pa.Array | None:
+    """An integer column cast by Arrow where that is PostgreSQL's cast: into an integer type
+    it holds every value of, or into a float type (rounded to nearest); None otherwise (the
+    DuckDB cast then words an out-of-range error as PostgreSQL does)."""
+    if not pa.types.is_integer(col.type):
+        return None
+    if target.name in ("real", "double precision"):
+        return pc.cast(col, target.arrow(), safe=False)
+    bounds = _INT_RANGES.get(target.name)
+    if bounds is None or pa.types.is_uint64(col.type):
+        return None
+    lo_hi = pc.min_max(col)
+    lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
+    if lo is not None and (lo < bounds[0] or hi > bounds[1]):
+        return None
+    return pc.cast(col, target.arrow(), safe=False)
+
+
 def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa.Array]:
     """Cast each column to its target column's type with PostgreSQL's cast rules (DuckDB);
     columns already of their target's type are taken as they are."""
     cols = [data.column(i) for i in range(len(indices))]
     todo = [i for i, j in enumerate(indices) if _needs_cast(data.schema.field(i).type, rel.columns[j].type)]
+    for i in list(todo):
+        cast = _integer_cast(cols[i], rel.columns[indices[i]].type)
+        if cast is not None:
+            cols[i] = cast
+            todo.remove(i)
     if todo:
         exprs = [_cast_sql(f"_{i}", data.schema.field(i).type, rel.columns[indices[i]].type) for i in todo]
         named = pa.Table.from_arrays([cols[i] for i in todo], names=[f"_{i}" for i in todo])

@@ -33,6 +33,9 @@ _HEAD = re.compile(r"\s*insert\s+into\s+([^()';]+?(?:\s*\([^()';]*\))?)\s*values
 _FIRST_CELLS = re.compile(rf"\s*({_CELL}){_CELL_END}\s*,?")
 _END = re.compile(r"\s*;?\s*\Z")
 _INT = r"^[-+]?\d+$"
+_INT_RE = re.compile(_INT)
+_KIND_TYPES = {"str": pa.string(), "int": pa.int64(), "num": pa.string(), "bool": pa.bool_(), "null": pa.null()}
+SMALL = 8  # cells per column read by Python, not Arrow's kernels
 _HEADS: dict[str, exp.Insert | None] = {}
 _ROW_PATTERNS: dict[int, tuple[re.Pattern, re.Pattern]] = {}
 
@@ -74,7 +77,7 @@ def parse(sql: str, parse_head) -> exp.Insert | None:
         return None
     columns = []
     for cells in zip(*rows):
-        col = _column(pa.array(cells, pa.string()))
+        col = _small_column(cells) if len(cells) <= SMALL else _column(pa.array(cells, pa.string()))
         if col is None:
             return None
         columns.append(col)
@@ -141,6 +144,35 @@ def _rows(sql: str, start: int, arity: int) -> list[tuple[str, ...]] | None:
         rows.append(m.groups())
         pos = m.end()
     return rows if _END.match(sql, pos) is not None else None
+
+
+def _small_column(cells: tuple[str, ...]) -> tuple[str, pa.Array] | None:
+    """`_column` of a few cells (a one-row INSERT), by Python: Arrow's kernels cost more
+    per call than a few cells do."""
+    kinds, values = set(), []
+    for c in cells:
+        lower = c.lower()
+        if lower == "null":
+            values.append(None)
+        elif c[0] == "'":
+            kinds.add("str")
+            values.append(c[1:-1].replace("''", "'"))
+        elif lower in ("true", "false"):
+            kinds.add("bool")
+            values.append(lower == "true")
+        elif _INT_RE.match(c) and -(1 << 63) <= int(c) < (1 << 63):
+            kinds.add("int")
+            values.append(int(c))
+        else:
+            kinds.add("num")
+            values.append(c.lstrip("+"))
+    if "num" in kinds and kinds <= {"int", "num"}:  # integers among decimals: numbers, as written
+        kinds = {"num"}
+        values = [None if v is None else str(v) if isinstance(v, int) else v for v in values]
+    if len(kinds) > 1:
+        return None
+    kind = kinds.pop() if kinds else "null"
+    return kind, pa.array(values, _KIND_TYPES[kind])
 
 
 def _column(cells: pa.Array) -> tuple[str, pa.Array] | None:
