@@ -533,9 +533,24 @@ def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
             return rows  # the rows are the answer: no DuckDB
         if whole_where:
             q.set("where", None)  # already applied: the query computes `extra` only
-        table, _ = run_query_on(session, q, {rel.id: rows}, committed=False, hidden=True)
-        return table
+        return _run_on_rows(session, rel, q, rows)
     table, _ = run_query(session, q, committed=False, hidden=True)
+    return table
+
+
+def _run_on_rows(session, rel: RelationCatalog, q: exp.Select, rows: pa.Table) -> pa.Table:
+    """`q` (over `rel`, hidden columns visible) run on `rows`; bound once for every statement
+    of the same shape (`UPDATE t SET v = v + 1 WHERE id = <each key>` binds its SET list once:
+    binding costs more than running it on a row), like a SELECT run again (handler.prepared)."""
+    from rw_cli.handler import prepared
+    from rw_cli.handler.query import bind, run_bound
+
+    text = "-- rows of a DML statement\n" + repr(q)
+    bound = prepared.find(session, text)
+    if bound is None:
+        bound = bind(session, q, hidden=True)
+        prepared.remember(session, text, bound)
+    table, _ = run_bound(session, bound, {rel.id: rows}, committed=False, hidden=True)
     return table
 
 
