@@ -140,9 +140,9 @@ def test_select_by_pk_keeps_other_conjuncts(tmp_path):
 def test_pk_conflicts_found_across_epochs_and_restarts(tmp_path, monkeypatch, cache_bytes):
     """A table's materialize caches its rows and a filter of its keys: an insert over an
     existing key is still an overwrite, from the cache, the store, or after a restart."""
-    from rw_cli.engine import materialize
+    from rw_cli.store import state_cache
 
-    monkeypatch.setattr(materialize, "CONFLICT_CACHE_BYTES", cache_bytes)
+    monkeypatch.setattr(state_cache.BUDGET, "max_bytes", cache_bytes)
     s = rw_cli.connect(str(tmp_path / "d"))
     s.execute("CREATE TABLE t (k INT PRIMARY KEY, v INT)")
     s.execute("CREATE MATERIALIZED VIEW m AS SELECT count(*) AS n, sum(v) AS s FROM t")

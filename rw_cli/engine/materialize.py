@@ -22,9 +22,6 @@ from rw_cli.engine.executor import Executor
 from rw_cli.common.epoch import EpochPair
 
 
-CONFLICT_CACHE_BYTES = 16 << 20  # recent rows; the key filter stays past evictions
-
-
 class MaterializeExecutor(Executor):
     identity = "StreamMaterialize"
 
@@ -48,7 +45,7 @@ class MaterializeExecutor(Executor):
         if conflict and hasattr(state_table, "enable_cache"):
             # an insert looks its key up: the cache's filter of every key written knows a new
             # key is absent without a store read (RisingWave's materialize cache)
-            state_table.enable_cache(CONFLICT_CACHE_BYTES)
+            state_table.enable_cache()
 
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if self.muted:

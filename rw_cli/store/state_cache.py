@@ -13,11 +13,15 @@ sorted by hash, the segment's order says nothing about the keys).
 """
 from __future__ import annotations
 
+import os
+import weakref
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.hash_index import HashIndex
+from rw_cli.store.cache import parse_size
 from rw_cli.common.vnode import hash_array
 
 MAX_SEGMENTS = 8
@@ -142,12 +146,54 @@ class _Segment:
         return out
 
 
-class StateCache:
+class CacheBudget:
+    """The bytes all the state caches of a process hold together. RisingWave's memory manager
+    evicts its executors' caches when the process nears its memory limit, not each cache at a
+    size of its own: a table's or an aggregation's state that fits in memory stays there
+    whole (a DELETE of old rows, a max whose value was deleted, read no SSTs), however the
+    state is spread over executors. Past the budget the largest caches shrink first."""
+
     def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.caches: "weakref.WeakSet[StateCache]" = weakref.WeakSet()
+
+    def add(self, cache: "StateCache") -> None:
+        self.caches.add(cache)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(c.nbytes for c in list(self.caches))
+
+    def enforce(self) -> None:
+        """Shrink the largest caches until all of them are back at 3/4 of the budget."""
+        caches = list(self.caches)
+        total = sum(c.nbytes for c in caches)
+        if total <= self.max_bytes:
+            return
+        target = self.max_bytes * 3 // 4
+        for c in sorted(caches, key=lambda c: -c.nbytes):
+            if total <= target:
+                break
+            before = c.nbytes
+            c.shrink(max(0, before - (total - target)))
+            total -= before - c.nbytes
+
+
+# every executor's state cache of this process; `RW_STATE_CACHE_SIZE` (bytes, or with a
+# unit: 512MiB, 2GiB) sets it
+DEFAULT_BUDGET_BYTES = 1 << 30
+BUDGET = CacheBudget(parse_size(os.environ.get("RW_STATE_CACHE_SIZE") or DEFAULT_BUDGET_BYTES))
+
+
+class StateCache:
+    def __init__(self, max_bytes: int | None = None, budget: CacheBudget | None = None):
+        """`max_bytes`: this cache's own limit (None: only the budget's)."""
         self.max_bytes = max_bytes
         self.segments: list[_Segment] = []
         self.evicted = False  # some entry was dropped: an unknown key may exist in the store
         self.filter = KeyFilter()  # every key ever put
+        self.budget = BUDGET if budget is None else budget
+        self.budget.add(self)
 
     @property
     def nbytes(self) -> int:
@@ -198,14 +244,21 @@ class StateCache:
         self._evict()
 
     def _evict(self) -> None:
+        if self.max_bytes is not None:
+            self.shrink(self.max_bytes)
+        self.budget.enforce()
+
+    def shrink(self, limit: int) -> None:
+        """Past `limit` bytes, back to 3/4 of it: replaced entries first, then the oldest
+        segments (or a share of the oldest one)."""
         size = self.nbytes
-        if size <= self.max_bytes:
+        if size <= limit:
             return
-        size = self._repack(size)  # replaced entries go before live ones do
-        if size <= self.max_bytes:
+        size = self._repack(size, limit)  # replaced entries go before live ones do
+        if size <= limit:
             return
-        self.evicted = True
-        target = self.max_bytes * 3 // 4
+        self.evicted = True  # (before any entry goes: a lookup that misses one then reads the store)
+        target = limit * 3 // 4
         while self.segments and size > target:
             seg = self.segments[0]
             if size - seg.nbytes >= target // 2 or len(seg) < 2:
@@ -221,12 +274,12 @@ class StateCache:
             size -= seg.nbytes - trimmed.nbytes
             self.segments[0] = trimmed
 
-    def _repack(self, size: int) -> int:
+    def _repack(self, size: int, limit: int) -> int:
         """Drop the replaced entries merged segments still hold, from the segments where
         they are the largest share (a quarter at least: a repack copies the live entries,
-        so it must free a good part of them), until the cache is back at 3/4 of its
-        budget; the new size."""
-        target = self.max_bytes * 3 // 4
+        so it must free a good part of them), until the cache is back at 3/4 of `limit`;
+        the new size."""
+        target = limit * 3 // 4
         order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced / len(self.segments[i].keys))
         for i in order:
             seg = self.segments[i]

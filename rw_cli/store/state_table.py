@@ -159,9 +159,10 @@ class StateTable:
         self._complete: bool | None = None
 
     # -- point-lookup cache --------------------------------------------------------------
-    def enable_cache(self, max_bytes: int = 64 << 20) -> None:
+    def enable_cache(self, max_bytes: int | None = None) -> None:
         """Keep the latest value (or absence) of the keys this handle reads and writes in
-        memory, up to `max_bytes`, for `get_rows` — an executor's cache of its own state (its
+        memory, up to `max_bytes` (None: as the process's budget for every state cache
+        allows, `state_cache.BUDGET`), for `get_rows` — an executor's cache of its own state (its
         vnodes are written by this handle only). For a table that was empty when the cache
         began, a key the cache has never seen (its Bloom filter says so) is absent, evictions
         or not; other misses are read from the store."""

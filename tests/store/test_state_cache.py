@@ -74,3 +74,29 @@ def test_replaced_entries_are_dropped_before_live_ones_are_evicted():
     assert not cache.evicted and cache.nbytes <= cache.max_bytes
     got, known = cache.get(keys)
     assert known.all() and got.to_pylist() == [model[k] for k in keys.to_pylist()]
+
+
+def test_caches_share_one_budget_the_largest_shrinks_first():
+    """Caches without a limit of their own grow until all of them together pass the budget;
+    then the largest shrinks (evicting its oldest entries), and what every cache still says
+    it knows is right."""
+    from rw_cli.store.state_cache import CacheBudget
+
+    budget = CacheBudget(60_000)
+    big, small = StateCache(budget=budget), StateCache(budget=budget)
+    model_big, model_small = {}, {}
+    for r in range(40):
+        keys = [b"b%05d" % (r * 50 + i) for i in range(50)]
+        big.put(pa.array(keys, pa.binary()), pa.array([b"x" * 40] * 50, pa.binary()))
+        model_big.update(dict.fromkeys(keys, b"x" * 40))
+        if r % 8 == 0:
+            keys = [b"s%05d" % (r * 5 + i) for i in range(5)]
+            small.put(pa.array(keys, pa.binary()), pa.array([b"y"] * 5, pa.binary()))
+            model_small.update(dict.fromkeys(keys, b"y"))
+        assert big.nbytes + small.nbytes <= budget.max_bytes
+    assert big.evicted and not small.evicted  # the small one kept everything
+    for cache, model in ((big, model_big), (small, model_small)):
+        got, known = cache.get(pa.array(list(model), pa.binary()))
+        assert all(v == model[k] for k, v, kn in zip(model, got.to_pylist(), known) if kn)
+    assert known.all()
+    assert budget.nbytes == big.nbytes + small.nbytes
