@@ -223,6 +223,12 @@ _PG_MESSAGES = [
      r'invalid input syntax for type double precision: "\1"'),
     (lazy_regex(r"^Could not convert string ['\"](.*)['\"] to DECIMAL.*", re.S),
      r'invalid input syntax for type numeric: "\1"'),
+    # a text's cast to a date or time type (a literal into a column, COPY's fields)
+    (lazy_regex(r'^invalid (date|timestamp) field format: "(.*?)", expected format.*', re.S),
+     r'invalid input syntax for type \1: "\2"'),
+    (lazy_regex(r'^(date|time) field value out of range: "(.*?)".*', re.S), r'\1 field value out of range: "\2"'),
+    (lazy_regex(r"^Could not convert string '(.*)' to INTERVAL.*", re.S), r'invalid input syntax for type interval: "\1"'),
+    (lazy_regex(r"^Could not convert string '(.*)' to BOOL.*", re.S), r'invalid input syntax for type boolean: "\1"'),
     (lazy_regex(r"^Overflow in HUGEINT.*", re.S), "Numeric out of range"),
     (lazy_regex(r"^Overflow in (?:addition|subtraction|multiplication) of DECIMAL.*", re.S), "Numeric out of range"),
     # an interval's negation (timestamp - interval '-2147483648 days')
