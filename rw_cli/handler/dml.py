@@ -11,11 +11,13 @@ from rw_cli.common import numeric
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.engine import duck
 from rw_cli.common.numeric import NUMERIC_DUCKDB, is_numeric_arrow
+from rw_cli.common.types import DataType
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
 from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, ROW_ID, RW_TIMESTAMP, TABLE, RelationCatalog
 from rw_cli.result import Result
 from rw_cli.sql.dialect import parse_statement
+from rw_cli.sql.cast_map import assignable
 from rw_cli.sql.literal_insert import LiteralRows
 
 from rw_cli.handler.query import run_query, run_query_on
@@ -142,6 +144,14 @@ def _needs_cast(source: pa.DataType, target) -> bool:
     return not (target.name in _IDENTITY_CAST_TYPES and source == target.arrow())
 
 
+def _check_assignable(src: DataType, target) -> None:
+    """A value goes into a column only by an implicit or assignment cast (RisingWave's cast
+    map): an integer into a boolean column needs an explicit one. Text is let through: it may
+    be a quoted literal, which takes any column's type by its input function."""
+    if src.name != "character varying" and assignable(src.name, target.name) is False:
+        raise BindError(f'cannot cast type "{src.name}" to "{target.name}" in Assign context')
+
+
 _INT_RANGES = {"smallint": (-(1 << 15), (1 << 15) - 1), "integer": (-(1 << 31), (1 << 31) - 1),
                "bigint": (-(1 << 63), (1 << 63) - 1)}
 
@@ -168,6 +178,8 @@ def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa
     """Cast each column to its target column's type with PostgreSQL's cast rules (DuckDB);
     columns already of their target's type are taken as they are."""
     cols = [data.column(i) for i in range(len(indices))]
+    for i, j in enumerate(indices):
+        _check_assignable(DataType.from_field(data.schema.field(i)), rel.columns[j].type)
     todo = [i for i, j in enumerate(indices) if _needs_cast(data.schema.field(i).type, rel.columns[j].type)]
     for i in list(todo):
         cast = _integer_cast(cols[i], rel.columns[indices[i]].type)
@@ -199,7 +211,9 @@ def handle_insert(session, tree: exp.Insert) -> Result:
     if isinstance(source, exp.Values):
         _type_text_literals(source, [rel.columns[i].type for i in indices])
         source = exp.select("*").from_(exp.Subquery(this=source, alias=exp.TableAlias(this=exp.to_identifier("v"))))
-    data, _ = run_query(session, source)
+    data, types = run_query(session, source)
+    for t, j in zip(types, indices):  # (the query's types: Arrow holds a jsonb as text)
+        _check_assignable(t, rel.columns[j].type)
     if data.num_columns > len(indices):
         raise BindError("INSERT has more expressions than target columns")
     if data.num_columns < len(indices):

@@ -11,6 +11,7 @@ import pyarrow as pa
 from rw_cli.meta.access import DEFAULT_USER
 from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, Catalog
 from rw_cli.sql import job_catalog
+from rw_cli.sql.cast_map import CASTS
 
 PUBLIC_OID = 2200
 PG_CATALOG_OID = 11
@@ -754,29 +755,7 @@ def pg_stat_user_tables(catalog: Catalog, session=None) -> pa.Table:
                    **{c: (_TIMESTAMPTZ, [None] * n) for c in _STAT_TIMES}})
 
 
-# RisingWave's cast map, as pg_cast lists it: each source type (in the order of RisingWave's
-# type enum) with the types it casts to and how (i: implicitly, a: on assignment, e: only
-# explicitly). int256 (rw_int256) and serial are RisingWave's own.
-_CASTS = (
-    ("boolean", "integer e, varchar a"),
-    ("smallint", "integer i, bigint i, real i, double i, numeric i, varchar a, bytea e, int256 i"),
-    ("integer", "boolean e, smallint a, bigint i, real i, double i, numeric i, varchar a, bytea e, int256 i"),
-    ("bigint", "smallint a, integer a, real i, double i, numeric i, varchar a, bytea e, serial e, int256 i"),
-    ("real", "smallint a, integer a, bigint a, double i, numeric a, varchar a"),
-    ("double", "smallint a, integer a, bigint a, real a, numeric a, varchar a"),
-    ("numeric", "smallint a, integer a, bigint a, real i, double i, varchar a"),
-    ("date", "varchar a, timestamp i, timestamptz i"),
-    ("varchar", "boolean e, smallint e, integer e, bigint e, real e, double e, numeric e, date e, time e, "
-                "timestamp e, timestamptz e, interval e, bytea e, jsonb e, int256 e"),
-    ("time", "varchar a, interval i"),
-    ("timestamp", "date a, varchar a, time a, timestamptz i"),
-    ("timestamptz", "date a, varchar a, time a, timestamp a"),
-    ("interval", "varchar a, time a"),
-    ("bytea", "smallint e, integer e, bigint e, varchar a"),
-    ("jsonb", "boolean e, smallint e, integer e, bigint e, real e, double e, numeric e, varchar a"),
-    ("serial", "bigint e, timestamptz e"),
-    ("int256", "double e, varchar a"),
-)
+# pg_cast's rows: RisingWave's cast map (rw_cli.sql.cast_map)
 _CAST_OIDS = {"boolean": 16, "smallint": 21, "integer": 23, "bigint": 20, "serial": 20, "real": 700,
               "double": 701, "numeric": 1700, "date": 1082, "varchar": 1043, "time": 1083, "timestamp": 1114,
               "timestamptz": 1184, "interval": 1186, "bytea": 17, "jsonb": 3802, "int256": 1301}
@@ -784,8 +763,7 @@ _CAST_OIDS = {"boolean": 16, "smallint": 21, "integer": 23, "bigint": 20, "seria
 
 def pg_cast(catalog: Catalog, session=None) -> pa.Table:
     """The casts between base types, numbered in RisingWave's order."""
-    rows = [(_CAST_OIDS[src], _CAST_OIDS[dst], ctx) for src, targets in _CASTS
-            for dst, ctx in (t.split() for t in targets.split(", "))]
+    rows = [(_CAST_OIDS[src], _CAST_OIDS[dst], ctx) for (src, dst), ctx in CASTS.items()]
     i32 = pa.int32()
     n = len(rows)
     # castfunc 0 / castmethod 'i': rw's casts are built in, no pg_proc function (psql's \dC)
