@@ -18,7 +18,13 @@ LITERALS = ["'1'", "1", "-1", "+7", "1.5", "-2.5", "'1.5'", "1e3", "1.5E-2", ".5
             "true", "FALSE", "'true'", "'t'", "'on'", "'2024-01-02'", "'2024-01-02 03:04:05'",
             "'2024-01-02 03:04:05+02'", "'1 day 02:00'", "'{\"a\": 1, \"b\": [1,2]}'", "'\\x0102'", "'{1,2}'",
             "'{a,b}'", "'NaN'", "'-infinity'", "' 42 '", "'1e400'", "1e400", "'(1,x)'", "'12:34:56'", "0",
-            "'2024-02-30'", "'épée'", "1.0000000000000000001", "-0.0"]
+            "'2024-02-30'", "'épée'", "1.0000000000000000001", "-0.0",
+            # parameters as rw serve and Session.execute bind them: typed
+            "CAST('1' AS integer)", "CAST(' 42 ' AS integer)", "CAST('5' AS bigint)", "CAST('1.5' AS numeric)",
+            "CAST('2.5e3' AS double precision)", "CAST('1e400' AS double precision)", "CAST(NULL AS bigint)",
+            "CAST('t' AS boolean)", "CAST('2024-01-02' AS date)", "CAST('2024-01-02 03:04:05' AS TIMESTAMP)",
+            "CAST('x' AS character varying)", "CAST('{\"a\": 2}' AS jsonb)", "CAST('1 day' AS interval)",
+            "CAST('99999999999' AS integer)", "'-12'", "'7.25'", "'1e5'", "' 3'"]
 STATEMENTS = [
     "INSERT INTO t VALUES (1, 'a', 1.5), (2, NULL, -3), (3, 'c''d', NULL);",
     "INSERT INTO t (k, s) VALUES (1, 'x'), (2, 'y')",
@@ -45,6 +51,10 @@ STATEMENTS = [
     "INSERT INTO r VALUES ('x'), ('y')",
     "INSERT INTO nope VALUES (1)",
     "INSERT INTO m VALUES (1)",
+    "INSERT INTO t VALUES (CAST('7' AS integer), CAST('z' AS character varying), CAST('2.5' AS double precision))",
+    "INSERT INTO t VALUES (CAST('8' AS bigint), CAST(NULL AS text), CAST('1e3' AS double precision))",
+    "INSERT INTO t (k) VALUES (CAST('x' AS integer))",
+    "INSERT INTO t (k, v) VALUES (CAST('9' AS integer), '4.5'), (10, '-1e2')",
 ]
 SCHEMA = ["CREATE TABLE t (k int NOT NULL, s varchar DEFAULT 'dflt', v double precision)",
           "CREATE TABLE g (a int, b int AS a + 1)",
@@ -107,6 +117,9 @@ def test_statement_shapes_as_the_parser_does(tmp_path, monkeypatch):
     ("INSERT INTO t VALUES (1), ('a')", False),  # numbers and strings in one column
     ("INSERT INTO t VALUES (1e)", False),
     ("INSERT INTO t VALUES (nullx)", False),
+    ("INSERT INTO t VALUES (CAST('1' AS bigint), CAST(NULL AS text))", True),
+    ("INSERT INTO t VALUES (CAST('1' AS int[]))", False),
+    ("INSERT INTO t VALUES (CAST(1 AS bigint))", False),
 ])
 def test_which_statements_are_read_without_the_parser(sql, read):
     tree = parse_statement(sql)

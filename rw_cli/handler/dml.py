@@ -156,10 +156,27 @@ _INT_RANGES = {"smallint": (-(1 << 15), (1 << 15) - 1), "integer": (-(1 << 31), 
                "bigint": (-(1 << 63), (1 << 63) - 1)}
 
 
-def _integer_cast(col, target) -> pa.ChunkedArray | pa.Array | None:
-    """An integer column cast by Arrow where that is PostgreSQL's cast: into an integer type
-    it holds every value of, or into a float type (rounded to nearest); None otherwise (the
-    DuckDB cast then words an out-of-range error as PostgreSQL does)."""
+_PLAIN_INTEGER = r"^-?\d{1,18}$"
+# (digits and exponents a double holds without overflow or underflow)
+_PLAIN_FLOAT = r"^-?(?:\d{1,17}(?:\.\d{0,17})?|\.\d{1,17})(?:[eE][-+]?\d{1,2})?$"
+
+
+def _arrow_cast(col, target) -> pa.ChunkedArray | pa.Array | None:
+    """A column cast by Arrow where that is PostgreSQL's cast (no DuckDB query: a one-row
+    INSERT spends more on the query than on its row): an integer column (or text of plain
+    decimal integers) into an integer type that holds every value, or into a float type
+    (rounded to nearest); text of plain decimal numbers into double precision. None otherwise:
+    the DuckDB cast, whose errors are PostgreSQL's."""
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        floats = target.name == "double precision"  # (text into real: rounded once, by the DuckDB cast)
+        if not (floats or target.name in _INT_RANGES) or not len(col) or col.null_count == len(col):
+            return None
+        plain = pc.match_substring_regex(col, _PLAIN_FLOAT if floats else _PLAIN_INTEGER)
+        if not pc.all(plain).as_py():
+            return None
+        col = pc.cast(col, pa.float64() if floats else pa.int64())
+        if floats:
+            return pc.cast(col, target.arrow(), safe=False)
     if not pa.types.is_integer(col.type):
         return None
     if target.name in ("real", "double precision"):
@@ -182,7 +199,7 @@ def cast_to(data: pa.Table, rel: RelationCatalog, indices: list[int]) -> list[pa
         _check_assignable(DataType.from_field(data.schema.field(i)), rel.columns[j].type)
     todo = [i for i, j in enumerate(indices) if _needs_cast(data.schema.field(i).type, rel.columns[j].type)]
     for i in list(todo):
-        cast = _integer_cast(cols[i], rel.columns[indices[i]].type)
+        cast = _arrow_cast(cols[i], rel.columns[indices[i]].type)
         if cast is not None:
             cols[i] = cast
             todo.remove(i)
@@ -271,7 +288,10 @@ def _insert_literal_rows(session, rel: RelationCatalog, tree: exp.Insert) -> Res
     arrays = []
     for (kind, values), j in zip(columns.columns, indices):
         t = rel.columns[j].type
-        if not _LITERAL_TARGETS[kind](t):
+        if kind.startswith("cast:"):  # a typed parameter of the column's own type: its text's input
+            if kind[5:] != t.name:
+                return None
+        elif not _LITERAL_TARGETS[kind](t):
             return None
         if kind == "null":
             values = pa.nulls(len(values), t.arrow())

@@ -12,7 +12,8 @@ after the rows (RETURNING, ON CONFLICT) leaves the statement to the parser: `par
 
 Each column comes out with the kind of its literals (PostgreSQL types a VALUES cell of INSERT by
 its target column, so the handler converts them): 'str' (the strings' text), 'int' (int64),
-'num' (numbers with a fraction or exponent, or beyond int64, as their text), 'bool', or 'null'.
+'num' (numbers with a fraction or exponent, or beyond int64, as their text), 'bool', 'null', or
+'cast:<type>' (parameters bound with their type, `CAST('5' AS bigint)`, as their text).
 A column that mixes kinds (numbers and strings) is the parser's too.
 """
 from __future__ import annotations
@@ -26,7 +27,10 @@ from sqlglot import exp
 _STRING = r"'(?:[^']|'')*'"
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _WORD = r"(?i:null|true|false)"
-_CELL = rf"(?:{_STRING}|{_NUMBER}|{_WORD})"
+# a parameter a driver bound with its type (`CAST('5' AS bigint)`: rw serve, Session.execute)
+_TYPED = rf"(?i:cast\(\s*(?:{_STRING}|null)\s+as\s+[a-z][a-z ]*?\s*\))"
+_LITERAL = rf"(?:{_STRING}|{_NUMBER}|{_WORD}|{_TYPED})"
+_CELL = rf"(?:{_LITERAL}|\(\s*{_LITERAL}\s*\))"  # (a parameter is substituted in parentheses)
 # a cell ends at `,` or `)`: `'a' 'b'` (a continued string), `1e` or `nullx` do not match
 _CELL_END = r"(?=\s*[,)])"
 _HEAD = re.compile(r"\s*insert\s+into\s+([^()';]+?(?:\s*\([^()';]*\))?)\s*values\s*(?=\()", re.I)
@@ -35,6 +39,16 @@ _END = re.compile(r"\s*;?\s*\Z")
 _INT = r"^[-+]?\d+$"
 _INT_RE = re.compile(_INT)
 _KIND_TYPES = {"str": pa.string(), "int": pa.int64(), "num": pa.string(), "bool": pa.bool_(), "null": pa.null()}
+_TYPED_CELL = re.compile(rf"(?is)cast\(\s*({_STRING}|null)\s+as\s+([a-z][a-z ]*?)\s*\)")
+# a typed cell's type -> rw's name of it (others: the parser's way)
+_TYPE_NAMES = {"smallint": "smallint", "integer": "integer", "int": "integer", "bigint": "bigint", "real": "real",
+               "double precision": "double precision", "numeric": "numeric", "boolean": "boolean",
+               "character varying": "character varying", "varchar": "character varying",
+               "text": "character varying", "date": "date", "time": "time without time zone",
+               "time without time zone": "time without time zone", "timestamp": "timestamp without time zone",
+               "timestamp without time zone": "timestamp without time zone",
+               "timestamptz": "timestamp with time zone", "timestamp with time zone": "timestamp with time zone",
+               "interval": "interval", "bytea": "bytea", "jsonb": "jsonb"}
 SMALL = 8  # cells per column read by Python, not Arrow's kernels
 _HEADS: dict[str, exp.Insert | None] = {}
 _ROW_PATTERNS: dict[int, tuple[re.Pattern, re.Pattern]] = {}
@@ -148,11 +162,22 @@ def _rows(sql: str, start: int, arity: int) -> list[tuple[str, ...]] | None:
 
 def _small_column(cells: tuple[str, ...]) -> tuple[str, pa.Array] | None:
     """`_column` of a few cells (a one-row INSERT), by Python: Arrow's kernels cost more
-    per call than a few cells do."""
+    per call than a few cells do. Typed cells (`CAST('x' AS t)`) are of kind `cast:<t>`, their
+    text the value."""
     kinds, values = set(), []
     for c in cells:
+        if c[0] == "(":
+            c = c[1:-1].strip()
         lower = c.lower()
-        if lower == "null":
+        typed = _TYPED_CELL.fullmatch(c) if lower.startswith("cast") else None
+        if typed is not None:
+            name = _TYPE_NAMES.get(" ".join(typed.group(2).lower().split()))
+            if name is None:
+                return None
+            kinds.add("cast:" + name)  # (a typed NULL is NULL of that type: it stays in the kind)
+            text = typed.group(1)
+            values.append(None if text.lower() == "null" else text[1:-1].replace("''", "'"))
+        elif lower == "null":
             values.append(None)
         elif c[0] == "'":
             kinds.add("str")
@@ -172,13 +197,15 @@ def _small_column(cells: tuple[str, ...]) -> tuple[str, pa.Array] | None:
     if len(kinds) > 1:
         return None
     kind = kinds.pop() if kinds else "null"
-    return kind, pa.array(values, _KIND_TYPES[kind])
+    return kind, pa.array(values, _KIND_TYPES.get(kind, pa.string()))
 
 
 def _column(cells: pa.Array) -> tuple[str, pa.Array] | None:
     """One column's cells as (kind, values); None when it mixes kinds."""
     n = len(cells)
     first = pc.utf8_slice_codeunits(cells, 0, 1)
+    if pc.any(pc.is_in(first, pa.array(["c", "C", "("]))).as_py():  # typed cells: rare in long lists
+        return _small_column(tuple(cells.to_pylist()))
     quoted = pc.equal(first, "'")
     lower = pc.utf8_lower(cells)
     null = pc.equal(lower, "null")
