@@ -7,8 +7,9 @@ walk every cell in Python, and the VALUES list then went through binding, transp
 DuckDB query: 10,000 rows took seconds. Here one regular expression reads a row at a time, the
 cells are turned into Arrow columns by Arrow kernels, and only the statement's head (`INSERT
 INTO t (cols) VALUES`) is parsed by sqlglot, so that the target is exactly what the parser makes
-of it. Anything else in a cell (DEFAULT, an expression, a cast, E'' strings, a placeholder) or
-after the rows (RETURNING, ON CONFLICT) leaves the statement to the parser: `parse` returns None.
+of it. Anything else in a cell (DEFAULT, an expression, a cast of anything but a quoted literal
+or NULL, E'' strings, a placeholder) or after the rows (RETURNING, ON CONFLICT) leaves the
+statement to the parser: `parse` returns None.
 
 Each column comes out with the kind of its literals (PostgreSQL types a VALUES cell of INSERT by
 its target column, so the handler converts them): 'str' (the strings' text), 'int' (int64),
