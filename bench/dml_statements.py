@@ -41,6 +41,19 @@ def phases(rows: int, values_rows: int) -> dict[str, list[str]]:
     }
 
 
+def _timed(work: dict[str, list[str]], execute, flush=None) -> dict:
+    """Each phase's wall seconds: its statements, then `flush` (rw's durable commit)."""
+    out = {}
+    for name, stmts in work.items():
+        t = time.perf_counter()
+        for q in stmts:
+            execute(q)
+        if flush is not None:
+            flush()
+        out[name] = time.perf_counter() - t
+    return out
+
+
 def run_rw(work: dict[str, list[str]]) -> dict[str, float]:
     import rw_cli
 
@@ -49,13 +62,7 @@ def run_rw(work: dict[str, list[str]]) -> dict[str, float]:
         s = rw_cli.connect(d)
         s.execute(TABLE)
         s.execute(MV)
-        out = {}
-        for name, stmts in work.items():
-            t = time.perf_counter()
-            for q in stmts:
-                s.execute(q)
-            s.execute("FLUSH")
-            out[name] = time.perf_counter() - t
+        out = _timed(work, s.execute, flush=lambda: s.execute("FLUSH"))
         out["check"] = sorted(s.execute("SELECT * FROM mv").fetchall())
         s.close()
         return out
@@ -68,12 +75,7 @@ def run_duckdb(work: dict[str, list[str]]) -> dict[str, float]:
 
     con = duckdb.connect(":memory:")
     con.execute(TABLE)
-    out = {}
-    for name, stmts in work.items():
-        t = time.perf_counter()
-        for q in stmts:
-            con.execute(q)
-        out[name] = time.perf_counter() - t
+    out = _timed(work, con.execute)
     out["check"] = sorted(con.execute(MV.split(" AS ", 1)[1]).fetchall())
     con.close()
     return out
