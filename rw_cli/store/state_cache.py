@@ -14,6 +14,7 @@ sorted by hash, the segment's order says nothing about the keys).
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 
 import numpy as np
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.hash_index import HashIndex
+from rw_cli.errors import StorageError
 from rw_cli.store.cache import parse_size
 from rw_cli.common.vnode import hash_array
 
@@ -182,7 +184,21 @@ class CacheBudget:
 # every executor's state cache of this process; `RW_STATE_CACHE_SIZE` (bytes, or with a
 # unit: 512MiB, 2GiB) sets it
 DEFAULT_BUDGET_BYTES = 1 << 30
-BUDGET = CacheBudget(parse_size(os.environ.get("RW_STATE_CACHE_SIZE") or DEFAULT_BUDGET_BYTES))
+
+
+def _budget_bytes() -> int:
+    text = os.environ.get("RW_STATE_CACHE_SIZE")
+    if not text:
+        return DEFAULT_BUDGET_BYTES
+    try:
+        return parse_size(text)
+    except StorageError as e:
+        warnings.warn(f"RW_STATE_CACHE_SIZE: {e.message}; the state caches keep {DEFAULT_BUDGET_BYTES >> 20} MiB",
+                      stacklevel=2)
+        return DEFAULT_BUDGET_BYTES
+
+
+BUDGET = CacheBudget(_budget_bytes())
 
 
 class StateCache:
