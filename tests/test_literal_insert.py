@@ -24,7 +24,9 @@ LITERALS = ["'1'", "1", "-1", "+7", "1.5", "-2.5", "'1.5'", "1e3", "1.5E-2", ".5
             "CAST('2.5e3' AS double precision)", "CAST('1e400' AS double precision)", "CAST(NULL AS bigint)",
             "CAST('t' AS boolean)", "CAST('2024-01-02' AS date)", "CAST('2024-01-02 03:04:05' AS TIMESTAMP)",
             "CAST('x' AS character varying)", "CAST('{\"a\": 2}' AS jsonb)", "CAST('1 day' AS interval)",
-            "CAST('99999999999' AS integer)", "'-12'", "'7.25'", "'1e5'", "' 3'"]
+            "CAST('99999999999' AS integer)", "'-12'", "'7.25'", "'1e5'", "' 3'",
+            "'2024-01-01 24:00:00'", "'2024-01-02T03:04:05.5'", "'0999-01-01'", "'2024-01-02 03:04:05.1234567'",
+            "'2024-01-01 23:59:60'"]
 STATEMENTS = [
     "INSERT INTO t VALUES (1, 'a', 1.5), (2, NULL, -3), (3, 'c''d', NULL);",
     "INSERT INTO t (k, s) VALUES (1, 'x'), (2, 'y')",

@@ -161,12 +161,27 @@ _PLAIN_INTEGER = r"^-?\d{1,18}$"
 _PLAIN_FLOAT = r"^-?(?:\d{1,17}(?:\.\d{0,17})?|\.\d{1,17})(?:[eE][-+]?\d{1,2})?$"
 
 
+# ISO dates and timestamps of years 1000-9999, as most text gives them (others: the DuckDB cast)
+_PLAIN_TEMPORAL = {"date": r"^[1-9]\d{3}-\d{2}-\d{2}$",
+                   "timestamp without time zone": r"^[1-9]\d{3}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)?$"}
+
+
 def _arrow_cast(col, target) -> pa.ChunkedArray | pa.Array | None:
     """A column cast by Arrow where that is PostgreSQL's cast (no DuckDB query: a one-row
     INSERT spends more on the query than on its row): an integer column (or text of plain
     decimal integers) into an integer type that holds every value, or into a float type
-    (rounded to nearest); text of plain decimal numbers into double precision. None otherwise:
+    (rounded to nearest); text of plain decimal numbers into double precision, of ISO dates and
+    timestamps into date and timestamp. None otherwise:
     the DuckDB cast, whose errors are PostgreSQL's."""
+    if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and target.name in _PLAIN_TEMPORAL:
+        if not len(col) or col.null_count == len(col):
+            return None
+        if not pc.all(pc.match_substring_regex(col, _PLAIN_TEMPORAL[target.name])).as_py():
+            return None
+        try:
+            return pc.cast(col, target.arrow())
+        except pa.ArrowInvalid:  # no such day (2024-02-30): the DuckDB cast says so
+            return None
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         floats = target.name == "double precision"  # (text into real: rounded once, by the DuckDB cast)
         if not (floats or target.name in _INT_RANGES) or not len(col) or col.null_count == len(col):
