@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rw_cli.common.hash_index import HashIndex
+from rw_cli.common.memory import machine_memory
 from rw_cli.errors import StorageError
 from rw_cli.store.cache import parse_size
 from rw_cli.common.vnode import hash_array
@@ -181,21 +182,31 @@ class CacheBudget:
             total -= before - c.nbytes
 
 
-# every executor's state cache of this process; `RW_STATE_CACHE_SIZE` (bytes, or with a
-# unit: 512MiB, 2GiB) sets it
-DEFAULT_BUDGET_BYTES = 1 << 30
+# every executor's state cache of this process: a share of the memory the process may use
+# (RisingWave's compute node likewise gives its executors' caches most of what its storage
+# and reserved memory leave); `RW_STATE_CACHE_SIZE` (bytes, or with a unit: 512MiB, 2GiB)
+# sets it
+MEMORY_SHARE = 4  # a quarter of the machine's (or the container's) memory
+MIN_BUDGET_BYTES = 256 << 20
+FALLBACK_BUDGET_BYTES = 1 << 30  # where the machine's memory cannot be read
+
+
+def default_budget_bytes() -> int:
+    total = machine_memory()
+    return FALLBACK_BUDGET_BYTES if total is None else max(MIN_BUDGET_BYTES, total // MEMORY_SHARE)
 
 
 def _budget_bytes() -> int:
     text = os.environ.get("RW_STATE_CACHE_SIZE")
     if not text:
-        return DEFAULT_BUDGET_BYTES
+        return default_budget_bytes()
     try:
         return parse_size(text)
     except StorageError as e:
-        warnings.warn(f"RW_STATE_CACHE_SIZE: {e.message}; the state caches keep {DEFAULT_BUDGET_BYTES >> 20} MiB",
+        default = default_budget_bytes()
+        warnings.warn(f"RW_STATE_CACHE_SIZE: {e.message}; the state caches keep {default >> 20} MiB",
                       stacklevel=2)
-        return DEFAULT_BUDGET_BYTES
+        return default
 
 
 BUDGET = CacheBudget(_budget_bytes())
