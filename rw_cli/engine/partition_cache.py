@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.chunked_take import take_parts
 from rw_cli.common.hash_index import HashIndex, expand_ranges
 from rw_cli.common.vnode import unique_hashes
 from rw_cli.engine import duck
@@ -251,20 +252,7 @@ class _Run:
 
     def _gather(self, p: np.ndarray) -> pa.Table:
         """The rows at positions `p`, in that order."""
-        if len(self.segments) == 1:
-            return self.segments[0].take(pa.array(p))
-        seg = np.searchsorted(self.starts, p, side="right") - 1
-        order = None if bool((seg[1:] >= seg[:-1]).all()) else np.argsort(seg, kind="stable")
-        ps, seg = (p, seg) if order is None else (p[order], seg[order])
-        bounds = np.flatnonzero(np.diff(seg)) + 1
-        parts = [self.segments[int(seg[a])].take(pa.array(ps[a:b] - self.starts[int(seg[a])]))
-                 for a, b in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [len(ps)]]))]
-        out = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-        if order is not None:
-            back = np.empty(len(order), dtype=np.int64)
-            back[order] = np.arange(len(order))
-            out = out.take(pa.array(back))
-        return out
+        return take_parts(self.segments, self.starts, p)
 
     def find(self, touched: np.ndarray) -> np.ndarray:
         """Index entries of the live rows whose hash is in `touched` (unique)."""

@@ -5,7 +5,8 @@ Python), because an aggregation reads and writes thousands of groups per epoch. 
 short list of segments, newest last, each sorted by the 64-bit hash of its keys: a lookup finds
 a key's hash in each segment (newest first) and compares the candidate keys; an update adds a
 segment. Segments are merged (keeping the newest value of a key) only when there are more than
-MAX_SEGMENTS, the adjacent pair of the smallest size first, so a key is copied O(log n) times.
+MAX_SEGMENTS, the adjacent pair of the smallest size first; a merge moves the hashes and
+positions, not the keys and values (see _Segment).
 A value may be null: the key is known absent. Past the byte budget the oldest segments are
 dropped whole — an aggregation's groups of the last few epochs stay, and nothing is copied; an
 oldest segment holding most of the budget is trimmed instead (a random subset of its entries:
@@ -21,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.chunked_take import part_starts, take_parts
 from rw_cli.common.hash_index import HashIndex
 from rw_cli.common.memory import machine_memory
 from rw_cli.errors import StorageError
@@ -28,6 +30,7 @@ from rw_cli.store.cache import parse_size
 from rw_cli.common.vnode import hash_array
 
 MAX_SEGMENTS = 8
+MAX_PARTS = 8  # a merged segment of more parts than this is concatenated
 ENTRY_OVERHEAD = 24  # hash, offsets
 FILTER_BITS_PER_KEY = 24  # blocks of 64 bits, 8 bits a key: about 0.06% false positives
 FILTER_K = 8
@@ -87,46 +90,63 @@ def _block_mask(hashes: np.ndarray) -> np.ndarray:
 
 class _Segment:
     """Entries sorted by the hash of their key: `hashes` (sorted) and `perm`, each entry's
-    position in `keys` and `values`, which stay as they were given (Arrow gathers of
-    variable-width arrays cost more than the hashes' sort: a segment is built and merged by
-    moving hashes and positions only). Merged segments keep the entries a newer write
-    replaced in `keys`/`values`, unreferenced, until they are half the arrays (`_merge`)."""
-    __slots__ = ("hashes", "perm", "keys", "values", "_index", "nbytes")
+    position in `keys` and `values` — parts taken as one (`starts`: where each part begins),
+    which stay as they were given: a merge joins the parts' lists and merges hashes and
+    positions only (copying the variable-width arrays at every merge cost more than the rest
+    of the cache's work: a key's bytes were copied O(log n) times). Merged segments keep the
+    entries a newer write replaced in their parts, unreferenced, until they are half of them
+    (`_merge`); past MAX_PARTS parts, the parts are concatenated."""
+    __slots__ = ("hashes", "perm", "keys", "values", "starts", "_index", "nbytes")
 
-    def __init__(self, hashes: np.ndarray, perm: np.ndarray, keys: pa.Array, values: pa.Array):
+    def __init__(self, hashes: np.ndarray, perm: np.ndarray, keys: list[pa.Array], values: list[pa.Array],
+                 starts: np.ndarray | None = None):
         self.hashes, self.perm, self.keys, self.values = hashes, perm, keys, values
+        self.starts = part_starts(keys) if starts is None else starts
         self._index: HashIndex | None = None  # built at the first lookup
         # (Arrow sums a taken array's buffers on every ask: the budget checks ask often)
-        self.nbytes = keys.nbytes + values.nbytes + len(keys) * ENTRY_OVERHEAD
+        self.nbytes = sum(k.nbytes + v.nbytes for k, v in zip(keys, values)) + self.stored * ENTRY_OVERHEAD
 
     @staticmethod
     def build(keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> "_Segment":
         """From unique keys (in any order), their values and (if known) their hashes."""
         h = hash_array(keys) if hashes is None else hashes
         order = np.argsort(h, kind="stable")
-        return _Segment(h[order], order, keys, values)
+        return _Segment(h[order], order, [keys], [values])
 
     @staticmethod
     def packed(hashes: np.ndarray, keys: pa.Array, values: pa.Array) -> "_Segment":
         """From entries already in hash order."""
-        return _Segment(hashes, np.arange(len(hashes), dtype=np.int64), keys, values)
+        return _Segment(hashes, np.arange(len(hashes), dtype=np.int64), [keys], [values])
 
     def __len__(self) -> int:
         return len(self.hashes)
 
     @property
+    def stored(self) -> int:
+        """Entries the parts hold, live or replaced."""
+        return int(self.starts[-1])
+
+    @property
     def replaced(self) -> int:
-        """How many entries `keys`/`values` hold that a newer write replaced."""
-        return len(self.keys) - len(self.hashes)
+        """How many entries the parts hold that a newer write replaced."""
+        return self.stored - len(self.hashes)
 
     def repacked(self) -> "_Segment":
-        """This segment without its replaced entries (its live ones in hash order)."""
-        idx = pa.array(self.perm, pa.int64())
-        return _Segment.packed(self.hashes, self.keys.take(idx), self.values.take(idx))
+        """This segment's live entries in hash order, in one part."""
+        every = np.arange(len(self))
+        return _Segment.packed(self.hashes, self.take_keys(every), self.take_values(every))
+
+    def concatenated(self) -> "_Segment":
+        """This segment with its parts in one (the entries where they are)."""
+        return _Segment(self.hashes, self.perm, [pa.concat_arrays(self.keys)], [pa.concat_arrays(self.values)])
+
+    def take_keys(self, idx: np.ndarray) -> pa.Array:
+        """The keys of the entries at hash-order positions `idx`."""
+        return take_parts(self.keys, self.starts, self.perm[idx])
 
     def take_values(self, idx: np.ndarray) -> pa.Array:
         """The values of the entries at hash-order positions `idx`."""
-        return self.values.take(pa.array(self.perm[idx], pa.int64()))
+        return take_parts(self.values, self.starts, self.perm[idx])
 
     def find(self, qh: np.ndarray, qkeys: pa.Array) -> np.ndarray:
         """The (hash-order) position of each query key here, -1 where absent (equal hashes
@@ -141,8 +161,7 @@ class _Segment:
         k = 0
         while len(cand):
             pos = lo[cand] + k
-            eq = pc.equal(self.keys.take(pa.array(self.perm[pos], pa.int64())),
-                          qkeys.take(pa.array(cand, pa.int64()))).to_numpy(zero_copy_only=False)
+            eq = pc.equal(self.take_keys(pos), qkeys.take(pa.array(cand, pa.int64()))).to_numpy(zero_copy_only=False)
             out[cand[eq]] = pos[eq]
             k += 1
             cand = cand[~eq & (span[cand] > k)]
@@ -296,8 +315,8 @@ class StateCache:
             # under the target
             keep = int(len(seg) * (1 - (size - target) / seg.nbytes))
             keep = max(0, min(len(seg) - 1, keep))
-            idx = pa.array(seg.perm[len(seg) - keep:], pa.int64())
-            trimmed = _Segment.packed(seg.hashes[len(seg) - keep:].copy(), seg.keys.take(idx), seg.values.take(idx))
+            idx = np.arange(len(seg) - keep, len(seg))
+            trimmed = _Segment.packed(seg.hashes[len(seg) - keep:].copy(), seg.take_keys(idx), seg.take_values(idx))
             size -= seg.nbytes - trimmed.nbytes
             self.segments[0] = trimmed
 
@@ -307,10 +326,10 @@ class StateCache:
         so it must free a good part of them), until the cache is back at 3/4 of `limit`;
         the new size."""
         target = limit * 3 // 4
-        order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced / len(self.segments[i].keys))
+        order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced / self.segments[i].stored)
         for i in order:
             seg = self.segments[i]
-            if size <= target or 4 * seg.replaced < len(seg.keys):
+            if size <= target or 4 * seg.replaced < seg.stored:
                 break
             new = seg.repacked()
             size -= seg.nbytes - new.nbytes
@@ -319,25 +338,26 @@ class StateCache:
 
 
 def _merge(older: _Segment, newer: _Segment) -> _Segment:
-    """One segment holding the newest value of every key of both: the arrays concatenated
+    """One segment holding the newest value of every key of both: the parts' lists joined
     (newer first), the hashes and positions merged by a stable sort (the newer entry
     first), then an entry whose neighbour before it has the same hash and key is dropped
-    from the hash order (its bytes stay until the arrays are repacked, once half of them
+    from the hash order (its bytes stay until the parts are repacked, once half of them
     are such). (Two different keys with one hash may leave an old entry of one of them
     behind the other; a lookup finds the newer one first, so it is never read.)"""
-    keys = pa.concat_arrays([newer.keys, older.keys])
-    values = pa.concat_arrays([newer.values, older.values])
+    keys, values = newer.keys + older.keys, newer.values + older.values
+    starts = np.concatenate([newer.starts, older.starts[1:] + newer.stored])
     hashes = np.concatenate([newer.hashes, older.hashes])
-    perm = np.concatenate([newer.perm, older.perm + len(newer.keys)])
+    perm = np.concatenate([newer.perm, older.perm + newer.stored])
     order = np.argsort(hashes, kind="stable")  # two sorted runs: a merge
     h, p = hashes[order], perm[order]
     dup = np.flatnonzero(h[1:] == h[:-1]) + 1
     if len(dup):
-        same = pc.equal(keys.take(pa.array(p[dup], pa.int64())),
-                        keys.take(pa.array(p[dup - 1], pa.int64()))).to_numpy(zero_copy_only=False)
+        same = pc.equal(take_parts(keys, starts, p[dup]),
+                        take_parts(keys, starts, p[dup - 1])).to_numpy(zero_copy_only=False)
         keep = np.ones(len(h), dtype=bool)
         keep[dup[same]] = False
         h, p = h[keep], p[keep]
-    merged = _Segment(h, p, keys, values)
-    # mostly replaced entries: repack (a cache over its budget repacks first: _repack)
-    return merged.repacked() if 2 * len(p) < len(keys) else merged
+    merged = _Segment(h, p, keys, values, starts)
+    if 2 * len(p) < merged.stored:
+        return merged.repacked()  # mostly replaced entries (a cache over its budget repacks first: _repack)
+    return merged.concatenated() if len(keys) > MAX_PARTS else merged
