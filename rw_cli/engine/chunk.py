@@ -40,6 +40,10 @@ def arrow_schema(types: list[DataType]) -> pa.Schema:
 class StreamChunk:
     data: pa.Table  # positional columns
     ops: np.ndarray  # int8, one op per row
+    # the producer read these rows from the table they change, each key once (a DELETE's
+    # rows): a table's materialize need not look them up again (a chunk made from this one
+    # does not inherit it)
+    stored: bool = False
 
     def __len__(self) -> int:
         return self.data.num_rows

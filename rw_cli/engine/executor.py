@@ -38,4 +38,4 @@ class Executor:
             return chunk
         data = chunk.data
         cols = [cast_to(data.column(i), f.type) for i, f in enumerate(self.schema)]
-        return StreamChunk(pa.Table.from_arrays(cols, schema=self.schema), chunk.ops)
+        return StreamChunk(pa.Table.from_arrays(cols, schema=self.schema), chunk.ops, chunk.stored)

@@ -69,7 +69,9 @@ class MaterializeExecutor(Executor):
             if len(out) > 1:
                 return [StreamChunk(pa.concat_tables([c.data for c in out]), np.concatenate([c.ops for c in out]))]
             return out
-        if self.conflict and np.isin(chunk.ops, (INSERT, DELETE)).all():
+        if self.conflict and chunk.stored and (chunk.ops == DELETE).all():
+            pass  # the stored rows, each key once: nothing to resolve
+        elif self.conflict and np.isin(chunk.ops, (INSERT, DELETE)).all():
             chunk = self._resolve_upserts(chunk)
         chunk = self._write(chunk)
         return [chunk] if len(chunk) else []

@@ -518,7 +518,8 @@ def push_cancellable(session, rel: RelationCatalog, chunk: StreamChunk, first: b
         if cancel_requested():
             session.roll_back_uncommitted()
             check_cancel()
-        session.runtime.push(rel.id, StreamChunk(chunk.data.slice(start, PUSH_ROWS), chunk.ops[start:start + PUSH_ROWS]))
+        session.runtime.push(rel.id, StreamChunk(chunk.data.slice(start, PUSH_ROWS), chunk.ops[start:start + PUSH_ROWS],
+                                                 chunk.stored))
         session.dirty = True
 
 
@@ -657,7 +658,9 @@ def handle_delete(session, tree: exp.Delete) -> Result:
     rows = _matching_rows(session, rel, tree.args.get("where"), target=tree.this)
     rows = rows.select(list(range(len(rel.columns))))
     if rows.num_rows:
-        push_cancellable(session, rel, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8)))
+        # (the rows as the table holds them, each key once: its materialize looks nothing up)
+        push_cancellable(session, rel, StreamChunk(_positional(rows, rel), np.full(rows.num_rows, DELETE, np.int8),
+                                                   stored=True))
         session.after_write()
     return _returning(session, rel, tree, rows, f"DELETE {rows.num_rows}")
 
