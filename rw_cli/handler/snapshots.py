@@ -8,8 +8,10 @@ query's Arrow table (`rw_cli.handler.query._snapshot_key`): sqllogictest-style w
 thousands of queries over a few small tables between two writes, and reading a snapshot
 from the store (and registering it in DuckDB anew) cost as much as running the query.
 
-Only small snapshots are kept (a bounded number of bytes in all), per store: two stores in
-one process may hold the same table id at the same epoch.
+Snapshots are kept up to a share of the machine's memory (a sixteenth, per store; a quarter
+of that for one table): a dashboard's query over a table of millions of rows, run again before
+the table changes, costs what DuckDB takes to answer it, not a read of the table. Per store:
+two stores in one process may hold the same table id at the same epoch.
 """
 from __future__ import annotations
 
@@ -18,14 +20,28 @@ from collections import OrderedDict
 
 import pyarrow as pa
 
-MAX_BYTES = 64 << 20        # all snapshots kept, per store
-MAX_TABLE_BYTES = 4 << 20   # one snapshot kept
+from rw_cli.common.memory import machine_memory
+
+MEMORY_SHARE = 16  # of the machine's (or the container's) memory, for all snapshots of a store
+MIN_BYTES = 64 << 20
+TABLE_SHARE = 4  # one snapshot: at most this share of the whole
+
+
+def _max_bytes() -> int:
+    total = machine_memory()
+    return MIN_BYTES if total is None else max(MIN_BYTES, total // MEMORY_SHARE)
+
+
+MAX_BYTES = _max_bytes()  # all snapshots kept, per store
+MAX_TABLE_BYTES = MAX_BYTES // TABLE_SHARE  # one snapshot kept
 
 
 class SnapshotCache:
     """Least recently used snapshots of one store, keyed by what determines their rows."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = MAX_BYTES if max_bytes is None else max_bytes
+        self.max_table_bytes = self.max_bytes // TABLE_SHARE
         self.tables: OrderedDict[tuple, pa.Table] = OrderedDict()
         self.nbytes = 0
 
@@ -38,11 +54,11 @@ class SnapshotCache:
     def put(self, key: tuple, table: pa.Table) -> bool:
         """Keep `table` under `key` if it is small enough; says whether it was kept."""
         size = table.nbytes
-        if size > MAX_TABLE_BYTES or key in self.tables:
+        if size > self.max_table_bytes or key in self.tables:
             return False
         self.tables[key] = table
         self.nbytes += size
-        while self.nbytes > MAX_BYTES:
+        while self.nbytes > self.max_bytes:
             _, old = self.tables.popitem(last=False)
             self.nbytes -= old.nbytes
         return True

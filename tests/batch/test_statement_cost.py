@@ -87,14 +87,17 @@ def test_snapshot_cache_is_bounded():
 
     from rw_cli.handler import snapshots
 
-    cache = SnapshotCache()
+    cache = SnapshotCache(max_bytes=1 << 20)
     small = pa.table({"a": list(range(1000))})
-    for i in range(2 * snapshots.MAX_BYTES // small.nbytes + 2):
+    for i in range(2 * cache.max_bytes // small.nbytes + 2):
         assert cache.put(("k", i), small)
-    assert cache.nbytes <= snapshots.MAX_BYTES
+    assert cache.nbytes <= cache.max_bytes
     assert cache.get(("k", 0)) is None  # the least recently used went first
-    big = pa.table({"a": list(range(snapshots.MAX_TABLE_BYTES // 8 + 1))})
+    big = pa.table({"a": list(range(cache.max_table_bytes // 8 + 1))})
     assert not cache.put(("big",), big)
+    # by default a share of the machine's memory: a table of millions of rows is kept
+    assert snapshots.MAX_TABLE_BYTES >= snapshots.MIN_BYTES // snapshots.TABLE_SHARE
+    assert SnapshotCache().max_bytes == snapshots.MAX_BYTES
 
 
 def test_scalar_subquery_ordered_by_position_is_qualified(db):
