@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rw_cli.common.hash_index import HashIndex
 from rw_cli.common.byte_rows import UINT_WIDTHS, field_view, matrix_to_binary, uint_values
 from rw_cli.common.op import DELETE as OP_DELETE  # noqa: F401 - write_chunk's ops, by the store's names
 from rw_cli.common.op import INSERT as OP_INSERT
@@ -152,6 +153,8 @@ class StateTable:
         # segment at commit is sorted by them (None: to be computed)
         self._mem_h: list[np.ndarray | None] = []
         self._mem_sorted = True  # _mem_k is empty or one sorted, unique array
+        # per entry of _mem_k, an index of its hashes (made when a lookup first needs it)
+        self._mem_hs: list[HashIndex | None] = []
         # the last key array hashed for a lookup, and its hashes: an executor looks a
         # batch of keys up, then writes the same array (`pk_keys`), hashed once
         self._hashed: tuple[pa.Array, np.ndarray] | None = None
@@ -180,13 +183,14 @@ class StateTable:
             runs = self.store.iter_runs(self._prefix, self._end, MAX_EPOCH)
             self._complete = next((r for r in runs if len(r)), None) is None
 
-    def _fetch(self, keys: pa.Array) -> pa.Array:
-        """The committed values of `keys` (null: absent), through the cache when enabled."""
+    def _fetch(self, keys: pa.Array, qh: np.ndarray | None = None) -> pa.Array:
+        """The committed values of `keys` (null: absent), through the cache when enabled.
+        `qh`: the keys' hashes, when the caller has them."""
         if self._cache is None:
             return self.store.multi_get_array(keys, MAX_EPOCH)
         self._check_complete()
         n = len(keys)
-        qh = hash_array(keys)
+        qh = hash_array(keys) if qh is None else qh
         self._hashed = (keys, qh)
         if self._complete:  # a key the cache never saw is absent: only the others are looked up
             seen = np.flatnonzero(self._cache.filter.may_contain(qh))
@@ -219,11 +223,25 @@ class StateTable:
             self._mem_h.append(hashed[1] if hashed is not None and hashed[0] is keys else None)
             self._mem_k.append(as_binary(keys))
             self._mem_v.append(as_binary(values))
+            self._mem_hs.append(None)
             self._mem_sorted = False
 
     def _mem_clear(self) -> None:
         self._mem_k, self._mem_v, self._mem_h, self._mem_sorted = [], [], [], True
+        self._mem_hs = []
         self._hashed = None
+
+    def _mem_may_hold(self, qh: np.ndarray) -> np.ndarray:
+        """Per hashed key: may the memtable hold it (is its hash a memtable key's)? A load of
+        new keys in pieces then neither sorts the memtable nor looks each key up in it."""
+        out = np.zeros(len(qh), dtype=bool)
+        for i, k in enumerate(self._mem_k):
+            if self._mem_hs[i] is None:
+                if self._mem_h[i] is None:
+                    self._mem_h[i] = hash_array(k)
+                self._mem_hs[i] = HashIndex(np.sort(self._mem_h[i]))
+            out[self._mem_hs[i].lookup(qh)[0]] = True
+        return out
 
     def _mem_arrays(self) -> tuple[pa.Array, pa.Array]:
         """The memtable as sorted unique keys and their values (null: deleted)."""
@@ -241,6 +259,7 @@ class StateTable:
                 k, v = k.take(take), v.take(take)
                 h = None if h is None else h[idx]
             self._mem_k, self._mem_v, self._mem_h, self._mem_sorted = [k], [v], [h], True
+            self._mem_hs = [None]
         return self._mem_k[0], self._mem_v[0]
 
     def _mem_pairs(self, pk_prefix: bytes | None = None) -> tuple[pa.Array, pa.Array]:
@@ -371,20 +390,22 @@ class StateTable:
         n = len(keys)
         if n == 0:
             return self.decode([]), np.zeros(0, dtype=bool)
-        pos = None
+        pos = qh = None
         if self._mem_k:
-            mem_keys, mem_values = self._mem_arrays()
-            pos = pc.index_in(keys, value_set=mem_keys)
-            if not pos.null_count < n:
-                pos = None
+            qh = hash_array(keys)
+            if self._mem_may_hold(qh).any():
+                mem_keys, mem_values = self._mem_arrays()
+                pos = pc.index_in(keys, value_set=mem_keys)
+                if not pos.null_count < n:
+                    pos = None
         if pos is None:
-            values = self._fetch(keys)
+            values = self._fetch(keys, qh)
         else:
             in_mem = pos.is_valid().to_numpy(zero_copy_only=False)
             todo = np.flatnonzero(~in_mem)
             from_mem = mem_values.take(pos)  # null where not in the memtable (or deleted there)
             if len(todo):
-                got = as_binary(self._fetch(keys.take(pa.array(todo, pa.int64()))))
+                got = as_binary(self._fetch(keys.take(pa.array(todo, pa.int64())), qh[todo]))
                 idx = np.zeros(n, dtype=np.int64)
                 idx[todo] = np.arange(len(todo))
                 from_store = got.take(pa.array(idx))
