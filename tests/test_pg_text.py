@@ -53,6 +53,37 @@ def test_float_columns():
     assert fmt([0.1, None], T.REAL) == ["0.1", None]
 
 
+def test_a_long_float8_column_is_formatted_as_each_value_is():
+    """Past a few rows a double column is formatted as a whole (Python's repr, fixed up by
+    Arrow kernels): the same text as `format_float8` for every value, from random bit
+    patterns (every exponent, subnormals, NaNs) to the edges of positional notation."""
+    import math
+    import random
+    import struct
+
+    r = random.Random(5)
+    values = [struct.unpack("<d", struct.pack("<Q", r.getrandbits(64)))[0] for _ in range(20000)]
+    for e in range(-25, 25):
+        values += [m * 10.0 ** e for m in (1.0, -1.0, 1.5, 9.999999, 123456.789)]
+    values += [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 1.7976931348623157e308, 2.0 ** 53, None]
+    want = [None if v is None else format_float8(v) for v in values]
+    assert fmt(values, T.DOUBLE) == want
+
+
+@pytest.mark.parametrize("t,arrow_type", [(T.TIMESTAMP, pa.timestamp("us")), (T.TIMESTAMPTZ, pa.timestamp("us", "UTC")),
+                                          (T.TIME, pa.time64("us")), (T.TIMESTAMP, pa.timestamp("ns"))])
+def test_whole_seconds_are_cast_at_seconds_as_fractions_are_trimmed(t, arrow_type):
+    """A column of whole seconds is cast at a unit of seconds (no fraction to trim): the same
+    text as the trimming of a column that also holds a fraction."""
+    per = 1000 if arrow_type.unit == "ns" else 1
+    ticks = [(i * 7919 - 50_000) * 1_000_000 * per for i in range(3000)]
+    if t == T.TIME:
+        ticks = [v % (86_400 * 1_000_000) for v in ticks]
+    whole = format_column(pa.array(ticks + [None], pa.int64()).cast(arrow_type), t)
+    mixed = format_column(pa.array(ticks + [None, 1500 * per], pa.int64()).cast(arrow_type), t)
+    assert whole == mixed[:-1] and "." not in whole[0] and "." in mixed[-1]
+
+
 def test_numeric_prints_each_value_with_its_own_scale():
     """numeric keeps a scale per value, as RisingWave's rust_decimal does: 1.50 prints 1.50."""
     from rw_cli.common import numeric

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -56,6 +57,8 @@ def encode_csv_column(values: pa.Array, delimiter: str, quote: str, escape: str,
         needs = pc.or_(needs, pc.equal(values, ""))  # "" is an empty string, an empty field is NULL
     else:
         needs = pc.or_(needs, pc.equal(values, null))
+    if not pc.any(needs).as_py():  # (numbers, dates, most text: nothing to quote)
+        return pc.fill_null(values, null)
     quoted = pc.binary_join_element_wise(quote, pc.replace_substring(values, quote, escape + quote), quote, "")
     if escape != quote:
         quoted = pc.binary_join_element_wise(
@@ -69,4 +72,10 @@ def join_lines(fields: list[pa.Array], delimiter: str) -> str:
     if not fields or len(fields[0]) == 0:
         return ""
     lines = pc.binary_join_element_wise(*fields, delimiter) if len(fields) > 1 else fields[0]
-    return "\n".join(lines.to_pylist()) + "\n"
+    # each line with its newline, then the array's character data as it lies in its buffer
+    # (no Python string per line)
+    lines = pc.binary_join_element_wise(lines, "", "\n")
+    lines = lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
+    width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
+    offsets = np.frombuffer(lines.buffers()[1], dtype=width)[lines.offset:lines.offset + len(lines) + 1]
+    return memoryview(lines.buffers()[2])[int(offsets[0]):int(offsets[-1])].tobytes().decode("utf-8")

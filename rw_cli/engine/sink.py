@@ -162,7 +162,7 @@ def json_rows(rows: pa.Table, types: list[DataType]) -> list[str]:
 
 def _as_text(rows: pa.Table, types: list[DataType], keep_numbers: bool = False) -> pa.Table:
     """Columns as PostgreSQL prints them (numbers and booleans stay typed for JSON)."""
-    from rw_cli.common.pg_text import format_column
+    from rw_cli.common.pg_text import format_array
 
     cols = []
     for i, col in enumerate(rows.columns):
@@ -171,7 +171,7 @@ def _as_text(rows: pa.Table, types: list[DataType], keep_numbers: bool = False) 
                                            or pa.types.is_boolean(col.type))) or pa.types.is_string(col.type):
             cols.append(col)
         else:
-            cols.append(pa.array(format_column(col, t), pa.string()))
+            cols.append(format_array(col, t))
     return pa.Table.from_arrays(cols, names=rows.column_names)
 
 

@@ -26,7 +26,7 @@ from sqlglot import exp
 
 from rw_cli.common import numeric
 from rw_cli.common.copy_text import decode_text_column, encode_csv_column, encode_text_column, join_lines
-from rw_cli.common.pg_text import format_column
+from rw_cli.common.pg_text import format_array
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.errors import BindError, ExecutionError, NotSupported, RwError
@@ -253,7 +253,7 @@ def _copy_to(session, source: exp.Expression, opts: CopyOptions, path: str | Non
 def _encode(data: pa.Table, types: list[DataType], opts: CopyOptions) -> str:
     fields = []
     for i, t in enumerate(types):
-        values = pa.array(format_column(data.column(i), t), pa.string())
+        values = format_array(data.column(i), t)
         if opts.format == "csv":
             fields.append(encode_csv_column(values, opts.delimiter, opts.quote, opts.escape, opts.null))
         else:
