@@ -128,6 +128,9 @@ def _chunks(arr) -> list:
     return list(arr.chunks) if isinstance(arr, pa.ChunkedArray) else [arr]
 
 
+MEM_PIECES = 4  # past this many writes since the memtable was last sorted, a lookup sorts it
+
+
 class StateTable:
     def __init__(self, store: HummockStorage, table_id: int, schema: pa.Schema, pk_indices: list[int],
                  pk_descending: list[bool] | None = None, dist_key_indices: list[int] | None = None):
@@ -393,6 +396,8 @@ class StateTable:
         pos = qh = None
         if self._mem_k:
             qh = hash_array(keys)
+            if len(self._mem_k) > MEM_PIECES:  # (one statement's write each: one sorted piece)
+                self._mem_arrays()
             if self._mem_may_hold(qh).any():
                 mem_keys, mem_values = self._mem_arrays()
                 pos = pc.index_in(keys, value_set=mem_keys)
