@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common.hash_index import HashIndex
 from rw_cli.common.byte_rows import UINT_WIDTHS, field_view, matrix_to_binary, uint_values
+from rw_cli.common.hash_index import HashIndex
 from rw_cli.common.op import DELETE as OP_DELETE  # noqa: F401 - write_chunk's ops, by the store's names
 from rw_cli.common.op import INSERT as OP_INSERT
 from rw_cli.common.op import UPDATE_DELETE as OP_UPDATE_DELETE  # noqa: F401
