@@ -3,6 +3,7 @@ between queries follow every write and schema change, a SELECT's tree is bound i
 parsed again when binding must start over), and transpiling in place keeps output names."""
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 import rw_cli
@@ -218,3 +219,23 @@ def test_read_only_session_reuses_a_bound_select_while_the_catalog_stays(tmp_pat
             w.execute("ALTER TABLE t RENAME TO t0; CREATE TABLE t (v int, w int); INSERT INTO t VALUES (5, 6); FLUSH")
             assert rows(r, "SELECT count(*) FROM t") == [["1"]]  # the new catalog's t
             assert rows(r, "SELECT * FROM t") == [["5", "6"]]
+
+
+@pytest.mark.parametrize("arrow_type", [pa.int64(), pa.int32(), pa.uint64(), pa.date32(), pa.timestamp("us")])
+def test_an_integer_keys_order_is_arrows_sort_order(arrow_type):
+    """A snapshot of one integer (date, timestamp) key is put in key order by numpy's stable
+    sort: the same rows in the same order as Arrow's sort of the key."""
+    import numpy as np
+
+    from rw_cli.handler.query import _order_by_integer_key
+
+    rng = np.random.default_rng(3)
+    keys = rng.permutation(5000).astype(np.int64)
+    via = pa.int32() if arrow_type == pa.date32() else pa.int64()  # (Arrow casts int32 to date32 only)
+    t = pa.table({"k": pa.array(keys, via).cast(arrow_type), "v": pa.array([f"v{k}" for k in keys])})
+    t = pa.concat_tables([t.slice(0, 1200), t.slice(1200)])  # as a snapshot read in batches
+    got = _order_by_integer_key(t, "k")
+    assert got.equals(t.sort_by([("k", "ascending")]).combine_chunks())
+    with_null = pa.table({"k": pa.array([2, None, 1], via).cast(arrow_type), "v": ["a", "b", "c"]})
+    assert _order_by_integer_key(with_null, "k") is None  # NULLs: Arrow's sort (NULLs last)
+    assert _order_by_integer_key(pa.table({"k": ["b", "a"]}), "k") is None
