@@ -72,3 +72,10 @@ def machine_memory() -> int | None:
             total = int(text) if total is None else min(total, int(text))
         break
     return total if total and total > 0 else None
+
+
+def memory_share(divisor: int, minimum: int, fallback: int) -> int:
+    """1/`divisor` of `machine_memory()`, at least `minimum`; `fallback` where it cannot be
+    read. What the process's caches size themselves by (state caches, snapshots)."""
+    total = machine_memory()
+    return fallback if total is None else max(minimum, total // divisor)

@@ -20,19 +20,14 @@ from collections import OrderedDict
 
 import pyarrow as pa
 
-from rw_cli.common.memory import machine_memory
+from rw_cli.common.memory import memory_share
 
 MEMORY_SHARE = 16  # of the machine's (or the container's) memory, for all snapshots of a store
 MIN_BYTES = 64 << 20
 TABLE_SHARE = 4  # one snapshot: at most this share of the whole
 
 
-def _max_bytes() -> int:
-    total = machine_memory()
-    return MIN_BYTES if total is None else max(MIN_BYTES, total // MEMORY_SHARE)
-
-
-MAX_BYTES = _max_bytes()  # all snapshots kept, per store
+MAX_BYTES = memory_share(MEMORY_SHARE, MIN_BYTES, MIN_BYTES)  # all snapshots kept, per store
 MAX_TABLE_BYTES = MAX_BYTES // TABLE_SHARE  # one snapshot kept
 
 

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from rw_cli.common.chunked_take import part_starts, take_parts
 from rw_cli.common.hash_index import HashIndex
-from rw_cli.common.memory import machine_memory
+from rw_cli.common.memory import memory_share
 from rw_cli.errors import StorageError
 from rw_cli.store.cache import parse_size
 from rw_cli.common.vnode import hash_array
@@ -211,8 +211,7 @@ FALLBACK_BUDGET_BYTES = 1 << 30  # where the machine's memory cannot be read
 
 
 def default_budget_bytes() -> int:
-    total = machine_memory()
-    return FALLBACK_BUDGET_BYTES if total is None else max(MIN_BUDGET_BYTES, total // MEMORY_SHARE)
+    return memory_share(MEMORY_SHARE, MIN_BUDGET_BYTES, FALLBACK_BUDGET_BYTES)
 
 
 def _budget_bytes() -> int:

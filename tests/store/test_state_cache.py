@@ -106,12 +106,14 @@ def test_the_budget_is_a_share_of_the_machines_memory(monkeypatch):
     """As RisingWave sizes its executors' caches from the compute node's memory: a quarter of
     what the process may use (a 1M-row aggregation's state past a fixed 1 GiB read SSTs for
     every epoch's groups), at least MIN_BUDGET_BYTES; `RW_STATE_CACHE_SIZE` overrides it."""
+    from rw_cli.common import memory
+
     monkeypatch.delenv("RW_STATE_CACHE_SIZE", raising=False)
-    monkeypatch.setattr(state_cache, "machine_memory", lambda: 24 << 30)
+    monkeypatch.setattr(memory, "machine_memory", lambda: 24 << 30)
     assert state_cache._budget_bytes() == 6 << 30
-    monkeypatch.setattr(state_cache, "machine_memory", lambda: 512 << 20)
+    monkeypatch.setattr(memory, "machine_memory", lambda: 512 << 20)
     assert state_cache._budget_bytes() == state_cache.MIN_BUDGET_BYTES
-    monkeypatch.setattr(state_cache, "machine_memory", lambda: None)
+    monkeypatch.setattr(memory, "machine_memory", lambda: None)
     assert state_cache._budget_bytes() == state_cache.FALLBACK_BUDGET_BYTES
     monkeypatch.setenv("RW_STATE_CACHE_SIZE", "512MiB")
     assert state_cache._budget_bytes() == 512 << 20
