@@ -1,16 +1,17 @@
 """StateCache: an executor's in-memory cache of its state table's latest values, by key.
 
 Lookups and updates are whole arrays at a time (numpy and Arrow kernels, no loop over keys in
-Python), because an aggregation reads and writes thousands of groups per epoch. The cache is a
-short list of segments, newest last, each sorted by the 64-bit hash of its keys: a lookup finds
-a key's hash in each segment (newest first) and compares the candidate keys; an update adds a
-segment. Segments are merged (keeping the newest value of a key) only when there are more than
-MAX_SEGMENTS, the adjacent pair of the smallest size first; a merge moves the hashes and
-positions, not the keys and values (see _Segment).
-A value may be null: the key is known absent. Past the byte budget the oldest segments are
-dropped whole — an aggregation's groups of the last few epochs stay, and nothing is copied; an
-oldest segment holding most of the budget is trimmed instead (a random subset of its entries:
-sorted by hash, the segment's order says nothing about the keys).
+Python), because an aggregation reads and writes thousands of groups per epoch. The cache is
+one hash table with open addressing (linear probing) over its entries, whose keys and values
+lie in two append-only byte arenas: a lookup walks all its keys' slots at once, a round per
+step, and compares a key's bytes only with entries whose hash has its high half (one Arrow
+take and comparison a round); an update appends the entries and points their slots at them.
+A batch of lookups costs a few vectorized calls however many epochs wrote the cache (a list
+of sorted segments cost a search and a gather per segment and part: 4-7 ms for 500-1600 keys
+where this takes 1-1.7). A newer value leaves the old entry's bytes dead in the arena; they
+are dropped (the live entries copied) once they are as many as the live ones.
+A value may be null: the key is known absent. Past the byte budget the entries written longest
+ago are dropped: an aggregation's groups of the last few epochs stay.
 """
 from __future__ import annotations
 
@@ -22,16 +23,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common.chunked_take import part_starts, take_parts
-from rw_cli.common.hash_index import HashIndex
 from rw_cli.common.memory import memory_share
 from rw_cli.errors import StorageError
 from rw_cli.store.cache import parse_size
-from rw_cli.common.vnode import hash_array
+from rw_cli.common.vnode import binary_parts, hash_array
 
-MAX_SEGMENTS = 8
-MAX_PARTS = 8  # a merged segment of more parts than this is concatenated
-ENTRY_OVERHEAD = 24  # hash, offsets
+ENTRY_BYTES = 26  # per entry: two offsets, the hash, the null and live flags
+SLOT_BYTES = 8  # per table slot: the entry and its hash's tag
+MIN_SLOTS = 16
+MAX_LOAD = 0.35  # live entries per slot at most, else the table is rebuilt at 1/4 or less
+TAIL_SLOTS = 64  # past the last home slot: walks do not wrap around
+COMPACT_MIN_BYTES = 1 << 20  # dead entries' bytes are dropped past this and the live ones'
 FILTER_BITS_PER_KEY = 24  # blocks of 64 bits, 8 bits a key: about 0.06% false positives
 FILTER_K = 8
 _U64 = np.uint64
@@ -47,7 +49,8 @@ class KeyFilter:
     def __init__(self) -> None:
         self.layers: list[list] = []  # [words (uint64), capacity, count]
 
-    def add(self, hashes: np.ndarray) -> None:
+    def add(self, hashes: np.ndarray, mask: np.ndarray | None = None) -> None:
+        """`mask`: the hashes' `key_bits`, when the caller has them."""
         if not len(hashes):
             return
         if not self.layers or self.layers[-1][2] + len(hashes) > self.layers[-1][1]:
@@ -55,13 +58,14 @@ class KeyFilter:
             nwords = 1 << int(np.ceil(np.log2(cap * FILTER_BITS_PER_KEY / 64)))
             self.layers.append([np.zeros(nwords, dtype=_U64), cap, 0])
         layer = self.layers[-1]
-        np.bitwise_or.at(layer[0], _block_word(hashes, len(layer[0])), _block_mask(hashes))
+        mask = key_bits(hashes) if mask is None else mask
+        np.bitwise_or.at(layer[0], _block_word(hashes, len(layer[0])), mask)
         layer[2] += len(hashes)
 
-    def may_contain(self, hashes: np.ndarray) -> np.ndarray:
+    def may_contain(self, hashes: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         out = np.zeros(len(hashes), dtype=bool)
         if self.layers:
-            mask = _block_mask(hashes)
+            mask = key_bits(hashes) if mask is None else mask
             for words, _, _ in self.layers:
                 out |= (words[_block_word(hashes, len(words))] & mask) == mask
         return out
@@ -75,7 +79,7 @@ def _block_word(hashes: np.ndarray, nwords: int) -> np.ndarray:
     return (hashes >> _U64(64 - bits)).astype(np.int64)
 
 
-def _block_mask(hashes: np.ndarray) -> np.ndarray:
+def key_bits(hashes: np.ndarray) -> np.ndarray:
     """A key's FILTER_K bits in its word: the low 6 bits of each byte of a remix of the hash
     (independent of the high bits that chose the word). One shift and OR per bit over all
     keys (a gather of n x K bits reduced along its short axis was 3x slower)."""
@@ -88,84 +92,33 @@ def _block_mask(hashes: np.ndarray) -> np.ndarray:
     return out
 
 
-class _Segment:
-    """Entries sorted by the hash of their key: `hashes` (sorted) and `perm`, each entry's
-    position in `keys` and `values` — parts taken as one (`starts`: where each part begins),
-    which stay as they were given: a merge joins the parts' lists and merges hashes and
-    positions only (copying the variable-width arrays at every merge cost more than the rest
-    of the cache's work: a key's bytes were copied O(log n) times). Merged segments keep the
-    entries a newer write replaced in their parts, unreferenced, until they are half of them
-    (`_merge`); past MAX_PARTS parts, the parts are concatenated."""
-    __slots__ = ("hashes", "perm", "keys", "values", "starts", "_index", "nbytes")
+class _Growable:
+    """An append-only numpy array with spare room (doubling): appends cost the bytes
+    appended. Bytes once written never change, so Arrow arrays made over them (zero-copy)
+    stay valid while later appends go on. The memory comes from Arrow's pool, which keeps
+    what it frees for the next allocation: a fresh mapping from the system costs a page
+    fault a page (on a virtual machine, often more than the copy)."""
+    __slots__ = ("data", "size", "_buffer")
 
-    def __init__(self, hashes: np.ndarray, perm: np.ndarray, keys: list[pa.Array], values: list[pa.Array],
-                 starts: np.ndarray | None = None):
-        self.hashes, self.perm, self.keys, self.values = hashes, perm, keys, values
-        self.starts = part_starts(keys) if starts is None else starts
-        self._index: HashIndex | None = None  # built at the first lookup
-        # (Arrow sums a taken array's buffers on every ask: the budget checks ask often)
-        self.nbytes = sum(k.nbytes + v.nbytes for k, v in zip(keys, values)) + self.stored * ENTRY_OVERHEAD
+    def __init__(self, dtype) -> None:
+        self.data = np.empty(0, dtype=dtype)
+        self.size = 0
+        self._buffer = None
 
-    @staticmethod
-    def build(keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> "_Segment":
-        """From unique keys (in any order), their values and (if known) their hashes."""
-        h = hash_array(keys) if hashes is None else hashes
-        order = np.argsort(h, kind="stable")
-        return _Segment(h[order], order, [keys], [values])
-
-    @staticmethod
-    def packed(hashes: np.ndarray, keys: pa.Array, values: pa.Array) -> "_Segment":
-        """From entries already in hash order."""
-        return _Segment(hashes, np.arange(len(hashes), dtype=np.int64), [keys], [values])
-
-    def __len__(self) -> int:
-        return len(self.hashes)
+    def append(self, values: np.ndarray) -> None:
+        need = self.size + len(values)
+        if need > len(self.data):
+            room = max(need, 2 * len(self.data), 64)
+            buffer = pa.allocate_buffer(room * self.data.itemsize)
+            grown = np.frombuffer(buffer, dtype=self.data.dtype, count=room)
+            grown[:self.size] = self.data[:self.size]
+            self.data, self._buffer = grown, buffer
+        self.data[self.size:need] = values
+        self.size = need
 
     @property
-    def stored(self) -> int:
-        """Entries the parts hold, live or replaced."""
-        return int(self.starts[-1])
-
-    @property
-    def replaced(self) -> int:
-        """How many entries the parts hold that a newer write replaced."""
-        return self.stored - len(self.hashes)
-
-    def repacked(self) -> "_Segment":
-        """This segment's live entries in hash order, in one part."""
-        every = np.arange(len(self))
-        return _Segment.packed(self.hashes, self.take_keys(every), self.take_values(every))
-
-    def concatenated(self) -> "_Segment":
-        """This segment with its parts in one (the entries where they are)."""
-        return _Segment(self.hashes, self.perm, [pa.concat_arrays(self.keys)], [pa.concat_arrays(self.values)])
-
-    def take_keys(self, idx: np.ndarray) -> pa.Array:
-        """The keys of the entries at hash-order positions `idx`."""
-        return take_parts(self.keys, self.starts, self.perm[idx])
-
-    def take_values(self, idx: np.ndarray) -> pa.Array:
-        """The values of the entries at hash-order positions `idx`."""
-        return take_parts(self.values, self.starts, self.perm[idx])
-
-    def find(self, qh: np.ndarray, qkeys: pa.Array) -> np.ndarray:
-        """The (hash-order) position of each query key here, -1 where absent (equal hashes
-        are rare, so each further round looks at fewer queries)."""
-        if self._index is None:
-            self._index = HashIndex(self.hashes)
-        cand, first, end = self._index.lookup(qh)
-        lo = np.zeros(len(qh), dtype=np.int64)
-        span = np.zeros(len(qh), dtype=np.int64)
-        lo[cand], span[cand] = first, end - first
-        out = np.full(len(qh), -1, dtype=np.int64)
-        k = 0
-        while len(cand):
-            pos = lo[cand] + k
-            eq = pc.equal(self.take_keys(pos), qkeys.take(pa.array(cand, pa.int64()))).to_numpy(zero_copy_only=False)
-            out[cand[eq]] = pos[eq]
-            k += 1
-            cand = cand[~eq & (span[cand] > k)]
-        return out
+    def view(self) -> np.ndarray:
+        return self.data[:self.size]
 
 
 class CacheBudget:
@@ -234,59 +187,183 @@ class StateCache:
     def __init__(self, max_bytes: int | None = None, budget: CacheBudget | None = None):
         """`max_bytes`: this cache's own limit (None: only the budget's)."""
         self.max_bytes = max_bytes
-        self.segments: list[_Segment] = []
         self.evicted = False  # some entry was dropped: an unknown key may exist in the store
         self.filter = KeyFilter()  # every key ever put
+        self._entries_from([], [], np.zeros(0, dtype=bool), np.zeros(0, dtype=_U64))
         self.budget = BUDGET if budget is None else budget
         self.budget.add(self)
 
+    # -- entries -------------------------------------------------------------------------
+    def _entries_from(self, keys: list[pa.Array], values: list[pa.Array], nulls: np.ndarray,
+                      hashes: np.ndarray) -> None:
+        """Start the entry arrays over with the given entries (all live), and the table."""
+        self._kdata, self._koffs = _Growable(np.uint8), _Growable(np.int64)
+        self._vdata, self._voffs = _Growable(np.uint8), _Growable(np.int64)
+        self._koffs.append(np.zeros(1, dtype=np.int64))
+        self._voffs.append(np.zeros(1, dtype=np.int64))
+        self._null, self._hash, self._live = _Growable(np.bool_), _Growable(_U64), _Growable(np.bool_)
+        self._dead_bytes = 0
+        for k, v in zip(keys, values):
+            self._append_bytes(k, v)
+        self._null.append(nulls)
+        self._hash.append(hashes)
+        self._live.append(np.ones(len(hashes), dtype=bool))
+        self._count = len(hashes)
+        self._rebuild()
+
+    def _append_bytes(self, keys: pa.Array, values: pa.Array) -> None:
+        for data, offs, arr in ((self._kdata, self._koffs, keys), (self._vdata, self._voffs, values)):
+            o, d = binary_parts(arr)
+            base = data.size
+            data.append(d)
+            offs.append(o[1:] + base)
+
+    def _append(self, keys: pa.Array, values: pa.Array, hashes: np.ndarray) -> np.ndarray:
+        """Add entries (live); their ids."""
+        first = self._hash.size
+        self._append_bytes(keys, values)
+        self._null.append(values.is_null().to_numpy(zero_copy_only=False) if values.null_count
+                          else np.zeros(len(values), dtype=bool))
+        self._hash.append(hashes)
+        self._live.append(np.ones(len(hashes), dtype=bool))
+        return np.arange(first, self._hash.size, dtype=np.int64)
+
+    def _view(self, data: _Growable, offs: _Growable) -> pa.Array:
+        """Every entry's keys (values) as one Arrow array over the arena, zero-copy."""
+        return pa.Array.from_buffers(pa.large_binary(), offs.size - 1,
+                                     [None, pa.py_buffer(offs.view), pa.py_buffer(data.view)])
+
+    def _entry_bytes(self, ids: np.ndarray) -> np.ndarray:
+        k, v = self._koffs.view, self._voffs.view
+        return (k[ids + 1] - k[ids]) + (v[ids + 1] - v[ids]) + ENTRY_BYTES
+
+    # -- the table -----------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        """A table of four times as many slots as live entries at least (a power of two,
+        and a tail past it), every live entry placed at once: sorted by home slot, each
+        goes to the first slot from its home not taken by the ones before it (linear
+        probing's own placement, with no walk)."""
+        live = np.flatnonzero(self._live.view)
+        n = len(live)
+        self._cap = max(MIN_SLOTS, 1 << int(4 * n - 1).bit_length()) if n else MIN_SLOTS
+        h = self._hash.view[live]
+        home = self._home(h)
+        order = np.argsort(home)
+        ranks = np.arange(n)
+        pos = np.maximum.accumulate(home[order] - ranks) + ranks
+        size = max(self._cap, int(pos[-1]) + 1 if n else 0) + TAIL_SLOTS
+        self._slots = np.full(size, -1, dtype=np.int32)
+        self._tags = np.zeros(size, dtype=np.uint32)
+        self._slots[pos] = live[order]
+        self._tags[pos] = _tag(h[order])
+
+    def _home(self, h: np.ndarray) -> np.ndarray:
+        return (h & _U64(self._cap - 1)).astype(np.int64)
+
+    def _place(self, slot: np.ndarray, ids: np.ndarray, h: np.ndarray) -> bool:
+        """Put entries of keys not in the table at the first free slot from `slot` on:
+        each round every entry claims its slot if free (one write wins where several claim
+        one), and the rest move on a slot. False if some walk ran past the table's end
+        (then only a rebuild places it)."""
+        end = len(self._slots)
+        while len(ids):
+            if int(slot.max()) >= end:
+                return False
+            free = np.flatnonzero(self._slots[slot] < 0)
+            self._slots[slot[free]] = ids[free]
+            won = free[self._slots[slot[free]] == ids[free]]
+            self._tags[slot[won]] = _tag(h[won])
+            rest = np.ones(len(ids), dtype=bool)
+            rest[won] = False
+            slot, ids, h = slot[rest] + 1, ids[rest], h[rest]
+        return True
+
+    def _probe(self, qh: np.ndarray, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """(each key's entry, -1 where absent; its slot, or the free slot (or the table's
+        end) its walk stopped at). A walk compares a key's bytes only with entries whose
+        hash has its tag."""
+        n = len(qh)
+        slot = self._home(qh)
+        tag = _tag(qh)
+        entry = np.full(n, -1, dtype=np.int64)
+        end = len(self._slots)
+        walking = np.arange(n)
+        kview = None
+        while len(walking):
+            s = slot[walking]
+            e = self._slots[s]
+            go_on = e >= 0
+            same = np.flatnonzero(go_on & (self._tags[s] == tag[walking]))
+            if len(same):
+                kview = self._view(self._kdata, self._koffs) if kview is None else kview
+                eq = pc.equal(kview.take(pa.array(e[same])), keys.take(pa.array(walking[same])))
+                hit = same[eq.to_numpy(zero_copy_only=False)]
+                entry[walking[hit]] = e[hit]
+                go_on[hit] = False
+            walking = walking[go_on]
+            slot[walking] += 1
+            walking = walking[slot[walking] < end]
+        return entry, slot
+
+    # -- the interface -------------------------------------------------------------------
     @property
     def nbytes(self) -> int:
-        return sum(s.nbytes for s in self.segments)
+        return (self._kdata.size + self._vdata.size + self._hash.size * ENTRY_BYTES
+                + len(self._slots) * SLOT_BYTES)
+
+    def __len__(self) -> int:
+        """Live entries."""
+        return self._count
 
     def get(self, keys: pa.Array, qh: np.ndarray | None = None) -> tuple[pa.Array, np.ndarray]:
         """(the cached value of each key, null where absent or unknown; whether it is known).
         `qh`: the keys' hashes (`hash_array`), when the caller has them."""
         n = len(keys)
-        known = np.zeros(n, dtype=bool)
-        if n == 0 or not self.segments:
-            return pa.nulls(n, pa.binary()), known
+        if n == 0 or not self._count:
+            return pa.nulls(n, pa.binary()), np.zeros(n, dtype=bool)
         if qh is None:
             qh = hash_array(keys)
-        todo = np.arange(n)
-        positions, values = [], []
-        for seg in reversed(self.segments):
-            if not len(todo):
-                break
-            sub = keys if len(todo) == n else keys.take(pa.array(todo, pa.int64()))
-            idx = seg.find(qh[todo], sub)
-            hit = idx >= 0
-            if hit.any():
-                positions.append(todo[hit])
-                values.append(seg.take_values(idx[hit]))
-                todo = todo[~hit]
-        if not positions:
-            return pa.nulls(n, pa.binary()), known
-        pos = np.concatenate(positions)
-        known[pos] = True
-        where = np.full(n, -1, dtype=np.int64)
-        where[pos] = np.arange(len(pos))
-        vals = pa.concat_arrays(values) if len(values) > 1 else values[0]
-        return vals.take(pa.array(where, pa.int64(), mask=where < 0)), known
+        entry, _ = self._probe(qh, _large(keys))
+        known = entry >= 0
+        valid = known.copy()
+        valid[known] = ~self._null.data[entry[known]]
+        idx = pa.array(np.where(valid, entry, 0), pa.int64(), mask=~valid)
+        return self._view(self._vdata, self._voffs).take(idx).cast(pa.binary()), known
 
     def put(self, keys: pa.Array, values: pa.Array, hashes: np.ndarray | None = None) -> None:
         """The latest values of unique `keys` (null: known absent); `hashes`: theirs
         (`hash_array`), when the caller has them."""
         if len(keys) == 0:
             return
-        seg = _Segment.build(keys, values, hashes)
-        self.filter.add(seg.hashes)
-        self.segments.append(seg)
-        while len(self.segments) > MAX_SEGMENTS:
-            sizes = np.array([len(x) for x in self.segments])
-            i = int(np.argmin(sizes[:-1] + sizes[1:]))
-            self.segments[i:i + 2] = [_merge(self.segments[i], self.segments[i + 1])]
+        h = hash_array(keys) if hashes is None else hashes
+        old = np.full(len(keys), -1, dtype=np.int64)
+        slot = self._home(h)
+        bits = key_bits(h)
+        seen = np.flatnonzero(self.filter.may_contain(h, bits)) if self._count else []
+        if len(seen):  # (a key the filter never saw is new: no walk needed to find a free slot)
+            sub = _large(keys) if len(seen) == len(keys) else _large(keys).take(pa.array(seen))
+            old[seen], slot[seen] = self._probe(h[seen], sub)
+        self.filter.add(h, bits)
+        ids = self._append(keys, values, h)
+        found = old >= 0
+        if found.any():  # a newer value: the slot points at it, the old entry is dead
+            self._slots[slot[found]] = ids[found]
+            self._live.data[old[found]] = False
+            self._dead_bytes += int(self._entry_bytes(old[found]).sum())
+        new = np.flatnonzero(~found)
+        self._count += len(new)
+        if self._count > MAX_LOAD * self._cap or not self._place(slot[new], ids[new], h[new]):
+            self._rebuild()
+        if self._dead_bytes > max(COMPACT_MIN_BYTES, self.nbytes - self._dead_bytes):
+            self._keep(np.flatnonzero(self._live.view))
         self._evict()
+
+    def _keep(self, ids: np.ndarray) -> None:
+        """Only the entries `ids` (live, ascending) stay: copied into new arrays."""
+        take = pa.array(ids, pa.int64())
+        keys = self._view(self._kdata, self._koffs).take(take)
+        values = self._view(self._vdata, self._voffs).take(take)
+        self._entries_from([keys], [values], self._null.view[ids], self._hash.view[ids])
 
     def _evict(self) -> None:
         if self.max_bytes is not None:
@@ -294,69 +371,26 @@ class StateCache:
         self.budget.enforce()
 
     def shrink(self, limit: int) -> None:
-        """Past `limit` bytes, back to 3/4 of it: replaced entries first, then the oldest
-        segments (or a share of the oldest one)."""
-        size = self.nbytes
-        if size <= limit:
+        """Past `limit` bytes, back to 3/4 of it: dead entries go first, then the live ones
+        written longest ago (an aggregation's groups of the last epochs stay)."""
+        if self.nbytes <= limit:
             return
-        size = self._repack(size, limit)  # replaced entries go before live ones do
-        if size <= limit:
-            return
-        self.evicted = True  # (before any entry goes: a lookup that misses one then reads the store)
         target = limit * 3 // 4
-        while self.segments and size > target:
-            seg = self.segments[0]
-            if size - seg.nbytes >= target // 2 or len(seg) < 2:
-                size -= seg.nbytes
-                self.segments.pop(0)
-                continue
-            # most of the budget in one segment: drop a share of its entries, enough to get
-            # under the target
-            keep = int(len(seg) * (1 - (size - target) / seg.nbytes))
-            keep = max(0, min(len(seg) - 1, keep))
-            idx = np.arange(len(seg) - keep, len(seg))
-            trimmed = _Segment.packed(seg.hashes[len(seg) - keep:].copy(), seg.take_keys(idx), seg.take_values(idx))
-            size -= seg.nbytes - trimmed.nbytes
-            self.segments[0] = trimmed
-
-    def _repack(self, size: int, limit: int) -> int:
-        """Drop the replaced entries merged segments still hold, from the segments where
-        they are the largest share (a quarter at least: a repack copies the live entries,
-        so it must free a good part of them), until the cache is back at 3/4 of `limit`;
-        the new size."""
-        target = limit * 3 // 4
-        order = sorted(range(len(self.segments)), key=lambda i: -self.segments[i].replaced / self.segments[i].stored)
-        for i in order:
-            seg = self.segments[i]
-            if size <= target or 4 * seg.replaced < seg.stored:
-                break
-            new = seg.repacked()
-            size -= seg.nbytes - new.nbytes
-            self.segments[i] = new
-        return size
+        live = np.flatnonzero(self._live.view)
+        cost = self._entry_bytes(live) + 8 * SLOT_BYTES  # (a table an eighth full at least)
+        newest = np.cumsum(cost[::-1])[::-1]  # the bytes of each entry and all newer ones
+        keep = live[newest + (MIN_SLOTS + 2 * TAIL_SLOTS) * SLOT_BYTES <= target]
+        if len(keep) < len(live):
+            self.evicted = True  # (an unknown key may be in the store now)
+        self._keep(keep)
 
 
-def _merge(older: _Segment, newer: _Segment) -> _Segment:
-    """One segment holding the newest value of every key of both: the parts' lists joined
-    (newer first), the hashes and positions merged by a stable sort (the newer entry
-    first), then an entry whose neighbour before it has the same hash and key is dropped
-    from the hash order (its bytes stay until the parts are repacked, once half of them
-    are such). (Two different keys with one hash may leave an old entry of one of them
-    behind the other; a lookup finds the newer one first, so it is never read.)"""
-    keys, values = newer.keys + older.keys, newer.values + older.values
-    starts = np.concatenate([newer.starts, older.starts[1:] + newer.stored])
-    hashes = np.concatenate([newer.hashes, older.hashes])
-    perm = np.concatenate([newer.perm, older.perm + newer.stored])
-    order = np.argsort(hashes, kind="stable")  # two sorted runs: a merge
-    h, p = hashes[order], perm[order]
-    dup = np.flatnonzero(h[1:] == h[:-1]) + 1
-    if len(dup):
-        same = pc.equal(take_parts(keys, starts, p[dup]),
-                        take_parts(keys, starts, p[dup - 1])).to_numpy(zero_copy_only=False)
-        keep = np.ones(len(h), dtype=bool)
-        keep[dup[same]] = False
-        h, p = h[keep], p[keep]
-    merged = _Segment(h, p, keys, values, starts)
-    if 2 * len(p) < merged.stored:
-        return merged.repacked()  # mostly replaced entries (a cache over its budget repacks first: _repack)
-    return merged.concatenated() if len(keys) > MAX_PARTS else merged
+def _tag(h: np.ndarray) -> np.ndarray:
+    """A hash's high half, kept in its slot: a walk compares the bytes of a key only with
+    entries of its tag (the home slot comes from the low bits)."""
+    return (h >> _U64(32)).astype(np.uint32)
+
+
+def _large(keys: pa.Array) -> pa.Array:
+    """Keys in the type of the cache's own key arrays (for comparisons)."""
+    return keys if keys.type == pa.large_binary() else keys.cast(pa.large_binary())

@@ -1,4 +1,4 @@
-"""StateCache against a dict: lookups after puts, merges and evictions; equal hashes."""
+"""StateCache against a dict: lookups after puts, rewrites and evictions; equal hashes."""
 from __future__ import annotations
 
 import random
@@ -32,7 +32,7 @@ def test_cache_matches_model(seed, collide, monkeypatch):
             else:
                 assert v is None and (cache.evicted or k not in model)
         assert cache.nbytes <= max(cache.max_bytes, 0) or cache.max_bytes >= 1 << 30
-        assert len(cache.segments) <= 12
+        assert len(cache) <= len(model)
     if cache.max_bytes >= 1 << 30:
         assert not cache.evicted
         got, known = cache.get(pa.array(list(model), pa.binary()))
@@ -56,24 +56,40 @@ def test_key_filter_has_no_false_negatives():
 
 
 def test_replaced_entries_are_dropped_before_live_ones_are_evicted():
-    """Merged segments keep the entries newer writes replaced; over its budget the cache
-    drops those first, and evicts nothing while that is enough."""
+    """A newer value leaves the old one's bytes behind; over its budget the cache drops
+    those first, and evicts nothing while that is enough."""
     keys = pa.array([b"k%04d" % i for i in range(400)], pa.binary())
     cache = StateCache(max_bytes=1 << 30)
     model = {}
-    for r in range(11):  # keys rewritten: merges leave replaced entries behind
+    for r in range(11):  # keys rewritten: dead entries
         part = keys if r == 0 else keys.slice(0, 200)
         vals = [b"v%d-%04d" % (r, i) for i in range(len(part))]
         cache.put(part, pa.array(vals, pa.binary()))
         model.update(zip(part.to_pylist(), vals))
-    assert any(s.replaced for s in cache.segments)
-    live = sum(s.repacked().nbytes for s in cache.segments)
-    cache.max_bytes = live + 200
+    fresh = StateCache(max_bytes=1 << 30)
+    fresh.put(keys, pa.array([model[k] for k in keys.to_pylist()], pa.binary()))
+    assert cache.nbytes > 3 * fresh.nbytes
+    cache.max_bytes = 2 * fresh.nbytes
     cache.put(keys.slice(0, 1), pa.array([b"new"], pa.binary()))
     model[keys[0].as_py()] = b"new"
     assert not cache.evicted and cache.nbytes <= cache.max_bytes
     got, known = cache.get(keys)
     assert known.all() and got.to_pylist() == [model[k] for k in keys.to_pylist()]
+
+
+def test_dead_entries_are_dropped_once_they_outweigh_the_live_ones(monkeypatch):
+    """Rewriting the same keys epoch after epoch (an aggregation's hot groups) does not
+    grow the cache without end."""
+    monkeypatch.setattr(state_cache, "COMPACT_MIN_BYTES", 4096)
+    keys = pa.array([b"g%03d" % i for i in range(100)], pa.binary())
+    cache = StateCache(max_bytes=1 << 30)
+    sizes = []
+    for r in range(200):
+        cache.put(keys, pa.array([b"%d" % (r * 1000 + i) for i in range(100)], pa.binary()))
+        sizes.append(cache.nbytes)
+    assert max(sizes) < 4 * sizes[0] + 8192 and not cache.evicted and len(cache) == 100
+    got, known = cache.get(keys)
+    assert known.all() and got.to_pylist() == [b"%d" % (199 * 1000 + i) for i in range(100)]
 
 
 def test_caches_share_one_budget_the_largest_shrinks_first():
