@@ -411,6 +411,7 @@ class HashAggExecutor(Executor):
         nk = len(self.group_keys)
         table = self.minput_tables[i]
         counts = self._minput_deltas(call, data)
+        keys, new_cnt = pa.array([], pa.binary()), np.zeros(0, dtype=np.int64)
         if counts.num_rows:
             key_cols = [counts.column(j).cast(table.schema.field(j).type) for j in range(nk + 1)]
             keys = table.pk_keys(key_cols)  # for the read and the write both
@@ -424,14 +425,19 @@ class HashAggExecutor(Executor):
         if recompute.any():
             # GREATEST/LEAST(old extreme, the epoch's inserted extreme) is still the extreme if
             # that value is still in the input (nothing beyond it can be): only groups whose
-            # candidate was deleted need their materialized input read
+            # candidate was deleted need their materialized input read. Whether it is, the
+            # epoch's own counts say: a candidate they do not hold is the old extreme,
+            # untouched, so still there
             idx = np.flatnonzero(recompute)
             take = pa.array(idx)
             cand = merged.column(f"a{i}_val").take(take)
-            keys = [merged.column(f"_{j}").take(take).cast(table.schema.field(j).type) for j in range(nk)]
-            rows, found = table.get_rows(keys + [cand.cast(table.schema.field(nk).type)])
-            cnt = np.nan_to_num(rows.column(nk + 1).to_numpy(zero_copy_only=False).astype(float))
-            recompute[idx[found & (cnt > 0)]] = False
+            cand_keys = table.pk_keys([merged.column(f"_{j}").take(take).cast(table.schema.field(j).type)
+                                       for j in range(nk)] + [cand.cast(table.schema.field(nk).type)])
+            pos = pc.index_in(cand_keys, value_set=keys)
+            touched = pos.is_valid().to_numpy(zero_copy_only=False)
+            there = ~touched
+            there[touched] = new_cnt[pos.drop_null().to_numpy()] > 0
+            recompute[idx[there & cand.is_valid().to_numpy(zero_copy_only=False)]] = False
         if not recompute.any():
             return merged
         # Recompute the extreme of the touched groups from the materialized input: the rows of
