@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rw_cli.common.chunked_take import take_parts
+from rw_cli.common.chunked_take import part_starts, take_parts
 from rw_cli.common.hash_index import HashIndex, expand_ranges
 from rw_cli.common.vnode import unique_hashes
 from rw_cli.engine import duck
@@ -226,7 +226,7 @@ class _Run:
         self.zone = zone
         self.sorted = is_sorted
         self.segments = segments
-        self.starts = np.cumsum([0] + [s.num_rows for s in segments])
+        self.starts = part_starts(segments)
         self.hashes, self.pos = hashes, pos
         self.alive: np.ndarray | None = None
         self.live = len(pos)
