@@ -18,9 +18,26 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.helper import seq_get
 
 from rw_cli.common.lazy_regex import lazy_regex
-from rw_cli.errors import BindError, NotSupported, SqlSyntaxError
+from rw_cli.errors import BindError, NotSupported, RwError, SqlSyntaxError
 from rw_cli.sql import approx_percentile
 from rw_cli.sql.walk import nodes
+
+
+def require_pure_sqlglot() -> None:
+    """sqlglot's compiled build (the `sqlglotc` package, which `sqlglot[c]` and other tools
+    pull in) refuses Python subclasses of its parser, generator and expressions, and this
+    dialect is made of them: say so when rw starts, not as an internal error at the first
+    statement."""
+    import importlib.machinery
+
+    import sqlglot.parser
+
+    if sqlglot.parser.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        raise RwError("rw needs sqlglot's pure-Python build, but its compiled build (sqlglotc) is "
+                      "installed in this environment", hint="pip uninstall sqlglotc")
+
+
+require_pure_sqlglot()
 
 # sqlglot warns on stderr about what it parses loosely (`FOR UPDATE`, commands); rw reports
 # what it does not support as errors of its own

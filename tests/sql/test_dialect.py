@@ -132,3 +132,18 @@ def test_struct_fields_are_named_once(sql, field):
 
 def test_struct_fields_distinct_by_quoted_case():
     assert parse_statement('create table t (s struct<value int, "Value" varchar>)') is not None
+
+
+def test_sqlglots_compiled_build_is_refused_plainly(monkeypatch):
+    """sqlglotc (sqlglot's mypyc build, which other tools pull in) cannot run this dialect's
+    Python subclasses: rw says so and how to fix it, rather than failing at each statement."""
+    import sqlglot.parser
+
+    from rw_cli.errors import RwError
+    from rw_cli.sql.dialect import require_pure_sqlglot
+
+    require_pure_sqlglot()  # the pure build: nothing to say
+    monkeypatch.setattr(sqlglot.parser, "__file__", "/site-packages/sqlglot/parser.cpython-311-x86_64-linux-gnu.so")
+    with pytest.raises(RwError, match="compiled build") as err:
+        require_pure_sqlglot()
+    assert err.value.hint == "pip uninstall sqlglotc"
