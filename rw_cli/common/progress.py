@@ -19,10 +19,16 @@ that draws a bar on stderr after about a second.
 Every `update` / `advance` is also a cancellation point: after the user pressed Ctrl-C
 during a statement that must not be interrupted at an arbitrary bytecode (DML, DDL, FLUSH),
 the next call raises `QueryCanceled`. Call them only where raising is safe.
+
+Work inside C code that no Python signal handler reaches until it returns (a DuckDB query)
+runs under `interruptible(stop)`: another thread (the shell's Ctrl-C watcher, the server's
+CancelRequest) ends it at once with `interrupt(thread)`.
 """
 from __future__ import annotations
 
+import threading
 import time
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Protocol
 
@@ -71,6 +77,38 @@ def check_cancel() -> None:
     if _cancel_requested:
         clear_cancel()
         raise QueryCanceled()
+
+
+_stoppers: dict[int, Callable[[], None]] = {}  # thread ident -> stops the C work it runs now
+_stoppers_lock = threading.Lock()
+
+
+@contextmanager
+def interruptible(stop: Callable[[], None]):
+    """The calling thread runs C work that `stop` (called from another thread) ends with an
+    error of its own; `stop` must be harmless once that work is over."""
+    ident = threading.get_ident()
+    with _stoppers_lock:
+        outer = _stoppers.get(ident)
+        _stoppers[ident] = stop
+    try:
+        yield
+    finally:
+        with _stoppers_lock:
+            if outer is None:
+                _stoppers.pop(ident, None)
+            else:
+                _stoppers[ident] = outer
+
+
+def interrupt(thread_ident: int | None) -> bool:
+    """Stop the interruptible C work thread `thread_ident` runs now; False when it runs none."""
+    with _stoppers_lock:
+        stop = _stoppers.get(thread_ident) if thread_ident is not None else None
+    if stop is None:
+        return False
+    stop()
+    return True
 
 
 class Progress:

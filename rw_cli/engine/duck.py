@@ -12,10 +12,11 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from rw_cli.common import progress
 from rw_cli.common.lazy_regex import lazy_regex
 from rw_cli.common.types import JSONB_FIELD_METADATA
 from rw_cli.engine import duck_functions, python_udf
-from rw_cli.errors import ExecutionError
+from rw_cli.errors import ExecutionError, QueryCanceled
 
 _counter = itertools.count()
 _local = threading.local()
@@ -87,7 +88,10 @@ def query(sql: str, tables: dict[str, pa.Table] | None = None,
                 kept.pop(name, None)
                 names.append(name)
         try:
-            return _result(con.sql(sql)) if _is_query(sql) else _run(con, sql)
+            with progress.interruptible(con.interrupt):  # Ctrl-C, a CancelRequest
+                return _result(con.sql(sql)) if _is_query(sql) else _run(con, sql)
+        except duckdb.InterruptException:
+            raise QueryCanceled() from None
         except duckdb.Error as e:
             raise ExecutionError(_clean_message(e)) from None
     except ExecutionError:
@@ -185,6 +189,8 @@ def _run(con, sql: str) -> pa.Table:
     result = con.execute(sql)
     try:
         result.fetchall()  # a statement that returns rows must not leave them unread
+    except duckdb.InterruptException:
+        raise
     except duckdb.Error:
         pass  # it returned none
     return pa.table({})

@@ -54,6 +54,7 @@ class ClientState:
     state: str = "idle"  # idle | active
     started: float = field(default_factory=time.time)
     query_start: float | None = None
+    query_thread: int | None = None  # the thread running its plain query now (CancelRequest stops it)
 
 
 class Server:
@@ -158,14 +159,17 @@ class Server:
             state.in_transaction = False
 
     def cancel(self, pid: int, secret: int) -> None:
-        """A CancelRequest: the statement of that backend stops at its next cancellation point
-        (backfill, DML, long work that reports progress); a wrong key is ignored, as in
-        PostgreSQL."""
+        """A CancelRequest: a plain query of that backend stops at once (its DuckDB query is
+        interrupted), another statement at its next cancellation point (backfill, DML, long
+        work that reports progress); a wrong key is ignored, as in PostgreSQL."""
         from rw_cli.common import progress
 
         with self._clients_lock:
             state = self.clients.get(pid)
-        if state is not None and state.secret == secret and self._running_pid == pid:
+            if state is None or state.secret != secret:
+                return
+            progress.interrupt(state.query_thread)  # under the lock: only while that query runs
+        if self._running_pid == pid:
             progress.request_cancel()
 
     # -- statements -------------------------------------------------------------------------------
@@ -174,9 +178,16 @@ class Server:
         else with its settings and transaction block on the writer, under its mutex."""
         from rw_cli.server.readers import is_plain_query
 
-        if self.readers is not None and is_plain_query(sql):
-            return self._read(state, sql)
-        return self.run_as(state, sql, lambda session: session.execute(sql))
+        if not is_plain_query(sql):
+            return self.run_as(state, sql, lambda session: session.execute(sql))
+        state.query_thread = threading.get_ident()
+        try:
+            if self.readers is not None:
+                return self._read(state, sql)
+            return self.run_as(state, sql, lambda session: session.execute(sql))
+        finally:
+            with self._clients_lock:
+                state.query_thread = None
 
     def _read(self, state: ClientState, sql: str) -> Result:
         state.query, state.state, state.query_start = sql, "active", time.time()

@@ -3,7 +3,9 @@ shell. Results go to stdout (or the `\\o` file) in the configured format, throug
 when they are taller than the terminal; errors go to stderr in psql's layout with a "did you
 mean" hint; `\\timing` adds `Time: ... ms`; Ctrl-C cancels the running statement.
 
-Ctrl-C: a read-only statement (SELECT, SHOW, ...) is interrupted at once. A statement that
+Ctrl-C: a read-only statement (SELECT, SHOW, ...) is interrupted at once, its DuckDB query
+too (Python runs a signal handler only once C code returns, so a thread woken by the signal
+stops the query: `_Watcher`). A statement that
 changes data is asked to stop at its next safe point (every `Progress.update` in the engine
 is one); a second Ctrl-C stops it at once, and then the shell exits without committing, so
 the data directory keeps its last committed state.
@@ -257,13 +259,46 @@ def _progress_listener(err: TextIO):
     return listener_for(err)
 
 
-def _set_sigint(handler):
+class _Watcher:
+    """Reads the bytes the C-level signal handler writes (`signal.set_wakeup_fd`) while the
+    main thread may be inside a DuckDB query; on SIGINT during a read-only statement it stops
+    that query (`progress.interrupt`). A statement that changes data is left to its safe
+    points."""
+
+    def __init__(self):
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.write_fd, False)
+        self.current: _Interrupts | None = None
+        threading.Thread(target=self._loop, name="rw-sigint", daemon=True).start()
+
+    def _loop(self) -> None:
+        main = threading.main_thread().ident
+        while True:
+            signals = os.read(self.read_fd, 64)
+            current = self.current
+            if signal.SIGINT in signals and current is not None and current.read_only:
+                progress_hook.interrupt(main)
+
+
+_watcher: _Watcher | None = None
+
+
+def _set_sigint(handler: _Interrupts):
+    """Install `handler` for SIGINT (and the watcher's wakeup); the previous state, to restore."""
+    global _watcher
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGINT, handler)
+    if _watcher is None:
+        _watcher = _Watcher()
+    _watcher.current = handler
+    wakeup = signal.set_wakeup_fd(_watcher.write_fd, warn_on_full_buffer=False)
+    return signal.signal(signal.SIGINT, handler), wakeup
 
 
 def _restore_sigint(previous) -> None:
     if previous is not None:
-        signal.signal(signal.SIGINT, previous)
+        handler, wakeup = previous
+        signal.signal(signal.SIGINT, handler)
+        signal.set_wakeup_fd(wakeup)
+        _watcher.current = None
 

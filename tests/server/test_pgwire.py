@@ -359,6 +359,23 @@ def test_cancel_request_stops_a_backfill(setup):
         assert c.execute("select 1").fetchone() == (1,)
 
 
+def test_cancel_request_stops_a_long_select(setup):
+    """A SELECT runs inside DuckDB, where no cancellation point is: a CancelRequest
+    interrupts the query itself, which fails with 57014 at once; the connection goes on."""
+    with connect(setup) as c:
+        c.execute("create table quad (v int)")
+        c.execute("insert into quad select (random() * 1000)::int from generate_series(1, 2000)")
+        c.execute("flush")
+        timer = threading.Timer(1.0, c.cancel)
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.QueryCanceled):  # runs for minutes uncancelled
+            c.execute("select count(*) from quad a, quad b, quad c, quad d where a.v + b.v * c.v - d.v = -1")
+        timer.join()
+        assert time.monotonic() - started < 20
+        assert c.execute("select count(*) from quad").fetchone() == (2000,)
+
+
 def test_a_client_that_stops_reading_blocks_no_one(setup):
     """One client asks for a large result and never reads it (and another sends half a
     message): both only stall their own threads; the others' statements go on."""

@@ -105,7 +105,7 @@ def test_describe_expanded_timing(rw):
 
 
 def test_ctrl_c_cancels_a_long_statement_and_keeps_the_shell(rw, tmp_path):
-    _fill(tmp_path, 2000, "big")
+    _fill_random(tmp_path, 2000, "big")
     t = rw()
     # a statement that runs for minutes whatever the machine (no shortcut for the filter)
     t.type("select count(*) from big a, big b, big c, big d where a.v + b.v * c.v - d.v = -1;\r")
@@ -119,6 +119,27 @@ def test_ctrl_c_cancels_a_long_statement_and_keeps_the_shell(rw, tmp_path):
     t.wait_for("rw=>")
     t.type("select 42 as still_here;\r")
     t.wait_for(" 42")
+
+
+def test_sigint_stops_a_one_shot_query_inside_duckdb(tmp_path):
+    """SIGINT while `rw -c` waits on DuckDB: Python runs no handler until that C code returns,
+    so without the wakeup thread the query below ran on for minutes."""
+    import signal
+
+    _fill_random(tmp_path, 2000, "big")
+    proc = subprocess.Popen([RW, "--no-config", "--data-dir", str(tmp_path / "data"), "-c",
+                             "select count(*) from big a, big b, big c, big d where a.v + b.v * c.v - d.v = -1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+    time.sleep(3)  # started, and inside the query
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1
+    assert "ERROR:  canceling statement due to user request" in err
+    assert "(1 row)" not in out
 
 
 def test_ctrl_d_exits_and_history_is_private(rw, tmp_path):
@@ -209,6 +230,16 @@ def _fill(tmp_path, n, name="nums"):
     values = ",".join(f"({i})" for i in range(n))
     with Session(str(tmp_path / "data")) as s:
         s.execute(f"create table {name} (v int); insert into {name} values {values}; flush;")
+
+
+def _fill_random(tmp_path, n, name):
+    """A table of `n` random values below 1000: over them the 4-way join of the Ctrl-C tests
+    runs in DuckDB for minutes without once checking for a signal (over 0..n-1 it does)."""
+    from rw_cli.session import Session
+
+    with Session(str(tmp_path / "data")) as s:
+        s.execute(f"create table {name} (v int); insert into {name} select (random() * 1000)::int "
+                  f"from generate_series(1, {n}); flush;")
 
 
 def test_pager_for_tall_results_only(rw, tmp_path):
