@@ -38,6 +38,9 @@ from rw_cli.result import Result
 DEFAULT_PORT = 4566
 
 
+STOP_WAIT_S = 10.0  # how long stop() waits for the queries it interrupted to end
+
+
 @dataclass
 class ClientState:
     """What PostgreSQL keeps per connection, swapped onto the shared session per statement."""
@@ -135,9 +138,23 @@ class Server:
             threading.Thread(target=conn.run, name=f"pg-{addr[1]}", daemon=True).start()
 
     def stop(self) -> None:
+        """Stop listening; the queries running now end at once (interrupted), so the
+        readers' and the writer's sessions can close."""
+        from rw_cli.common import progress
+
         self._stop.set()
         if self._listener is not None:
             self._listener.close()
+        # wait for them: a thread still inside DuckDB when the interpreter exits aborts it
+        deadline = time.monotonic() + STOP_WAIT_S
+        while True:
+            with self._clients_lock:
+                running = [s.query_thread for s in self.clients.values() if s.query_thread is not None]
+                for thread in running:
+                    progress.interrupt(thread)
+            if not running or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
         if self.readers is not None:
             self.readers.close()
 

@@ -462,3 +462,51 @@ def test_binary_copy_and_binary_array_parameters(setup):
         with pytest.raises(psycopg.Error):
             with c.cursor() as cur, cur.copy("COPY bcopy TO STDOUT (FORMAT BINARY)") as cp:
                 list(cp.rows())
+
+
+def test_sigterm_during_a_long_select_stops_the_server_at_once(tmp_path):
+    """`rw serve` stopping (SIGTERM, Ctrl-C) interrupts the queries running in DuckDB and waits
+    for them: it ran on until they ended (minutes), and a thread left inside DuckDB as the
+    interpreter exits aborts the process."""
+    import os
+    import sys
+
+    from servers import die_with_parent, free_ports
+
+    port = free_ports(1)[0]
+    log = open(tmp_path / "serve.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "rw_cli.cli", "--data-dir", str(tmp_path / "data"), "serve",
+                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                c = connect(port)
+                break
+            except psycopg.OperationalError:
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+                time.sleep(0.2)
+        c.execute("create table quad (v int)")
+        c.execute("insert into quad select (random() * 1000)::int from generate_series(1, 2000)")
+        c.execute("flush")
+        errors = []
+
+        def run():
+            try:
+                c.execute("select count(*) from quad a, quad b, quad c, quad d where a.v + b.v * c.v - d.v = -1")
+            except psycopg.Error as e:
+                errors.append(e)
+
+        query = threading.Thread(target=run)
+        query.start()
+        time.sleep(1.5)
+        proc.terminate()
+        assert proc.wait(timeout=20) == 0, (tmp_path / "serve.log").read_text()
+        query.join(timeout=10)
+        assert errors and isinstance(errors[0], psycopg.errors.QueryCanceled)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
