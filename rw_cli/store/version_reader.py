@@ -342,12 +342,46 @@ def _sst_ranges(rd: SstReader, starts: list[bytes], ends: list[bytes | None], bo
         if not len(blocks):
             return Run.empty(), None
         blks = rd.blocks_at(blocks.tolist(), fill=rd.should_fill(len(blocks)))
-        parts = [_restrict_sorted(blk, m.form, b[0][a:z], b[1][a:z], b[2][a:z])
-                 for blk, a, z in zip(blks, r0.tolist(), r1.tolist())]
+        parts = _restrict_blocks(blks, m.form, b, r0, r1)
     run = Run.concat(parts)
     if len(run):
         run.unique = m.distinct_keys == m.key_count
     return run, (None if edge is None or complete.all() else complete)
+
+
+def _restrict_blocks(blks: list[Run], form: KeyForm, b: tuple, r0: np.ndarray, r1: np.ndarray) -> list[Run]:
+    """Each block cut to the ranges r0[j]..r1[j]-1 that touch it (bounds `b`), searched for
+    all blocks at once: the blocks follow one another in key order, so a bound's position
+    among all their keys, clipped to a block, is its position in that block. A block gives
+    a view of itself where its entries in the ranges are one stretch, else a gather."""
+    sks = [blk.skeys(form) for blk in blks]
+    ends = np.cumsum([len(sk) for sk in sks]).astype(np.int64)
+    begins = ends - np.array([len(sk) for sk in sks], dtype=np.int64)
+    every = np.concatenate(sks) if len(sks) > 1 else sks[0]
+    count = r1 - r0  # ranges per block
+    block = np.repeat(np.arange(len(blks)), count)
+    rng = np.arange(len(block)) - np.repeat(np.cumsum(count) - count, count) + np.repeat(r0, count)
+    s, e, open_end = b
+    lo = np.clip(np.searchsorted(every, s[rng], "left"), begins[block], ends[block])
+    hi = np.where(open_end[rng], ends[block], np.clip(np.searchsorted(every, e[rng], "left"), begins[block],
+                                                      ends[block]))
+    hi = np.maximum(lo, hi)
+    ne = np.flatnonzero(hi > lo)  # the pairs (block, range) with entries, by block then range
+    if not len(ne):
+        return []
+    nb = block[ne]
+    new = np.concatenate([[True], nb[1:] != nb[:-1]])
+    firsts, lasts = ne[new], ne[np.concatenate([new[1:], [True]])]
+    taken = np.add.reduceat(hi[ne] - lo[ne], np.flatnonzero(new))
+    parts = []
+    for j, f, l, t in zip(nb[new].tolist(), firsts.tolist(), lasts.tolist(), taken.tolist()):
+        blk, base = blks[j], int(begins[j])
+        a, z = int(lo[f]) - base, int(hi[l]) - base
+        if z - a == t:  # one stretch
+            parts.append(blk if t == len(blk) else blk.slice(a, z))
+        else:
+            parts.append(_take_spans(blk, lo[f:l + 1] - base, hi[f:l + 1] - base))
+    return parts
 
 
 def _edge_blocks(lo, hi, edge: bool | None):
@@ -424,6 +458,10 @@ def _take_spans(run: Run, lo: np.ndarray, hi: np.ndarray) -> Run:
         return run
     if total == 0:
         return run.slice(0, 0)
+    some = np.flatnonzero(sizes)
+    first, last = int(lo[some[0]]), int(hi[some[-1]])
+    if last - first == total:  # one stretch of entries (the spans meet): a view, no copy
+        return run.slice(first, last)
     # the positions lo[i]..hi[i]-1 of every range, without a loop over them
     idx = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(sizes) - sizes), sizes)
     return run.take(idx)
