@@ -22,7 +22,11 @@ the next call raises `QueryCanceled`. Call them only where raising is safe.
 
 Work inside C code that no Python signal handler reaches until it returns (a DuckDB query)
 runs under `interruptible(stop)`: another thread (the shell's Ctrl-C watcher, the server's
-CancelRequest) ends it at once with `interrupt(thread)`.
+CancelRequest) ends it at once with `interrupt(thread)`. A thread whose statement may stop
+anywhere (a read-only one) can also be told so with `request_interrupt`: its next
+interruptible work or progress update raises `QueryCanceled` — the KeyboardInterrupt of a
+Ctrl-C can be lost, swallowed by C code that was importing a module when it came (pyarrow
+imports pandas lazily and takes any error for its absence).
 """
 from __future__ import annotations
 
@@ -77,6 +81,21 @@ def check_cancel() -> None:
     if _cancel_requested:
         clear_cancel()
         raise QueryCanceled()
+    if _interrupted and threading.get_ident() in _interrupted:
+        raise QueryCanceled()
+
+
+_interrupted: set[int] = set()  # threads whose statement stops at its next interruptible work
+
+
+def request_interrupt(thread_ident: int) -> None:
+    """The statement thread `thread_ident` runs stops at its next interruptible work or
+    progress update (until `clear_interrupt`)."""
+    _interrupted.add(thread_ident)
+
+
+def clear_interrupt(thread_ident: int) -> None:
+    _interrupted.discard(thread_ident)
 
 
 _stoppers: dict[int, Callable[[], None]] = {}  # thread ident -> stops the C work it runs now
@@ -88,6 +107,8 @@ def interruptible(stop: Callable[[], None]):
     """The calling thread runs C work that `stop` (called from another thread) ends with an
     error of its own; `stop` must be harmless once that work is over."""
     ident = threading.get_ident()
+    if ident in _interrupted:
+        raise QueryCanceled()
     with _stoppers_lock:
         outer = _stoppers.get(ident)
         _stoppers[ident] = stop

@@ -36,8 +36,6 @@ from rw_cli.common.types import BIGINT, VARCHAR
 from rw_cli.result import Result
 
 DEFAULT_PORT = 4566
-
-
 STOP_WAIT_S = 10.0  # how long stop() waits for the queries it interrupted to end
 
 
@@ -185,7 +183,9 @@ class Server:
             state = self.clients.get(pid)
             if state is None or state.secret != secret:
                 return
-            progress.interrupt(state.query_thread)  # under the lock: only while that query runs
+            if state.query_thread is not None:  # under the lock: only while that query runs
+                progress.request_interrupt(state.query_thread)  # (not yet in DuckDB: when it gets there)
+                progress.interrupt(state.query_thread)
         if self._running_pid == pid:
             progress.request_cancel()
 
@@ -193,6 +193,7 @@ class Server:
     def execute(self, state: ClientState, sql: str) -> Result:
         """Run one statement as `state`'s: a plain query on a reader (readers.py), anything
         else with its settings and transaction block on the writer, under its mutex."""
+        from rw_cli.common import progress
         from rw_cli.server.readers import is_plain_query
 
         if not is_plain_query(sql):
@@ -205,6 +206,7 @@ class Server:
         finally:
             with self._clients_lock:
                 state.query_thread = None
+                progress.clear_interrupt(threading.get_ident())
 
     def _read(self, state: ClientState, sql: str) -> Result:
         state.query, state.state, state.query_start = sql, "active", time.time()

@@ -5,10 +5,10 @@ mean" hint; `\\timing` adds `Time: ... ms`; Ctrl-C cancels the running statement
 
 Ctrl-C: a read-only statement (SELECT, SHOW, ...) is interrupted at once, its DuckDB query
 too (Python runs a signal handler only once C code returns, so a thread woken by the signal
-stops the query: `_Watcher`). A statement that
-changes data is asked to stop at its next safe point (every `Progress.update` in the engine
-is one); a second Ctrl-C stops it at once, and then the shell exits without committing, so
-the data directory keeps its last committed state.
+stops the query: `_Watcher`). A statement that changes data is asked to stop at its next
+safe point (every `Progress.update` in the engine is one); a second Ctrl-C stops it at
+once, and then the shell exits without committing, so the data directory keeps its last
+committed state.
 """
 from __future__ import annotations
 
@@ -64,6 +64,8 @@ class _Interrupts:
             progress_hook.clear_cancel()
             if not self.read_only:
                 self.forced = True
+            else:  # should the exception be lost, the statement's next DuckDB query stops
+                progress_hook.request_interrupt(threading.get_ident())
             raise KeyboardInterrupt
         progress_hook.request_cancel()
         self.err.write("Cancel request sent\n")
@@ -183,6 +185,7 @@ class StatementRunner:
                 interrupts.read_only = index >= len(statements) or is_read_only(statements[index][0])
                 interrupts.fired = False
                 progress_hook.clear_cancel()
+                progress_hook.clear_interrupt(threading.get_ident())
                 started = time.perf_counter()
                 # the statement's own line (elapsed time) until the engine reports finer progress
                 running = _statement_progress(statements[index][0]) if listener and index < len(statements) \
@@ -222,6 +225,7 @@ class StatementRunner:
             return False
         finally:
             progress_hook.clear_cancel()
+            progress_hook.clear_interrupt(threading.get_ident())
             _restore_sigint(previous)
             progress_hook.uninstall(token)
 
@@ -290,15 +294,15 @@ def _set_sigint(handler: _Interrupts):
         return None
     if _watcher is None:
         _watcher = _Watcher()
-    _watcher.current = handler
+    outer, _watcher.current = _watcher.current, handler  # (a run within a run gets it back)
     wakeup = signal.set_wakeup_fd(_watcher.write_fd, warn_on_full_buffer=False)
-    return signal.signal(signal.SIGINT, handler), wakeup
+    return signal.signal(signal.SIGINT, handler), wakeup, outer
 
 
 def _restore_sigint(previous) -> None:
     if previous is not None:
-        handler, wakeup = previous
+        handler, wakeup, outer = previous
         signal.signal(signal.SIGINT, handler)
         signal.set_wakeup_fd(wakeup)
-        _watcher.current = None
+        _watcher.current = outer
 

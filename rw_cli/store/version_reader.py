@@ -374,13 +374,13 @@ def _restrict_blocks(blks: list[Run], form: KeyForm, b: tuple, r0: np.ndarray, r
     firsts, lasts = ne[new], ne[np.concatenate([new[1:], [True]])]
     taken = np.add.reduceat(hi[ne] - lo[ne], np.flatnonzero(new))
     parts = []
-    for j, f, l, t in zip(nb[new].tolist(), firsts.tolist(), lasts.tolist(), taken.tolist()):
+    for j, first, last, t in zip(nb[new].tolist(), firsts.tolist(), lasts.tolist(), taken.tolist()):
         blk, base = blks[j], int(begins[j])
-        a, z = int(lo[f]) - base, int(hi[l]) - base
+        a, z = int(lo[first]) - base, int(hi[last]) - base
         if z - a == t:  # one stretch
             parts.append(blk if t == len(blk) else blk.slice(a, z))
         else:
-            parts.append(_take_spans(blk, lo[f:l + 1] - base, hi[f:l + 1] - base))
+            parts.append(_take_spans(blk, lo[first:last + 1] - base, hi[first:last + 1] - base))
     return parts
 
 
