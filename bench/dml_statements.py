@@ -8,7 +8,9 @@ statement path and the MV's upkeep cost beside an engine that only stores the ro
     python bench/dml_statements.py [--rows 2000] [--values-rows 100000] [--json FILE]
 
 Each phase is timed in wall seconds: single-row INSERTs, UPDATEs and DELETEs by primary key
-(FLUSH at the end, in the time), then one `INSERT ... VALUES` of `--values-rows` rows + FLUSH.
+(FLUSH at the end, in the time), then one `INSERT ... VALUES` of `--values-rows` rows + FLUSH,
+then UPDATEs and DELETEs of primary-key ranges of 10 rows (`bid_id >= a AND bid_id < b`,
+`BETWEEN`, one `bid_id > c`) over those rows + FLUSH.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 TABLE = "CREATE TABLE bid (bid_id BIGINT PRIMARY KEY, auction BIGINT, price BIGINT, channel VARCHAR)"
+RANGE_ROWS = 10  # rows each statement of the range phase changes
 MV = "CREATE MATERIALIZED VIEW mv AS SELECT auction, count(*) AS n, max(price) AS mx, sum(price) AS s " \
      "FROM bid GROUP BY auction"
 
@@ -38,6 +41,14 @@ def phases(rows: int, values_rows: int) -> dict[str, list[str]]:
         "update": [f"UPDATE bid SET price = price + 1 WHERE bid_id = {i}" for i in range(0, rows, 2)],
         "delete": [f"DELETE FROM bid WHERE bid_id = {i}" for i in range(1, rows, 2)],
         "values": ["INSERT INTO bid VALUES " + ", ".join(row(base + i) for i in range(values_rows))],
+        # key ranges of RANGE_ROWS rows each over the rows just loaded: short integer ranges are
+        # lists of keys, open-ended ones key ranges of every vnode
+        "range": [q for j in range(min(200, values_rows // (2 * RANGE_ROWS)))
+                  for q in (f"UPDATE bid SET price = price + 1 WHERE bid_id >= {base + 2 * RANGE_ROWS * j} "
+                            f"AND bid_id < {base + 2 * RANGE_ROWS * j + RANGE_ROWS}",
+                            f"DELETE FROM bid WHERE bid_id BETWEEN {base + (2 * j + 1) * RANGE_ROWS} "
+                            f"AND {base + (2 * j + 2) * RANGE_ROWS - 1}")]
+        + [f"DELETE FROM bid WHERE bid_id > {base + values_rows - 1 - RANGE_ROWS}"],
     }
 
 
@@ -96,7 +107,7 @@ def main() -> None:
     print("-" * len(head))
     summary = {}
     for name, stmts in work.items():
-        n = args.values_rows if name == "values" else len(stmts)
+        n = {"values": args.values_rows, "range": RANGE_ROWS * len(stmts)}.get(name, len(stmts))
         summary[name] = {"rows": n, "rw_seconds": rw[name], "duckdb_seconds": dk[name],
                          "rw_over_duckdb": dk[name] / rw[name]}
         print(f"{name:<8} {n / rw[name]:>12,.0f} {n / dk[name]:>14,.0f} {dk[name] / rw[name]:>10.2f} "

@@ -29,6 +29,10 @@ SCENARIOS = {
     "pk_in_own_table": ["DELETE FROM t WHERE k IN (SELECT k FROM t WHERE v >= 60)"],
     "other_predicate": ["DELETE FROM t WHERE v BETWEEN 20 AND 40", "UPDATE t SET g = g + 1 WHERE k + 0 = 7",
                         "DELETE FROM t WHERE k = 1 OR k = 2"],
+    "pk_range": ["DELETE FROM t WHERE k < 3", "UPDATE t SET v = v + 1 WHERE k BETWEEN 4 AND 6",
+                 "DELETE FROM t WHERE 7 <= k AND v > 70", "UPDATE t SET g = 5 WHERE k > 5 AND k <= 5",
+                 "INSERT INTO t VALUES (30, 1, 1), (-4, 2, 2)", "UPDATE t SET v = 3 WHERE k >= 6 AND k < 100000000000",
+                 "DELETE FROM t WHERE k > -10 AND k > 4 AND k <= 29"],
     "pk_changed": ["UPDATE t SET k = k + 100 WHERE k IN (1, 2)", "DELETE FROM t WHERE k = 101"],
     "same_epoch_writes": ["INSERT INTO t VALUES (20, 1, 5), (21, 1, 6)", "DELETE FROM t WHERE k IN (20, 1)",
                           "UPDATE t SET v = 7 WHERE k = 21", "INSERT INTO t VALUES (20, 2, 8)",
@@ -91,7 +95,11 @@ def test_dml_by_pk_reads_no_snapshot(pair, monkeypatch):
     assert s.execute("DELETE FROM t WHERE k IN (SELECT x FROM d)").status == "DELETE 1"
     assert scans.count("t") == (0 if kind == "pk" else 3)
     scans.clear()
-    assert s.execute("DELETE FROM t WHERE v = 50").status == "DELETE 1"  # not the pk: a scan
+    assert s.execute("DELETE FROM t WHERE k < 6 AND v > 0").status == "DELETE 1"  # a key range
+    assert s.execute("UPDATE t SET v = 1 WHERE k BETWEEN 6 AND 7").status == "UPDATE 2"
+    assert scans.count("t") == (0 if kind == "pk" else 2)
+    scans.clear()
+    assert s.execute("DELETE FROM t WHERE v = 60").status == "DELETE 0"  # not the pk: a scan
     assert scans == ["t"]
 
 
@@ -112,6 +120,14 @@ def test_composite_and_text_pk(tmp_path):
     s.execute("FLUSH")
     assert s.execute("SELECT * FROM c").fetchall() == [(2, "x", 10)]
     assert s.execute("SELECT * FROM mc").fetchall() == [(2, 10)]
+    # the pk's first column bound, the second in a range (text compares by its bytes)
+    s.execute("INSERT INTO c VALUES (3, 'a', 1), (3, 'ab', 2), (3, 'b', 3), (3, 'é', 4), (4, 'a', 5)")
+    assert s.execute("UPDATE c SET v = v * 10 WHERE a = 3 AND b > 'a' AND b < 'z'").status == "UPDATE 2"
+    assert s.execute("DELETE FROM c WHERE a IN (3, 4) AND b >= 'b'").status == "DELETE 2"
+    assert s.execute("DELETE FROM c WHERE a = 2").status == "DELETE 1"
+    s.execute("FLUSH")
+    assert s.execute("SELECT * FROM c ORDER BY a, b").fetchall() == [(3, "a", 1), (3, "ab", 20), (4, "a", 5)]
+    assert s.execute("SELECT * FROM mc ORDER BY a").fetchall() == [(3, 21), (4, 5)]
     s.close()
 
 

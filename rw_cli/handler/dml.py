@@ -607,9 +607,11 @@ def _run_on_rows(session, rel: RelationCatalog, q: exp.Select, rows: pa.Table) -
 def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table, bool] | None:
     """When `q`'s WHERE binds every pk column of `rel` (`pk = c`, `pk IN (c, ...)`, `pk IN
     (SELECT ...)`): the rows of those pks (in pk order) and whether the pk constraints are
-    the whole WHERE. None when it does not, or when there are so many keys that one scan of
-    the table is cheaper."""
-    from rw_cli.handler.point_lookup import MAX_KEYS, fetch, lookup_plan
+    the whole WHERE. When it bounds a key range (`pk < c`, `pk BETWEEN a AND b`, the first
+    columns of a pk): the rows in that range, a superset the WHERE still filters. None when
+    it does neither, or when there are so many keys that one scan of the table is cheaper."""
+    from rw_cli.handler.point_lookup import MAX_KEYS, fetch, fetch_range, lookup_plan, range_plan
+    from rw_cli.handler.query import pk_order
 
     live = session.runtime.live_table(rel.id)
     if live is None or q.args.get("where") is None:
@@ -635,11 +637,13 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
 
     plan = lookup_plan(q, session.catalog, subquery, max_keys=1 << 62)
     if plan is None or plan[0].id != rel.id:
-        return None
+        key_range = range_plan(q, session.catalog)  # `pk < c`, `pk BETWEEN`, a pk's first columns
+        if key_range is None or key_range.rel.id != rel.id:
+            return None
+        return pk_order(fetch_range(session, key_range, live), rel), key_range.exact
     _, lists, used = plan
     if not few(int(np.prod([len(v) for v in lists]))):
         return None
-    from rw_cli.handler.query import pk_order
 
     where = q.args["where"].this
     conjuncts = list(where.flatten()) if isinstance(where, exp.And) else [where]

@@ -11,6 +11,7 @@ changes, not the table.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -41,11 +42,10 @@ class _CommittedReads:
         return self.store.multi_get(keys, self.epoch)
 
 
-def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
-                max_keys: int = MAX_KEYS) -> tuple[RelationCatalog, list[pa.Array], int] | None:
-    """(relation, one array of constants per pk column, number of pk constraints) when `tree`
-    is a pk lookup of at most `max_keys` keys. With `subquery`, `pk IN (SELECT ...)` binds
-    the pk too (its values computed by `subquery`)."""
+def _single_table(tree: exp.Expression, catalog, subquery: Subquery | None
+                  ) -> tuple[RelationCatalog, str, dict[str, int], list[exp.Expression]] | None:
+    """(the relation, its alias, its visible columns' indexes by name, the WHERE's
+    conjuncts) when `tree` is a SELECT from one table or MV with a pk and a WHERE."""
     if not isinstance(tree, exp.Select) or any(c.name == RW_TIMESTAMP for c in tree.find_all(exp.Column)):
         return None  # a lookup returns no write times
     from_ = tree.args.get("from_") or tree.args.get("from")
@@ -66,16 +66,29 @@ def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
         return None
     if subquery is None and len(nodes(tree, exp.Table)) != 1:
         return None
-    alias = src.alias_or_name
     names = {c.name: i for i, c in enumerate(rel.columns) if not c.hidden}
-    pk = set(rel.pk)
     cond = where.this
-    conjuncts = list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
+    return rel, src.alias_or_name, names, list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
+
+
+def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
+                max_keys: int = MAX_KEYS) -> tuple[RelationCatalog, list[pa.Array], int] | None:
+    """(relation, one array of constants per pk column, number of pk constraints) when `tree`
+    is a pk lookup of at most `max_keys` keys. With `subquery`, `pk IN (SELECT ...)` binds
+    the pk too (its values computed by `subquery`)."""
+    got = _single_table(tree, catalog, subquery)
+    if got is None:
+        return None
+    rel, alias, names, conjuncts = got
+    pk = set(rel.pk)
     found = [(c, _target(c, alias, names)) for c in conjuncts]
-    if not pk <= {i for _, i in found}:
+    spans = _integer_spans(rel, alias, names, conjuncts)
+    if not pk <= {i for _, i in found} | set(spans):
         return None  # checked first: a subquery runs only when every pk column is bound
     values: dict[int, pa.Array] = {}
     used = 0
+    for idx, (vals, bounding) in spans.items():
+        values[idx], used = vals, used + bounding
     for c, idx in found:
         if idx is None or idx not in pk:
             continue
@@ -93,6 +106,151 @@ def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
     if n > max_keys:
         return None
     return rel, lists, used
+
+
+def _integer_spans(rel: RelationCatalog, alias: str, names: dict[str, int],
+                   conjuncts: list[exp.Expression]) -> dict[int, tuple[pa.Array, int]]:
+    """Per integer pk column that the conjuncts bound on both sides to at most MAX_KEYS
+    values (`id BETWEEN 5 AND 9`, `id >= 5 AND id < 10`): those values, and how many
+    conjuncts bound it. A short range is a list of keys: looked up, not scanned."""
+    per: dict[int, list[tuple[str, object, bool]]] = {}
+    count: dict[int, int] = {}
+    for c in conjuncts:
+        bounds = _bounds(c, alias, names, rel)
+        for idx in {b[0] for b in bounds}:
+            count[idx] = count.get(idx, 0) + 1
+        for idx, side, v, inclusive in bounds:
+            per.setdefault(idx, []).append((side, v, inclusive))
+    out = {}
+    for idx, bounds in per.items():
+        t = rel.columns[idx].type
+        if not t.is_integer or not all(_fits([v], t.arrow()) for _, v, _ in bounds):
+            continue
+        lows = [v if inclusive else v + 1 for side, v, inclusive in bounds if side == "lower"]
+        highs = [v if inclusive else v - 1 for side, v, inclusive in bounds if side == "upper"]
+        if lows and highs and max(highs) - max(lows) < MAX_KEYS:
+            out[idx] = (_array(list(range(max(lows), min(highs) + 1)), t.arrow()), count[idx])
+    return out
+
+
+def _fits(values: list, t: pa.DataType) -> bool:
+    try:
+        _array(values, t)
+    except (pa.ArrowInvalid, OverflowError, ValueError):
+        return False
+    return True
+
+
+@dataclass
+class PkRange:
+    """A WHERE's key range: the first pk columns bound to constants (`prefix`, one array per
+    column), the next one between `lower` and `upper` (None, or (a one-value array,
+    inclusive)); `exact` when the WHERE says no more than that."""
+    rel: RelationCatalog
+    prefix: list[pa.Array]
+    lower: tuple[pa.Array, bool] | None
+    upper: tuple[pa.Array, bool] | None
+    exact: bool
+
+
+def range_plan(tree: exp.Expression, catalog) -> PkRange | None:
+    """The key range of `tree`'s pk constraints when they narrow the relation to one but are
+    no point lookup: `id < 100`, `id BETWEEN 5 AND 9`, `a = 1` for a pk (a, b), `a IN (1, 2)
+    AND b > 7`. The rows in it are a superset of the answer (the query still applies the
+    other conjuncts); None when the constraints give no range."""
+    got = _single_table(tree, catalog, None)
+    if got is None:
+        return None
+    rel, alias, names, conjuncts = got
+    values: dict[int, pa.Array] = {}
+    bounds: dict[int, list[tuple[str, object, bool]]] = {}
+    kept: list[tuple[str, set[int]]] = []  # per conjunct: what it is, the pk columns it binds
+    for c in conjuncts:
+        idx = _target(c, alias, names)
+        vals = _values(c, rel.columns[idx].type, None) if idx is not None and idx in rel.pk else None
+        if vals is not None:
+            values[idx] = vals.filter(pc.is_in(vals, value_set=values[idx])) if idx in values else vals
+            kept.append(("eq", {idx}))
+            continue
+        found = _bounds(c, alias, names, rel)
+        for idx, side, v, inclusive in found:
+            bounds.setdefault(idx, []).append((side, v, inclusive))
+        kept.append(("bound", {b[0] for b in found}) if found else ("other", set()))
+    m = 0
+    while m < len(rel.pk) and rel.pk[m] in values:
+        m += 1
+    if m == len(rel.pk):
+        return None  # a point lookup, or more keys than one is worth
+    prefix = [pc.unique(values[k]) for k in rel.pk[:m]]
+    if int(np.prod([len(v) for v in prefix])) > MAX_KEYS:
+        return None
+    col = rel.pk[m]
+    t = rel.columns[col].type.arrow()
+    mine = bounds.get(col, [])
+    lower = _tightest([(v, i) for side, v, i in mine if side == "lower"], True, t)
+    upper = _tightest([(v, i) for side, v, i in mine if side == "upper"], False, t)
+    if m == 0 and lower is None and upper is None:
+        return None
+    exact = _fits([v for _, v, _ in mine], t) and all(
+        (what == "eq" and cols <= set(rel.pk[:m])) or (what == "bound" and cols == {col}) for what, cols in kept)
+    return PkRange(rel, prefix, lower, upper, exact)
+
+
+_FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+
+
+def _bounds(c: exp.Expression, alias: str, names: dict[str, int],
+            rel: RelationCatalog) -> list[tuple[int, str, object, bool]]:
+    """(column, "lower" | "upper", value, inclusive) for each bound a conjunct puts on a pk
+    column: `col < c` (either side), `col BETWEEN a AND b`; none for anything else."""
+    c = _unparen(c)
+    if isinstance(c, exp.Between) and not c.args.get("symmetric"):
+        pairs = [(exp.GTE, c.this, c.args["low"]), (exp.LTE, c.this, c.args["high"])]
+    elif type(c) in _FLIP:
+        col, lit = (c.this, c.expression) if isinstance(c.this, exp.Column) else (c.expression, c.this)
+        pairs = [(type(c) if col is c.this else _FLIP[type(c)], col, lit)]
+    else:
+        return []
+    out = []
+    for op, col, lit in pairs:
+        if not isinstance(col, exp.Column) or (col.table and col.table != alias) or col.name not in names:
+            return []
+        idx = names[col.name]
+        if idx not in rel.pk:
+            return []
+        v = _literal(lit, rel.columns[idx].type)
+        if v is _NO:
+            return []
+        out.append((idx, "lower" if op in (exp.GT, exp.GTE) else "upper", v, op in (exp.GTE, exp.LTE)))
+    return out
+
+
+def _tightest(bounds: list[tuple[object, bool]], lower: bool, t: pa.DataType) -> tuple[pa.Array, bool] | None:
+    """The narrowest of a column's lower (upper) bounds, as (a one-value array, inclusive); a
+    value out of the column type's range bounds nothing (the query still compares it)."""
+    best = None
+    for v, inclusive in bounds:
+        if not _fits([v], t):
+            continue
+        if best is None or (v > best[0] if lower else v < best[0]) or (v == best[0] and not inclusive):
+            best = (v, inclusive)
+    return None if best is None else (_array([best[0]], t), best[1])
+
+
+def fetch_range(session, plan: PkRange, live=None) -> pa.Table:
+    """The rows in the plan's key range, in key order: at the committed epoch, or from
+    `live` (a job's state table: this epoch's writes too)."""
+    from rw_cli.handler.transaction import read_epoch
+    from rw_cli.stream.builder import relation_schema
+    from rw_cli.store.state_table import StateTable
+
+    rel = plan.rel
+    schema = relation_schema(rel)
+    prefix = _cross_product([v.cast(schema.field(k).type) for v, k in zip(plan.prefix, rel.pk)])
+    if live is not None:
+        return live.scan_pk_range(prefix, plan.lower, plan.upper)
+    table = StateTable(session.store, rel.id, schema, list(rel.pk))
+    return table.scan_pk_range(prefix, plan.lower, plan.upper, read_epoch(session))
 
 
 def _unparen(c: exp.Expression) -> exp.Expression:
@@ -301,8 +459,10 @@ def try_point_lookup(session, tree: exp.Expression, plan: tuple | None = None):
     cols = _plain_projection(tree, rel, n_conjuncts)
     if cols is not None:
         # the rows are the answer: no DuckDB, no transpiling
-        if len(lists) == 1 and len(lists[0]) > 1 and rows.num_rows > 1:
-            return None  # IN (...) keeps its own row order rules; let DuckDB answer
+        if rows.num_rows > 1:  # in a scan's order, as the general path answers
+            from rw_cli.handler.query import pk_order
+
+            rows = pk_order(rows, rel)
         table = pa.Table.from_arrays([rows.column(i) for i in cols], names=[rel.columns[i].name for i in cols])
         return table, [rel.columns[i].type for i in cols]
     return {rel.id: rows}

@@ -18,11 +18,11 @@ from rw_cli.common.op import DELETE as OP_DELETE  # noqa: F401 - write_chunk's o
 from rw_cli.common.op import INSERT as OP_INSERT
 from rw_cli.common.op import UPDATE_DELETE as OP_UPDATE_DELETE  # noqa: F401
 from rw_cli.common.op import UPDATE_INSERT as OP_UPDATE_INSERT
-from rw_cli.common.vnode import (bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array, normalize_array,
-                                 null_mask, unique_hashes)
+from rw_cli.common.vnode import (VNODE_COUNT, bool_values, compute_vnodes, fixed_values_u8, fixed_width, hash_array,
+                                 normalize_array, null_mask, unique_hashes)
 from rw_cli.store.hummock import MAX_EPOCH, HummockStorage
-from rw_cli.store.keys import (encode_pk_array, make_fixed_keys_array, make_keys_array, next_key, table_key_prefix,
-                               vnode_prefix)
+from rw_cli.store.keys import (NOT_NULL, encode_pk_array, make_fixed_keys_array, make_keys_array, next_key,
+                               table_key_prefix, vnode_prefix)
 from rw_cli.store.row_codec import (NUMERIC_WIDTHS, decode_rows_arrays, encode_rows_array, numeric_value_bytes,
                                     value_kind)
 from rw_cli.store.keys import KeyForm
@@ -492,10 +492,68 @@ class StateTable:
         vnodes = compute_vnodes([cols[j] for j in self._dist_in_pk], num_rows=n)
         pk = encode_pk_array(cols, self.pk_descending[:m], num_rows=n)
         starts = sorted(set(as_binary(make_keys_array(self.table_id, vnodes, pk)).to_pylist()))
-        ends = [next_key(k) for k in starts]
-        run = self.store.scan_ranges(starts, ends, MAX_EPOCH)
+        return self._read_ranges(starts, [next_key(k) for k in starts])
+
+    def scan_pk_range(self, prefix_cols: list, lower: tuple | None, upper: tuple | None,
+                      epoch: int | None = None) -> pa.Table:
+        """The rows whose pk starts with one of the prefixes (the first m = len(prefix_cols)
+        pk columns' values, a prefix per row; m may be 0) and whose pk column m, when there is
+        one, lies within `lower` and `upper` (each None or (a one-value array, inclusive)),
+        its NULLs excluded; in key order. A DELETE by `id < 100` or `(a, b)` keys by `a = 5`
+        reads these key ranges, one per prefix and vnode it may lie in (every vnode when
+        the distribution key is not within the prefix), not the table. At `epoch` (committed
+        data only), or by default the latest state with this epoch's memtable."""
+        m = len(prefix_cols)
+        if m > len(self.pk_indices) or (m == len(self.pk_indices) and (lower or upper)):
+            raise ValueError(f"a range past the pk's {len(self.pk_indices)} columns")
+        n = len(prefix_cols[0]) if m else 1
+        cols = [c if c.type == self.schema.field(i).type else c.cast(self.schema.field(i).type)
+                for c, i in zip(prefix_cols, self.pk_indices[:m])]
+        pk = encode_pk_array(cols, self.pk_descending[:m], num_rows=n).to_pylist() if m else [b""]
+        if all(j < m for j in self._dist_in_pk):
+            vnodes = compute_vnodes([cols[j] for j in self._dist_in_pk], num_rows=n).tolist()
+            bases = {vnode_prefix(self.table_id, v) + p for v, p in zip(vnodes, pk)}
+        else:
+            bases = {vnode_prefix(self.table_id, v) + p for v in range(VNODE_COUNT) for p in pk}
+        low, high = self._value_range(m, lower, upper)
+        starts, ends = [], []
+        for base in sorted(bases):
+            start, end = base + low, (base + high if high is not None else next_key(base))
+            if end is None or start < end:
+                starts.append(start)
+                ends.append(end)
+        return self._read_ranges(starts, ends, epoch)
+
+    def _value_range(self, m: int, lower: tuple | None, upper: tuple | None) -> tuple[bytes, bytes | None]:
+        """The key suffixes (from, to: None, to the prefix's end) of pk column m's values
+        within the bounds, past a prefix of the first m columns: a DESC column's byte order
+        is its values' reversed, so its value bounds swap sides. Its NULLs (a marker of
+        their own, after the values' when ASC, before when DESC) fall outside."""
+        if m == len(self.pk_indices):
+            return b"", None
+        desc = self.pk_descending[m]
+        marker = NOT_NULL ^ (0xFF if desc else 0)
+        t = self.schema.field(self.pk_indices[m]).type
+
+        def enc(bound: tuple) -> bytes:
+            return encode_pk_array([bound[0].cast(t)], [desc], num_rows=1)[0].as_py()
+        key_low, key_high = (upper, lower) if desc else (lower, upper)
+        if key_low is None:
+            low = bytes([marker])
+        else:
+            low = enc(key_low) if key_low[1] else next_key(enc(key_low))
+        if key_high is None:
+            high = bytes([marker + 1])
+        else:
+            high = next_key(enc(key_high)) if key_high[1] else enc(key_high)
+        return low, high
+
+    def _read_ranges(self, starts: list[bytes], ends: list, epoch: int | None = None) -> pa.Table:
+        """The rows in the key ranges (sorted, disjoint), read in one pass over the store,
+        with this epoch's memtable over them unless at a committed `epoch`."""
+        run = self.store.scan_ranges(starts, ends, MAX_EPOCH if epoch is None else epoch)
         keys, values = run.keys, run.values
-        if self._mem_k:
+        if self._mem_k and epoch is None:
             mem_keys, mem_values = self._mem_arrays()
             mem = Run(mem_keys, np.zeros(len(mem_keys), np.uint64), mem_values, True)
             mem = restrict_to_ranges(mem, KeyForm.of_lengths(key_lengths(mem_keys)), starts, ends)
