@@ -196,3 +196,22 @@ def test_a_deletes_rows_are_not_looked_up_again(pair, monkeypatch):
     s.execute("FLUSH")
     assert _rows(s, "SELECT * FROM t") == _rows(con, "SELECT * FROM t")
     assert _rows(s, "SELECT * FROM m") == _rows(con, MV)
+
+
+def test_select_of_a_short_key_range_or_list_reads_no_snapshot(tmp_path, monkeypatch):
+    """`pk BETWEEN a AND b` over an integer key is a list of keys to look up, and a lookup's
+    rows answer in pk order, as a scan would: neither reads a snapshot of the table."""
+    s = rw_cli.connect(str(tmp_path / "d"))
+    s.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v INT)")
+    s.execute("INSERT INTO t SELECT i, i * 2 FROM generate_series(1, 5000) AS x(i); FLUSH")
+    scans = []
+    real = query.snapshot
+    monkeypatch.setattr(query, "snapshot", lambda session, rel, *a, **k: scans.append(rel.name) or
+                        real(session, rel, *a, **k))
+    assert s.execute("SELECT * FROM t WHERE id BETWEEN 4998 AND 6000").fetchall() == [(4998, 9996), (4999, 9998),
+                                                                                       (5000, 10000)]
+    assert s.execute("SELECT v FROM t WHERE id IN (9, 3, 7)").fetchall() == [(6,), (14,), (18,)]
+    assert s.execute("SELECT * FROM t WHERE id > 10 AND id <= 12 AND v > 22").fetchall() == [(12, 24)]
+    assert s.execute("SELECT count(*) FROM t WHERE id >= 3 AND id < 3").fetchall() == [(0,)]
+    assert scans == []
+    s.close()

@@ -640,7 +640,7 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
         key_range = range_plan(q, session.catalog)  # `pk < c`, `pk BETWEEN`, a pk's first columns
         if key_range is None or key_range.rel.id != rel.id:
             return None
-        return pk_order(fetch_range(session, key_range, live), rel), key_range.exact
+        return pk_order(fetch_range(key_range, live), rel), key_range.exact
     _, lists, used = plan
     if not few(int(np.prod([len(v) for v in lists]))):
         return None

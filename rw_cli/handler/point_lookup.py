@@ -128,7 +128,7 @@ def _integer_spans(rel: RelationCatalog, alias: str, names: dict[str, int],
             continue
         lows = [v if inclusive else v + 1 for side, v, inclusive in bounds if side == "lower"]
         highs = [v if inclusive else v - 1 for side, v, inclusive in bounds if side == "upper"]
-        if lows and highs and max(highs) - max(lows) < MAX_KEYS:
+        if lows and highs and min(highs) - max(lows) < MAX_KEYS:
             out[idx] = (_array(list(range(max(lows), min(highs) + 1)), t.arrow()), count[idx])
     return out
 
@@ -237,20 +237,11 @@ def _tightest(bounds: list[tuple[object, bool]], lower: bool, t: pa.DataType) ->
     return None if best is None else (_array([best[0]], t), best[1])
 
 
-def fetch_range(session, plan: PkRange, live=None) -> pa.Table:
-    """The rows in the plan's key range, in key order: at the committed epoch, or from
-    `live` (a job's state table: this epoch's writes too)."""
-    from rw_cli.handler.transaction import read_epoch
-    from rw_cli.stream.builder import relation_schema
-    from rw_cli.store.state_table import StateTable
-
-    rel = plan.rel
-    schema = relation_schema(rel)
-    prefix = _cross_product([v.cast(schema.field(k).type) for v, k in zip(plan.prefix, rel.pk)])
-    if live is not None:
-        return live.scan_pk_range(prefix, plan.lower, plan.upper)
-    table = StateTable(session.store, rel.id, schema, list(rel.pk))
-    return table.scan_pk_range(prefix, plan.lower, plan.upper, read_epoch(session))
+def fetch_range(plan: PkRange, live) -> pa.Table:
+    """The rows in the plan's key range, in key order, from `live` (a job's state table:
+    this epoch's writes too)."""
+    prefix = _cross_product([v.cast(live.schema.field(k).type) for v, k in zip(plan.prefix, live.pk_indices)])
+    return live.scan_pk_range(prefix, plan.lower, plan.upper)
 
 
 def _unparen(c: exp.Expression) -> exp.Expression:

@@ -243,22 +243,31 @@ def test_scan_prefix_with_and_without_the_dist_key():
             (r for r in all_rows if r["g"] == 1 and r["name"] == "b"), key=lambda r: r["x"])
 
 
+def _gnx_schema(text: bool) -> pa.Schema:
+    """(g, name, x): the pk of the prefix and range tests, `name` text or an int."""
+    return pa.schema([("g", pa.int64()), ("name", pa.string() if text else pa.int32()), ("x", pa.int64())])
+
+
+def _gnx_batch(schema: pa.Schema, rows) -> pa.RecordBatch:
+    g, n, x = zip(*rows)
+    return pa.record_batch([pa.array(g, pa.int64()), pa.array(n, schema.field(1).type), pa.array(x, pa.int64())],
+                           schema=schema)
+
+
 @pytest.mark.parametrize("dist", [[0], [0, 1], [2]])
 @pytest.mark.parametrize("text", [True, False])  # keys of varying / of one width
 def test_scan_prefixes_reads_what_scan_prefix_reads(tmp_path, dist, text):
     """Many prefixes in one pass give the rows that one scan_prefix per prefix gives: over
     the memtable, the shared buffer, L0 SSTs and compacted levels, with deletes and
     overwrites; with the distribution key in the prefix (key ranges) or not (a scan)."""
-    schema = pa.schema([("g", pa.int64()), ("name", pa.string() if text else pa.int32()), ("x", pa.int64())])
+    schema = _gnx_schema(text)
     names = ["a", "bb", "c", ""] if text else [3, -1, 0, 70000]
     rng = random.Random(5 + len(dist))
     h = HummockStorage(LocalObjectStore(str(tmp_path)))
     t = StateTable(h, 60, schema, [0, 1, 2], pk_descending=[False, True, False], dist_key_indices=dist)
 
     def batch(rows):
-        g, n, x = zip(*rows)
-        return pa.record_batch([pa.array(g, pa.int64()), pa.array(n, schema.field(1).type), pa.array(x, pa.int64())],
-                               schema=schema)
+        return _gnx_batch(schema, rows)
     live: set = set()
     for epoch in range(1, 13):
         new = {(rng.randrange(40), rng.choice(names), rng.randrange(20)) for _ in range(150)}
@@ -404,7 +413,7 @@ def test_scan_pk_range_reads_the_rows_in_its_bounds(tmp_path, dist, text, desc):
     open, inclusive or not) gives exactly the rows a filtered scan gives: over the memtable,
     L0 and compacted SSTs, at the latest state and at a committed epoch, with deletes, NULLs
     in the ranged column, and the distribution key within the prefix or not."""
-    schema = pa.schema([("g", pa.int64()), ("name", pa.string() if text else pa.int32()), ("x", pa.int64())])
+    schema = _gnx_schema(text)
     names = ["a", "bb", "c", "", "b", None] if text else [3, -1, 0, 70000, 2, None]
     values = [n for n in names if n is not None]
     rng = random.Random(11 + len(dist) + 2 * desc)
@@ -412,9 +421,7 @@ def test_scan_pk_range_reads_the_rows_in_its_bounds(tmp_path, dist, text, desc):
     t = StateTable(h, 61, schema, [0, 1, 2], pk_descending=[False, desc, False], dist_key_indices=dist)
 
     def batch(rows):
-        g, n, x = zip(*rows)
-        return pa.record_batch([pa.array(g, pa.int64()), pa.array(n, schema.field(1).type), pa.array(x, pa.int64())],
-                               schema=schema)
+        return _gnx_batch(schema, rows)
 
     def bound():
         return None if rng.random() < 0.3 else (rng.choice(values), rng.random() < 0.5)
