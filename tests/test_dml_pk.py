@@ -33,6 +33,8 @@ SCENARIOS = {
                  "DELETE FROM t WHERE 7 <= k AND v > 70", "UPDATE t SET g = 5 WHERE k > 5 AND k <= 5",
                  "INSERT INTO t VALUES (30, 1, 1), (-4, 2, 2)", "UPDATE t SET v = 3 WHERE k >= 6 AND k < 100000000000",
                  "DELETE FROM t WHERE k > -10 AND k > 4 AND k <= 29"],
+    "constant_sets": ["UPDATE t SET v = NULL WHERE k = 3", "UPDATE t SET g = 2, v = -5 WHERE k IN (1, 2)",
+                      "UPDATE t SET v = '12' WHERE k = 4", "UPDATE t SET v = (7), g = -(1) WHERE v > 50"],
     "pk_changed": ["UPDATE t SET k = k + 100 WHERE k IN (1, 2)", "DELETE FROM t WHERE k = 101"],
     "same_epoch_writes": ["INSERT INTO t VALUES (20, 1, 5), (21, 1, 6)", "DELETE FROM t WHERE k IN (20, 1)",
                           "UPDATE t SET v = 7 WHERE k = 21", "INSERT INTO t VALUES (20, 2, 8)",
@@ -215,3 +217,24 @@ def test_select_of_a_short_key_range_or_list_reads_no_snapshot(tmp_path, monkeyp
     assert s.execute("SELECT count(*) FROM t WHERE id >= 3 AND id < 3").fetchall() == [(0,)]
     assert scans == []
     s.close()
+
+
+def test_update_to_constants_runs_no_query_for_its_values(pair, monkeypatch):
+    """`SET v = 5, g = NULL` by pk: the values are the literals, cast as DuckDB's answer
+    would be; no query computes them (one that is no plain literal still runs one)."""
+    from rw_cli.handler import dml
+
+    s, _, kind = pair
+    runs = []
+    real = dml._run_on_rows
+    monkeypatch.setattr(dml, "_run_on_rows", lambda *a, **k: runs.append(1) or real(*a, **k))
+    assert s.execute("UPDATE t SET v = 5, g = NULL WHERE k = 3").status == "UPDATE 1"
+    assert s.execute("UPDATE t SET v = '6' WHERE k IN (4, 5)").status == "UPDATE 2"
+    assert runs == []
+    assert s.execute("UPDATE t SET v = 1 + 1 WHERE k = 6").status == "UPDATE 1"
+    assert runs == ([1] if kind == "pk" else [])  # (without a pk a snapshot query computes it)
+    with pytest.raises(Exception, match="out of range"):
+        s.execute("UPDATE t SET v = 99999999999 WHERE k = 7")
+    s.execute("FLUSH")
+    assert s.execute("SELECT k, g, v FROM t WHERE k BETWEEN 3 AND 7 ORDER BY k").fetchall() == \
+        [(3, None, 5), (4, 1, 6), (5, 2, 6), (6, 0, 2), (7, 1, 70)]

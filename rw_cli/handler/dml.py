@@ -716,14 +716,19 @@ def handle_update(session, tree: exp.Update) -> Result:
             raise BindError(f'cannot cast type "character varying" to "{rel.columns[idx].type.name}" '
                             "in Assign context")
         sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
-    extra = [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
+    constants = _constants(list(sets.values()))
+    extra = [] if constants is not None else [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra, target=tree.this)
     n = rows.num_rows
     if n == 0:
         return _returning(session, rel, tree, None, "UPDATE 0")
     width = len(rel.columns)
     old = rows.select(list(range(width)))
-    newvals = cast_to(rows.select(list(range(width, rows.num_columns))), rel, list(sets))
+    if constants is not None:  # each value once, then one per row
+        one = cast_to(constants, rel, list(sets))
+        newvals = [v.take(pa.array(np.zeros(n, dtype=np.int64))) for v in one]
+    else:
+        newvals = cast_to(rows.select(list(range(width, rows.num_columns))), rel, list(sets))
     new_cols = list(old.columns)
     for (idx, _), col in zip(sets.items(), newvals):
         new_cols[idx] = col
@@ -737,6 +742,31 @@ def handle_update(session, tree: exp.Update) -> Result:
     push_cancellable(session, rel, StreamChunk(both.take(pa.array(order)), ops))
     session.after_write()
     return _returning(session, rel, tree, new, f"UPDATE {n}")
+
+
+def _constants(values: list[exp.Expression]) -> pa.Table | None:
+    """`SET a = 5, b = 'x', c = NULL, d = TRUE` (ORMs and drivers send values as such): the
+    values as one row, typed as DuckDB types those literals (an integer, text, a boolean;
+    NULL of no type), so that the assignment casts treat them as they would the DuckDB
+    query's answer, which is not run. None when some value is more than such a literal."""
+    cols = []
+    for v in values:
+        while isinstance(v, exp.Paren):
+            v = v.this
+        neg = isinstance(v, exp.Neg)
+        lit = v.this if neg else v
+        if isinstance(v, exp.Null):
+            cols.append(pa.nulls(1, pa.null()))
+        elif isinstance(v, exp.Boolean):
+            cols.append(pa.array([v.this], pa.bool_()))
+        elif isinstance(lit, exp.Literal) and lit.is_string and not neg:
+            cols.append(pa.array([lit.this], pa.string()))
+        elif isinstance(lit, exp.Literal) and lit.is_int and -(1 << 63) <= int(lit.this) < (1 << 63):
+            value = -int(lit.this) if neg else int(lit.this)
+            cols.append(pa.array([value], pa.int32() if -(1 << 31) <= value < (1 << 31) else pa.int64()))
+        else:
+            return None
+    return pa.Table.from_arrays(cols, names=[f"_{i}" for i in range(len(cols))])
 
 
 def _text_subquery(value: exp.Expression) -> bool:
