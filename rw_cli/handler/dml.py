@@ -716,7 +716,7 @@ def handle_update(session, tree: exp.Update) -> Result:
             raise BindError(f'cannot cast type "character varying" to "{rel.columns[idx].type.name}" '
                             "in Assign context")
         sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
-    constants = _constants(list(sets.values()))
+    constants = _constants(list(sets.values()), [rel.columns[i].type for i in sets])
     extra = [] if constants is not None else [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
     rows = _matching_rows(session, rel, tree.args.get("where"), extra, target=tree.this)
     n = rows.num_rows
@@ -744,14 +744,19 @@ def handle_update(session, tree: exp.Update) -> Result:
     return _returning(session, rel, tree, new, f"UPDATE {n}")
 
 
-def _constants(values: list[exp.Expression]) -> pa.Table | None:
-    """`SET a = 5, b = 'x', c = NULL, d = TRUE` (ORMs and drivers send values as such): the
-    values as one row, typed as DuckDB types those literals (an integer, text, a boolean;
-    NULL of no type), so that the assignment casts treat them as they would the DuckDB
-    query's answer, which is not run. None when some value is more than such a literal."""
+def _constants(values: list[exp.Expression], types: list[DataType]) -> pa.Table | None:
+    """`SET a = 5, b = 'x', c = NULL, d = TRUE` (ORMs and drivers send values as such; a
+    bound parameter comes as `CAST('5' AS bigint)`): the values as one row, typed as DuckDB
+    types those literals (an integer, text, a boolean; NULL of no type; a parameter of its
+    column's own type is its text, which that type's input reads), so that the assignment
+    casts treat them as they would the DuckDB query's answer, which is not run. None when
+    some value is more than such a literal."""
     cols = []
-    for v in values:
+    for v, t in zip(values, types):
         while isinstance(v, exp.Paren):
+            v = v.this
+        if isinstance(v, exp.Cast) and isinstance(v.this, (exp.Literal, exp.Null)) \
+                and (isinstance(v.this, exp.Null) or v.this.is_string) and _cast_type(v) == t.name:
             v = v.this
         neg = isinstance(v, exp.Neg)
         lit = v.this if neg else v
@@ -767,6 +772,14 @@ def _constants(values: list[exp.Expression]) -> pa.Table | None:
         else:
             return None
     return pa.Table.from_arrays(cols, names=[f"_{i}" for i in range(len(cols))])
+
+
+def _cast_type(cast: exp.Cast) -> str | None:
+    """The name of the type a CAST makes (None: not one rw names)."""
+    try:
+        return DataType.from_sql(cast.to.sql("postgres")).name
+    except (RwError, KeyError, ValueError):
+        return None
 
 
 def _text_subquery(value: exp.Expression) -> bool:
