@@ -611,7 +611,7 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
     columns of a pk): the rows in that range, a superset the WHERE still filters. None when
     it does neither, or when there are so many keys that one scan of the table is cheaper."""
     from rw_cli.handler.point_lookup import MAX_KEYS, fetch, fetch_range, lookup_plan, range_plan
-    from rw_cli.handler.query import pk_order
+    from rw_cli.handler.row_order import pk_order
 
     live = session.runtime.live_table(rel.id)
     if live is None or q.args.get("where") is None:

@@ -451,7 +451,7 @@ def try_point_lookup(session, tree: exp.Expression, plan: tuple | None = None):
     if cols is not None:
         # the rows are the answer: no DuckDB, no transpiling
         if rows.num_rows > 1:  # in a scan's order, as the general path answers
-            from rw_cli.handler.query import pk_order
+            from rw_cli.handler.row_order import pk_order
 
             rows = pk_order(rows, rel)
         table = pa.Table.from_arrays([rows.column(i) for i in cols], names=[rel.columns[i].name for i in cols])

@@ -33,6 +33,7 @@ SLOT_BYTES = 8  # per table slot: the entry and its hash's tag
 MIN_SLOTS = 16
 MAX_LOAD = 0.35  # live entries per slot at most, else the table is rebuilt at 1/4 or less
 TAIL_SLOTS = 64  # past the last home slot: walks do not wrap around
+PLACE_ROUNDS = 32  # a rebuild's placement by rounds gives way to one by sorting past this
 COMPACT_MIN_BYTES = 1 << 20  # dead entries' bytes are dropped past this and the live ones'
 FILTER_BITS_PER_KEY = 24  # blocks of 64 bits, 8 bits a key: about 0.06% false positives
 FILTER_K = 8
@@ -98,25 +99,28 @@ def key_bits(hashes: np.ndarray) -> np.ndarray:
 
 class _Growable:
     """An append-only numpy array with spare room (doubling): appends cost the bytes
-    appended. Bytes once written never change, so Arrow arrays made over them (zero-copy)
-    stay valid while later appends go on. The memory comes from Arrow's pool, which keeps
-    what it frees for the next allocation: a fresh mapping from the system costs a page
-    fault a page (on a virtual machine, often more than the copy)."""
-    __slots__ = ("data", "size", "_buffer")
+    appended. It grows in place (`ndarray.resize`: realloc, which moves a large block by
+    remapping its pages): the bytes already written are neither copied nor touched again
+    (on a virtual machine a page's first touch, a fault, costs more than copying it; growth
+    by copy into fresh memory was two thirds of the time the cache spent storing entries).
+    Should a view of the data be alive when it must grow (numpy refuses to move the memory
+    under it), it grows by a copy instead."""
+    __slots__ = ("data", "size")
 
     def __init__(self, dtype) -> None:
         self.data = np.empty(0, dtype=dtype)
         self.size = 0
-        self._buffer = None
 
     def append(self, values: np.ndarray) -> None:
         need = self.size + len(values)
         if need > len(self.data):
             room = max(need, 2 * len(self.data), 64)
-            buffer = pa.allocate_buffer(room * self.data.itemsize)
-            grown = np.frombuffer(buffer, dtype=self.data.dtype, count=room)
-            grown[:self.size] = self.data[:self.size]
-            self.data, self._buffer = grown, buffer
+            try:
+                self.data.resize(room, refcheck=True)
+            except ValueError:  # referenced elsewhere: a copy leaves those views valid
+                grown = np.empty(room, dtype=self.data.dtype)
+                grown[:self.size] = self.data[:self.size]
+                self.data = grown
         self.data[self.size:need] = values
         self.size = need
 
@@ -244,13 +248,23 @@ class StateCache:
     # -- the table -----------------------------------------------------------------------
     def _rebuild(self) -> None:
         """A table of four times as many slots as live entries at least (a power of two,
-        and a tail past it), every live entry placed at once: sorted by home slot, each
-        goes to the first slot from its home not taken by the ones before it (linear
-        probing's own placement, with no walk)."""
+        and a tail past it), every live entry placed as linear probing would: by rounds
+        (`_place`, a few passes over the entries: at a quarter full most sit at their home),
+        or, when the rounds run long or off the table's end, by sorting (`_place_sorted`)."""
         live = np.flatnonzero(self._live.view)
         n = len(live)
         self._cap = max(MIN_SLOTS, 1 << int(4 * n - 1).bit_length()) if n else MIN_SLOTS
         h = self._hash.view[live]
+        self._slots = np.full(self._cap + TAIL_SLOTS, -1, dtype=np.int32)
+        self._tags = np.zeros(self._cap + TAIL_SLOTS, dtype=np.uint32)
+        if n and not self._place(self._home(h), live, h, max_rounds=PLACE_ROUNDS):
+            self._place_sorted(live, h)
+
+    def _place_sorted(self, live: np.ndarray, h: np.ndarray) -> None:
+        """Every live entry placed at once: sorted by home slot, each goes to the first slot
+        from its home not taken by the ones before it (linear probing's own placement, with
+        no walk); the table grows past its end as far as the walks reach."""
+        n = len(live)
         home = self._home(h)
         order = np.argsort(home)
         ranks = np.arange(n)
@@ -264,14 +278,16 @@ class StateCache:
     def _home(self, h: np.ndarray) -> np.ndarray:
         return (h & _U64(self._cap - 1)).astype(np.int64)
 
-    def _place(self, slot: np.ndarray, ids: np.ndarray, h: np.ndarray) -> bool:
+    def _place(self, slot: np.ndarray, ids: np.ndarray, h: np.ndarray, max_rounds: int | None = None) -> bool:
         """Put entries of keys not in the table at the first free slot from `slot` on:
         each round every entry claims its slot if free (one write wins where several claim
         one), and the rest move on a slot. False if some walk ran past the table's end
-        (then only a rebuild places it)."""
+        (then only a rebuild places it) or took more than `max_rounds` rounds."""
         end = len(self._slots)
+        rounds = 0
         while len(ids):
-            if int(slot.max()) >= end:
+            rounds += 1
+            if int(slot.max()) >= end or (max_rounds is not None and rounds > max_rounds):
                 return False
             free = np.flatnonzero(self._slots[slot] < 0)
             self._slots[slot[free]] = ids[free]

@@ -227,15 +227,15 @@ def test_an_integer_keys_order_is_arrows_sort_order(arrow_type):
     sort: the same rows in the same order as Arrow's sort of the key."""
     import numpy as np
 
-    from rw_cli.handler.query import _order_by_integer_key
+    from rw_cli.handler.row_order import order_by_integer_key
 
     rng = np.random.default_rng(3)
     keys = rng.permutation(5000).astype(np.int64)
     via = pa.int32() if arrow_type == pa.date32() else pa.int64()  # (Arrow casts int32 to date32 only)
     t = pa.table({"k": pa.array(keys, via).cast(arrow_type), "v": pa.array([f"v{k}" for k in keys])})
     t = pa.concat_tables([t.slice(0, 1200), t.slice(1200)])  # as a snapshot read in batches
-    got = _order_by_integer_key(t, "k")
+    got = order_by_integer_key(t, "k")
     assert got.equals(t.sort_by([("k", "ascending")]).combine_chunks())
     with_null = pa.table({"k": pa.array([2, None, 1], via).cast(arrow_type), "v": ["a", "b", "c"]})
-    assert _order_by_integer_key(with_null, "k") is None  # NULLs: Arrow's sort (NULLs last)
-    assert _order_by_integer_key(pa.table({"k": ["b", "a"]}), "k") is None
+    assert order_by_integer_key(with_null, "k") is None  # NULLs: Arrow's sort (NULLs last)
+    assert order_by_integer_key(pa.table({"k": ["b", "a"]}), "k") is None

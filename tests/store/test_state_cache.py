@@ -140,3 +140,19 @@ def test_machine_memory_is_read_on_linux():
 
     total = machine_memory()
     assert total is not None and total >= 64 << 20
+
+
+def test_arenas_grow_in_place_and_never_under_a_live_view():
+    """An arena grows by realloc (no copy of what it holds) unless a view of it is alive,
+    which then keeps the values it saw: growth copies instead of moving the memory."""
+    g = state_cache._Growable(np.int64)
+    for i in range(40):
+        g.append(np.arange(i * 1000, (i + 1) * 1000))
+    assert g.data.flags.owndata and np.array_equal(g.view, np.arange(40_000))
+    held = g.view  # a numpy view, and an Arrow buffer over the data
+    buffer = pa.py_buffer(g.data)
+    for i in range(40, 400):
+        g.append(np.arange(i * 1000, (i + 1) * 1000))
+    assert np.array_equal(g.view, np.arange(400_000))
+    assert np.array_equal(held, np.arange(40_000))
+    assert np.array_equal(np.frombuffer(buffer, np.int64)[:40_000], np.arange(40_000))
