@@ -237,11 +237,19 @@ def _tightest(bounds: list[tuple[object, bool]], lower: bool, t: pa.DataType) ->
     return None if best is None else (_array([best[0]], t), best[1])
 
 
-def fetch_range(plan: PkRange, live) -> pa.Table:
-    """The rows in the plan's key range, in key order, from `live` (a job's state table:
-    this epoch's writes too)."""
-    prefix = _cross_product([v.cast(live.schema.field(k).type) for v, k in zip(plan.prefix, live.pk_indices)])
-    return live.scan_pk_range(prefix, plan.lower, plan.upper)
+def fetch_range(plan: PkRange, table, epoch: int | None = None) -> pa.Table:
+    """The rows in the plan's key range, in key order, from `table` (the relation's state
+    table): at a committed `epoch`, or from a job's live table with this epoch's writes."""
+    prefix = _cross_product([v.cast(table.schema.field(k).type) for v, k in zip(plan.prefix, table.pk_indices)])
+    return table.scan_pk_range(prefix, plan.lower, plan.upper, epoch)
+
+
+def read_range(session, plan: PkRange) -> pa.Table:
+    """The committed rows in the plan's key range (at the epoch a batch query reads)."""
+    from rw_cli.handler.transaction import read_epoch
+    from rw_cli.stream.builder import relation_state_table
+
+    return fetch_range(plan, relation_state_table(session.store, plan.rel), read_epoch(session))
 
 
 def _unparen(c: exp.Expression) -> exp.Expression:

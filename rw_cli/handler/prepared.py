@@ -42,6 +42,9 @@ class BoundSelect:
     rw_timestamp: bool = False
     # registered name -> FOR SYSTEM_TIME AS OF expression, evaluated at each run (`now() - ...`)
     as_of: dict = field(default_factory=dict)
+    # a one-relation query's primary-key range (`point_lookup.PkRange`): where its snapshot
+    # is not kept, only that range is read
+    key_range: object | None = None
 
 
 @dataclass(frozen=True)

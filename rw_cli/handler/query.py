@@ -8,6 +8,7 @@ is answered from the store directly (`rw_cli.handler.point_lookup`).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -152,6 +153,12 @@ def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None
             data = cache.get(key) if cache is not None else None
             if data is not None:
                 pinned.add(reg)
+            elif cache is not None and bound.key_range is not None and bound.key_range.rel.id == rel.id:
+                # no snapshot kept: the rows of the query's key range, not the relation's
+                from rw_cli.handler.point_lookup import read_range
+
+                data = _columns(pk_order(read_range(session, bound.key_range), rel), rel, hidden,
+                                bound.named_hidden, bound.rw_timestamp)
             else:
                 if empty:
                     from rw_cli.stream.builder import relation_schema
@@ -369,7 +376,6 @@ def analyze_query(session, tree: exp.Expression) -> list[str]:
     """EXPLAIN ANALYZE: the query run over its snapshots under DuckDB's profiler, whose
     operator tree gives the actual rows and time of each step; then the whole run's time
     (snapshots read included), as PostgreSQL ends its output."""
-    import dataclasses
     import time
 
     bound = bind(session, tree)
@@ -392,7 +398,7 @@ def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Resul
     if sql is None:
         table, types = run_query(session, tree)
         return Result(f"SELECT {table.num_rows}", table, types)
-    from rw_cli.handler.point_lookup import lookup_plan
+    from rw_cli.handler.point_lookup import lookup_plan, range_plan
     from rw_cli.sql.dialect import parse_statement
 
     def reparse() -> exp.Expression:
@@ -401,7 +407,10 @@ def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Resul
     if plan is not None:  # answered from the store: bound anew each time
         table, types = run_query(session, tree, reparse=reparse, plan=plan)
         return Result(f"SELECT {table.num_rows}", table, types)
+    key_range = range_plan(tree, session.catalog)  # (of the tree as written: binding changes it)
     bound = bind(session, tree, reparse=reparse)
+    if key_range is not None:
+        bound = dataclasses.replace(bound, key_range=key_range)
     prepared.remember(session, sql, bound)
     return run_prepared(session, bound)
 
