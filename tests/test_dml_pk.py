@@ -220,8 +220,9 @@ def test_select_of_a_short_key_range_or_list_reads_no_snapshot(tmp_path, monkeyp
 
 
 def test_update_to_constants_runs_no_query_for_its_values(pair, monkeypatch):
-    """`SET v = 5, g = NULL` by pk: the values are the literals, cast as DuckDB's answer
-    would be; no query computes them (one that is no plain literal still runs one)."""
+    """`SET v = 5, g = NULL`, `SET v = v + 1` by pk: the values are the literals (or the
+    sums), cast as DuckDB's answer would be; no query computes them (one that is more than
+    that still runs one, as does a sum that overflows)."""
     from rw_cli.handler import dml
 
     s, _, kind = pair
@@ -233,13 +234,19 @@ def test_update_to_constants_runs_no_query_for_its_values(pair, monkeypatch):
     # bound parameters of the columns' types, as `rw serve` writes them
     assert s.execute("UPDATE t SET v = CAST('8' AS integer), g = CAST(NULL AS integer) WHERE k = 8").status == "UPDATE 1"
     assert runs == []
+    # an integer column plus, minus or times an integer: Arrow's checked kernels
+    assert s.execute("UPDATE t SET v = v + 1, g = (g * -2) WHERE k IN (1, 2)").status == "UPDATE 2"
+    assert s.execute("UPDATE t AS x SET v = x.v - 3 WHERE k = 1").status == "UPDATE 1"
+    assert runs == []
     assert s.execute("UPDATE t SET v = 1 + 1 WHERE k = 6").status == "UPDATE 1"
     assert runs == ([1] if kind == "pk" else [])  # (without a pk a snapshot query computes it)
     with pytest.raises(Exception, match="out of range"):
         s.execute("UPDATE t SET v = 99999999999 WHERE k = 7")
+    with pytest.raises(Exception, match="integer out of range"):  # overflowed: the query words it
+        s.execute("UPDATE t SET v = v * 2000000000 WHERE k = 7")
     s.execute("FLUSH")
-    assert s.execute("SELECT k, g, v FROM t WHERE k BETWEEN 3 AND 8 ORDER BY k").fetchall() == \
-        [(3, None, 5), (4, 1, 6), (5, 2, 6), (6, 0, 2), (7, 1, 70), (8, None, 8)]
+    assert s.execute("SELECT k, g, v FROM t WHERE k BETWEEN 1 AND 8 ORDER BY k").fetchall() == \
+        [(1, -2, 8), (2, -4, 21), (3, None, 5), (4, 1, 6), (5, 2, 6), (6, 0, 2), (7, 1, 70), (8, None, 8)]
 
 
 def test_select_of_a_key_range_reads_the_range_where_no_snapshot_is_kept(tmp_path, monkeypatch):

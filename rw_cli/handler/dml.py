@@ -716,18 +716,22 @@ def handle_update(session, tree: exp.Update) -> Result:
             raise BindError(f'cannot cast type "character varying" to "{rel.columns[idx].type.name}" '
                             "in Assign context")
         sets[idx] = _default_value(rel.columns[idx]) if _is_default(value) else value
-    constants = _constants(list(sets.values()), [rel.columns[i].type for i in sets])
-    extra = [] if constants is not None else [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
-    rows = _matching_rows(session, rel, tree.args.get("where"), extra, target=tree.this)
+    simple = _simple_sets(list(sets.values()), [rel.columns[i].type for i in sets], rel, tree.this)
+    where = tree.args.get("where")
+
+    def computed() -> list[exp.Expression]:
+        return [exp.alias_(e, f"__new_{i}") for i, e in enumerate(sets.values())]
+    rows = _matching_rows(session, rel, where, [] if simple is not None else computed(), target=tree.this)
     n = rows.num_rows
     if n == 0:
         return _returning(session, rel, tree, None, "UPDATE 0")
     width = len(rel.columns)
     old = rows.select(list(range(width)))
-    if constants is not None:  # each value once, then one per row
-        one = cast_to(constants, rel, list(sets))
-        newvals = [v.take(pa.array(np.zeros(n, dtype=np.int64))) for v in one]
-    else:
+    newvals = _simple_values(simple, rel, list(sets), old) if simple is not None else None
+    if newvals is None:
+        if simple is not None:  # an integer overflowed: the query computes the values (and words the error)
+            rows = _matching_rows(session, rel, where, computed(), target=tree.this)
+            old = rows.select(list(range(width)))
         newvals = cast_to(rows.select(list(range(width, rows.num_columns))), rel, list(sets))
     new_cols = list(old.columns)
     for (idx, _), col in zip(sets.items(), newvals):
@@ -744,34 +748,90 @@ def handle_update(session, tree: exp.Update) -> Result:
     return _returning(session, rel, tree, new, f"UPDATE {n}")
 
 
-def _constants(values: list[exp.Expression], types: list[DataType]) -> pa.Table | None:
-    """`SET a = 5, b = 'x', c = NULL, d = TRUE` (ORMs and drivers send values as such; a
-    bound parameter comes as `CAST('5' AS bigint)`): the values as one row, typed as DuckDB
-    types those literals (an integer, text, a boolean; NULL of no type; a parameter of its
-    column's own type is its text, which that type's input reads), so that the assignment
-    casts treat them as they would the DuckDB query's answer, which is not run. None when
-    some value is more than such a literal."""
-    cols = []
+def _simple_sets(values: list[exp.Expression], types: list[DataType], rel: RelationCatalog,
+                 target: exp.Expression) -> list[tuple] | None:
+    """The SET values (for columns of `types`) when each is a literal (`_constant`) or an
+    integer column of the row plus, minus or times an integer literal (`n = n + 1`):
+    ("const", a one-value array) or ("arith", pyarrow's checked kernel, column index, value)
+    each, computed without a query (`_simple_values`). None when some value is more."""
+    names = {c.name: i for i, c in enumerate(rel.columns) if not c.hidden}
+    alias = target.alias_or_name if isinstance(target, exp.Table) else rel.name
+    out: list[tuple] = []
     for v, t in zip(values, types):
         while isinstance(v, exp.Paren):
             v = v.this
-        if isinstance(v, exp.Cast) and isinstance(v.this, (exp.Literal, exp.Null)) \
-                and (isinstance(v.this, exp.Null) or v.this.is_string) and _cast_type(v) == t.name:
-            v = v.this
-        neg = isinstance(v, exp.Neg)
-        lit = v.this if neg else v
-        if isinstance(v, exp.Null):
-            cols.append(pa.nulls(1, pa.null()))
-        elif isinstance(v, exp.Boolean):
-            cols.append(pa.array([v.this], pa.bool_()))
-        elif isinstance(lit, exp.Literal) and lit.is_string and not neg:
-            cols.append(pa.array([lit.this], pa.string()))
-        elif isinstance(lit, exp.Literal) and lit.is_int and -(1 << 63) <= int(lit.this) < (1 << 63):
-            value = -int(lit.this) if neg else int(lit.this)
-            cols.append(pa.array([value], pa.int32() if -(1 << 31) <= value < (1 << 31) else pa.int64()))
-        else:
+        op, col = _ARITH.get(type(v)), v.this
+        if op is not None and isinstance(col, exp.Column) and col.table in ("", alias, rel.name) \
+                and col.name in names and rel.columns[names[col.name]].type.is_integer:
+            lit = _constant(v.expression, None)
+            if lit is None or not pa.types.is_integer(lit.type):
+                return None
+            out.append(("arith", op, names[col.name], lit[0].as_py()))
+            continue
+        lit = _constant(v, t)
+        if lit is None:
             return None
-    return pa.Table.from_arrays(cols, names=[f"_{i}" for i in range(len(cols))])
+        out.append(("const", None, None, lit))
+    return out
+
+
+_ARITH = {exp.Add: pc.add_checked, exp.Sub: pc.subtract_checked, exp.Mul: pc.multiply_checked}
+
+
+def _simple_values(simple: list[tuple], rel: RelationCatalog, indices: list[int], old: pa.Table) -> list | None:
+    """The new values of `_simple_sets` for the rows `old`, cast to their columns (the
+    assignment casts, as for the query's answer); None when an integer overflows."""
+    n = old.num_rows
+    cols = []
+    for kind, op, j, v in simple:
+        if kind == "const":
+            cols.append(v)
+            continue
+        c = old.column(j)
+        try:
+            cols.append(op(c, pa.scalar(v, c.type)).combine_chunks() if isinstance(c, pa.ChunkedArray)
+                        else op(c, pa.scalar(v, c.type)))
+        except (pa.ArrowInvalid, OverflowError):
+            return None
+    one = [i for i, (kind, *_) in enumerate(simple) if kind == "const"]
+    if one:  # each constant once, then one per row
+        consts = cast_to(pa.Table.from_arrays([cols[i] for i in one], names=[f"_{i}" for i in one]), rel,
+                         [indices[i] for i in one])
+        zeros = pa.array(np.zeros(n, dtype=np.int64))
+        for i, c in zip(one, consts):
+            cols[i] = c.take(zeros)
+    rest = [i for i in range(len(simple)) if i not in one]
+    if rest:
+        cast = cast_to(pa.Table.from_arrays([cols[i] for i in rest], names=[f"_{i}" for i in rest]), rel,
+                       [indices[i] for i in rest])
+        for i, c in zip(rest, cast):
+            cols[i] = c
+    return cols
+
+
+def _constant(v: exp.Expression, t: DataType | None) -> pa.Array | None:
+    """`5`, `'x'`, `NULL`, `TRUE` (ORMs and drivers send values as such; a bound parameter
+    comes as `CAST('5' AS bigint)`) as a one-value array typed as DuckDB types that literal (an
+    integer, text, a boolean; NULL of no type; a parameter of the column type `t` is its
+    text, which that type's input reads), so that the assignment casts treat it as they
+    would the DuckDB query's answer, which is not run. None for anything else."""
+    while isinstance(v, exp.Paren):
+        v = v.this
+    if isinstance(v, exp.Cast) and t is not None and isinstance(v.this, (exp.Literal, exp.Null)) \
+            and (isinstance(v.this, exp.Null) or v.this.is_string) and _cast_type(v) == t.name:
+        v = v.this
+    neg = isinstance(v, exp.Neg)
+    lit = v.this if neg else v
+    if isinstance(v, exp.Null):
+        return pa.nulls(1, pa.null())
+    if isinstance(v, exp.Boolean):
+        return pa.array([v.this], pa.bool_())
+    if isinstance(lit, exp.Literal) and lit.is_string and not neg:
+        return pa.array([lit.this], pa.string())
+    if isinstance(lit, exp.Literal) and lit.is_int and -(1 << 63) <= int(lit.this) < (1 << 63):
+        value = -int(lit.this) if neg else int(lit.this)
+        return pa.array([value], pa.int32() if -(1 << 31) <= value < (1 << 31) else pa.int64())
+    return None
 
 
 def _cast_type(cast: exp.Cast) -> str | None:
