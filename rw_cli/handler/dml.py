@@ -761,7 +761,7 @@ def _simple_sets(values: list[exp.Expression], types: list[DataType], rel: Relat
         while isinstance(v, exp.Paren):
             v = v.this
         op, col = _ARITH.get(type(v)), v.this
-        if op is not None and isinstance(col, exp.Column) and col.table in ("", alias, rel.name) \
+        if op is not None and isinstance(col, exp.Column) and col.table in ("", alias) \
                 and col.name in names and rel.columns[names[col.name]].type.is_integer:
             lit = _constant(v.expression, None)
             if lit is None or not pa.types.is_integer(lit.type):
