@@ -80,6 +80,12 @@ class EmbeddedRuntime:
         job = self.jobs.get(relation_id)
         return getattr(job.root.executor, "table", None) if job is not None else None
 
+    def live_table_in_step(self, relation_id: int):
+        """`live_table`, when the job's state holds every change its upstreams were given so
+        far (none held back while a backfill runs): a DML statement may read a table's rows
+        from its index then."""
+        return None if relation_id in self.held else self.live_table(relation_id)
+
     def watermark(self, relation_id: int):
         """A table's watermark tracker (its job's first executor), or None."""
         job = self.jobs.get(relation_id)

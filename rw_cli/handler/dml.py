@@ -639,7 +639,7 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
     if plan is None or plan[0].id != rel.id:
         key_range = range_plan(q, session.catalog)  # `pk < c`, `pk BETWEEN`, a pk's first columns
         if key_range is None or key_range.rel.id != rel.id:
-            return None
+            return _rows_by_index(session, rel, q, live)
         return pk_order(fetch_range(key_range, live), rel), key_range.exact
     _, lists, used = plan
     if not few(int(np.prod([len(v) for v in lists]))):
@@ -648,6 +648,21 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
     where = q.args["where"].this
     conjuncts = list(where.flatten()) if isinstance(where, exp.And) else [where]
     return pk_order(fetch(session, rel, lists, live), rel), used == len(conjuncts)
+
+
+def _rows_by_index(session, rel: RelationCatalog, q: exp.Select, live) -> tuple[pa.Table, bool] | None:
+    """When `q`'s WHERE binds the first key columns of an index on `rel` (`email = 'x'`,
+    `email IN (...)`, `email > 'm'`) whose job holds this epoch's writes too: the rows of
+    that range of the index (in pk order), and whether the range is the whole WHERE."""
+    from rw_cli.handler.index_lookup import index_range_plan, read_index_range
+    from rw_cli.handler.row_order import pk_order
+
+    plan = index_range_plan(q, session.catalog)
+    if plan is None or plan.rel.id != rel.id:
+        return None
+    live_index = session.runtime.live_table_in_step(plan.index.id)
+    rows = None if live_index is None else read_index_range(session, plan, live_index, live)
+    return None if rows is None else (pk_order(rows, rel), plan.exact)
 
 
 def _not_append_only(rel: RelationCatalog, what: str) -> None:

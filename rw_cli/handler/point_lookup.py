@@ -42,8 +42,8 @@ class _CommittedReads:
         return self.store.multi_get(keys, self.epoch)
 
 
-def _single_table(tree: exp.Expression, catalog, subquery: Subquery | None
-                  ) -> tuple[RelationCatalog, str, dict[str, int], list[exp.Expression]] | None:
+def single_table(tree: exp.Expression, catalog, subquery: Subquery | None
+                 ) -> tuple[RelationCatalog, str, dict[str, int], list[exp.Expression]] | None:
     """(the relation, its alias, its visible columns' indexes by name, the WHERE's
     conjuncts) when `tree` is a SELECT from one table or MV with a pk and a WHERE."""
     if not isinstance(tree, exp.Select) or any(c.name == RW_TIMESTAMP for c in tree.find_all(exp.Column)):
@@ -76,7 +76,7 @@ def lookup_plan(tree: exp.Expression, catalog, subquery: Subquery | None = None,
     """(relation, one array of constants per pk column, number of pk constraints) when `tree`
     is a pk lookup of at most `max_keys` keys. With `subquery`, `pk IN (SELECT ...)` binds
     the pk too (its values computed by `subquery`)."""
-    got = _single_table(tree, catalog, subquery)
+    got = single_table(tree, catalog, subquery)
     if got is None:
         return None
     rel, alias, names, conjuncts = got
@@ -152,16 +152,26 @@ class PkRange:
     upper: tuple[pa.Array, bool] | None
     exact: bool
 
+    def read(self, session) -> pa.Table:
+        """The committed rows of the range (`read_range`)."""
+        return read_range(session, self)
+
 
 def range_plan(tree: exp.Expression, catalog) -> PkRange | None:
     """The key range of `tree`'s pk constraints when they narrow the relation to one but are
     no point lookup: `id < 100`, `id BETWEEN 5 AND 9`, `a = 1` for a pk (a, b), `a IN (1, 2)
     AND b > 7`. The rows in it are a superset of the answer (the query still applies the
     other conjuncts); None when the constraints give no range."""
-    got = _single_table(tree, catalog, None)
+    got = single_table(tree, catalog, None)
     if got is None:
         return None
-    rel, alias, names, conjuncts = got
+    return range_over(*got)
+
+
+def range_over(rel: RelationCatalog, alias: str, names: dict[str, int],
+               conjuncts: list[exp.Expression]) -> PkRange | None:
+    """`range_plan` over `rel`'s pk, its columns known to the WHERE by `names` (name ->
+    column index): for the relation the query reads, or an index on it."""
     values: dict[int, pa.Array] = {}
     bounds: dict[int, list[tuple[str, object, bool]]] = {}
     kept: list[tuple[str, set[int]]] = []  # per conjunct: what it is, the pk columns it binds
@@ -371,12 +381,21 @@ def _cast_integer(e: exp.Expression, bits: int):
 def fetch(session, rel: RelationCatalog, lists: list[pa.Array], live=None) -> pa.Table:
     """The rows whose pk is in the cross product of `lists` (one array per pk column): at
     the committed epoch, or from `live` (a job's state table: this epoch's writes too)."""
+    from rw_cli.stream.builder import relation_schema
+
+    schema = relation_schema(rel)
+    return fetch_pks(session, rel, _cross_product([v.cast(schema.field(k).type) for v, k in zip(lists, rel.pk)]),
+                     live)
+
+
+def fetch_pks(session, rel: RelationCatalog, cols: list[pa.Array], live=None) -> pa.Table:
+    """The rows of the given pks (one array per pk column, of its type), those that exist:
+    at the committed epoch, or from `live` (see `fetch`)."""
     from rw_cli.handler.transaction import read_epoch
     from rw_cli.stream.builder import relation_schema
     from rw_cli.store.state_table import StateTable
 
     schema = relation_schema(rel)
-    cols = _cross_product([v.cast(schema.field(k).type) for v, k in zip(lists, rel.pk)])
     n = len(cols[0]) if cols else 0
     store = session.store
     epoch = read_epoch(session)

@@ -42,8 +42,8 @@ class BoundSelect:
     rw_timestamp: bool = False
     # registered name -> FOR SYSTEM_TIME AS OF expression, evaluated at each run (`now() - ...`)
     as_of: dict = field(default_factory=dict)
-    # a one-relation query's primary-key range (`point_lookup.PkRange`): where its snapshot
-    # is not kept, only that range is read
+    # a one-relation query's key range (`point_lookup.PkRange`, or an index's:
+    # `index_lookup.IndexRange`): where its snapshot is not kept, only that range is read
     key_range: object | None = None
 
 

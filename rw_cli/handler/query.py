@@ -151,14 +151,15 @@ def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None
                 continue
             key = _snapshot_key(session, rel, hidden, bound.named_hidden, bound.rw_timestamp) if cache is not None else None
             data = cache.get(key) if cache is not None else None
+            ranged = None
+            if data is None and cache is not None and bound.key_range is not None and bound.key_range.rel.id == rel.id:
+                # no snapshot kept: the rows of the query's key range (of the relation's pk, or
+                # of an index on it), not the relation's (None: too many to look up by key)
+                ranged = bound.key_range.read(session)
             if data is not None:
                 pinned.add(reg)
-            elif cache is not None and bound.key_range is not None and bound.key_range.rel.id == rel.id:
-                # no snapshot kept: the rows of the query's key range, not the relation's
-                from rw_cli.handler.point_lookup import read_range
-
-                data = _columns(pk_order(read_range(session, bound.key_range), rel), rel, hidden,
-                                bound.named_hidden, bound.rw_timestamp)
+            elif ranged is not None:
+                data = _columns(pk_order(ranged, rel), rel, hidden, bound.named_hidden, bound.rw_timestamp)
             else:
                 if empty:
                     from rw_cli.stream.builder import relation_schema
@@ -398,6 +399,7 @@ def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Resul
     if sql is None:
         table, types = run_query(session, tree)
         return Result(f"SELECT {table.num_rows}", table, types)
+    from rw_cli.handler.index_lookup import index_range_plan
     from rw_cli.handler.point_lookup import lookup_plan, range_plan
     from rw_cli.sql.dialect import parse_statement
 
@@ -407,7 +409,8 @@ def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Resul
     if plan is not None:  # answered from the store: bound anew each time
         table, types = run_query(session, tree, reparse=reparse, plan=plan)
         return Result(f"SELECT {table.num_rows}", table, types)
-    key_range = range_plan(tree, session.catalog)  # (of the tree as written: binding changes it)
+    # (of the tree as written: binding changes it)
+    key_range = range_plan(tree, session.catalog) or index_range_plan(tree, session.catalog)
     bound = bind(session, tree, reparse=reparse)
     if key_range is not None:
         bound = dataclasses.replace(bound, key_range=key_range)

@@ -73,6 +73,11 @@ class SparkRuntime(EmbeddedRuntime):
         # an epoch's Spark job that does not finish in time (no executors left) fails it
         self.epoch_timeout = float(os.environ.get("RW_SPARK_EPOCH_TIMEOUT", "600"))
 
+    def live_table_in_step(self, relation_id: int):
+        """None: a job whose fragments run in Spark tasks catches up at its barrier, so a
+        DML statement never reads a table's rows from an index here."""
+        return None
+
     @property
     def spark(self):
         return context.spark_session(self.master, self.log_path)
