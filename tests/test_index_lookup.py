@@ -167,3 +167,33 @@ def test_an_index_without_every_column_is_read_only_for_few_rows(tmp_path, scans
     assert s.execute("DELETE FROM t WHERE g = 5").status == "DELETE 1"
     assert scans == ["t", "t"]
     s.close()
+
+
+def test_an_index_is_distributed_by_its_key_and_read_one_range_a_key(tmp_path, monkeypatch):
+    """As RisingWave distributes an index by its key columns (or its DISTRIBUTED BY prefix),
+    a key's rows lie in one vnode: `name = 'x'` reads one key range, not one per vnode. The
+    layout is recorded in the catalog, so a reopened directory reads it the same way."""
+    from rw_cli.store.state_table import StateTable
+
+    path = str(tmp_path / "d")
+    s = rw_cli.connect(path)
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR, g INT)")
+    s.execute("INSERT INTO t SELECT i, 'n' || (i % 30), i % 4 FROM generate_series(1, 3000) AS x(i); FLUSH")
+    s.execute("CREATE INDEX by_name ON t (name)")
+    s.execute("CREATE INDEX by_gn ON t (g, name) DISTRIBUTED BY (g)")
+    assert s.catalog.get("by_name").dist_key == [0] and s.catalog.get("by_gn").dist_key == [0]
+    s.close()
+    ranges = []  # the key ranges each read of a range takes
+    real = StateTable._read_ranges
+    monkeypatch.setattr(StateTable, "_read_ranges", lambda self, starts, ends, epoch: ranges.append(
+        len(starts)) or real(self, starts, ends, epoch))
+    s = rw_cli.connect(path)
+    s.execute("INSERT INTO t VALUES (3001, 'n7', 1); FLUSH")
+    assert s.execute("SELECT count(*) FROM t WHERE name = 'n7'").fetchall() == [(101,)]
+    assert s.execute("SELECT count(*) FROM t WHERE g = 1 AND name IN ('n1', 'n5')").fetchall() == [(100,)]
+    assert s.execute("DELETE FROM t WHERE name = 'n7' AND g = 3").status == "DELETE 50"
+    assert s.execute("SELECT * FROM by_name WHERE name = 'n8' AND id = 8").fetchall() == [("n8", 8, 0)]
+    assert ranges == [1, 2, 1]  # a range per key: by_gn's (1, 'n1') and (1, 'n5'); by_gn's (3, 'n7')
+    s.execute("FLUSH")
+    assert s.execute("SELECT count(*) FROM t WHERE name = 'n7'").fetchall() == [(51,)]
+    s.close()

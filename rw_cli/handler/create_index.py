@@ -32,7 +32,14 @@ def plan(session, tree: exp.Create, existing: bool = False):
             raise BindError(f'column "{k}" does not exist')
         positions.append(root.names.index(k))
     pk = list(dict.fromkeys(positions + list(root.stream_key)))
-    return root, upstreams, pk
+    return root, upstreams, pk, _dist_key(tree, list(dict.fromkeys(positions)))
+
+
+def _dist_key(tree: exp.Create, keys: list[int]) -> list[int]:
+    """The index's distribution key: its DISTRIBUTED BY prefix of the key columns, else all
+    of them (RisingWave's)."""
+    dist = tree.args.get("distributed_by")
+    return keys[:len(dist)] if dist else keys
 
 
 def handle(session, tree: exp.Create, sql: str) -> Result:
@@ -49,12 +56,12 @@ def handle(session, tree: exp.Create, sql: str) -> Result:
     base = session.catalog.must_get(base_name)
     if base.kind not in ("table", "materialized view"):
         raise CatalogError(f'"{base.name}" is not a table or materialized view')
-    root, upstreams, pk = plan(session, tree)
+    root, upstreams, pk, dist = plan(session, tree)
     check_not_on_batch_refresh(upstreams)
     if session.dirty:
         session.barrier()
     columns = [ColumnCatalog(n, t, h) for n, t, h in zip(root.names, root.types, root.hidden)]
-    rel = RelationCatalog(session.catalog.alloc_id(), name, INDEX, columns, pk, definition=sql,
+    rel = RelationCatalog(session.catalog.alloc_id(), name, INDEX, columns, pk, dist_key=dist, definition=sql,
                           dependencies=[u.id for u in upstreams], parallelism=streaming_parallelism(session, INDEX),
                           parallelism_config=session.settings.job_parallelism(INDEX),
                           rate_limits=limits_at_create(session.settings, INDEX))

@@ -392,10 +392,8 @@ def fetch_pks(session, rel: RelationCatalog, cols: list[pa.Array], live=None) ->
     """The rows of the given pks (one array per pk column, of its type), those that exist:
     at the committed epoch, or from `live` (see `fetch`)."""
     from rw_cli.handler.transaction import read_epoch
-    from rw_cli.stream.builder import relation_schema
-    from rw_cli.store.state_table import StateTable
+    from rw_cli.stream.builder import relation_state_table
 
-    schema = relation_schema(rel)
     n = len(cols[0]) if cols else 0
     store = session.store
     epoch = read_epoch(session)
@@ -405,11 +403,11 @@ def fetch_pks(session, rel: RelationCatalog, cols: list[pa.Array], live=None) ->
             rows = rows.filter(pa.array(found))
     elif hasattr(store, "multi_get_array"):
         # one batched get at the committed epoch, keys and values kept as Arrow arrays
-        table = StateTable(_CommittedReads(store, epoch), rel.id, schema, list(rel.pk))
+        table = relation_state_table(_CommittedReads(store, epoch), rel)
         values = store.multi_get_array(table.keys_of_pk(cols, n), epoch)
         rows = table.decode(values.filter(values.is_valid()))
     else:
-        table = StateTable(_CommittedReads(store, epoch), rel.id, schema, list(rel.pk))
+        table = relation_state_table(_CommittedReads(store, epoch), rel)
         rows, found = table.get_rows(cols)
         if not found.all():
             rows = rows.filter(pa.array(found))

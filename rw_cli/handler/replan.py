@@ -31,7 +31,7 @@ def job_plan(session, rel: RelationCatalog) -> JobPlan:
     elif rel.kind == INDEX:
         from rw_cli.handler import create_index
 
-        root, _, _ = create_index.plan(session, tree, existing=True)
+        root = create_index.plan(session, tree, existing=True)[0]
     else:
         from rw_cli.handler import create_mv
 

@@ -110,6 +110,11 @@ class RelationCatalog:
     # again, so its materialize resolves the changes by key (RisingWave's Overwrite conflict
     # behavior after an alter): a delete or update of a row it does not hold is dropped
     altered: bool = False
+    # the columns whose vnode places a row in its state, a prefix of its pk: an index's key
+    # columns (or its DISTRIBUTED BY), as RisingWave distributes an index, so that a read of
+    # one key's rows is one range; None: the whole pk (and every relation created before this
+    # was recorded)
+    dist_key: list[int] | None = None
     # an MV's ORDER BY over its output columns: [column, descending, nulls first] each. As
     # RisingWave's order key it leads the storage order, so a scan answers in that order
     order_key: list = field(default_factory=list)

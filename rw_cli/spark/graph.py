@@ -78,12 +78,14 @@ class MatSpec:
     pk: list[int]
     types: list
     by_key: bool = False  # an altered MV: changes resolved by key (MaterializeExecutor.by_key)
+    dist: list[int] | None = None  # its distribution key (RelationCatalog.dist_key)
 
     def executor(self, store) -> MaterializeExecutor:
         from rw_cli.store.state_table import StateTable
 
-        return MaterializeExecutor(self.types, self.pk, StateTable(store, self.table_id, self.schema, self.pk),
-                                   conflict="overwrite" if self.by_key else None, by_key=self.by_key)
+        table = StateTable(store, self.table_id, self.schema, self.pk, dist_key_indices=self.dist)
+        return MaterializeExecutor(self.types, self.pk, table, conflict="overwrite" if self.by_key else None,
+                                   by_key=self.by_key)
 
 
 @dataclass
@@ -159,7 +161,7 @@ def compile_job(job: StreamJob, runtime) -> JobGraph | str:
     _link(nodes, stages, sources)
     table = root.table
     mat = MatSpec(table.table_id, table.schema, list(table.pk_indices), list(root.types),
-                  by_key=getattr(root, "by_key", False))
+                  by_key=getattr(root, "by_key", False), dist=list(table.dist_key_indices))
     return JobGraph(f"{runtime.store_url}#{job.relation_id}#{id(job)}", nodes, sources, stages, mat)
 
 

@@ -38,7 +38,7 @@ def relation_schema(rel: RelationCatalog) -> pa.Schema:
 
 
 def relation_state_table(store, rel: RelationCatalog) -> StateTable:
-    return StateTable(store, rel.id, relation_schema(rel), list(rel.pk))
+    return StateTable(store, rel.id, relation_schema(rel), list(rel.pk), dist_key_indices=rel.dist_key)
 
 
 def table_job(store, rel: RelationCatalog, watermark: tuple[str, DataType] | None = None) -> StreamJob:
