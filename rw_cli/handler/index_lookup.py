@@ -110,12 +110,18 @@ def read_index_range(session, plan: IndexRange, live_index=None, live=None) -> p
 
 def _positions(index: RelationCatalog, rel: RelationCatalog) -> list[int | None]:
     """Per column of the relation, the index's column holding its values (None: not held).
-    A hidden column of the relation's pk is the index's `<relation>.<column>`."""
-    names = {c.name: i for i, c in enumerate(index.columns)}
+    A visible column is the index's of its name. The index's pk ends with the relation's
+    stream key: its columns the index does not hold under their names (`_row_id`, or a pk
+    column INCLUDE left out) are the index's hidden pk columns, in the same order."""
+    plain = _plain_columns(index, rel)
+    hidden = [p for p in index.pk if index.columns[p].hidden]
+    unnamed = [k for k in rel.stream_key if rel.columns[k].hidden or rel.columns[k].name not in plain]
     out: list[int | None] = []
-    for c in rel.columns:
-        pos = names.get(c.name)
-        if pos is None and c.hidden:
-            pos = next((i for i, ic in enumerate(index.columns) if ic.hidden and ic.name.endswith("." + c.name)), None)
-        out.append(pos if pos is not None and index.columns[pos].type == c.type else None)
+    for k, c in enumerate(rel.columns):
+        if not c.hidden and c.name in plain:
+            out.append(plain[c.name])
+        elif k in unnamed and len(hidden) == len(unnamed) and index.columns[hidden[unnamed.index(k)]].type == c.type:
+            out.append(hidden[unnamed.index(k)])
+        else:
+            out.append(None)
     return out

@@ -528,8 +528,10 @@ class StateTable:
         """The key suffixes (from, to: None, to the prefix's end) of pk column m's values
         within the bounds, past a prefix of the first m columns: a DESC column's byte order
         is its values' reversed, so its value bounds swap sides. Its NULLs (a marker of
-        their own, after the values' when ASC, before when DESC) fall outside."""
-        if m == len(self.pk_indices):
+        their own, after the values' when ASC, before when DESC) fall outside a bounded
+        range; with no bound at all, the whole prefix is read, NULLs too (an MV's group key,
+        an index's columns may be NULL)."""
+        if m == len(self.pk_indices) or (lower is None and upper is None):
             return b"", None
         desc = self.pk_descending[m]
         marker = NOT_NULL ^ (0xFF if desc else 0)

@@ -398,8 +398,8 @@ def test_lookups_beside_a_memtable_of_other_keys_do_not_sort_it(cached, monkeypa
 
 
 def _in_bounds(v, lower, upper) -> bool:
-    if v is None:
-        return False
+    if v is None:  # a bounded range leaves NULLs out; with no bound, the prefix's rows are all read
+        return lower is None and upper is None
     if lower is not None and (v < lower[0] or (v == lower[0] and not lower[1])):
         return False
     return upper is None or v < upper[0] or (v == upper[0] and upper[1])
