@@ -10,7 +10,9 @@ statement path and the MV's upkeep cost beside an engine that only stores the ro
 Each phase is timed in wall seconds: single-row INSERTs, UPDATEs and DELETEs by primary key
 (FLUSH at the end, in the time), then one `INSERT ... VALUES` of `--values-rows` rows + FLUSH,
 then UPDATEs and DELETEs of primary-key ranges of 10 rows (`bid_id >= a AND bid_id < b`,
-`BETWEEN`, one `bid_id > c`) over those rows + FLUSH.
+`BETWEEN`, one `bid_id > c`) over those rows + FLUSH, then — after `CREATE INDEX ON bid
+(auction)`, outside the clock, in both systems — UPDATEs and DELETEs of all the bids of one
+auction each (`WHERE auction = a`, about 1,000 rows) + FLUSH.
 """
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 TABLE = "CREATE TABLE bid (bid_id BIGINT PRIMARY KEY, auction BIGINT, price BIGINT, channel VARCHAR)"
 RANGE_ROWS = 10  # rows each statement of the range phase changes
+INDEX_AUCTIONS = 20  # statements of the index phase: one auction's bids each
+# run before a phase's clock starts, in both systems
+SETUP = {"index": ["CREATE INDEX bid_by_auction ON bid (auction)"]}
 MV = "CREATE MATERIALIZED VIEW mv AS SELECT auction, count(*) AS n, max(price) AS mx, sum(price) AS s " \
      "FROM bid GROUP BY auction"
 
@@ -49,19 +54,28 @@ def phases(rows: int, values_rows: int) -> dict[str, list[str]]:
                             f"DELETE FROM bid WHERE bid_id BETWEEN {base + (2 * j + 1) * RANGE_ROWS} "
                             f"AND {base + (2 * j + 2) * RANGE_ROWS - 1}")]
         + [f"DELETE FROM bid WHERE bid_id > {base + values_rows - 1 - RANGE_ROWS}"],
+        # through the index on auction: every bid of one auction a statement
+        "index": [f"UPDATE bid SET price = price + 1 WHERE auction = {a}" if a % 2 else
+                  f"DELETE FROM bid WHERE auction = {a}" for a in range(INDEX_AUCTIONS)],
     }
 
 
 def _timed(work: dict[str, list[str]], execute, flush=None) -> dict:
-    """Each phase's wall seconds: its statements, then `flush` (rw's durable commit)."""
+    """Each phase's wall seconds: its statements, then `flush` (rw's durable commit); and
+    the rows each phase's statements changed (their statuses say, when `execute` returns
+    rw's results)."""
     out = {}
     for name, stmts in work.items():
-        t = time.perf_counter()
-        for q in stmts:
+        for q in SETUP.get(name, []):
             execute(q)
         if flush is not None:
             flush()
+        t = time.perf_counter()
+        results = [execute(q) for q in stmts]
+        if flush is not None:
+            flush()
         out[name] = time.perf_counter() - t
+        out[f"{name}_rows"] = sum(int(r.status.split()[-1]) for r in results if hasattr(r, "status"))
     return out
 
 
@@ -107,7 +121,8 @@ def main() -> None:
     print("-" * len(head))
     summary = {}
     for name, stmts in work.items():
-        n = {"values": args.values_rows, "range": RANGE_ROWS * len(stmts)}.get(name, len(stmts))
+        n = {"values": args.values_rows, "range": RANGE_ROWS * len(stmts),
+             "index": rw["index_rows"]}.get(name, len(stmts))
         summary[name] = {"rows": n, "rw_seconds": rw[name], "duckdb_seconds": dk[name],
                          "rw_over_duckdb": dk[name] / rw[name]}
         print(f"{name:<8} {n / rw[name]:>12,.0f} {n / dk[name]:>14,.0f} {dk[name] / rw[name]:>10.2f} "
