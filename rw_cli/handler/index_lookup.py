@@ -45,6 +45,8 @@ def index_range_plan(tree: exp.Expression, catalog) -> IndexRange | None:
     if got is None:
         return None
     rel, alias, _, conjuncts = got
+    if rel.retention_seconds is not None or rel.ttl_column is not None:
+        return None  # rows age out of the relation's reads: its own path knows which
     best, score = None, None
     for index in indexes_of(catalog, rel):
         names = _plain_columns(index, rel)
@@ -102,8 +104,8 @@ def read_index_range(session, plan: IndexRange, live_index=None, live=None) -> p
     where = _positions(plan.index, plan.rel)
     if all(p is not None for p in where):  # the index holds every column: its rows are the relation's
         return pa.Table.from_arrays([entries.column(p) for p in where], names=[c.name for c in plan.rel.columns])
-    if entries.num_rows > MAX_KEYS:
-        return None  # a point read each: one scan costs less
+    if entries.num_rows > MAX_KEYS or any(where[k] is None for k in plan.rel.pk):
+        return None  # a point read each: one scan costs less (or no key to read by)
     pk = [entries.column(where[k]).combine_chunks() for k in plan.rel.pk]
     return fetch_pks(session, plan.rel, pk, live)
 
