@@ -270,9 +270,13 @@ def test_select_of_a_key_range_reads_the_range_where_no_snapshot_is_kept(tmp_pat
     got = [s.execute(q).fetchall() for q in queries]
     assert scans == []
     monkeypatch.setattr(query, "snapshot", real)
-    from rw_cli.handler import point_lookup
-    monkeypatch.setattr(point_lookup, "range_plan", lambda tree, catalog: None)
-    want = [s.execute(q + " ").fetchall() for q in queries]  # (another text: bound anew, no range)
+    from rw_cli.handler import index_lookup
+    monkeypatch.setattr(index_lookup, "key_range_plan", lambda tree, catalog: None)
+    scans.clear()
+    monkeypatch.setattr(query, "snapshot", lambda session, rel, *a, **k: scans.append(rel.name) or
+                        real(session, rel, *a, **k))
+    want = [s.execute(q.replace(" ", "  ", 1)).fetchall() for q in queries]  # (another text: bound anew)
+    assert scans  # (the general path read snapshots)
     assert got == want
     assert got[0] == [(19996, 4, 59988), (19997, 5, 59991), (19998, 6, 59994), (19999, 0, 59997),
                       (20000, 1, 60000), (20001, 1, 1)]

@@ -229,3 +229,23 @@ def test_rows_through_an_index_with_any_key(tmp_path, create, include):
     if create.startswith("CREATE TABLE"):
         assert _rows(s, "SELECT id, v FROM t WHERE id BETWEEN 7 AND 9") == [(8, 100), (9, 100)]
     s.close()
+
+
+def test_explain_shows_the_range_a_query_reads(tmp_path):
+    """EXPLAIN names the index and the key range a query reads where no snapshot is kept,
+    as RisingWave's BatchScan shows its scan_ranges."""
+    s = rw_cli.connect(str(tmp_path / "d"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR, g INT)")
+    s.execute("CREATE INDEX by_name ON t (name)")
+    s.execute("CREATE INDEX by_gn ON t (g, name)")
+
+    def scan(q: str) -> str:
+        return next(r[0] for r in s.execute("EXPLAIN " + q).fetchall() if "BatchScan" in r[0])
+    assert "index: by_name, scan_ranges: [name = 'a''b'], epoch: committed" in scan(
+        "SELECT * FROM t WHERE name = 'a''b'")
+    assert "index: by_gn, scan_ranges: [g IN (1, 2) AND name > 'x']" in scan(
+        "SELECT count(*) FROM t WHERE g IN (1, 2) AND name > 'x' AND id > 0")
+    assert "scan_ranges: [id >= 5000]" in scan("SELECT * FROM t WHERE id >= 5000") and "index" not in scan(
+        "SELECT * FROM t WHERE id >= 5000")
+    assert scan("SELECT * FROM t WHERE g + 1 = 2").endswith("snapshot: committed }")
+    s.close()

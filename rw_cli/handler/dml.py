@@ -610,7 +610,7 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
     the whole WHERE. When it bounds a key range (`pk < c`, `pk BETWEEN a AND b`, the first
     columns of a pk): the rows in that range, a superset the WHERE still filters. None when
     it does neither, or when there are so many keys that one scan of the table is cheaper."""
-    from rw_cli.handler.point_lookup import MAX_KEYS, fetch, fetch_range, lookup_plan, range_plan
+    from rw_cli.handler.point_lookup import MAX_KEYS, fetch, lookup_plan
     from rw_cli.handler.row_order import pk_order
 
     live = session.runtime.live_table(rel.id)
@@ -637,10 +637,7 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
 
     plan = lookup_plan(q, session.catalog, subquery, max_keys=1 << 62)
     if plan is None or plan[0].id != rel.id:
-        key_range = range_plan(q, session.catalog)  # `pk < c`, `pk BETWEEN`, a pk's first columns
-        if key_range is None or key_range.rel.id != rel.id:
-            return _rows_by_index(session, rel, q, live)
-        return pk_order(fetch_range(key_range, live), rel), key_range.exact
+        return _rows_in_range(session, rel, q, live)
     _, lists, used = plan
     if not few(int(np.prod([len(v) for v in lists]))):
         return None
@@ -650,19 +647,24 @@ def _rows_by_pk(session, rel: RelationCatalog, q: exp.Select) -> tuple[pa.Table,
     return pk_order(fetch(session, rel, lists, live), rel), used == len(conjuncts)
 
 
-def _rows_by_index(session, rel: RelationCatalog, q: exp.Select, live) -> tuple[pa.Table, bool] | None:
-    """When `q`'s WHERE binds the first key columns of an index on `rel` (`email = 'x'`,
-    `email IN (...)`, `email > 'm'`) whose job holds this epoch's writes too: the rows of
-    that range of the index (in pk order), and whether the range is the whole WHERE."""
-    from rw_cli.handler.index_lookup import index_range_plan, read_index_range
+def _rows_in_range(session, rel: RelationCatalog, q: exp.Select, live) -> tuple[pa.Table, bool] | None:
+    """When `q`'s WHERE bounds a key range of `rel`'s pk (`pk < c`, `pk BETWEEN`, a pk's
+    first columns) or of an index on it (`email = 'x'`, `email IN (...)`, `email > 'm'`;
+    one whose job holds this epoch's writes too): the rows in that range (in pk order), and
+    whether the range is the whole WHERE."""
+    from rw_cli.handler.index_lookup import index_range_plan, prefers_index, read_index_range
+    from rw_cli.handler.point_lookup import fetch_range, range_plan
     from rw_cli.handler.row_order import pk_order
 
-    plan = index_range_plan(q, session.catalog)
-    if plan is None or plan.rel.id != rel.id:
+    own, index = range_plan(q, session.catalog), index_range_plan(q, session.catalog)
+    if prefers_index(own, index) and index.rel.id == rel.id:
+        live_index = session.runtime.live_table_in_step(index.index.id)
+        rows = None if live_index is None else read_index_range(session, index, live_index, live)
+        if rows is not None:
+            return pk_order(rows, rel), index.exact
+    if own is None or own.rel.id != rel.id:
         return None
-    live_index = session.runtime.live_table_in_step(plan.index.id)
-    rows = None if live_index is None else read_index_range(session, plan, live_index, live)
-    return None if rows is None else (pk_order(rows, rel), plan.exact)
+    return pk_order(fetch_range(own, live), rel), own.exact
 
 
 def _not_append_only(rel: RelationCatalog, what: str) -> None:

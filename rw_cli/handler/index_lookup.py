@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from rw_cli.handler.point_lookup import MAX_KEYS, PkRange, fetch_pks, fetch_range, range_over, single_table
+from rw_cli.handler.point_lookup import (MAX_KEYS, PkRange, fetch_pks, fetch_range, range_over, range_plan,
+                                         single_table)
 from rw_cli.meta.catalog import INDEX, RelationCatalog
 
 
@@ -59,6 +60,20 @@ def index_range_plan(tree: exp.Expression, catalog) -> IndexRange | None:
         if score is None or mine > score:
             best, score = IndexRange(rel, index, plan), mine
     return best
+
+
+def key_range_plan(tree: exp.Expression, catalog) -> PkRange | IndexRange | None:
+    """The key range a one-relation query reads: of the relation's pk (`range_plan`) or of
+    an index on it, whichever `prefers_index` says."""
+    own, index = range_plan(tree, catalog), index_range_plan(tree, catalog)
+    return index if prefers_index(own, index) else own
+
+
+def prefers_index(own: PkRange | None, index: IndexRange | None) -> bool:
+    """Whether to read the index's range rather than the pk's: when it binds more leading
+    key columns to values (an index's `email = 'x'` over the pk's `id > 0`); the pk's on a
+    tie (no second read of the relation by key)."""
+    return index is not None and (own is None or len(index.key_range.prefix) > len(own.prefix))
 
 
 def indexes_of(catalog, rel: RelationCatalog) -> list[RelationCatalog]:

@@ -156,6 +156,23 @@ class PkRange:
         """The committed rows of the range (`read_range`)."""
         return read_range(session, self)
 
+    def describe(self, rel: RelationCatalog) -> str:
+        """The range in SQL over `rel`'s pk columns (EXPLAIN): `a = 1 AND b >= 'x'`."""
+        parts = []
+        for k, values in zip(rel.pk, self.prefix):
+            shown = [_sql_literal(v) for v in values.to_pylist()]
+            name = rel.columns[k].name
+            parts.append(f"{name} = {shown[0]}" if len(shown) == 1 else f"{name} IN ({', '.join(shown)})")
+        name = rel.columns[rel.pk[len(self.prefix)]].name if len(self.prefix) < len(rel.pk) else ""
+        for bound, op in ((self.lower, ">"), (self.upper, "<")):
+            if bound is not None:
+                parts.append(f"{name} {op}{'=' if bound[1] else ''} {_sql_literal(bound[0][0].as_py())}")
+        return " AND ".join(parts)
+
+
+def _sql_literal(v) -> str:
+    return "'" + v.replace("'", "''") + "'" if isinstance(v, str) else str(v)
+
 
 def range_plan(tree: exp.Expression, catalog) -> PkRange | None:
     """The key range of `tree`'s pk constraints when they narrow the relation to one but are

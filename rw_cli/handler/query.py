@@ -364,13 +364,33 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
         tables[reg] = relation_schema(rel).empty_table().select([c.name for c in rel.visible_columns])
     physical = duck.explain(sql, tables)
     lines = ["BatchDuckDB { engine: duckdb }"]
+    key_range = _key_range(session, tree)
     children = [f"BatchScan {{ table: {rel.name}, columns: [{', '.join(c.name for c in rel.visible_columns)}], "
-                f"snapshot: committed }}" for rel in bound.relations.values()]
+                f"{_scan_of(rel, key_range)} }}" for rel in bound.relations.values()]
     children += [f"BatchSystemScan {{ table: {name.split('_', 3)[-1]} }}" for name in bound.system]
     body = [f"  {line}" for line in physical]
     for i, c in enumerate(children):
         lines.append(("└─" if i == len(children) - 1 else "├─") + c)
     return lines + ["", "DuckDB plan:"] + body
+
+
+def _key_range(session, tree: exp.Expression):
+    """The key range a one-relation query reads where the relation's snapshot is not kept
+    (of its pk, or of an index on it), or None."""
+    from rw_cli.handler.index_lookup import key_range_plan
+
+    return key_range_plan(tree, session.catalog)
+
+
+def _scan_of(rel, key_range) -> str:
+    """EXPLAIN's words for how a scan of `rel` reads it when no snapshot is kept: the key
+    range (`scan_ranges`, as RisingWave shows them) of its pk or of an index (`index`)."""
+    if key_range is None or key_range.rel.id != rel.id:
+        return "snapshot: committed"
+    index = getattr(key_range, "index", None)
+    ranges = (key_range.key_range if index is not None else key_range).describe(index or rel)
+    return (f"index: {index.name}, " if index is not None else "") + \
+        f"scan_ranges: [{ranges}], epoch: committed, kept snapshot first"
 
 
 def analyze_query(session, tree: exp.Expression) -> list[str]:
@@ -399,8 +419,7 @@ def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Resul
     if sql is None:
         table, types = run_query(session, tree)
         return Result(f"SELECT {table.num_rows}", table, types)
-    from rw_cli.handler.index_lookup import index_range_plan
-    from rw_cli.handler.point_lookup import lookup_plan, range_plan
+    from rw_cli.handler.point_lookup import lookup_plan
     from rw_cli.sql.dialect import parse_statement
 
     def reparse() -> exp.Expression:
@@ -409,8 +428,7 @@ def handle_query(session, tree: exp.Expression, sql: str | None = None) -> Resul
     if plan is not None:  # answered from the store: bound anew each time
         table, types = run_query(session, tree, reparse=reparse, plan=plan)
         return Result(f"SELECT {table.num_rows}", table, types)
-    # (of the tree as written: binding changes it)
-    key_range = range_plan(tree, session.catalog) or index_range_plan(tree, session.catalog)
+    key_range = _key_range(session, tree)  # (of the tree as written: binding changes it)
     bound = bind(session, tree, reparse=reparse)
     if key_range is not None:
         bound = dataclasses.replace(bound, key_range=key_range)
