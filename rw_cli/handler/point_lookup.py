@@ -10,6 +10,8 @@ changes, not the table.
 """
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -171,7 +173,7 @@ class PkRange:
 
 
 def _sql_literal(v) -> str:
-    return "'" + v.replace("'", "''") + "'" if isinstance(v, str) else str(v)
+    return str(v) if isinstance(v, int) else "'" + str(v).replace("'", "''") + "'"
 
 
 def range_plan(tree: exp.Expression, catalog) -> PkRange | None:
@@ -360,6 +362,8 @@ _INT_BITS = {exp.DataType.Type.SMALLINT: 16, exp.DataType.Type.INT: 32, exp.Data
 def _literal(e: exp.Expression, t):
     while isinstance(e, exp.Paren):
         e = e.this
+    if t.name in _TIME_TYPES:
+        return _time_literal(e, t.name)
     if isinstance(e, exp.Cast) and t.is_integer and e.to.this in _INT_BITS:
         return _cast_integer(e.this, _INT_BITS[e.to.this])  # a bound parameter: CAST('5' AS bigint)
     neg = False
@@ -376,6 +380,32 @@ def _literal(e: exp.Expression, t):
     if t.name == "character varying" and e.is_string and not neg:
         return e.this
     return _NO
+
+
+# date and timestamp key columns: their SQL type in a typed literal, the ISO forms read here
+_TIME_TYPES = {"date": exp.DataType.Type.DATE, "timestamp without time zone": exp.DataType.Type.TIMESTAMP}
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?")
+
+
+def _time_literal(e: exp.Expression, type_name: str):
+    """A date (timestamp) constant in ISO form — `'2024-05-01'`, `TIMESTAMP '2024-05-01
+    12:30:00.5'`, a bound parameter `CAST('...' AS timestamp)` — as Python's date (datetime),
+    the value the general path's cast gives it; _NO for anything else (PostgreSQL's other
+    input forms, a date out of range: the general path reads or refuses them)."""
+    if isinstance(e, exp.Cast):
+        if e.to.this != _TIME_TYPES[type_name]:
+            return _NO
+        e = e.this
+    if not isinstance(e, exp.Literal) or not e.is_string:
+        return _NO
+    text = e.this.strip()
+    try:
+        if type_name == "date":
+            return datetime.date.fromisoformat(text) if _ISO_DATE.fullmatch(text) else _NO
+        return datetime.datetime.fromisoformat(text) if _ISO_TIMESTAMP.fullmatch(text) else _NO
+    except ValueError:
+        return _NO
 
 
 def _cast_integer(e: exp.Expression, bits: int):
