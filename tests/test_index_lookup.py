@@ -284,3 +284,30 @@ def test_date_and_timestamp_keys(tmp_path, scans, monkeypatch):
     s.execute("FLUSH")
     assert _rows(s, "SELECT * FROM e") == _rows(con, "SELECT * FROM e")
     s.close()
+
+
+def test_bound_parameters_bound_the_range(tmp_path, scans):
+    """A driver's parameters arrive as typed literals (`rw serve` writes `CAST('x' AS
+    character varying)`, `CAST('...' AS timestamp without time zone)`; the Python API a
+    plain string): they bound a key range as constants do. A cast to `varchar(n)` is left
+    to the general path (PostgreSQL cuts the text to n characters)."""
+    from rw_cli.server.pgtypes import param_literal
+
+    s = rw_cli.connect(str(tmp_path / "d"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR, ts TIMESTAMP)")
+    s.execute("INSERT INTO t SELECT i, 'n' || (i % 30), TIMESTAMP '2024-01-01' + i * INTERVAL '1 hour' "
+              "FROM generate_series(1, 300) AS x(i)")
+    s.execute("CREATE INDEX by_name ON t (name)")
+    s.execute("CREATE INDEX by_ts ON t (ts)")
+    s.execute("FLUSH")
+    name, ts = param_literal(b"n7", 25, 0), param_literal(b"2024-01-05 00:00:00", 1114, 0)
+    assert name == "CAST('n7' AS character varying)"
+    assert s.execute(f"SELECT count(*) FROM t WHERE name = {name}").fetchall() == [(10,)]
+    assert s.execute(f"SELECT count(*) FROM t WHERE ts < {ts}").fetchall() == [(95,)]
+    assert s.execute("SELECT count(*) FROM t WHERE name = $1", ["n8"]).fetchall() == [(10,)]
+    assert scans == []
+    s.execute("SELECT count(*) FROM t WHERE name = CAST('n7' AS varchar(2))")
+    assert scans == ["t"]
+    assert s.execute(f"DELETE FROM t WHERE name = {name}").status == "DELETE 10"
+    assert scans == ["t"]
+    s.close()

@@ -364,6 +364,8 @@ def _literal(e: exp.Expression, t):
         e = e.this
     if t.name in _TIME_TYPES:
         return _time_literal(e, t.name)
+    if t.name == "character varying" and isinstance(e, exp.Cast):
+        return _text_cast(e)
     if isinstance(e, exp.Cast) and t.is_integer and e.to.this in _INT_BITS:
         return _cast_integer(e.this, _INT_BITS[e.to.this])  # a bound parameter: CAST('5' AS bigint)
     neg = False
@@ -379,6 +381,19 @@ def _literal(e: exp.Expression, t):
         return -v if neg else v
     if t.name == "character varying" and e.is_string and not neg:
         return e.this
+    return _NO
+
+
+_TEXT_TYPES = (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)
+
+
+def _text_cast(e: exp.Expression):
+    """The string of `CAST('x' AS varchar | text)` — a text parameter, as `rw serve` binds a
+    driver's — or _NO (a length, `varchar(3)`, would truncate it)."""
+    if isinstance(e, exp.Cast) and e.to.this in _TEXT_TYPES and not e.to.expressions:
+        inner = e.this
+        if isinstance(inner, exp.Literal) and inner.is_string:
+            return inner.this
     return _NO
 
 
