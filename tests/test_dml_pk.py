@@ -7,10 +7,10 @@ flushed when the DML reads them) and on DuckDB, then compares the table, the MV,
 with its own query."""
 from __future__ import annotations
 
-import duckdb
 import pytest
 
 import rw_cli
+from duckdb_twin import sorted_rows as _rows, twins
 from rw_cli.handler import query
 
 MV = "SELECT g, count(*) AS n, max(v) AS mx, sum(v) AS s FROM t GROUP BY g"
@@ -42,20 +42,12 @@ SCENARIOS = {
 }
 
 
-def _rows(con_or_session, sql: str) -> list[tuple]:
-    out = con_or_session.execute(sql).fetchall()
-    return sorted((tuple(float(x) if hasattr(x, "as_tuple") else x for x in r) for r in out), key=repr)
-
-
 @pytest.fixture(params=["pk", "no_pk"])
 def pair(request, tmp_path):
     key = "k INT PRIMARY KEY" if request.param == "pk" else "k INT"
-    s = rw_cli.connect(str(tmp_path / "d"))
-    con = duckdb.connect()
-    for run in (s.execute, con.execute):
-        run(f"CREATE TABLE t ({key}, g INT, v INT)")
-        run("CREATE TABLE d (x INT)")
-        run("INSERT INTO t VALUES " + ", ".join(f"({k}, {k % 3}, {k * 10})" for k in range(1, 9)))
+    s, con = twins(str(tmp_path / "d"), [
+        f"CREATE TABLE t ({key}, g INT, v INT)", "CREATE TABLE d (x INT)",
+        "INSERT INTO t VALUES " + ", ".join(f"({k}, {k % 3}, {k * 10})" for k in range(1, 9))])
     s.execute(f"CREATE MATERIALIZED VIEW m AS {MV}")
     yield s, con, request.param
     s.close()

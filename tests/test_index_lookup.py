@@ -4,10 +4,10 @@ relation — for DELETE and UPDATE (this epoch's writes included) and for a SELE
 relation has no snapshot kept. Answers are DuckDB's (DML) or the snapshot path's (SELECT)."""
 from __future__ import annotations
 
-import duckdb
 import pytest
 
 import rw_cli
+from duckdb_twin import sorted_rows as _rows, twins
 from rw_cli.handler import index_lookup, query
 
 MV = "SELECT g, count(*) AS n, sum(v) AS sv, max(s) AS ms FROM t GROUP BY g"
@@ -33,19 +33,12 @@ SCENARIOS = {
 }
 
 
-def _rows(con_or_session, sql: str) -> list[tuple]:
-    out = con_or_session.execute(sql).fetchall()
-    return sorted((tuple(float(x) if hasattr(x, "as_tuple") else x for x in r) for r in out), key=repr)
-
-
 @pytest.fixture(params=["pk", "no_pk"])
 def pair(request, tmp_path):
     key = "k INT PRIMARY KEY" if request.param == "pk" else "k INT"
-    s = rw_cli.connect(str(tmp_path / "d"))
-    con = duckdb.connect()
-    for run in (s.execute, con.execute):
-        run(f"CREATE TABLE t ({key}, g INT, v INT, s VARCHAR)")
-        run("INSERT INTO t VALUES " + ", ".join(f"({k}, {k % 3}, {k * 10}, 's{k}')" for k in range(1, 9)))
+    s, con = twins(str(tmp_path / "d"), [
+        f"CREATE TABLE t ({key}, g INT, v INT, s VARCHAR)",
+        "INSERT INTO t VALUES " + ", ".join(f"({k}, {k % 3}, {k * 10}, 's{k}')" for k in range(1, 9))])
     s.execute("FLUSH")
     for sql in INDEXES:
         s.execute(sql)
@@ -255,12 +248,10 @@ def test_date_and_timestamp_keys(tmp_path, scans, monkeypatch):
     """Dates and timestamps written in ISO form (`'2024-01-03 10:00'`, `DATE '2024-01-05'`,
     a bound parameter's CAST) bound an index's or a pk's range as their cast would; other
     forms take the general path. Same answers as a scan, DML as DuckDB's."""
-    s = rw_cli.connect(str(tmp_path / "d"))
-    con = duckdb.connect()
-    for run in (s.execute, con.execute):
-        run("CREATE TABLE e (id INT PRIMARY KEY, ts TIMESTAMP, d DATE, v INT)")
-        run("INSERT INTO e SELECT i, TIMESTAMP '2024-01-01 00:00:00' + i * INTERVAL '1 minute', "
-            "DATE '2024-01-01' + CAST(i / 100 AS INT), i FROM range(1, 3001) AS x(i)")
+    s, con = twins(str(tmp_path / "d"), [
+        "CREATE TABLE e (id INT PRIMARY KEY, ts TIMESTAMP, d DATE, v INT)",
+        "INSERT INTO e SELECT i, TIMESTAMP '2024-01-01 00:00:00' + i * INTERVAL '1 minute', "
+        "DATE '2024-01-01' + CAST(i / 100 AS INT), i FROM range(1, 3001) AS x(i)"])
     s.execute("CREATE TABLE p (ts TIMESTAMP PRIMARY KEY, v INT)")
     s.execute("INSERT INTO p SELECT ts, v FROM e")
     s.execute("CREATE INDEX by_at ON e (ts)")
