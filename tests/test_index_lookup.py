@@ -302,3 +302,22 @@ def test_bound_parameters_bound_the_range(tmp_path, scans):
     assert s.execute(f"DELETE FROM t WHERE name = {name}").status == "DELETE 10"
     assert scans == ["t"]
     s.close()
+
+
+def test_a_range_holding_most_of_the_relation_gives_way_to_its_kept_snapshot(tmp_path, scans, monkeypatch):
+    """A range read is never kept: where a query's range held most of the relation, its next
+    runs read the snapshot, which is kept and answers the runs after without reading."""
+    monkeypatch.setattr(index_lookup, "MAX_KEYS", 10)
+    from rw_cli.handler import point_lookup
+    monkeypatch.setattr(point_lookup, "MAX_KEYS", 10)
+    s = rw_cli.connect(str(tmp_path / "d"))
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, g INT)")
+    s.execute("INSERT INTO t SELECT i, i % 2 FROM generate_series(1, 400) AS x(i); FLUSH")
+    s.execute("CREATE INDEX ig ON t (g)")
+    s.execute("FLUSH")
+    wide, narrow = "SELECT count(*) FROM t WHERE g = 1", "SELECT count(*) FROM t WHERE id > 395"
+    assert [s.execute(wide).fetchall() for _ in range(3)] == [[(200,)]] * 3
+    assert scans == ["t"]  # the range, then the snapshot (kept), then the kept snapshot
+    s.execute("INSERT INTO t VALUES (401, 1); FLUSH")
+    assert s.execute(narrow).fetchall() == [(6,)] and scans == ["t"]  # a narrow range stays a range
+    s.close()

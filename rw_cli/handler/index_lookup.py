@@ -28,6 +28,7 @@ class IndexRange:
     rel: RelationCatalog  # the relation the query reads
     index: RelationCatalog
     key_range: PkRange  # over the index's pk (its key columns, then the relation's pk)
+    wide: bool = False  # as PkRange.wide
 
     @property
     def exact(self) -> bool:

@@ -153,6 +153,7 @@ class PkRange:
     lower: tuple[pa.Array, bool] | None
     upper: tuple[pa.Array, bool] | None
     exact: bool
+    wide: bool = False  # a SELECT found most of the relation in it: it reads the snapshot then
 
     def read(self, session) -> pa.Table:
         """The committed rows of the range (`read_range`)."""

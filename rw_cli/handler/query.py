@@ -152,10 +152,12 @@ def run_bound(session, bound: BoundSelect, overrides: dict[int, pa.Table] | None
             key = _snapshot_key(session, rel, hidden, bound.named_hidden, bound.rw_timestamp) if cache is not None else None
             data = cache.get(key) if cache is not None else None
             ranged = None
-            if data is None and cache is not None and bound.key_range is not None and bound.key_range.rel.id == rel.id:
+            if data is None and cache is not None and _reads_range(bound.key_range, rel):
                 # no snapshot kept: the rows of the query's key range (of the relation's pk, or
                 # of an index on it), not the relation's (None: too many to look up by key)
                 ranged = bound.key_range.read(session)
+                if ranged is not None and _wide(session, ranged, rel):
+                    bound.key_range.wide = True
             if data is not None:
                 pinned.add(reg)
             elif ranged is not None:
@@ -372,6 +374,20 @@ def explain_query(session, tree: exp.Expression) -> list[str]:
     for i, c in enumerate(children):
         lines.append(("└─" if i == len(children) - 1 else "├─") + c)
     return lines + ["", "DuckDB plan:"] + body
+
+
+def _reads_range(key_range, rel) -> bool:
+    """Whether a query reads its key range of `rel` where no snapshot of it is kept: unless
+    the range held most of the relation last time (the snapshot is read then, and kept for
+    the next runs of the query, as a range read never is)."""
+    return key_range is not None and key_range.rel.id == rel.id and not key_range.wide
+
+
+def _wide(session, rows: pa.Table, rel) -> bool:
+    """Whether rows read by key range are most of the relation (an eighth of it or more)."""
+    from rw_cli.handler.point_lookup import MAX_KEYS
+
+    return rows.num_rows > MAX_KEYS and rows.num_rows * 8 >= (estimate_rows(session.store, rel.id) or 0)
 
 
 def _key_range(session, tree: exp.Expression):
