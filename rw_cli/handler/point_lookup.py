@@ -165,7 +165,12 @@ class PkRange:
         for k, values in zip(rel.pk, self.prefix):
             shown = [_sql_literal(v) for v in values.to_pylist()]
             name = rel.columns[k].name
-            parts.append(f"{name} = {shown[0]}" if len(shown) == 1 else f"{name} IN ({', '.join(shown)})")
+            if not len(values):
+                parts.append("FALSE")  # (conjuncts no value meets)
+            elif values.null_count:
+                parts.append(f"{name} IS NULL")
+            else:
+                parts.append(f"{name} = {shown[0]}" if len(shown) == 1 else f"{name} IN ({', '.join(shown)})")
         name = rel.columns[rel.pk[len(self.prefix)]].name if len(self.prefix) < len(rel.pk) else ""
         for bound, op in ((self.lower, ">"), (self.upper, "<")):
             if bound is not None:
@@ -198,6 +203,8 @@ def range_over(rel: RelationCatalog, alias: str, names: dict[str, int],
     for c in conjuncts:
         idx = _target(c, alias, names)
         vals = _values(c, rel.columns[idx].type, None) if idx is not None and idx in rel.pk else None
+        if vals is None and (idx := _null_target(c, alias, names)) is not None and idx in rel.pk:
+            vals = pa.nulls(1, rel.columns[idx].type.arrow())  # `col IS NULL`: the key's NULL
         if vals is not None:
             values[idx] = vals.filter(pc.is_in(vals, value_set=values[idx])) if idx in values else vals
             kept.append(("eq", {idx}))
@@ -209,11 +216,13 @@ def range_over(rel: RelationCatalog, alias: str, names: dict[str, int],
     m = 0
     while m < len(rel.pk) and rel.pk[m] in values:
         m += 1
-    if m == len(rel.pk):
-        return None  # a point lookup, or more keys than one is worth
+    if m == len(rel.pk) and not any(values[k].null_count for k in rel.pk):
+        return None  # a point lookup, or more keys than one is worth (a lookup has no NULL key)
     prefix = [pc.unique(values[k]) for k in rel.pk[:m]]
     if int(np.prod([len(v) for v in prefix])) > MAX_KEYS:
         return None
+    if m == len(rel.pk):  # every key column bound, one to its NULL
+        return PkRange(rel, prefix, None, None, all(what == "eq" for what, _ in kept))
     col = rel.pk[m]
     t = rel.columns[col].type.arrow()
     mine = bounds.get(col, [])
@@ -280,6 +289,17 @@ def read_range(session, plan: PkRange) -> pa.Table:
     from rw_cli.stream.builder import relation_state_table
 
     return fetch_range(plan, relation_state_table(session.store, plan.rel), read_epoch(session))
+
+
+def _null_target(c: exp.Expression, alias: str, names: dict[str, int]) -> int | None:
+    """The column of a conjunct `col IS NULL`, else None."""
+    c = _unparen(c)
+    if not isinstance(c, exp.Is) or not isinstance(c.expression, exp.Null):
+        return None
+    col = c.this
+    if not isinstance(col, exp.Column) or (col.table and col.table != alias) or col.name not in names:
+        return None
+    return names[col.name]
 
 
 def _unparen(c: exp.Expression) -> exp.Expression:
