@@ -50,6 +50,15 @@ def pair(request, tmp_path):
 
 
 @pytest.fixture
+def few_keys(monkeypatch):
+    """MAX_KEYS of 10: a range of more rows is "many" (looked up by key no more, or wide)."""
+    from rw_cli.handler import point_lookup
+
+    for module in (index_lookup, point_lookup):
+        monkeypatch.setattr(module, "MAX_KEYS", 10)
+
+
+@pytest.fixture
 def scans(monkeypatch):
     """The relations whose whole snapshot was read."""
     seen: list[str] = []
@@ -103,7 +112,7 @@ def test_select_reads_the_index_range_where_no_snapshot_is_kept(tmp_path, scans,
     s.execute("INSERT INTO t VALUES (20001, 3, 'n7', 1); FLUSH")  # no snapshot of t or m is kept now
     got = [s.execute(q).fetchall() for q in queries]
     assert scans == []
-    monkeypatch.setattr(index_lookup, "index_range_plan", lambda tree, catalog: None)
+    monkeypatch.setattr(index_lookup, "indexes_of", lambda catalog, rel: [])
     want = [s.execute(q.replace(" ", "  ", 1)).fetchall() for q in queries]  # (another text: bound anew)
     assert scans  # (the general path did read snapshots)
     assert got == want
@@ -144,10 +153,9 @@ def test_plan_picks_the_index_whose_key_the_where_binds_most(tmp_path):
     s.close()
 
 
-def test_an_index_without_every_column_is_read_only_for_few_rows(tmp_path, scans, monkeypatch):
+def test_an_index_without_every_column_is_read_only_for_few_rows(tmp_path, scans, few_keys):
     """The relation's other columns are looked up by pk, one point read each: past
     MAX_KEYS rows one scan of the relation costs less, and answers the same."""
-    monkeypatch.setattr(index_lookup, "MAX_KEYS", 10)
     s = rw_cli.connect(str(tmp_path / "d"))
     s.execute("CREATE TABLE t (id INT PRIMARY KEY, g INT, v INT)")
     s.execute("INSERT INTO t SELECT i, i % 2, i FROM generate_series(1, 40) AS x(i); FLUSH")
@@ -305,12 +313,9 @@ def test_bound_parameters_bound_the_range(tmp_path, scans):
     s.close()
 
 
-def test_a_range_holding_most_of_the_relation_gives_way_to_its_kept_snapshot(tmp_path, scans, monkeypatch):
+def test_a_range_holding_most_of_the_relation_gives_way_to_its_kept_snapshot(tmp_path, scans, few_keys):
     """A range read is never kept: where a query's range held most of the relation, its next
     runs read the snapshot, which is kept and answers the runs after without reading."""
-    monkeypatch.setattr(index_lookup, "MAX_KEYS", 10)
-    from rw_cli.handler import point_lookup
-    monkeypatch.setattr(point_lookup, "MAX_KEYS", 10)
     s = rw_cli.connect(str(tmp_path / "d"))
     s.execute("CREATE TABLE t (id INT PRIMARY KEY, g INT)")
     s.execute("INSERT INTO t SELECT i, i % 2 FROM generate_series(1, 400) AS x(i); FLUSH")

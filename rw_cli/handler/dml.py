@@ -652,11 +652,11 @@ def _rows_in_range(session, rel: RelationCatalog, q: exp.Select, live) -> tuple[
     first columns) or of an index on it (`email = 'x'`, `email IN (...)`, `email > 'm'`;
     one whose job holds this epoch's writes too): the rows in that range (in pk order), and
     whether the range is the whole WHERE."""
-    from rw_cli.handler.index_lookup import index_range_plan, prefers_index, read_index_range
-    from rw_cli.handler.point_lookup import fetch_range, range_plan
+    from rw_cli.handler.index_lookup import key_ranges, prefers_index, read_index_range
+    from rw_cli.handler.point_lookup import fetch_range
     from rw_cli.handler.row_order import pk_order
 
-    own, index = range_plan(q, session.catalog), index_range_plan(q, session.catalog)
+    own, index = key_ranges(q, session.catalog)
     if prefers_index(own, index) and index.rel.id == rel.id:
         live_index = session.runtime.live_table_in_step(index.index.id)
         rows = None if live_index is None else read_index_range(session, index, live_index, live)

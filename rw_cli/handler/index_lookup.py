@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from rw_cli.handler.point_lookup import (MAX_KEYS, PkRange, fetch_pks, fetch_range, range_over, range_plan,
-                                         single_table)
+from rw_cli.handler.point_lookup import MAX_KEYS, PkRange, fetch_pks, fetch_range, range_over, single_table
 from rw_cli.meta.catalog import INDEX, RelationCatalog
 
 
@@ -43,10 +42,19 @@ class IndexRange:
 def index_range_plan(tree: exp.Expression, catalog) -> IndexRange | None:
     """The key range of the relation's index that `tree`'s WHERE narrows most (the most key
     columns bound; an exact one first), or None when it narrows none."""
+    return key_ranges(tree, catalog)[1]
+
+
+def key_ranges(tree: exp.Expression, catalog) -> tuple[PkRange | None, IndexRange | None]:
+    """(the key range of the relation's pk that `tree`'s WHERE bounds, `range_plan`; the
+    index range of `index_range_plan`), the query looked at once for both."""
     got = single_table(tree, catalog, None)
     if got is None:
-        return None
-    rel, alias, _, conjuncts = got
+        return None, None
+    return range_over(*got), _index_range(catalog, *got)
+
+
+def _index_range(catalog, rel: RelationCatalog, alias: str, _names, conjuncts: list) -> IndexRange | None:
     if rel.retention_seconds is not None or rel.ttl_column is not None:
         return None  # rows age out of the relation's reads: its own path knows which
     best, score = None, None
@@ -66,7 +74,7 @@ def index_range_plan(tree: exp.Expression, catalog) -> IndexRange | None:
 def key_range_plan(tree: exp.Expression, catalog) -> PkRange | IndexRange | None:
     """The key range a one-relation query reads: of the relation's pk (`range_plan`) or of
     an index on it, whichever `prefers_index` says."""
-    own, index = range_plan(tree, catalog), index_range_plan(tree, catalog)
+    own, index = key_ranges(tree, catalog)
     return index if prefers_index(own, index) else own
 
 
