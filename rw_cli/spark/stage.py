@@ -130,6 +130,7 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
     # the expressions that failed in it (the driver reports them: rw_cli.engine.eval_errors)
     metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000)},
                              "eval_errors": eval_errors.take_messages()}).encode())
+    worker.after_task()
     if spec.consumers:
         router.meta(spec.consumers[0], metas)
         return router.out
