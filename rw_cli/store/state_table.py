@@ -181,10 +181,13 @@ class StateTable:
 
     def _check_complete(self) -> None:
         """Whether the table was empty when the cache began: then every key in the store
-        went through the cache (this handle is its vnodes' only writer)."""
+        went through the cache (this handle is its vnodes' only writer). Read from the
+        first blocks of the table's range only: a rebuilt actor asks this of a table that
+        holds its whole state. Where those blocks cannot tell (tombstones first), the answer
+        is no, which costs lookups, never correctness."""
         if self._complete is None:
-            runs = self.store.iter_runs(self._prefix, self._end, MAX_EPOCH)
-            self._complete = next((r for r in runs if len(r)), None) is None
+            run, cut = self.store.scan_range_edges([self._prefix], [self._end], 1, last=False)
+            self._complete = not len(run) and cut.null_count == len(cut)
 
     def _fetch(self, keys: pa.Array, qh: np.ndarray | None = None) -> pa.Array:
         """The committed values of `keys` (null: absent), through the cache when enabled.

@@ -357,6 +357,30 @@ def test_cached_lookups_then_writes_of_the_same_keys_against_dict():
     assert _by_id(t.scan()) == model
 
 
+@pytest.mark.parametrize("live", [[], [3999], [5, 3999]])
+def test_a_new_cached_handle_finds_what_the_store_holds(live):
+    """A rebuilt actor's handle asks whether its table was empty (then a key its cache never
+    saw is absent) from the range's first blocks only: rows deleted ahead of a live row
+    (tombstones first, in SSTs and the shared buffer) must not make it say so."""
+    h = HummockStorage(MemoryObjectStore(), block_size=512)
+    t = StateTable(h, 9, SCHEMA, [0])
+    t.insert(_rows(list(range(4000))))
+    t.commit(1)
+    h.commit_epoch(1)
+    t.delete(_rows([i for i in range(4000) if i not in live]))
+    t.commit(2)
+    h.commit_epoch(2)
+    for _ in range(2):  # a handle beside the buffer, then one over the SSTs alone
+        fresh = StateTable(h, 9, SCHEMA, [0])
+        fresh.enable_cache()
+        rows, found = fresh.get_rows([pa.array([3999, 5, 7], pa.int64())])
+        assert found.tolist() == [3999 in live, 5 in live, False]
+        h.sync()
+    empty = StateTable(h, 10, SCHEMA, [0])
+    empty.enable_cache()
+    assert empty.get_rows([pa.array([1], pa.int64())])[1].tolist() == [False]
+
+
 def test_sort_unique_index():
     from rw_cli.store.shared_buffer import sort_unique, sort_unique_index
 
