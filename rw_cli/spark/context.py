@@ -82,6 +82,9 @@ def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
             "spark.executor.memory": os.environ.get("RW_SPARK_EXECUTOR_MEMORY"),
             "spark.driver.extraJavaOptions": _java_options(),
             "spark.executor.extraJavaOptions": _java_options(),
+            # on one machine a shuffle goes through the page cache, not a network: compressing
+            # an epoch's Arrow chunks costs CPU the tasks need and saves nothing
+            "spark.shuffle.compress": "false" if is_local(master) else None,
         }.items():
             if v is not None:
                 builder = builder.config(k, v)
@@ -96,12 +99,38 @@ def spark_session(master: str = DEFAULT_MASTER, log_path: str | None = None):
         raise SparkError(f"could not start Spark at {master}: {str(e).splitlines()[0] if str(e) else e!r}") from None
     try:
         spark.sparkContext.setLogLevel("ERROR")
+        remember_jvm_names(spark.sparkContext)
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
         pass
     if master.startswith("spark://") and os.environ.get("RW_SPARK_SHIP_PACKAGE", "1") != "0":
         spark.sparkContext.addPyFile(package_zip())
     _sessions[master] = spark
     return spark
+
+
+def remember_jvm_names(sc) -> None:
+    """Py4J looks a name like `sc._jvm.PythonRDD` up in the JVM on every use, trying each
+    imported package in turn (each miss a Class.forName over the ~280 jars of Spark's class
+    path): PySpark does that several times for every RDD it builds, which was a sixth of
+    the JVM's CPU per epoch job. A class's name means the same class for the whole session,
+    so the first answer is kept."""
+    from py4j.java_gateway import JavaClass
+
+    view = sc._jvm
+    base = type(view)
+    if getattr(base, "remembers_names", False):
+        return
+
+    class RememberingView(base):
+        remembers_names = True
+
+        def __getattr__(self, name: str):
+            found = base.__getattr__(self, name)
+            if isinstance(found, JavaClass):
+                self.__dict__[name] = found
+            return found
+
+    view.__class__ = RememberingView
 
 
 def package_zip() -> str:

@@ -81,8 +81,9 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
         info = EpochInfo(epoch.curr, epoch.prev, version, runtime.store_url, runtime.endpoint, tasks,
                          {p: reserved[(root.id, p)] for p in range(root.parallelism)},
                          {s: needed.get(s) for s in graph.sources}, python_udf.definitions())
-        rdd, persisted = build_rdd(runtime.spark.sparkContext, graph, info, assignments)
-        results = runtime.run_job(rdd.collect, epoch, f"job {job.relation_id}")
+        sc = runtime.spark.sparkContext
+        rdd, persisted = build_rdd(sc, graph, info, assignments)
+        results = runtime.run_job(lambda: _collect(sc, rdd), epoch, f"job {job.relation_id}")
     except BaseException:
         # the epoch fails as a whole: what its tasks wrote is referenced by no version, and
         # with its ids released vacuum deletes it (orphans of failed attempts)
@@ -102,6 +103,16 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
     runtime.stats["spark_jobs"] += 1
     runtime.stats["fused_epochs"] += 1
     return counts
+
+
+def _collect(sc, rdd) -> list:
+    """`rdd.collect()` through `SparkContext.runJob`: Spark's closure cleaner then parses
+    PythonRDD's class for the job's function, not RDD's (four times larger), every epoch."""
+    return sc.runJob(rdd, _all, range(rdd.getNumPartitions()))
+
+
+def _all(records):
+    return records
 
 
 def _metadata(results: list, stats: Counter) -> tuple[list[SstInfo | LogSegment], dict[int, tuple[int, int]]]:

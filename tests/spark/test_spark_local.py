@@ -109,3 +109,24 @@ def test_slt_specs_pass_on_spark():
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert ", 0 failed" in p.stdout
+
+
+def test_jvm_class_names_are_looked_up_once():
+    """PySpark names JVM classes through Py4J's view (`sc._jvm.PythonRDD`) for every RDD it
+    builds, and Py4J asks the JVM each time; the session's view keeps a class once found."""
+    from rw_cli.spark import context
+
+    sc = context.spark_session("local[2]").sparkContext
+    view, client = sc._jvm, sc._jvm._gateway_client
+    first = view.PythonRDD
+    sent: list[str] = []
+    real = client.send_command
+    client.send_command = lambda command, *a, **k: sent.append(command) or real(command, *a, **k)
+    try:
+        assert view.PythonRDD is first and view.PythonUtils is view.PythonUtils
+        assert sc.parallelize(range(6), 2).map(lambda x: x * 2).sum() == 30  # RDDs still build
+    finally:
+        del client.send_command
+    assert not [c for c in sent if "\nPythonRDD\n" in c]
+    view.no_such_package  # noqa: B018 - what is not a class (a package, say) is not kept
+    assert "no_such_package" not in vars(view) and "PythonRDD" in vars(view)
