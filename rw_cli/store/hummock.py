@@ -416,6 +416,22 @@ class HummockStorage:
                 total += len(b.range_run(start, end))
         return int(total)
 
+    def holds_table(self, table_id: int) -> bool:
+        """Whether anything of the table is stored, live or a tombstone, from metadata alone:
+        an SST that lists it (one that lists no tables: whose key range meets the table's)
+        or a batch of the shared buffer with its keys."""
+        start = table_key_prefix(table_id)
+        end = next_key(start)
+        version = self.version
+        for level in version.levels:
+            for info in level:
+                if table_id in info.table_ids or (
+                        not info.table_ids and not (info.largest_key < start or info.smallest_key >= end)):
+                    return True
+        with self._lock:
+            batches = self.buffer.view()
+        return any(len(b.range_run(start, end)) for b in batches)
+
     def estimate_size(self, table_id: int) -> int:
         """About how many bytes a table takes, from metadata without reading it: its share of
         the SSTs holding it (an SST's size shared equally among its tables), its append-log

@@ -181,13 +181,11 @@ class StateTable:
 
     def _check_complete(self) -> None:
         """Whether the table was empty when the cache began: then every key in the store
-        went through the cache (this handle is its vnodes' only writer). Read from the
-        first blocks of the table's range only: a rebuilt actor asks this of a table that
-        holds its whole state. Where those blocks cannot tell (tombstones first), the answer
-        is no, which costs lookups, never correctness."""
+        went through the cache (this handle is its vnodes' only writer). From the store's
+        metadata, nothing read: a rebuilt actor asks this of a table that holds its whole
+        state. A table of tombstones only counts as not empty: lookups, never wrong results."""
         if self._complete is None:
-            run, cut = self.store.scan_range_edges([self._prefix], [self._end], 1, last=False)
-            self._complete = not len(run) and cut.null_count == len(cut)
+            self._complete = not self.store.holds_table(self.table_id)
 
     def _fetch(self, keys: pa.Array, qh: np.ndarray | None = None) -> pa.Array:
         """The committed values of `keys` (null: absent), through the cache when enabled.

@@ -379,6 +379,16 @@ def test_a_new_cached_handle_finds_what_the_store_holds(live):
     empty = StateTable(h, 10, SCHEMA, [0])
     empty.enable_cache()
     assert empty.get_rows([pa.array([1], pa.int64())])[1].tolist() == [False]
+    assert h.holds_table(9) and not h.holds_table(10) and not h.holds_table(8)
+    for level in h.version.levels:  # SSTs that do not list their tables: by key range
+        for info in level:
+            info.table_ids = []
+    assert h.holds_table(9) and not h.holds_table(10) and not h.holds_table(8)
+    other = StateTable(h, 11, SCHEMA, [0])
+    other.insert(_rows([1]))
+    other.commit(3)
+    h.commit_epoch(3)  # in the shared buffer only
+    assert h.holds_table(11)
 
 
 def test_sort_unique_index():
