@@ -31,6 +31,11 @@ def _partition(k: int) -> int:
     return k
 
 
+def shuffle_to(rdd, n: int):
+    """Spark's shuffle of (partition, record) pairs into `n` partitions, each by its key."""
+    return rdd.partitionBy(n, _partition)
+
+
 def _to_stage(stage: int):
     return lambda kv: kv[1][0] == stage
 
@@ -47,8 +52,7 @@ def build_rdd(sc, graph: JobGraph, info: EpochInfo, assignments: list[tuple[int,
         else:
             parts = [rdds[p].filter(_to_stage(st.id)) for p in st.producers]
             union = parts[0] if len(parts) == 1 else sc.union(parts)
-            rdd = union.partitionBy(st.parallelism, _partition).mapPartitionsWithIndex(
-                stage_function(graph, info, st.id))
+            rdd = shuffle_to(union, st.parallelism).mapPartitionsWithIndex(stage_function(graph, info, st.id))
         if len(st.consumers) > 1:  # computed once, read by every consumer (before they pipeline)
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             persisted.append(rdd)
@@ -83,7 +87,7 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
                          {s: needed.get(s) for s in graph.sources}, python_udf.definitions())
         sc = runtime.spark.sparkContext
         rdd, persisted = build_rdd(sc, graph, info, assignments)
-        results = runtime.run_job(lambda: _collect(sc, rdd), epoch, f"job {job.relation_id}")
+        results = runtime.run_job(lambda: collect(sc, rdd), epoch, f"job {job.relation_id}")
     except BaseException:
         # the epoch fails as a whole: what its tasks wrote is referenced by no version, and
         # with its ids released vacuum deletes it (orphans of failed attempts)
@@ -105,7 +109,7 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
     return counts
 
 
-def _collect(sc, rdd) -> list:
+def collect(sc, rdd) -> list:
     """`rdd.collect()` through `SparkContext.runJob`: Spark's closure cleaner then parses
     PythonRDD's class for the job's function, not RDD's (four times larger), every epoch."""
     return sc.runJob(rdd, _all, range(rdd.getNumPartitions()))

@@ -174,13 +174,20 @@ class SparkRuntime(EmbeddedRuntime):
         for ex in list(self._exchanges):
             ex.committed(epoch)
 
-    def warm_up(self) -> None:
-        """Start the Python workers and import the task code in them (a few seconds, once):
-        the first epoch's latency then is an epoch's, not the workers' start-up."""
+    def warm_up(self, jobs: int = 8) -> None:
+        """Start the Python workers and import the task code in them, then run an epoch
+        job's shape (two Python stages and a shuffle) `jobs` times (a few seconds, once): the
+        first epochs' latency then is an epoch's, not the workers' and the JVM's start-up."""
         if context.is_connect(self.spark):
             return
+        from rw_cli.spark.epoch_job import collect, shuffle_to
+
+        sc = self.spark.sparkContext
         n = 2 * self.default_parallelism()
-        self.spark.sparkContext.parallelize(range(n), n).mapPartitions(_import_task_code).collect()
+        sc.parallelize(range(n), n).mapPartitions(_import_task_code).collect()
+        for _ in range(jobs):
+            pairs = sc.parallelize(range(n), n).mapPartitionsWithIndex(lambda i, _: [(p, bytes(4096)) for p in range(n)])
+            collect(sc, shuffle_to(pairs, n).mapPartitions(lambda records: [sum(1 for _ in records)]))
 
     # -- one Spark job per epoch for compiled jobs (rw_cli.spark.epoch_job) --------------------
     def add_job(self, job: StreamJob) -> None:
