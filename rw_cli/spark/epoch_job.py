@@ -32,8 +32,25 @@ def _partition(k: int) -> int:
 
 
 def shuffle_to(rdd, n: int):
-    """Spark's shuffle of (partition, record) pairs into `n` partitions, each by its key."""
-    return rdd.partitionBy(n, _partition)
+    """Spark's shuffle of (partition, record) pairs into `n` partitions, each by its key.
+    What it moves are a few large pickled batches per task, which Java's serialization
+    writes as fast as Kryo; Spark would pick Kryo for them and build one anew in every
+    task (a sixth of the JVM's CPU in an epoch job)."""
+    out = rdd.partitionBy(n, _partition)
+    shuffled = out._jrdd.rdd().dependencies().head().rdd()  # the ShuffledRDD, before it runs
+    shuffled.setSerializer(_java_serializer(rdd.ctx))
+    return out
+
+
+_serializers: dict[int, object] = {}
+
+
+def _java_serializer(sc):
+    key = id(sc)
+    if key not in _serializers:
+        _serializers.clear()  # (another SparkContext's is no use any more)
+        _serializers[key] = sc._jvm.org.apache.spark.serializer.JavaSerializer(sc._jsc.sc().conf())
+    return _serializers[key]
 
 
 def _to_stage(stage: int):

@@ -130,3 +130,16 @@ def test_jvm_class_names_are_looked_up_once():
     assert not [c for c in sent if "\nPythonRDD\n" in c]
     view.no_such_package  # noqa: B018 - what is not a class (a package, say) is not kept
     assert "no_such_package" not in vars(view) and "PythonRDD" in vars(view)
+
+
+def test_epoch_shuffles_are_java_serialized_and_keyed_by_partition():
+    """An epoch job's shuffle moves a few large pickled batches: Java serialization, not the
+    Kryo Spark picks for them and builds anew in every task; each record lands in the
+    partition its key names."""
+    from rw_cli.spark import context, epoch_job
+
+    sc = context.spark_session("local[2]").sparkContext
+    out = epoch_job.shuffle_to(sc.parallelize([(1, b"a"), (0, b"b"), (1, b"c")], 2), 2)
+    dependency = out._jrdd.rdd().dependencies().head().rdd().dependencies().head()
+    assert dependency.serializer().getClass().getSimpleName() == "JavaSerializer"
+    assert [sorted(p) for p in out.glom().collect()] == [[(0, b"b")], [(1, b"a"), (1, b"c")]]
