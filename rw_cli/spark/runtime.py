@@ -43,6 +43,8 @@ def _log_to(path: str | None) -> None:
 
 
 def _import_task_code(_rows):
+    import pandas  # noqa: F401 - pyarrow imports it at its first conversion from numpy (0.26 s)
+
     import rw_cli.spark.stage  # noqa: F401 - executors, store, Arrow, DuckDB
     import rw_cli.store.hummock  # noqa: F401
     return [0]
