@@ -143,3 +143,27 @@ def test_epoch_shuffles_are_java_serialized_and_keyed_by_partition():
     dependency = out._jrdd.rdd().dependencies().head().rdd().dependencies().head()
     assert dependency.serializer().getClass().getSimpleName() == "JavaSerializer"
     assert [sorted(p) for p in out.glom().collect()] == [[(0, b"b")], [(1, b"a"), (1, b"c")]]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_python_workers_talk_to_their_executor_over_a_unix_socket():
+    """Over loopback TCP a task's input often waited 40 ms for its last small segment (Nagle
+    on the executor's side, delayed ACKs on the worker's); a Unix socket has neither."""
+    from rw_cli.spark import context
+
+    def socket_families(_records):  # (defined here: pickled by value, not by module name)
+        import socket
+
+        families = set()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                s = socket.socket(fileno=os.dup(int(fd)))
+            except OSError:  # not a socket
+                continue
+            families.add(s.family.name)
+            s.close()
+        yield sorted(families)
+
+    sc = context.spark_session("local[2]").sparkContext
+    for families in sc.parallelize(range(4), 4).mapPartitions(socket_families).collect():
+        assert "AF_UNIX" in families and "AF_INET" not in families and "AF_INET6" not in families, families
