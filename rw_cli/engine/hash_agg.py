@@ -18,6 +18,7 @@ from rw_cli.common import numeric
 from rw_cli.common.types import DataType
 from rw_cli.engine.agg_call import COUNT_STATES, SPECIAL_COUNTS, AggCall, accumulator_type, is_float_sum, state_types
 from rw_cli.engine import duck
+from rw_cli.engine.agg_delta import AggDelta
 from rw_cli.engine.chunk import (DELETE, INSERT, UPDATE_DELETE, UPDATE_INSERT, StreamChunk, cast_to, concat_chunks,
                                  to_schema, values_equal)
 from rw_cli.engine.executor import Executor
@@ -59,6 +60,18 @@ class HashAggExecutor(Executor):
         for i, c in enumerate(calls):
             self.state_cols.append([f"a{i}_{n}" for n, _ in state_types(c)])
         self.initialized = bool(group_keys)
+        self.agg_delta = AggDelta(self.input_schema, group_keys, calls)
+        self.deltas: list[pa.Table] = []  # deltas of this epoch's rows combined elsewhere
+
+    def combiner(self, dist_key: list[int] | None) -> AggDelta | None:
+        """How a producer of this agg's input may send it deltas instead of rows (`on_delta`),
+        when rows routed by `dist_key` reach it: when its epoch needs nothing of the rows
+        but their delta (Arrow's path, no materialized input) and a delta's group columns
+        route it where its rows would have gone."""
+        minput = any(c.needs_minput and i in self.minput_tables for i, c in enumerate(self.calls))
+        if not self._arrow_ok or minput or dist_key is None or list(dist_key) != list(self.group_keys):
+            return None
+        return self.agg_delta
 
     # -- messages -------------------------------------------------------------------------
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
@@ -66,10 +79,20 @@ class HashAggExecutor(Executor):
             self.buffer.append(chunk)
         return []
 
+    def on_delta(self, delta: pa.Table) -> None:
+        """A delta of some of this epoch's rows (`combiner`), in place of the rows."""
+        if delta.num_rows:
+            self.deltas.append(delta)
+
     def on_barrier(self, epoch: EpochPair) -> list[StreamChunk]:
         chunks, self.buffer = self.buffer, []
+        deltas, self.deltas = self.deltas, []
         out: list[StreamChunk] = []
-        if chunks or not self.initialized:
+        if deltas:
+            if chunks:
+                deltas.append(self.agg_delta.of_chunks(chunks))
+            out = self._apply_delta(self.agg_delta.combine(deltas), None, [])
+        elif chunks or not self.initialized:
             out = self._apply(concat_chunks(chunks, self.input_schema))
             self.initialized = True
         self.result_table.commit(epoch.prev)
@@ -152,32 +175,12 @@ class HashAggExecutor(Executor):
         groups' state read, merged and turned into old and new outputs with Arrow kernels.
         Retractable min/max (`minput`) maintain their materialized input here too; only a
         group whose extreme was deleted reads it back (`_update_minput`)."""
-        nk = len(self.group_keys)
-        names = [f"_{k}" for k in self.group_keys]
-        sign = data.column("_sign").combine_chunks()
-        ins = pc.greater(sign, 0)
-        cols = {n: data.column(n) for n in names}
-        cols["__s"] = sign
-        aggs = [("__s", "sum")]
-        for i, c in enumerate(self.calls):
-            if c.kind == "count_star":
-                continue
-            a = data.column(f"_{c.arg}").combine_chunks()
-            cols[f"__nn{i}"] = pc.if_else(a.is_valid(), sign, 0)
-            aggs.append((f"__nn{i}", "sum"))
-            if c.kind in ("sum", "avg"):
-                acc = state_types(c)[0][1].arrow()
-                v = a.cast(acc)
-                cols[f"__p{i}"] = pc.if_else(ins, v, pa.scalar(None, acc))
-                cols[f"__m{i}"] = pc.if_else(ins, pa.scalar(None, acc), v)
-                aggs += [(f"__p{i}", "sum"), (f"__m{i}", "sum")]
-            elif c.kind in ("min", "max"):
-                cols[f"__v{i}"] = pc.if_else(ins, a, pa.scalar(None, a.type))
-                aggs.append((f"__v{i}", c.kind))
-                if i in minput:  # deleted non-null values: the extreme may have gone
-                    cols[f"__d{i}"] = pc.if_else(pc.and_(pc.invert(ins), a.is_valid()), 1, 0)
-                    aggs.append((f"__d{i}", "sum"))
-        g = pa.table(cols).group_by(names, use_threads=False).aggregate(aggs)
+        return self._apply_delta(self.agg_delta.of_rows(data, minput), data, minput)
+
+    def _apply_delta(self, g: pa.Table, data: pa.Table | None, minput: list[int]) -> list[StreamChunk]:
+        """The epoch from its delta per group (`AggDelta`); `data`, the epoch's rows, only
+        where a retractable min/max maintains its materialized input (`minput`)."""
+        names = self.agg_delta.key_names
         key_cols = [cast_to(g.column(n), self.result_table.schema.field(j).type) for j, n in enumerate(names)]
         keys = self.result_table.pk_keys(key_cols)
         old, found = self.result_table.get_rows(key_cols, keys)

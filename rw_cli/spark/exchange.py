@@ -34,6 +34,10 @@ class SparkExchange(Executor):
         probe = factory(runtime.store, None, fresh)
         super().__init__(probe.types, probe.stream_key)
         self.identity = probe.identity
+        # what a producing task may send instead of rows: the actors' deltas per group
+        # (rw_cli.engine.agg_delta), the map-side combine before Spark's shuffle
+        combiner = getattr(probe, "combiner", None)
+        self.combiner = combiner(dist_keys[0] if dist_keys and len(dist_keys) == 1 else None) if combiner else None
         self.runtime = runtime
         self.factory = factory
         self.parallelism = parallelism

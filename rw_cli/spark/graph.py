@@ -49,6 +49,7 @@ class NodeSpec:
     stage: int = -1  # a boundary node (exchange, materialize): the stage that runs it
     dist_keys: list[list[int]] | None = None  # per input side: the columns whose vnode picks the actor
     parallelism: int = 1
+    combiner: object = None  # an exchange whose producers send deltas per group (AggDelta)
 
 
 @dataclass
@@ -143,7 +144,8 @@ def compile_job(job: StreamJob, runtime) -> JobGraph | str:
         elif isinstance(ex, SparkExchange):
             if ex.factory.temporal or ex.factory.clock is not None:
                 return f"{ex.identity} depends on the time or a watermark"
-            nodes.append(NodeSpec(EXCHANGE, down, dist_keys=ex.dist_keys, parallelism=ex.parallelism))
+            nodes.append(NodeSpec(EXCHANGE, down, dist_keys=ex.dist_keys, parallelism=ex.parallelism,
+                                  combiner=ex.combiner))
             parallelism = max(parallelism, ex.parallelism)
         elif n is job.root:
             nodes.append(NodeSpec(MATERIALIZE, down, dist_keys=[list(root.stream_key)]))

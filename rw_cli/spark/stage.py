@@ -28,6 +28,7 @@ from rw_cli.spark.graph import EXCHANGE, MATERIALIZE, SCAN, SOURCE_STAGE, JobGra
 
 CHUNK, BARRIER, META = 0, 1, 2  # a record's phase: emitted on a chunk, on the barrier; metadata
 SOURCE_RANK = 1 << 20  # a producing task's rank: stage * SOURCE_RANK + partition
+DELTA = -2  # a record's input side when it holds deltas per group for a combining actor
 
 
 @dataclass
@@ -57,6 +58,8 @@ class Router:
         self.out: list[tuple[int, tuple]] = []
         self.seq = 0
         self.owners = {n.stage: vnode_owners(n.parallelism) for n in graph.nodes if n.stage > 0}
+        self.combining: dict[tuple[int, int, int], list[StreamChunk]] = {}  # (node, side, phase) -> chunks
+        self.stats = {"combined_rows_in": 0, "combined_rows_out": 0}
 
     def push(self, node: int, chunk: StreamChunk, side: int, phase: int) -> None:
         spec = self.graph.nodes[node]
@@ -81,14 +84,34 @@ class Router:
 
     def _route(self, node: int, chunk: StreamChunk, side: int, phase: int) -> None:
         spec = self.graph.nodes[node]
-        if spec.dist_keys is None or spec.parallelism == 1:
+        if spec.combiner is not None:  # sent as deltas per group when the task is done
+            self.combining.setdefault((node, side, phase), []).append(chunk)
+            return
+        self._send(node, chunk, side, phase, spec.dist_keys[side] if spec.dist_keys else None)
+
+    def _send(self, node: int, chunk: StreamChunk, side: int, phase: int, keys: list[int] | None) -> None:
+        """`chunk` to the actors that own the vnodes of its `keys` columns."""
+        spec = self.graph.nodes[node]
+        if keys is None or spec.parallelism == 1:
             self._emit(0, spec.stage, node, side, phase, worker.encode_chunk(chunk))
             return
-        vnodes = compute_vnodes([chunk.data.column(k) for k in spec.dist_keys[side]], num_rows=len(chunk))
+        vnodes = compute_vnodes([chunk.data.column(k) for k in keys], num_rows=len(chunk))
         owner = self.owners[spec.stage][vnodes]
         for a in np.unique(owner).tolist():
             mask = owner == a
             self._emit(a, spec.stage, node, side, phase, worker.encode_chunk(chunk if mask.all() else chunk.filter(mask)))
+
+    def flush(self) -> None:
+        """The task's rows for combining actors, as one delta per group and boundary (its
+        group columns first: their vnodes are the rows')."""
+        for (node, side, phase), chunks in self.combining.items():
+            combiner = self.graph.nodes[node].combiner
+            delta = combiner.of_chunks(chunks)
+            self.stats["combined_rows_in"] += sum(len(c) for c in chunks)
+            self.stats["combined_rows_out"] += delta.num_rows
+            if delta.num_rows:
+                self._send(node, combiner.as_chunk(delta), DELTA, phase, list(range(len(combiner.group_keys))))
+        self.combining.clear()
 
     def _emit(self, part: int, stage: int, node: int, side: int, phase: int, payload: bytes) -> None:
         self.out.append((part, (stage, node, side, phase, self.rank, self.seq, payload)))
@@ -126,9 +149,11 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
             metas.append(_run_actor(info, spec.node, index, inputs, router))
         else:
             metas.append(_run_materialize(graph, info, index, inputs))
+    router.flush()
     # the task's own time (its input's shuffle read included), per stage, for the bench, and
     # the expressions that failed in it (the driver reports them: rw_cli.engine.eval_errors)
-    metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000)},
+    metas.append(json.dumps({"stats": {f"task_ms_stage{stage}": int((time.perf_counter() - t0) * 1000),
+                                       **{k: v for k, v in router.stats.items() if v}},
                              "eval_errors": eval_errors.take_messages()}).encode())
     worker.after_task()
     if spec.consumers:
@@ -164,7 +189,7 @@ def _sorted_input(records: Iterable) -> tuple[list[tuple[int, int, StreamChunk]]
     groups: dict[tuple[int, int, int], list[StreamChunk]] = {}
     for _stage, node, side, phase, rank, _seq, payload in data:
         chunk = worker.decode_chunk(payload)
-        if phase == CHUNK:
+        if phase == CHUNK or side == DELTA:  # (deltas: any order, each has inserts only)
             out.append((node, side, chunk))
         else:
             groups.setdefault((rank // SOURCE_RANK, node, side), []).append(chunk)
@@ -183,7 +208,10 @@ def _run_actor(info: EpochInfo, node: int, index: int, inputs, router: Router) -
     actor, cached = worker.cached_actor(task, index, store)
     cached.last_epoch = -1  # until this epoch's barrier went through
     for _, side, chunk in inputs:
-        router.forward(node, actor.on_chunk(chunk, side), CHUNK)
+        if side == DELTA:
+            actor.on_delta(chunk.data)
+        else:
+            router.forward(node, actor.on_chunk(chunk, side), CHUNK)
     router.forward(node, actor.on_barrier(EpochPair(task.curr, task.prev)), BARRIER)
     if router.local_mat is not None:
         router.local_mat.on_barrier(EpochPair(task.curr, task.prev))
