@@ -118,13 +118,21 @@ def remember_jvm_names(sc) -> None:
     imported package in turn (each miss a Class.forName over the ~280 jars of Spark's class
     path): PySpark does that several times for every RDD it builds, which was a sixth of
     the JVM's CPU per epoch job. A class's name means the same class for the whole session,
-    so the first answer is kept."""
-    from py4j.java_gateway import JavaClass
+    so the first answer is kept — and so are its static methods (`PythonRDD.runJob`), which
+    Py4J also asks the JVM about on every use."""
+    from py4j.java_gateway import JavaClass, JavaMember
 
     view = sc._jvm
     base = type(view)
     if getattr(base, "remembers_names", False):
         return
+
+    class RememberingClass(JavaClass):
+        def __getattr__(self, name: str):
+            found = JavaClass.__getattr__(self, name)
+            if isinstance(found, JavaMember):  # a static method (a field's value is not kept)
+                self.__dict__[name] = found
+            return found
 
     class RememberingView(base):
         remembers_names = True
@@ -132,6 +140,7 @@ def remember_jvm_names(sc) -> None:
         def __getattr__(self, name: str):
             found = base.__getattr__(self, name)
             if isinstance(found, JavaClass):
+                found.__class__ = RememberingClass
                 self.__dict__[name] = found
             return found
 

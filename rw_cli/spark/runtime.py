@@ -17,8 +17,10 @@ only after every task of the epoch has finished, adding the SSTs the tasks wrote
 """
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import os
+import queue
 import threading
 import uuid
 import weakref
@@ -50,6 +52,32 @@ def _import_task_code(_rows):
     return [0]
 
 
+class _ActionThread:
+    """One daemon thread that runs the functions submitted to it in turn (a daemon: a Spark
+    action that hangs must not keep the process from exiting)."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="rw-spark-epoch", daemon=True).start()
+
+    def submit(self, fn) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((fn, future))
+        return future
+
+    def stop(self) -> None:
+        self._queue.put(None)
+
+    def _loop(self) -> None:
+        while (item := self._queue.get()) is not None:
+            fn, future = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as e:  # noqa: BLE001 - handed to the caller
+                    future.set_exception(e)
+
+
 class SparkRuntime(EmbeddedRuntime):
     def __init__(self, store, store_url: str, endpoint: str | None, master: str = context.DEFAULT_MASTER,
                  log_path: str | None = None):
@@ -74,6 +102,7 @@ class SparkRuntime(EmbeddedRuntime):
         _log_to(log_path)
         # an epoch's Spark job that does not finish in time (no executors left) fails it
         self.epoch_timeout = float(os.environ.get("RW_SPARK_EPOCH_TIMEOUT", "600"))
+        self._jobs: _ActionThread | None = None  # the thread Spark actions run in
 
     def live_table_in_step(self, relation_id: int):
         """None: a job whose fragments run in Spark tasks catches up at its barrier, so a
@@ -138,35 +167,48 @@ class SparkRuntime(EmbeddedRuntime):
             raise _epoch_failed(e, epoch, what) from None
 
     def _run(self, action, epoch):
-        """Run `action` (a Spark action) in a job group; cancelled after epoch_timeout."""
-        spark, tag = self.spark, f"rw-epoch-{uuid.uuid4().hex}"
-        box: dict = {}
+        """Run `action` (a Spark action) in a job group; cancelled after epoch_timeout.
 
-        def run() -> None:
+        Actions run in one long-lived thread, not a new one per epoch: Py4J gives each
+        Python thread its own connection to the JVM (and a JVM thread to serve it), which a
+        new thread would open, authenticate and tear down again in every epoch."""
+        spark, tag = self.spark, f"rw-epoch-{uuid.uuid4().hex}"
+
+        def run():
             try:
                 if context.is_connect(spark):
                     spark.addTag(tag)
                 else:
                     spark.sparkContext.setJobGroup(tag, f"rw epoch {epoch.prev}", interruptOnCancel=True)
-                box["result"] = action()
-            except BaseException as e:  # noqa: BLE001 - handed to the caller
-                box["error"] = e
+                return action()
             finally:
                 if context.is_connect(spark):
                     spark.removeTag(tag)
 
-        t = threading.Thread(target=run, name="rw-spark-epoch", daemon=True)
-        t.start()
-        t.join(self.epoch_timeout)
-        if t.is_alive():
+        if self._jobs is None:  # (its thread ends with this runtime, closed or dropped)
+            self._jobs = _ActionThread()
+            weakref.finalize(self, self._jobs.stop)
+        future = self._jobs.submit(run)
+        try:
+            return future.result(self.epoch_timeout)
+        except concurrent.futures.TimeoutError:
             context.cancel(spark, tag)
-            t.join(60)
+            try:
+                future.result(60)
+            except BaseException:  # noqa: BLE001 - cancelled, as it should be
+                pass
+            if not future.done():  # stuck: later epochs get a thread of their own
+                self._jobs.stop()
+                self._jobs = None
             raise EpochFailed(f"epoch {epoch.prev} did not finish on Spark within {self.epoch_timeout:g} s "
                               f"(no executors left?)",
-                              hint="the last committed epoch is intact; uncommitted changes were rolled back")
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+                              hint="the last committed epoch is intact; uncommitted changes were rolled back") from None
+
+    def close(self) -> None:
+        super().close()
+        if self._jobs is not None:
+            self._jobs.stop()
+            self._jobs = None
 
     def stage_ssts(self, epoch: int, ssts) -> None:
         if ssts:

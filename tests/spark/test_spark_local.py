@@ -130,6 +130,32 @@ def test_jvm_class_names_are_looked_up_once():
     assert not [c for c in sent if "\nPythonRDD\n" in c]
     view.no_such_package  # noqa: B018 - what is not a class (a package, say) is not kept
     assert "no_such_package" not in vars(view) and "PythonRDD" in vars(view)
+    # ... and a kept class's static methods: Py4J asks about a member on every use
+    utils = view.PythonUtils
+    method = utils.getBroadcastThreshold
+    client.send_command = lambda command, *a, **k: sent.append(command) or real(command, *a, **k)
+    try:
+        sent.clear()
+        assert utils.getBroadcastThreshold is method and utils.getBroadcastThreshold(sc._jsc) > 0
+    finally:
+        del client.send_command
+    assert [c.split("\n")[0] for c in sent] == ["c"], sent  # the call itself, no lookup
+
+
+def test_spark_actions_run_in_one_thread(tmp_path):
+    """Py4J serves each Python thread on a connection of its own: a new thread per epoch
+    would open (and authenticate) one every epoch."""
+    import threading
+
+    from rw_cli.common.epoch import EpochPair
+
+    with rw_cli.connect(str(tmp_path / "d"), "spark") as s:
+        runtime, epoch = s.runtime, EpochPair(2 << 16, 1 << 16)
+        threads = [runtime._run(threading.current_thread, epoch) for _ in range(3)]
+        assert threads[0] is threads[1] is threads[2] is not threading.current_thread()
+        with pytest.raises(ZeroDivisionError):  # an action's error reaches the caller
+            runtime._run(lambda: 1 // 0, epoch)
+        assert runtime._run(threading.current_thread, epoch) is threads[0]
 
 
 def test_epoch_shuffles_are_java_serialized_and_keyed_by_partition():
