@@ -57,12 +57,27 @@ def _to_stage(stage: int):
     return lambda kv: kv[1][0] == stage
 
 
-def build_rdd(sc, graph: JobGraph, info: EpochInfo, assignments: list[tuple[int, SplitRange]]):
+_indexes: dict[tuple[int, int], object] = {}
+
+
+def _indexes_rdd(sc, n: int):
+    """An RDD of `n` partitions, partition i holding i: stage 0's tasks find their split
+    range in the epoch's info by it. It is the same RDD every epoch (no data goes to the
+    JVM for it, as `parallelize` would write for each epoch's ranges)."""
+    key = (id(sc), n)
+    if key not in _indexes:
+        if len(_indexes) > 64 or any(k[0] != id(sc) for k in _indexes):
+            _indexes.clear()
+        _indexes[key] = sc.parallelize(range(n), n)
+    return _indexes[key]
+
+
+def build_rdd(sc, graph: JobGraph, info: EpochInfo):
     """The epoch's RDD graph; (the last stage's RDD, RDDs persisted for the epoch)."""
     from pyspark import StorageLevel
 
     rdds, persisted = {}, []
-    src = sc.parallelize(list(enumerate(assignments)), max(1, len(assignments)))
+    src = _indexes_rdd(sc, max(1, len(info.splits)))
     for st in graph.stages:
         if st.id == SOURCE_STAGE:
             rdd = src.mapPartitionsWithIndex(stage_function(graph, info, st.id))
@@ -101,9 +116,9 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
         root = graph.root_stage
         info = EpochInfo(epoch.curr, epoch.prev, version, runtime.store_url, runtime.endpoint, tasks,
                          {p: reserved[(root.id, p)] for p in range(root.parallelism)},
-                         {s: needed.get(s) for s in graph.sources}, python_udf.definitions())
+                         {s: needed.get(s) for s in graph.sources}, python_udf.definitions(), splits=assignments)
         sc = runtime.spark.sparkContext
-        rdd, persisted = build_rdd(sc, graph, info, assignments)
+        rdd, persisted = build_rdd(sc, graph, info)
         results = runtime.run_job(lambda: collect(sc, rdd), epoch, f"job {job.relation_id}")
     except BaseException:
         # the epoch fails as a whole: what its tasks wrote is referenced by no version, and

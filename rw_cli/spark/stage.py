@@ -23,6 +23,7 @@ from rw_cli.common.epoch import EpochPair
 from rw_cli.common.vnode import compute_vnodes
 from rw_cli.engine.chunk import StreamChunk
 from rw_cli.engine.exchange import retractions_first, vnode_owners
+from rw_cli.engine.source import SplitRange
 from rw_cli.spark import worker
 from rw_cli.spark.graph import EXCHANGE, MATERIALIZE, SCAN, SOURCE_STAGE, JobGraph
 
@@ -44,6 +45,7 @@ class EpochInfo:
     needed: dict[int, set[int] | None] = field(default_factory=dict)  # source -> columns read
     python_udfs: dict = field(default_factory=dict)
     cache_size: int = 64 << 20
+    splits: list[tuple[int, SplitRange]] = field(default_factory=list)  # stage 0's task i reads splits[i]
 
 
 class Router:
@@ -165,7 +167,10 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
 def _read_sources(graph: JobGraph, info: EpochInfo, router: Router, records: Iterable) -> bytes:
     """Stage 0: read each assigned split range, run the stateless chain after the scans."""
     counts: dict[str, list[int]] = {}
-    for _, (src_id, r) in records:
+    for i in records:
+        if i >= len(info.splits):
+            continue  # (an epoch with no ranges to read: one task, reading nothing)
+        src_id, r = info.splits[i]
         src = graph.sources[src_id]
         ex = src.executor(worker.cached_reader(graph.key, src_id, src.reader))
         rows, nbytes = ex.rows_read, ex.bytes_read
