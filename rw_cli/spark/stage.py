@@ -6,6 +6,10 @@ for `node`'s input `side` (or, with phase META, the JSON metadata a task reports
 it wrote, rows and bytes it read, actors built and reused). Metadata travels downstream
 with the data, so the last stage's tasks return everything the driver needs, and only that.
 
+An exchange into an aggregation that can merge deltas (`HashAggExecutor.combiner`) gets
+none of a task's rows: the task sends one delta per group at its end (side DELTA), the
+map-side combine that Spark's own aggregations do before a shuffle.
+
 Input order inside a task is deterministic (by phase, producing task, sequence), so a task
 that Spark runs again produces the same output and the same SSTs. Chunks an actor emits at
 a barrier are applied retractions first, as the embedded exchange merges its actors' output.
