@@ -152,11 +152,17 @@ def datagen(rows: int, keys: int) -> str:
 
 
 def test_datagen_source(tmp_path):
-    statements = [datagen(30000, 50), "CREATE MATERIALIZED VIEW r AS SELECT k, count(*) AS n, sum(id) AS s FROM g GROUP BY k"]
+    """Also the map-side combine over two group keys, nulls, avg and extremes: the tasks send
+    deltas per group, and the MV equals the embedded engine's."""
+    statements = [datagen(30000, 50),
+                  "CREATE MATERIALIZED VIEW r AS SELECT k, id % 3 AS m, count(*) AS n, sum(id) AS s, "
+                  "count(CASE WHEN id % 5 = 0 THEN NULL ELSE id END) AS nn, avg(k) AS a, min(id) AS lo, "
+                  "max(CASE WHEN id % 7 = 0 THEN NULL ELSE id END) AS hi FROM g GROUP BY k, id % 3"]
     expected, _, _, _ = run(tmp_path, "embedded", statements)
     got, stats, status, _ = run(tmp_path, "spark", statements)
     assert got == expected and expected
     assert list(status.values()) == ["fused"] and stats["fused_epochs"] > 0
+    assert 0 < stats["combined_rows_out"] < stats["combined_rows_in"] == 30000, stats
 
 
 def test_kafka_partitions_are_read_in_tasks(tmp_path, kafka_broker):
