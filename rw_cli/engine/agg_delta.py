@@ -39,33 +39,63 @@ class AggDelta:
 
     def of_rows(self, data: pa.Table, minput: list[int] | tuple = ()) -> pa.Table:
         """The delta of `data` (the agg's input columns and `_sign`, +1 or -1 per row);
-        `minput`: the calls whose deleted values are counted (`__d{i}_sum`)."""
+        `minput`: the calls whose deleted values are counted (`__d{i}_sum`). Rows that are
+        all inserts (an append-only input's) need fewer columns aggregated: a partial that
+        only deletes feed is empty, and a non-null count of a column without nulls is the
+        row count."""
         names = self.key_names
         sign = data.column("_sign").combine_chunks()
-        ins = pc.greater(sign, 0)
+        inserts_only = sign.null_count == 0 and (len(sign) == 0 or pc.min(sign).as_py() > 0)
+        ins = None if inserts_only else pc.greater(sign, 0)
         cols = {n: data.column(n) for n in names}
         cols["__s"] = sign
         aggs = [("__s", "sum")]
+        out: list[tuple[str, str | None]] = [("__s_sum", None)]  # (column, what fills it if not aggregated)
         for i, c in enumerate(self.calls):
             if c.kind == "count_star":
                 continue
             a = data.column(f"_{c.arg}").combine_chunks()
-            cols[f"__nn{i}"] = pc.if_else(a.is_valid(), sign, 0)
-            aggs.append((f"__nn{i}", "sum"))
+            if inserts_only and a.null_count == 0:
+                out.append((f"__nn{i}_sum", "__s_sum"))
+            else:
+                cols[f"__nn{i}"] = pc.if_else(a.is_valid(), sign, 0)
+                aggs.append((f"__nn{i}", "sum"))
+                out.append((f"__nn{i}_sum", None))
             if c.kind in ("sum", "avg"):
                 acc = state_types(c)[0][1].arrow()
                 v = a.cast(acc)
-                cols[f"__p{i}"] = pc.if_else(ins, v, pa.scalar(None, acc))
-                cols[f"__m{i}"] = pc.if_else(ins, pa.scalar(None, acc), v)
-                aggs += [(f"__p{i}", "sum"), (f"__m{i}", "sum")]
+                if inserts_only:
+                    cols[f"__p{i}"] = v
+                    aggs.append((f"__p{i}", "sum"))
+                    out += [(f"__p{i}_sum", None), (f"__m{i}_sum", "null")]
+                else:
+                    cols[f"__p{i}"] = pc.if_else(ins, v, pa.scalar(None, acc))
+                    cols[f"__m{i}"] = pc.if_else(ins, pa.scalar(None, acc), v)
+                    aggs += [(f"__p{i}", "sum"), (f"__m{i}", "sum")]
+                    out += [(f"__p{i}_sum", None), (f"__m{i}_sum", None)]
             elif c.kind in ("min", "max"):
-                cols[f"__v{i}"] = pc.if_else(ins, a, pa.scalar(None, a.type))
+                cols[f"__v{i}"] = a if inserts_only else pc.if_else(ins, a, pa.scalar(None, a.type))
                 aggs.append((f"__v{i}", c.kind))
+                out.append((f"__v{i}_{c.kind}", None))
                 if i in minput:  # deleted non-null values: the extreme may have gone
-                    cols[f"__d{i}"] = pc.if_else(pc.and_(pc.invert(ins), a.is_valid()), 1, 0)
-                    aggs.append((f"__d{i}", "sum"))
+                    if inserts_only:
+                        out.append((f"__d{i}_sum", "zero"))
+                    else:
+                        cols[f"__d{i}"] = pc.if_else(pc.and_(pc.invert(ins), a.is_valid()), 1, 0)
+                        aggs.append((f"__d{i}", "sum"))
+                        out.append((f"__d{i}_sum", None))
         g = pa.table(cols).group_by(names, use_threads=False).aggregate(aggs)
-        return g.select(names + [f"{col}_{fn}" for col, fn in aggs])
+        arrays = [g.column(n) for n in names]
+        for name, fill in out:
+            if fill is None:
+                arrays.append(g.column(name))
+            elif fill == "null":  # (deletes' sum: the type of the inserts' one)
+                arrays.append(pa.nulls(g.num_rows, g.column(name.replace("__m", "__p", 1)).type))
+            elif fill == "zero":
+                arrays.append(pa.array(np.zeros(g.num_rows, dtype=np.int64)))
+            else:
+                arrays.append(g.column(fill))
+        return pa.Table.from_arrays(arrays, names=names + [name for name, _ in out])
 
     def of_chunks(self, chunks: list[StreamChunk]) -> pa.Table:
         """The delta of the rows of `chunks` (the agg's input)."""

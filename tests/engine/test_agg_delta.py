@@ -94,3 +94,25 @@ def test_no_combiner_where_the_epoch_needs_the_rows(make_table):
     assert _agg(make_table, [("sum", 1)], types).combiner([1]) is None
     assert _agg(make_table, [("sum", 1)], types).combiner(None) is None
     assert _agg(make_table, [("sum", 1)], types).combiner([0]) is not None
+
+
+def test_deltas_of_inserts_only_match_the_general_form(make_table):
+    """Rows that are all inserts take a shorter path (no deletes' partials to aggregate):
+    its delta has the general one's columns and types, and combines with it."""
+    import pyarrow as pa
+
+    from rw_cli.engine.chunk import concat_chunks
+
+    types = [INTEGER, BIGINT, VARCHAR]
+    ex = _agg(make_table, [("count_star", None), ("count", 1), ("sum", 1), ("avg", 0), ("max", 1)], types,
+              minput=True)
+    delta = ex.agg_delta
+
+    def rows(text):
+        buf = concat_chunks([StreamChunk.from_pretty(text, types)], delta.input_schema)
+        return buf.data.append_column("_sign", pa.array(buf.signs()))
+    inserts, mixed = "+ 1 5 a\n+ 1 . b\n+ 2 40 a\n+ 3 9 a", "- 1 5 a\n+ 3 -7 b\n+ 2 . a"
+    whole = delta.of_rows(rows(inserts + "\n" + mixed), [4])
+    parts = delta.combine([delta.of_rows(rows(inserts), [4]), delta.of_rows(rows(mixed), [4])])
+    assert delta.of_rows(rows(inserts), [4]).schema == whole.schema == parts.schema
+    assert parts.sort_by("_0").to_pylist() == whole.sort_by("_0").to_pylist()
