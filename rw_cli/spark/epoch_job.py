@@ -1,26 +1,24 @@
 """One Spark job per epoch for a compiled stream job (`JobGraph`): the driver's side.
 
 The driver (the `rw` process, RisingWave's meta) pins the committed version, reserves SST
-ids for every task, builds the RDD graph — stage 0 over the epoch's split ranges, then one
-`partitionBy` shuffle into each fragment's stage and into the materialize stage — and runs
-it with one action. The tasks read the sources, run every executor next to its state and
-write the SSTs of their vnodes; what comes back is metadata only (SST infos, counters),
-which the driver adds to the epoch's version. No row data passes through the driver.
-
-A stage whose output feeds two stages (q5's shared window count, q7's bid scan feeding an
-aggregation and a join) is persisted for the epoch, so its tasks run once.
+ids for every task and runs the epoch's RDD graph (`EpochRDD`, built while the previous
+epoch's job ran) with one action, the epoch's own values set as a property of the job. The
+tasks read the sources, run every executor next to its state and write the SSTs of their
+vnodes; what comes back is metadata only (SST infos, counters), which the driver adds to the
+epoch's version. No row data passes through the driver.
 """
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 
 from rw_cli.common.epoch import EpochPair
 from rw_cli.engine import eval_errors
 from rw_cli.engine.runtime import StreamJob
 from rw_cli.engine.source import SplitRange
 from rw_cli.spark.graph import EXCHANGE, SOURCE_STAGE, JobGraph
-from rw_cli.spark.stage import EpochInfo, stage_function
+from rw_cli.spark.stage import EPOCH_INFO, EpochInfo, encode_info, stage_function
 from rw_cli.store.version import LogSegment, SstInfo
 
 SST_IDS_PER_TASK = 16
@@ -61,35 +59,75 @@ _indexes: dict[tuple[int, int], object] = {}
 
 
 def _indexes_rdd(sc, n: int):
-    """An RDD of `n` partitions, partition i holding i: stage 0's tasks find their split
-    range in the epoch's info by it. It is the same RDD every epoch (no data goes to the
-    JVM for it, as `parallelize` would write for each epoch's ranges)."""
+    """An RDD of `n` empty partitions: stage 0's task i reads the epoch's split range i (by
+    its partition index). It is the same RDD every epoch (no data goes to the JVM for it)."""
     key = (id(sc), n)
     if key not in _indexes:
         if len(_indexes) > 64 or any(k[0] != id(sc) for k in _indexes):
             _indexes.clear()
-        _indexes[key] = sc.parallelize(range(n), n)
+        _indexes[key] = sc.parallelize([], n)
     return _indexes[key]
 
 
-def build_rdd(sc, graph: JobGraph, info: EpochInfo):
-    """The epoch's RDD graph; (the last stage's RDD, RDDs persisted for the epoch)."""
+_pickled: dict[int, tuple[JobGraph, bytes]] = {}
+
+
+def pickled_graph(graph: JobGraph) -> bytes:
+    """The graph pickled once: every epoch's stage functions ship these bytes (pickling
+    the executors and readers again each epoch cost the driver ~9 ms)."""
+    got = _pickled.get(id(graph))
+    if got is None or got[0] is not graph:
+        from pyspark import cloudpickle
+
+        if len(_pickled) > 16:
+            _pickled.clear()
+        got = _pickled[id(graph)] = (graph, cloudpickle.dumps(graph))
+    return got[1]
+
+
+@dataclass
+class EpochRDD:
+    """An epoch job's RDD graph — stage 0 over the split ranges, then one `partitionBy`
+    shuffle into each fragment's stage and into the materialize stage — ready to run for
+    any epoch: what changes per epoch (`EpochInfo`) travels as a property of the job
+    (`stage.EPOCH_INFO`), not in the stages' functions. So the next epoch's RDDs are built
+    while this epoch's job runs, off its path (`run_epoch`); a shuffle's map output is its
+    epoch's own, so an EpochRDD runs once."""
+    graph: JobGraph
+    splits: int  # stage 0's partitions
+    sc_id: int
+    root: object  # the last stage's RDD: the action collects its records (metadata only)
+    persisted: list  # RDDs of stages read by two stages, persisted for the epoch
+
+    def fits(self, graph: JobGraph, splits: int, sc) -> bool:
+        """Whether these RDDs run an epoch of `graph` with `splits` ranges to read (a stage-0
+        task past the last range reads nothing)."""
+        return self.graph is graph and self.splits >= splits and self.sc_id == id(sc)
+
+
+def build_rdd(sc, graph: JobGraph, splits: int) -> EpochRDD:
+    """The RDDs of an epoch's job with `splits` split ranges to read. A stage whose output
+    feeds two stages (q5's shared window count, q7's bid scan feeding an aggregation and a
+    join) is persisted for the epoch, so its tasks run once."""
     from pyspark import StorageLevel
 
+    shipped = pickled_graph(graph)
     rdds, persisted = {}, []
-    src = _indexes_rdd(sc, max(1, len(info.splits)))
+    src = _indexes_rdd(sc, max(1, splits))
     for st in graph.stages:
         if st.id == SOURCE_STAGE:
-            rdd = src.mapPartitionsWithIndex(stage_function(graph, info, st.id))
+            rdd = src.mapPartitionsWithIndex(stage_function(shipped, st.id))
         else:
             parts = [rdds[p].filter(_to_stage(st.id)) for p in st.producers]
             union = parts[0] if len(parts) == 1 else sc.union(parts)
-            rdd = shuffle_to(union, st.parallelism).mapPartitionsWithIndex(stage_function(graph, info, st.id))
+            rdd = shuffle_to(union, st.parallelism).mapPartitionsWithIndex(stage_function(shipped, st.id))
         if len(st.consumers) > 1:  # computed once, read by every consumer (before they pipeline)
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             persisted.append(rdd)
         rdds[st.id] = rdd
-    return rdds[graph.root_stage.id], persisted
+    root = rdds[graph.root_stage.id]
+    root._jrdd  # noqa: B018 - the JVM's RDDs are made now, not when the job starts
+    return EpochRDD(graph, splits, id(sc), root, persisted)
 
 
 def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
@@ -108,8 +146,14 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
     snap = store.pin_snapshot()
     reserved = {(st.id, p): [store.alloc_sst_id() for _ in range(SST_IDS_PER_TASK)]
                 for st in graph.stages if st.id != SOURCE_STAGE for p in range(st.parallelism)}
-    persisted: list = []
+    sc = runtime.spark.sparkContext
+    rdd = runtime.spare_rdd(job.relation_id)
     try:
+        if rdd is not None and rdd.fits(graph, len(assignments), sc):
+            runtime.stats["prebuilt_rdds"] += 1
+        else:
+            rdd = None
+            rdd = build_rdd(sc, graph, len(assignments))
         version = snap.version.encode()
         tasks = {i: ex.task(epoch, version, {p: reserved[(graph.nodes[i].stage, p)] for p in range(ex.parallelism)})
                  for i, ex in exchanges.items()}
@@ -117,9 +161,13 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
         info = EpochInfo(epoch.curr, epoch.prev, version, runtime.store_url, runtime.endpoint, tasks,
                          {p: reserved[(root.id, p)] for p in range(root.parallelism)},
                          {s: needed.get(s) for s in graph.sources}, python_udf.definitions(), splits=assignments)
-        sc = runtime.spark.sparkContext
-        rdd, persisted = build_rdd(sc, graph, info)
-        results = runtime.run_job(lambda: collect(sc, rdd), epoch, f"job {job.relation_id}")
+        property_value = encode_info(info)
+
+        def next_epochs_rdd() -> None:  # while this epoch's job runs
+            runtime.keep_spare_rdd(job.relation_id, build_rdd(sc, graph, rdd.splits))
+
+        results = runtime.run_job(lambda: collect(sc, rdd, property_value), epoch, f"job {job.relation_id}",
+                                  meanwhile=next_epochs_rdd)
     except BaseException:
         # the epoch fails as a whole: what its tasks wrote is referenced by no version, and
         # with its ids released vacuum deletes it (orphans of failed attempts)
@@ -127,7 +175,7 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
         raise
     finally:
         snap.close()
-        for r in persisted:
+        for r in rdd.persisted if rdd is not None else []:
             r.unpersist(blocking=False)
     ssts, counts = _metadata(results, runtime.stats)
     used = {s.id for s in ssts}
@@ -141,14 +189,25 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
     return counts
 
 
-def collect(sc, rdd) -> list:
-    """`rdd.collect()` through `SparkContext.runJob`: Spark's closure cleaner then parses
-    PythonRDD's class for the job's function, not RDD's (four times larger), every epoch."""
-    return sc.runJob(rdd, _all, range(rdd.getNumPartitions()))
+def collect(sc, rdd: EpochRDD, info: str) -> list:
+    """Run the epoch's job: its info set as the job's property, every partition of the last
+    stage collected through `PythonRDD.runJob` (as `SparkContext.runJob` does, without
+    adding a Python function to the RDDs: Spark's closure cleaner then parses PythonRDD's
+    class for the job's function, not RDD's, four times larger)."""
+    sc.setLocalProperty(EPOCH_INFO, info)
+    try:
+        return run_rdd(sc, rdd.root)
+    finally:
+        sc.setLocalProperty(EPOCH_INFO, None)
 
 
-def _all(records):
-    return records
+def run_rdd(sc, rdd) -> list:
+    """Every record of `rdd`, through `PythonRDD.runJob`."""
+    from pyspark.util import _load_from_socket
+
+    sock_info = sc._jvm.PythonRDD.runJob(sc._jsc.sc(), rdd._jrdd, list(range(rdd.getNumPartitions())))
+    with _load_from_socket(sock_info, rdd._jrdd_deserializer) as stream:
+        return list(stream)
 
 
 def _metadata(results: list, stats: Counter) -> tuple[list[SstInfo | LogSegment], dict[int, tuple[int, int]]]:

@@ -90,9 +90,11 @@ class SparkRuntime(EmbeddedRuntime):
         self._exchanges: weakref.WeakSet[SparkExchange] = weakref.WeakSet()
         self._keys: dict[int, list[int]] = {}
         # spark_jobs, fused_epochs, actors built / reused in tasks, driver_row_bytes (row data
-        # through this process), driver_meta_bytes (the metadata fused epochs return)
+        # through this process), driver_meta_bytes (the metadata fused epochs return),
+        # prebuilt_rdds (fused epochs run on RDDs built while the epoch before ran)
         self.stats: Counter[str] = Counter()
         self._graphs: dict[int, object] = {}  # job -> its JobGraph, or why it has none
+        self._spare_rdds: dict[int, object] = {}  # job -> an EpochRDD for its next epoch
         self.fused_status: dict[int, str] = {}  # job -> "fused" or why not (logged on change)
         self._ranges: dict[int, list] = {}  # source -> split ranges assigned for this epoch
         self._needed: dict[int, set[int] | None] = {}  # source -> the columns its readers use
@@ -157,16 +159,17 @@ class SparkRuntime(EmbeddedRuntime):
         """The job's result as Arrow; cancelled (and the epoch failed) after epoch_timeout."""
         return self._run(df.toArrow, epoch)
 
-    def run_job(self, action, epoch, what: str):
-        """A fused epoch's Spark job (`action` runs it); any failure fails the epoch."""
+    def run_job(self, action, epoch, what: str, meanwhile=None):
+        """A fused epoch's Spark job (`action` runs it); any failure fails the epoch. The
+        caller's `meanwhile` runs while the job does (its failure only loses its work)."""
         try:
-            return self._run(action, epoch)
+            return self._run(action, epoch, meanwhile)
         except EpochFailed:
             raise
         except Exception as e:  # noqa: BLE001 - a Spark job failure of any kind fails the epoch
             raise _epoch_failed(e, epoch, what) from None
 
-    def _run(self, action, epoch):
+    def _run(self, action, epoch, meanwhile=None):
         """Run `action` (a Spark action) in a job group; cancelled after epoch_timeout.
 
         Actions run in one long-lived thread, not a new one per epoch: Py4J gives each
@@ -189,6 +192,11 @@ class SparkRuntime(EmbeddedRuntime):
             self._jobs = _ActionThread()
             weakref.finalize(self, self._jobs.stop)
         future = self._jobs.submit(run)
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except Exception as e:  # noqa: BLE001 - an optimization lost, not the epoch
+                log.warning("while epoch %s ran on Spark: %s", epoch.prev, e)
         try:
             return future.result(self.epoch_timeout)
         except concurrent.futures.TimeoutError:
@@ -224,27 +232,38 @@ class SparkRuntime(EmbeddedRuntime):
         first epochs' latency then is an epoch's, not the workers' and the JVM's start-up."""
         if context.is_connect(self.spark):
             return
-        from rw_cli.spark.epoch_job import collect, shuffle_to
+        from rw_cli.spark.epoch_job import run_rdd, shuffle_to
 
         sc = self.spark.sparkContext
         n = 2 * self.default_parallelism()
         sc.parallelize(range(n), n).mapPartitions(_import_task_code).collect()
         for _ in range(jobs):
             pairs = sc.parallelize(range(n), n).mapPartitionsWithIndex(lambda i, _: [(p, bytes(4096)) for p in range(n)])
-            collect(sc, shuffle_to(pairs, n).mapPartitions(lambda records: [sum(1 for _ in records)]))
+            run_rdd(sc, shuffle_to(pairs, n).mapPartitions(lambda records: [sum(1 for _ in records)]))
 
     # -- one Spark job per epoch for compiled jobs (rw_cli.spark.epoch_job) --------------------
     def add_job(self, job: StreamJob) -> None:
         super().add_job(job)
         self._graphs.clear()
+        self._spare_rdds.clear()
+
+    def spare_rdd(self, job_id: int):
+        """The RDDs built for `job_id`'s next epoch while its last one ran (taken: an
+        EpochRDD runs once), or None."""
+        return self._spare_rdds.pop(job_id, None)
+
+    def keep_spare_rdd(self, job_id: int, rdd) -> None:
+        self._spare_rdds[job_id] = rdd
 
     def connect(self, job: StreamJob) -> None:
         super().connect(job)
         self._graphs.clear()
+        self._spare_rdds.clear()
 
     def drop_job(self, relation_id: int) -> None:
         super().drop_job(relation_id)
         self._graphs.clear()
+        self._spare_rdds.clear()
 
     def _graph(self, job: StreamJob):
         """The job's JobGraph, or why it has none (Spark Connect has no RDDs: none there)."""

@@ -16,7 +16,9 @@ a barrier are applied retractions first, as the embedded exchange merges its act
 """
 from __future__ import annotations
 
+import base64
 import json
+import pickle
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,11 +36,13 @@ from rw_cli.spark.graph import EXCHANGE, MATERIALIZE, SCAN, SOURCE_STAGE, JobGra
 CHUNK, BARRIER, META = 0, 1, 2  # a record's phase: emitted on a chunk, on the barrier; metadata
 SOURCE_RANK = 1 << 20  # a producing task's rank: stage * SOURCE_RANK + partition
 DELTA = -2  # a record's input side when it holds deltas per group for a combining actor
+EPOCH_INFO = "rw.epoch"  # the job property that holds the epoch's EpochInfo (encode_info)
 
 
 @dataclass
 class EpochInfo:
-    """What changes per epoch (pickled into the stage functions with the graph)."""
+    """What changes per epoch (the job's EPOCH_INFO property; the stage functions ship only
+    the graph, the same every epoch)."""
     curr: int
     prev: int
     version: bytes  # the committed version every task reads
@@ -129,10 +133,28 @@ class Router:
             self._emit(0, stage, -1, 0, META, p)
 
 
-def stage_function(graph: JobGraph, info: EpochInfo, stage: int):
-    """The function `mapPartitionsWithIndex` runs for `stage`."""
+def encode_info(info: EpochInfo) -> str:
+    """The epoch's info as the value of its job's EPOCH_INFO property."""
+    from pyspark import cloudpickle
+
+    return base64.b64encode(cloudpickle.dumps(info)).decode("ascii")
+
+
+def task_info() -> EpochInfo:
+    """The info of the epoch whose job runs this task (its job's EPOCH_INFO property)."""
+    from pyspark import TaskContext
+
+    value = TaskContext.get().getLocalProperty(EPOCH_INFO)
+    if value is None:
+        raise RuntimeError(f"a task of an epoch's job without its {EPOCH_INFO} property")
+    return pickle.loads(base64.b64decode(value))
+
+
+def stage_function(graph: bytes, stage: int):
+    """The function `mapPartitionsWithIndex` runs for `stage` of the (pickled) `graph`, in
+    any epoch: it finds the epoch's info in its job's property."""
     def run(index: int, records: Iterator) -> Iterator:
-        return iter(run_stage(graph, info, stage, index, records))
+        return iter(run_stage(pickle.loads(graph), task_info(), stage, index, records))
     return run
 
 
@@ -145,7 +167,9 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
     router = Router(graph, stage, index)
     spec = graph.stages[stage]
     if stage == SOURCE_STAGE:
-        metas = [_read_sources(graph, info, router, records)]
+        for _ in records:  # (none; a worker that leaves its input unread is not reused)
+            pass
+        metas = [_read_sources(graph, info, router, index)]
     else:
         inputs, metas = _sorted_input(records)
         node = graph.nodes[spec.node]
@@ -168,12 +192,11 @@ def run_stage(graph: JobGraph, info: EpochInfo, stage: int, index: int, records:
     return [(0, (-1, -1, 0, META, router.rank, i, m)) for i, m in enumerate(metas)]
 
 
-def _read_sources(graph: JobGraph, info: EpochInfo, router: Router, records: Iterable) -> bytes:
-    """Stage 0: read each assigned split range, run the stateless chain after the scans."""
+def _read_sources(graph: JobGraph, info: EpochInfo, router: Router, index: int) -> bytes:
+    """Stage 0's task `index`: read split range `index`, run the stateless chain after the
+    scans. (A task past the epoch's last range reads nothing.)"""
     counts: dict[str, list[int]] = {}
-    for i in records:
-        if i >= len(info.splits):
-            continue  # (an epoch with no ranges to read: one task, reading nothing)
+    for i in [index] if index < len(info.splits) else []:
         src_id, r = info.splits[i]
         src = graph.sources[src_id]
         ex = src.executor(worker.cached_reader(graph.key, src_id, src.reader))
