@@ -73,6 +73,16 @@ class HashAggExecutor(Executor):
             return None
         return self.agg_delta
 
+    def catch_up(self, since: int, vnodes: tuple[int, int] | None) -> bool:
+        """Catch up with the epochs after `since` that another copy of this actor ran (on
+        Spark, in another Python worker): between epochs its state is its tables' caches
+        alone, which read what was written since (`StateTable.refresh_cache`). False when
+        that cannot be told: the actor is then rebuilt."""
+        if self.buffer or self.deltas:
+            return False
+        tables = [self.result_table, *self.minput_tables.values()]
+        return all(hasattr(t, "refresh_cache") and t.refresh_cache(since, vnodes) for t in tables)
+
     # -- messages -------------------------------------------------------------------------
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk):

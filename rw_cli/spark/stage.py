@@ -236,7 +236,7 @@ def _run_actor(info: EpochInfo, node: int, index: int, inputs, router: Router) -
     task = info.tasks[node]
     store = worker.task_store(task)
     worker.STATS.clear()
-    worker.STATS.update(built=0, reused=0)
+    worker.STATS.update(built=0, reused=0, caught_up=0)
     actor, cached = worker.cached_actor(task, index, store)
     cached.last_epoch = -1  # until this epoch's barrier went through
     for _, side, chunk in inputs:

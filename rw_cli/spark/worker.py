@@ -7,8 +7,9 @@ the same executor code the embedded runtime uses, then uploads the state the act
 as SSTs and returns the output chunks and the SSTs' metadata.
 
 Actors stay cached in the (reused) Python worker between epochs: a cached actor is reused
-only when it processed exactly the last committed epoch of its fragment with the same vnode
-assignment; otherwise it is rebuilt and reloads its state from the store.
+when it processed the last committed epoch of its fragment with the same vnode assignment,
+or an earlier one and it caught up with what the epochs since (run in another worker) wrote
+(`HashAggExecutor.catch_up`); otherwise it is rebuilt and reloads its state from the store.
 """
 from __future__ import annotations
 
@@ -124,14 +125,13 @@ def cached_actor(task: EpochTask, actor_id: int, store):
 
     key = (task.fragment, actor_id)
     cached = _ACTORS.get(key)
-    if cached is not None and task.expect_last is not None and cached.last_epoch == task.expect_last \
-            and cached.parallelism == task.parallelism and not task.fresh:
+    vnodes = owned_vnodes(actor_id, task.parallelism) if task.partitioned else None
+    if cached is not None and _up_to_date(cached, task, vnodes):
         actor = cached.actor
         _ACTORS[key] = _ACTORS.pop(key)  # most recently used last
         STATS["reused"] += 1
     else:
         STATS["built"] += 1
-        vnodes = owned_vnodes(actor_id, task.parallelism) if task.partitioned else None
         actor = task.factory(store.state, vnodes, task.fresh)
         _ACTORS.pop(key, None)
         while len(_ACTORS) >= MAX_CACHED_ACTORS:  # dropped jobs' actors go first (oldest)
@@ -143,6 +143,23 @@ def cached_actor(task: EpochTask, actor_id: int, store):
     return actor, cached
 
 
+def _up_to_date(cached: _Cached, task: EpochTask, vnodes) -> bool:
+    """Whether a cached actor may run the task's epoch: it ran the fragment's last committed
+    epoch with the same vnodes — or an earlier one, and it caught up with the epochs another
+    worker ran since (`catch_up`: an actor that can tell what they wrote)."""
+    if task.expect_last is None or cached.parallelism != task.parallelism or task.fresh:
+        return False
+    if cached.last_epoch == task.expect_last:
+        return True
+    if not 0 <= cached.last_epoch < task.expect_last or not hasattr(cached.actor, "catch_up"):
+        return False
+    span = None if vnodes is None else (int(np.argmax(vnodes)), len(vnodes) - int(np.argmax(vnodes[::-1])))
+    if not cached.actor.catch_up(cached.last_epoch, span):
+        return False
+    STATS["caught_up"] += 1
+    return True
+
+
 def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
     """Run this task's actors over their input rows; the output as OUTPUT_SCHEMA batches."""
     from rw_cli.common.epoch import EpochPair
@@ -152,7 +169,7 @@ def run_epoch(task: EpochTask, rows: pa.Table) -> list[pa.RecordBatch]:
     python_udf.define(task.python_udfs)
     store = task_store(task)
     STATS.clear()
-    STATS.update(built=0, reused=0)
+    STATS.update(built=0, reused=0, caught_up=0)
     actors = rows.column("actor").to_numpy()
     order = np.lexsort((rows.column("seq").to_numpy(), actors))
     rows = rows.take(pa.array(order))

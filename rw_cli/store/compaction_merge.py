@@ -32,8 +32,10 @@ def _sources(sstables: SstableStore, task: CompactTask) -> tuple[list[Iterator[R
     return [coalesce(src) for src in sources], KeyForm.common(forms)
 
 
-def merge_task(sstables: SstableStore, task: CompactTask, watermark: int) -> list[SstInfo]:
-    """The task's output SSTs (written, not yet in any version)."""
+def merge_task(sstables: SstableStore, task: CompactTask, watermark: int) -> tuple[list[SstInfo], int]:
+    """The task's output SSTs (written, not yet in any version), and the newest epoch of
+    the tombstones it dropped (0: none; `HummockVersion.tombstones_dropped_through`)."""
     sources, form = _sources(sstables, task)
-    runs = (compaction_filter(r, watermark, task.bottom) for r in merge_runs(sources, form))
-    return sstables.write_runs(runs)
+    dropped: list[int] = []
+    runs = (compaction_filter(r, watermark, task.bottom, dropped) for r in merge_runs(sources, form))
+    return sstables.write_runs(runs), max(dropped, default=0)

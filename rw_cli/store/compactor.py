@@ -153,18 +153,20 @@ class Compactor(BackgroundLoop):
     def run_task(self, task: CompactTask, remote: bool = False) -> bool:
         """Run one task and commit its version. False when the version changed under it.
         `remote`: the merge runs in a compactor process (see compactor_process.py)."""
+        dropped = 0
         if task.trivial_move:
             outputs = [s for _, ssts in task.inputs for s in ssts]
         elif remote:
             from rw_cli.store.compactor_process import merge_remote
-            outputs = merge_remote(self.sstables, task, self.versions.compaction_watermark())
+            outputs, dropped = merge_remote(self.sstables, task, self.versions.compaction_watermark())
         else:
-            outputs = merge_task(self.sstables, task, self.versions.compaction_watermark())
+            outputs, dropped = merge_task(self.sstables, task, self.versions.compaction_watermark())
 
         def make(v: HummockVersion) -> HummockVersion | None:
             if not task.input_ids <= v.sst_ids():
                 return None
             nv = v.copy(id=v.id + 1)
+            nv.tombstones_dropped_through = max(nv.tombstones_dropped_through, dropped)
             while len(nv.levels) <= task.target_level:
                 nv.levels.append([])
             ids = task.input_ids

@@ -28,20 +28,20 @@ def reserve(sstables: SstableStore, task: CompactTask) -> list[int]:
     return [sstables.alloc_id() for _ in range(n)]
 
 
-def merge_remote(sstables: SstableStore, task: CompactTask, watermark: int) -> list[SstInfo]:
+def merge_remote(sstables: SstableStore, task: CompactTask, watermark: int) -> tuple[list[SstInfo], int]:
     """`merge_task` run by the compactor process; the unused ids are released."""
     ids = reserve(sstables, task)
     outputs: list[SstInfo] = []
     try:
-        outputs = _compactor.call(sstables, (task, watermark, ids))
-        return outputs
+        outputs, dropped = _compactor.call(sstables, (task, watermark, ids))
+        return outputs, dropped
     finally:
         sstables.release_ids(set(ids) - {s.id for s in outputs})
 
 
 # -- in the compactor process -----------------------------------------------------------------
 def _run(url: str, endpoint: str | None, env: dict, options: dict, task: CompactTask, watermark: int,
-         ids: list[int]) -> list[SstInfo]:
+         ids: list[int]) -> tuple[list[SstInfo], int]:
     sstables = shared_sstable_store(url, endpoint, options, env)
     sstables.use_ids(ids)
     return merge_task(sstables, task, watermark)

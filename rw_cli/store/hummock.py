@@ -488,6 +488,30 @@ class HummockStorage:
         finally:
             self.version_manager.unpin(version)
 
+    def writes_since(self, start: bytes, end: bytes | None, since: int) -> Run | None:
+        """The newest entry (tombstones too) of each key of [start, end) written after epoch
+        `since`, as the version read holds them: what changed there since then, read from
+        the L0 SSTs written since (not the whole range). None when that cannot be told: a
+        compaction dropped a tombstone written after `since` (the key left no trace), some
+        of those writes were merged below L0 (read from there, they would cost a scan of
+        the range), or writes are still buffered."""
+        version, buffer = self._view(None)
+        try:
+            if buffer or version.tombstones_dropped_through > since:
+                return None
+
+            def since_and_in(info: SstInfo) -> bool:
+                return info.max_epoch > since and not (
+                    info.largest_key < start or (end is not None and info.smallest_key >= end))
+
+            if any(since_and_in(i) for level in version.levels[1:] for i in level):
+                return None
+            delta = version.copy(levels=[[i for i in version.levels[0] if since_and_in(i)]])
+            r = Run.concat(list(self.reader.iter_runs(delta, [], start, end, MAX_EPOCH, include_tombstones=True)))
+            return r.filter(r.epochs > since)  # (an L0 merge may hold older entries beside them)
+        finally:
+            self.version_manager.unpin(version)
+
     def scan_ranges(self, starts: list[bytes], ends: list[bytes | None], epoch: int = MAX_EPOCH) -> Run:
         """The visible live entries of sorted, disjoint key ranges [starts[i], ends[i]) at
         `epoch`, read in one pass (VersionReader.scan_ranges)."""

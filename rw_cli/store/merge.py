@@ -74,9 +74,10 @@ def dedup_same_epoch(run: Run, form: KeyForm) -> Run:
     return run.filter(~dup) if dup.any() else run
 
 
-def compaction_filter(run: Run, watermark, drop_tombstones: bool) -> Run:
+def compaction_filter(run: Run, watermark, drop_tombstones: bool, dropped: list[int] | None = None) -> Run:
     """Keep every version above the watermark and the newest version at or below it (dropped
-    too if it is a tombstone and nothing older can exist below)."""
+    too if it is a tombstone and nothing older can exist below: then the newest epoch of the
+    tombstones dropped is appended to `dropped`, when given)."""
     n = len(run)
     if n == 0:
         return run
@@ -90,8 +91,10 @@ def compaction_filter(run: Run, watermark, drop_tombstones: bool) -> Run:
     first_le = le & (starts | prev_gt)
     keep = ~le | first_le
     if drop_tombstones and run.has_tombstones:
-        tomb = run.values.is_null().to_numpy(zero_copy_only=False)
-        keep &= ~(first_le & tomb)
+        gone = first_le & run.values.is_null().to_numpy(zero_copy_only=False)
+        keep &= ~gone
+        if dropped is not None and gone.any():
+            dropped.append(int(e[gone].max()))
     return run.filter(keep)
 
 

@@ -187,6 +187,26 @@ class StateTable:
         if self._complete is None:
             self._complete = not self.store.holds_table(self.table_id)
 
+    def refresh_cache(self, since: int, vnodes: tuple[int, int] | None = None) -> bool:
+        """Bring the cache up to date with what another handle of the same vnodes wrote
+        after epoch `since` — an actor's copy in a Spark worker whose last epochs ran in
+        another worker — from the SSTs written since, not the table: its keys stay known
+        (and a cache of a table that was empty when it began stays complete). `vnodes`:
+        the handle's [first, last) vnodes (None: all). False when the store cannot tell
+        what changed (`HummockStorage.writes_since`): the cache is then out of date."""
+        if self._cache is None:
+            return True
+        if self._mem_k:
+            return False  # (between epochs only)
+        start, end = (self._prefix, self._end) if vnodes is None else (
+            vnode_prefix(self.table_id, vnodes[0]), vnode_prefix(self.table_id, vnodes[1]))
+        changed = self.store.writes_since(start, end, since)
+        if changed is None:
+            return False
+        if len(changed):
+            self._cache.put(as_binary(changed.keys), as_binary(changed.values))
+        return True
+
     def _fetch(self, keys: pa.Array, qh: np.ndarray | None = None) -> pa.Array:
         """The committed values of `keys` (null: absent), through the cache when enabled.
         `qh`: the keys' hashes, when the caller has them."""

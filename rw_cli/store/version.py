@@ -116,6 +116,9 @@ class HummockVersion:
     extra: bytes = b""
     # append logs: table id -> its segments, oldest first (see HummockStorage.append_rows)
     logs: dict[int, list[LogSegment]] = field(default_factory=dict)
+    # the newest epoch of a tombstone a compaction dropped (a key deleted then left no
+    # trace): what was written after it can be told from the SSTs (`writes_since`)
+    tombstones_dropped_through: int = 0
 
     def ssts(self) -> list[SstInfo]:
         return [s for level in self.levels for s in level]
@@ -139,7 +142,7 @@ class HummockVersion:
 
     def copy(self, **changes) -> "HummockVersion":
         v = HummockVersion(self.id, self.max_committed_epoch, [list(lv) for lv in self.levels], self.extra,
-                           {t: list(segs) for t, segs in self.logs.items()})
+                           {t: list(segs) for t, segs in self.logs.items()}, self.tombstones_dropped_through)
         for k, val in changes.items():
             setattr(v, k, val)
         return v
@@ -153,6 +156,8 @@ class HummockVersion:
         }
         if self.logs:
             body["logs"] = [g.to_json() for t in sorted(self.logs) for g in self.logs[t]]
+        if self.tombstones_dropped_through:
+            body["tombstones_dropped_through"] = self.tombstones_dropped_through
         text = json.dumps(body, separators=(",", ":"), sort_keys=True)
         return json.dumps({"crc32": zlib.crc32(text.encode()), "version": body},
                           separators=(",", ":"), sort_keys=True).encode()
@@ -173,6 +178,7 @@ class HummockVersion:
                 id=body["id"], max_committed_epoch=body["max_committed_epoch"],
                 levels=[[SstInfo.from_json(s) for s in level] for level in body["levels"]] or [[]],
                 extra=base64.b64decode(body["extra"]), logs=logs,
+                tombstones_dropped_through=body.get("tombstones_dropped_through", 0),
             )
         except StorageError:
             raise
