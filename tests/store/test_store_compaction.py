@@ -219,7 +219,8 @@ def test_writes_since_are_the_newest_entries_written_after_an_epoch_or_none(seed
     from rw_cli.store.keys import MAX_EPOCH as TOP
 
     r = random.Random(seed)
-    h = _open(MemoryObjectStore(), r)
+    objects = MemoryObjectStore()
+    h = _open(objects, r)
     m = Model()
     keys = _keyspace(r)
     epoch, told, refused = 1, 0, 0
@@ -256,3 +257,6 @@ def test_writes_since_are_the_newest_entries_written_after_an_epoch_or_none(seed
             assert list(zip(got.keys.to_pylist(), got.values.to_pylist())) == want, (step, since)
             assert all(since < e <= TOP for e in got.epochs.tolist())
     assert told >= 5, (told, refused)  # (compaction takes L0 down often here: l0_trigger 1-3)
+    dropped = h.version.tombstones_dropped_through
+    h.close()
+    assert HummockStorage(objects, background_compaction=False).version.tombstones_dropped_through == dropped
