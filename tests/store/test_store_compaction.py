@@ -16,6 +16,21 @@ def _open(store, r):
                           level_multiplier=2, max_levels=r.choice([3, 5]), background_compaction=r.random() < 0.5)
 
 
+def _write(h, m, r, keys, epoch: int, most: int) -> None:
+    """Up to `most` random puts and deletes at `epoch`, to the store and the model."""
+    kvs = [(r.choice(keys), None if r.random() < 0.3 else r.randbytes(r.randint(0, 30)))
+           for _ in range(r.randint(1, most))]
+    h.ingest_batch(kvs, epoch)
+    m.write(kvs, epoch)
+
+
+def _commit(h, m, epoch: int) -> int:
+    """Commit `epoch` in the store and the model; the next epoch."""
+    h.commit_epoch(epoch)
+    m.committed = epoch
+    return epoch + 1
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_compaction_keeps_pinned_snapshots(seed):
     r = random.Random(seed)
@@ -28,14 +43,9 @@ def test_compaction_keeps_pinned_snapshots(seed):
     for step in range(300):
         op = r.random()
         if op < 0.4:
-            kvs = [(r.choice(keys), None if r.random() < 0.3 else r.randbytes(r.randint(0, 30)))
-                   for _ in range(r.randint(1, 25))]
-            h.ingest_batch(kvs, epoch)
-            m.write(kvs, epoch)
+            _write(h, m, r, keys, epoch, 25)
         elif op < 0.55:
-            h.commit_epoch(epoch)
-            m.committed = epoch
-            epoch += 1
+            epoch = _commit(h, m, epoch)
         elif op < 0.6:
             snaps.append(h.pin_snapshot())
         elif op < 0.65 and snaps:
@@ -227,14 +237,9 @@ def test_writes_since_are_the_newest_entries_written_after_an_epoch_or_none(seed
     for step in range(400):
         op = r.random()
         if op < 0.45:
-            kvs = [(r.choice(keys), None if r.random() < 0.3 else r.randbytes(r.randint(0, 30)))
-                   for _ in range(r.randint(1, 20))]
-            h.ingest_batch(kvs, epoch)
-            m.write(kvs, epoch)
+            _write(h, m, r, keys, epoch, 20)
         elif op < 0.65:
-            h.commit_epoch(epoch)
-            m.committed = epoch
-            epoch += 1
+            epoch = _commit(h, m, epoch)
         elif op < 0.7:
             h.compact(full=r.random() < 0.2)
         elif m.committed and not h.buffer.view():
