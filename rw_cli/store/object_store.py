@@ -20,15 +20,17 @@ class ObjectStore(ABC):
         """Write `data` at `path` atomically (replacing any existing object). With
         durable=False a local store may skip fsync (for hints such as CURRENT)."""
 
-    def put_new(self, path: str, data: bytes, pending: list | None = None) -> None:
+    def put_new(self, path: str, data: bytes | list[bytes], pending: list | None = None) -> None:
         """Write a new object that nothing references yet (an SST before the version that
         lists it is committed): durable on return. Unlike `put`, a crash before it returns
         may leave the object partly written under its name — harmless, since no version
         reads it and vacuum deletes objects no version references — so a store may skip
         what makes a write atomic (a temporary file and a rename). With `pending` (a list)
         it may return before the object is durable, having appended what to wait for: the
-        caller passes the list to `wait_durable` before it writes what references it."""
-        self.put(path, data)
+        caller passes the list to `wait_durable` before it writes what references it.
+        `data` may come in parts (an SST's blocks): a store that can write them one after
+        another needs no copy of the whole object."""
+        self.put(path, b"".join(data) if isinstance(data, list) else data)
 
     @abstractmethod
     def get(self, path: str) -> bytes:
@@ -166,6 +168,24 @@ def _truncated(path: str, start: int, end: int) -> str:
             f"that its index points to are past its end")
 
 
+def _write_all(fd: int, parts: list[bytes]) -> None:
+    """Every part, in order (`writev` a batch of parts at a time; a short write goes on
+    where it stopped)."""
+    views = [memoryview(p) for p in parts if len(p)]
+    i = 0
+    while i < len(views):
+        done = os.writev(fd, views[i:i + _IOV_MAX])
+        while done:  # skip what was written
+            if done >= len(views[i]):
+                done -= len(views[i])
+                i += 1
+            else:
+                views[i], done = views[i][done:], 0
+
+
+_IOV_MAX = 512
+
+
 class LocalObjectStore(ObjectStore):
     """Objects are files under `root`; writes go to a temp file, fsync, then rename/link."""
 
@@ -224,8 +244,8 @@ class LocalObjectStore(ObjectStore):
         except OSError as e:
             raise StorageError(f"cannot write object {path}: {e}") from e
 
-    def put_new(self, path: str, data: bytes, pending: list | None = None) -> None:
-        """Written in place, and its data and its directory entry made durable by two
+    def put_new(self, path: str, data: bytes | list[bytes], pending: list | None = None) -> None:
+        """Written in place (parts by `writev`, no copy of the whole), and its data and its directory entry made durable by two
         fsyncs issued at once (each costs a disk round trip: a checkpoint waits for one
         instead of two in a row, and for no rename); with `pending`, they run while the
         caller goes on (to the version's own write)."""
@@ -235,9 +255,7 @@ class LocalObjectStore(ObjectStore):
             os.makedirs(d, exist_ok=True)
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                _write_all(fd, data if isinstance(data, list) else [data])
             except BaseException:
                 os.close(fd)
                 raise

@@ -101,10 +101,17 @@ def _bloom_bytes(n: int) -> int:
 
 
 def build_bloom_from_hashes(hashes: np.ndarray, k: int = BLOOM_K) -> bytes:
+    """The filter of `bloom_positions`, one probe at a time: (n, k) temporaries of the
+    probes cost more than the filter's writes (an SST of 250,000 keys: 17 ms against 8)."""
     nbytes = _bloom_bytes(len(hashes))
     bits = np.zeros(nbytes * 8, dtype=bool)
     if len(hashes):
-        bits[bloom_positions(hashes, nbytes * 8, k).ravel()] = True
+        mask = np.uint32(nbytes * 8 - 1)
+        h1 = (hashes & _U64(0xFFFFFFFF)).astype(np.uint32)
+        h2 = (hashes >> _U64(32)).astype(np.uint32) | np.uint32(1)
+        for _ in range(k):  # probe i: h1 + i * h2 (mod 2^32), as bloom_probes
+            bits[h1 & mask] = True
+            h1 += h2
     return np.packbits(bits, bitorder="little").tobytes()
 
 
@@ -416,6 +423,13 @@ class SstBuilder:
 
     def finish_with_meta(self) -> tuple[bytes, SstMeta, int]:
         """(object bytes, meta, meta offset)."""
+        parts, meta, meta_offset = self.finish_parts()
+        return b"".join(parts), meta, meta_offset
+
+    def finish_parts(self) -> tuple[list[bytes], SstMeta, int]:
+        """(the object's bytes in parts: its blocks, then its meta, then its footer; meta,
+        meta offset). The parts go to the object store as they are: joining them would copy
+        the whole SST once more."""
         self._flush_one()
         self._emit(final=True)
         hashes = np.concatenate(self._hashes) if self._hashes else np.zeros(0, _U64)
@@ -436,9 +450,8 @@ class SstBuilder:
         meta_bytes = meta.encode()
         meta_offset = self._offset
         footer = FOOTER.pack(meta_offset, len(meta_bytes), zlib.crc32(meta_bytes), FORMAT, MAGIC)
-        data = b"".join(self._parts + [meta_bytes, footer])
-        self._parts = []
-        return data, meta, meta_offset
+        parts, self._parts = self._parts + [meta_bytes, footer], []
+        return parts, meta, meta_offset
 
 
 # ---------------------------------------------------------------------------------------

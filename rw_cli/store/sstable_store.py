@@ -24,7 +24,7 @@ from rw_cli.store.append_log import LogBatch
 from rw_cli.store.cache import LruCache, META_CACHE_FRACTION, parse_size
 from rw_cli.store.object_store import ObjectStore
 from rw_cli.store.run import Run
-from rw_cli.store.sst import FOOTER_LEN, SstBuilder, SstMeta, SstReader
+from rw_cli.store.sst import SstBuilder, SstMeta, SstReader
 from rw_cli.store.version import LogSegment, SstInfo, log_path, sst_path
 
 DEFAULT_SST_TARGET_SIZE = 64 << 20
@@ -167,15 +167,16 @@ class SstableStore:
         return infos
 
     def _upload(self, builder: SstBuilder, pending: list | None = None) -> SstInfo:
-        data, meta, meta_off = builder.finish_with_meta()
+        parts, meta, meta_off = builder.finish_parts()
         sid = self.alloc_id()
-        meta_len = len(data) - meta_off - FOOTER_LEN
-        info = SstInfo(sid, len(data), meta_off, meta_len, zlib.crc32(data[meta_off:meta_off + meta_len]),
+        meta_len = len(parts[-2])
+        size = meta_off + meta_len + len(parts[-1])
+        info = SstInfo(sid, size, meta_off, meta_len, zlib.crc32(parts[-2]),
                        meta.smallest_key, meta.largest_key, meta.min_epoch, meta.max_epoch,
                        meta.key_count, meta.table_ids)
-        self.object_store.put_new(sst_path(sid), data, pending)  # in no version yet: see put_new
+        self.object_store.put_new(sst_path(sid), parts, pending)  # in no version yet: see put_new
         self.stats["sst_uploads"] += 1
-        self.stats["bytes_uploaded"] += len(data)
+        self.stats["bytes_uploaded"] += size
         self.meta_cache.put(sid, meta, meta.nbytes)
         if builder.keep_blocks:
             SstReader(self.object_store, info.path, sst_id=sid, meta=meta,

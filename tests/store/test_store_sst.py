@@ -177,3 +177,18 @@ def _mem(data):
     s = MemoryObjectStore()
     s.put("p", data)
     return s
+
+
+@pytest.mark.parametrize("n", [0, 1, 1000, 70_000])
+def test_bloom_sets_exactly_the_probes_bits(n):
+    """The filter is built a probe at a time; readers test the probes of `bloom_probes`:
+    both must name the same bits (a bit missing is a key the reads would not find)."""
+    import numpy as np
+
+    from rw_cli.store.sst import BLOOM_K, _bloom_bytes, bloom_check, bloom_positions, build_bloom_from_hashes
+    hashes = np.random.default_rng(n).integers(0, 2**64 - 1, n, dtype=np.uint64)
+    bloom = build_bloom_from_hashes(hashes)
+    bits = np.zeros(_bloom_bytes(n) * 8, dtype=bool)
+    bits[bloom_positions(hashes, len(bits), BLOOM_K).ravel()] = True
+    assert bloom == np.packbits(bits, bitorder="little").tobytes()
+    assert bloom_check(np.frombuffer(bloom, np.uint8), BLOOM_K, hashes).all()
