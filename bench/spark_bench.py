@@ -19,7 +19,11 @@ With `--queries q4,q5,q7` it also runs those Nexmark queries (as MVs over the Pe
 Auction and Bid sources) on both engines and prints their epoch p50/p95.
 
     python bench/spark_bench.py [--events 2000000] [--epoch-rows 200000] [--master local[2]]
-                                [--queries q4,q5,q7] [--query-events 500000]
+                                [--queries q4,q5,q7] [--query-events 500000] [--repeat 3]
+
+The main query runs `--repeat` times per engine, the engines alternately, and the fastest run
+of each is reported (as bench/dml.py does): one run takes a second or two, and on a shared
+machine the embedded engine alone moved between 1.3 and 2.0 M rows/s from run to run.
 """
 from __future__ import annotations
 
@@ -122,20 +126,32 @@ def main() -> None:
     ap.add_argument("--parallelism", type=int, default=2)
     ap.add_argument("--queries", default="", help="also run these Nexmark queries, e.g. q4,q5,q7")
     ap.add_argument("--query-events", type=int, default=500_000)
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs of each engine, alternately; the fastest of each is reported (a run is ~1-3 s, "
+                         "shorter than a shared machine's slow spells)")
     args = ap.parse_args()
     os.environ.setdefault("RW_SPARK_JAVA_OPTIONS", JAVA_OPTIONS)
     print(f"RW_SPARK_JAVA_OPTIONS={os.environ['RW_SPARK_JAVA_OPTIONS']!r}")
     bid = [BID.format(events=args.events, splits=args.parallelism), MV]
-    results = [run(e, bid, args.epoch_rows, args.master, args.parallelism) for e in ("embedded", "spark")]
-    assert results[0]["result"] == results[1]["result"], "the engines disagree"
+    runs = {"embedded": [], "spark": []}
+    for _ in range(args.repeat):  # alternately, so that a slow spell of the machine hits both
+        for e in runs:
+            runs[e].append(run(e, bid, args.epoch_rows, args.master, args.parallelism))
+    every = runs["embedded"] + runs["spark"]
+    assert all(r["result"] == every[0]["result"] for r in every), "the engines disagree"
+    results = [max(runs[e], key=lambda r: r["rows_per_s"]) for e in runs]  # the fastest run of each
     report(results)
+    if args.repeat > 1:
+        print("rows/s of each run: " + "; ".join(f"{e} {', '.join(str(r['rows_per_s']) for r in rs)}"
+                                                for e, rs in runs.items()))
     ratio = results[1]["rows_per_s"] / results[0]["rows_per_s"]
     spark = results[1]
-    print(f"spark/embedded throughput ratio {ratio:.2f}; row bytes through the Spark driver "
+    print(f"spark/embedded throughput ratio {ratio:.2f} (fastest of {args.repeat} runs each); row bytes through the Spark driver "
           f"{spark['driver_row_bytes']:,} = {100 * spark['driver_row_bytes'] / max(1, spark['source_bytes']):.3f}% "
           f"of {spark['source_bytes']:,} source bytes")
     summary = {"events": args.events, "epoch_rows": args.epoch_rows, "master": args.master, "ratio": round(ratio, 3),
-               "engines": [{k: v for k, v in r.items() if k != "result"} for r in results], "queries": {}}
+               "repeat": args.repeat, "engines": [{k: v for k, v in r.items() if k != "result"} for r in results],
+               "rows_per_s_of_each_run": {e: [r["rows_per_s"] for r in rs] for e, rs in runs.items()}, "queries": {}}
     for q in [q for q in args.queries.split(",") if q]:
         statements = nexmark_statements(q, args.query_events, args.parallelism)
         qr = [run(e, statements, args.epoch_rows, args.master, args.parallelism, view="result")
