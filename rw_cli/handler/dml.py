@@ -2,6 +2,8 @@
 into the table's stream as one chunk, so every MV downstream sees the change."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -556,7 +558,7 @@ def _default_column(c, n: int) -> pa.Array:
 
 def _source(rel: RelationCatalog, target: exp.Expression | None) -> exp.Table:
     """`rel` as a FROM item, under the alias the statement gave its target (`UPDATE t AS x`)."""
-    table = exp.to_table(rel.name)
+    table = _table_of(rel.name).copy()
     if isinstance(target, exp.Schema):  # INSERT INTO t AS x (a, b)
         target = target.this
     alias = target.args.get("alias") if isinstance(target, exp.Table) else None
@@ -565,13 +567,20 @@ def _source(rel: RelationCatalog, target: exp.Expression | None) -> exp.Table:
     return table
 
 
+@functools.lru_cache(maxsize=256)
+def _table_of(name: str) -> exp.Table:
+    """A relation's name as a table (parsed once: a driver's single-row UPDATEs and DELETEs
+    name the same table thousands of times, and parsing it cost a tenth of each)."""
+    return exp.to_table(name)
+
+
 def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
                    extra: list[exp.Expression] | None = None, target: exp.Expression | None = None) -> pa.Table:
     """The rows a DELETE/UPDATE changes (every column, hidden ones too), then the `extra`
     expressions over them, as the session sees the table (its own writes included). A WHERE
     binding the primary key fetches just those rows from the table's state; any other
     reads a snapshot of the table."""
-    q = exp.select("*").from_(_source(rel, target))
+    q = exp.Select(expressions=[exp.Star()]).from_(_source(rel, target), copy=False)
     for e in extra or []:
         q = q.select(e, append=True)
     if where is not None:

@@ -1383,11 +1383,14 @@ def _row_format(name: str) -> str:
     return f"FORMAT {pair[0]} ENCODE {pair[1]}"
 
 
-def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True, literal_rows: bool = True) -> exp.Expression:
+def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True, literal_rows: bool = True,
+                    shapes: bool = True) -> exp.Expression:
     """Parse one statement; errors carry the position in the caller's text (`offset` added).
     Comments are blanked first (positions kept), so they are harmless anywhere.
     `hide_lists`: long integer lists after IN skip the tokenizer (`_hide_int_lists`);
-    `literal_rows`: an INSERT of literal rows skips it too (rw_cli.sql.literal_insert)."""
+    `literal_rows`: an INSERT of literal rows skips it too (rw_cli.sql.literal_insert);
+    `shapes`: a statement of a shape parsed before with other literals reuses that parse
+    (rw_cli.sql.shape_cache)."""
     original = sql
     from rw_cli.sql.split import blank_comments, unterminated
 
@@ -1408,6 +1411,11 @@ def parse_statement(sql: str, offset: int = 0, hide_lists: bool = True, literal_
         node.meta["ids"] = [int(x) for x in m.group(1).split(",")]
         return node
     head = _first_word(sql)  # every pattern below is anchored at a statement's first keyword
+    if shapes and head in ("select", "update", "delete"):
+        from rw_cli.sql import shape_cache
+
+        return shape_cache.parse(sql, head, lambda text: parse_statement(text, offset, hide_lists, literal_rows,
+                                                                          shapes=False))
     if head == "insert" and literal_rows:
         from rw_cli.sql import literal_insert
 
