@@ -133,7 +133,7 @@ def parse(sql: str, head: str, parse_statement: Callable[[str], exp.Expression])
             return tree
     tree = parse_statement(sql)  # (raises for a statement the parser refuses: no shape kept)
     if shape is False:
-        shape = _new_shape(sql, lits)
+        shape = _new_shape(sql, lits, parse_statement)
     if shape is not None:
         again = _fill(shape, lits)
         if again is not None and again == tree and _same_meta(again, tree):
@@ -147,11 +147,10 @@ def parse(sql: str, head: str, parse_statement: Callable[[str], exp.Expression])
     return tree
 
 
-def _new_shape(sql: str, lits: list[tuple[str, str]]) -> _Shape | None:
+def _new_shape(sql: str, lits: list[tuple[str, str]], parse_statement: Callable[[str], exp.Expression]) -> _Shape | None:
     text, marks = _marked(sql, lits)
     try:
-        from rw_cli.sql.dialect import parse_statement
-        tree = parse_statement(text, shapes=False)
+        tree = parse_statement(text)
     except Exception:  # noqa: BLE001 - a marker the parser refuses: this shape stays with it
         return None
     return _Shape(tree, marks)
