@@ -55,6 +55,19 @@ _SHAPES: OrderedDict[str, _Shape | None] = OrderedDict()
 _LOCK = threading.Lock()  # sessions of `rw serve` parse in threads of their own
 
 
+def clear() -> None:
+    """Forget every shape."""
+    with _LOCK:
+        _SHAPES.clear()
+
+
+def shapes() -> list[tuple[str, int | None]]:
+    """(shape, statements of it parsed both ways and found equal; None: left to the parser),
+    oldest first."""
+    with _LOCK:
+        return [(k, None if s is None else s.seen) for k, s in _SHAPES.items()]
+
+
 def _literals(sql: str) -> tuple[str, list[tuple[str, str]]] | None:
     """(the statement's shape: its text with each literal replaced by its kind, and the
     literals: (kind, value)); None when it holds something that keeps it with the parser."""

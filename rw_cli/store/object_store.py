@@ -245,10 +245,10 @@ class LocalObjectStore(ObjectStore):
             raise StorageError(f"cannot write object {path}: {e}") from e
 
     def put_new(self, path: str, data: bytes | list[bytes], pending: list | None = None) -> None:
-        """Written in place (parts by `writev`, no copy of the whole), and its data and its directory entry made durable by two
-        fsyncs issued at once (each costs a disk round trip: a checkpoint waits for one
-        instead of two in a row, and for no rename); with `pending`, they run while the
-        caller goes on (to the version's own write)."""
+        """Written in place (parts by `writev`, no copy of the whole), and its data and its
+        directory entry made durable by two fsyncs issued at once (each costs a disk round
+        trip: a checkpoint waits for one instead of two in a row, and for no rename); with
+        `pending`, they run while the caller goes on (to the version's own write)."""
         full = self._full(path)
         d = os.path.dirname(full)
         try:

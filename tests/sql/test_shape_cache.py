@@ -44,18 +44,18 @@ def _fill(shape: str, r: random.Random) -> str:
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_shape_gives_the_parsers_tree_for_every_literal(shape):
     r = random.Random(shape)
-    shape_cache._SHAPES.clear()
+    shape_cache.clear()
     for _ in range(40):
         sql = _fill(shape, r)
         tree = parse_statement(sql)
         assert tree == parse_statement(sql, shapes=False), sql
         assert tree.sql() == parse_statement(sql, shapes=False).sql(), sql  # (== folds case: the text does not)
-    used = [s for s in shape_cache._SHAPES.values() if s is not None]
-    assert used and all(s.seen >= shape_cache.TRUST for s in used)  # the shape was reused, not parsed 40 times
+    used = [seen for _, seen in shape_cache.shapes() if seen is not None]
+    assert used and all(seen >= shape_cache.TRUST for seen in used)  # the shape was reused, not parsed 40 times
 
 
 def test_statements_the_parser_reads_by_their_values_stay_with_it():
-    shape_cache._SHAPES.clear()
+    shape_cache.clear()
     for sql in ["SELECT * FROM t WHERE ts > now() - interval '1 day'",  # INTERVAL reads its string
                 "SELECT * FROM t WHERE s = E'a\\nb'",  # an escape string
                 "SELECT * FROM t WHERE a = $1",  # a parameter
@@ -63,11 +63,11 @@ def test_statements_the_parser_reads_by_their_values_stay_with_it():
                 "DELETE FROM t WHERE s = 'map{1}'"]:  # a string a rewrite before the parser looks at
         for _ in range(3):
             assert parse_statement(sql) == parse_statement(sql, shapes=False)
-    assert all(s is None for s in shape_cache._SHAPES.values())
+    assert all(seen is None for _, seen in shape_cache.shapes())
 
 
 def test_a_trusted_shape_fills_in_each_statements_own_values():
-    shape_cache._SHAPES.clear()
+    shape_cache.clear()
     for i in range(10):
         tree = parse_statement(f"DELETE FROM t WHERE id = {i} AND s = 'v{i}'")
         assert tree.sql() == f"DELETE FROM t WHERE id = {i} AND s = 'v{i}'"
