@@ -43,11 +43,12 @@ _STRING_MARK = "rw\x1fmark{:03d}"
 
 
 class _Shape:
-    __slots__ = ("tree", "marks", "seen")
+    __slots__ = ("tree", "marks", "spans", "seen")
 
-    def __init__(self, tree: exp.Expression, marks: list[str]):
+    def __init__(self, tree: exp.Expression, marks: list[str], spans: list[tuple[int, int, int]]):
         self.tree = tree  # the statement parsed with markers for its literals
         self.marks = marks
+        self.spans = spans  # the markers' (start, end, line) in the text parsed
         self.seen = 0  # statements parsed both ways and found equal
 
 
@@ -68,9 +69,10 @@ def shapes() -> list[tuple[str, int | None]]:
         return [(k, None if s is None else s.seen) for k, s in _SHAPES.items()]
 
 
-def _literals(sql: str) -> tuple[str, list[tuple[str, str]]] | None:
+def _literals(sql: str) -> tuple[str, list[tuple[str, str, int, int]]] | None:
     """(the statement's shape: its text with each literal replaced by its kind, and the
-    literals: (kind, value)); None when it holds something that keeps it with the parser."""
+    literals: (kind, value, start, end in the text)); None when it holds something that
+    keeps it with the parser."""
     parts, lits, at = [], [], 0
     for m in _TOKEN.finditer(sql):
         kind = m.lastgroup
@@ -85,7 +87,7 @@ def _literals(sql: str) -> tuple[str, list[tuple[str, str]]] | None:
                 return None
         parts.append(sql[at:m.start()])
         parts.append("\x00s" if kind == "str" else "\x00n")
-        lits.append((kind, text))
+        lits.append((kind, text, m.start(), m.end()))
         at = m.end()
         if len(lits) > MAX_LITERALS:
             return None
@@ -93,22 +95,26 @@ def _literals(sql: str) -> tuple[str, list[tuple[str, str]]] | None:
     return "".join(parts), lits
 
 
-def _marked(sql: str, lits: list[tuple[str, str]]) -> tuple[str, list[str]]:
-    """The statement with a distinct marker for each literal, and the markers."""
-    marks = [(_STRING_MARK if kind == "str" else _NUMBER_MARK).format(i) for i, (kind, _) in enumerate(lits)]
-    pieces, at, k = [], 0, 0
-    for m in _TOKEN.finditer(sql):
-        if m.lastgroup == "ident":
-            continue
-        pieces.append(sql[at:m.start()])
-        pieces.append(f"'{marks[k]}'" if lits[k][0] == "str" else marks[k])
-        at, k = m.end(), k + 1
+def _marked(sql: str, lits: list) -> tuple[str, list[str], list[tuple[int, int, int]]]:
+    """The statement with a distinct marker for each literal, the markers, and where each
+    marker lies in that text: (start, end, line)."""
+    marks = [(_STRING_MARK if lit[0] == "str" else _NUMBER_MARK).format(i) for i, lit in enumerate(lits)]
+    pieces, spans, at, size = [], [], 0, 0
+    for (kind, _, start, end), mark in zip(lits, marks):
+        pieces.append(sql[at:start])
+        size += start - at
+        text = f"'{mark}'" if kind == "str" else mark
+        spans.append((size, size + len(text), sql.count("\n", 0, start)))
+        pieces.append(text)
+        size += len(text)
+        at = end
     pieces.append(sql[at:])
-    return "".join(pieces), marks
+    return "".join(pieces), marks, spans
 
 
-def _fill(shape: _Shape, lits: list[tuple[str, str]]) -> exp.Expression | None:
-    """A copy of the shape's tree with the literals in place of its markers; None when some
+def _fill(shape: _Shape, lits: list) -> exp.Expression | None:
+    """A copy of the shape's tree with the literals in place of its markers, and the nodes'
+    positions in the text moved to where they are in this statement's; None when some
     marker is not one literal of its kind."""
     tree = shape.tree.copy()
     where = {m: i for i, m in enumerate(shape.marks)}
@@ -117,12 +123,43 @@ def _fill(shape: _Shape, lits: list[tuple[str, str]]) -> exp.Expression | None:
         i = where.get(node.this)
         if i is None:
             continue
-        kind, value = lits[i]
+        kind, value, _, _ = lits[i]
         if node.is_string != (kind == "str"):
             return None
         node.set("this", value)
         filled += 1
-    return tree if filled == len(lits) else None
+    if filled != len(lits):
+        return None
+    if any(e - s != end - start for (s, e, _), (_, _, start, end) in zip(shape.spans, lits)):
+        _move_positions(tree, shape.spans, lits)
+    return tree
+
+
+def _move_positions(tree: exp.Expression, spans: list[tuple[int, int, int]], lits: list) -> None:
+    """Node positions (`start`, `end`: offsets in the text; `col`: on its line) from the
+    marker text to this statement's, whose literals are longer or shorter than the markers
+    (neither holds a line break: lines stay as they are)."""
+    deltas = [(stop - start) - (e - s) for (s, e, _), (_, _, start, stop) in zip(spans, lits)]
+
+    def moved(pos: int, last: bool) -> int:
+        shift = 0
+        for (s, e, _), (_, _, start, stop), d in zip(spans, lits, deltas):
+            if pos < s:
+                break
+            if pos < e:  # within a literal: its first (last) character
+                return stop - 1 if last else start
+            shift += d
+        return pos + shift
+    for node in tree.walk():
+        meta = node.meta
+        if "start" in meta:
+            meta["start"] = moved(meta["start"], False)
+        if "end" in meta:
+            end = meta["end"]
+            meta["end"] = moved(end, True)
+            if "col" in meta and "line" in meta:  # as the end moved, less what lines above moved it
+                above = sum(d for (s, e, ln), d in zip(spans, deltas) if e <= end and ln < meta["line"] - 1)
+                meta["col"] += meta["end"] - end - above
 
 
 def parse(sql: str, head: str, parse_statement: Callable[[str], exp.Expression]) -> exp.Expression:
@@ -161,12 +198,12 @@ def parse(sql: str, head: str, parse_statement: Callable[[str], exp.Expression])
 
 
 def _new_shape(sql: str, lits: list[tuple[str, str]], parse_statement: Callable[[str], exp.Expression]) -> _Shape | None:
-    text, marks = _marked(sql, lits)
+    text, marks, spans = _marked(sql, lits)
     try:
         tree = parse_statement(text)
     except Exception:  # noqa: BLE001 - a marker the parser refuses: this shape stays with it
         return None
-    return _Shape(tree, marks)
+    return _Shape(tree, marks, spans)
 
 
 def _same_meta(a: exp.Expression, b: exp.Expression) -> bool:

@@ -15,10 +15,15 @@ SHAPES = [
     "DELETE FROM s1.t AS x WHERE x.a IN ({n}, {n}, -{n}) AND b <> {s}",
     "SELECT * FROM t WHERE a = {n} AND b = {s} ORDER BY a LIMIT {n}",
     "SELECT a::varchar({n}), {d} * a, round(b, {n}) AS \"q 1\" FROM t WHERE c BETWEEN {d} AND {d}",
-    "SELECT CASE WHEN a > {n} THEN {s} ELSE {s} END, substr(c, {n}, {n}) FROM t -- {s}",
+    "SELECT CASE WHEN a > {n} THEN {s} ELSE {s} END,\n  substr(c, {n}, {n}) FROM t\nWHERE d = {s} -- a comment",
     "SELECT count(*) FILTER (WHERE a < {n}) FROM t GROUP BY b HAVING sum(a) > {d}",
     "SELECT {s} || c, '{n}' FROM t WHERE d = DATE {s}",
 ]
+
+
+def _positions(tree) -> list:
+    """Where each node lies in the text (renames edit definitions by these)."""
+    return [(type(n).__name__, {k: n.meta.get(k) for k in ("line", "col", "start", "end")}) for n in tree.walk()]
 
 
 def _literal(kind: str, r: random.Random) -> str:
@@ -50,6 +55,7 @@ def test_a_shape_gives_the_parsers_tree_for_every_literal(shape):
         tree = parse_statement(sql)
         assert tree == parse_statement(sql, shapes=False), sql
         assert tree.sql() == parse_statement(sql, shapes=False).sql(), sql  # (== folds case: the text does not)
+        assert _positions(tree) == _positions(parse_statement(sql, shapes=False)), sql
     used = [seen for _, seen in shape_cache.shapes() if seen is not None]
     assert used and all(seen >= shape_cache.TRUST for seen in used)  # the shape was reused, not parsed 40 times
 
