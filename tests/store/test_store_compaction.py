@@ -16,6 +16,13 @@ def _open(store, r):
                           level_multiplier=2, max_levels=r.choice([3, 5]), background_compaction=r.random() < 0.5)
 
 
+def _model_run(seed):
+    """A model-based run's start: (its random source, object store, store, model, keys)."""
+    r = random.Random(seed)
+    objects = MemoryObjectStore()
+    return r, objects, _open(objects, r), Model(), _keyspace(r)
+
+
 def _write(h, m, r, keys, epoch: int, most: int) -> None:
     """Up to `most` random puts and deletes at `epoch`, to the store and the model."""
     kvs = [(r.choice(keys), None if r.random() < 0.3 else r.randbytes(r.randint(0, 30)))
@@ -33,11 +40,7 @@ def _commit(h, m, epoch: int) -> int:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_compaction_keeps_pinned_snapshots(seed):
-    r = random.Random(seed)
-    store = MemoryObjectStore()
-    h = _open(store, r)
-    m = Model()
-    keys = _keyspace(r)
+    r, store, h, m, keys = _model_run(seed)
     epoch = 1
     snaps = []
     for step in range(300):
@@ -228,11 +231,7 @@ def test_writes_since_are_the_newest_entries_written_after_an_epoch_or_none(seed
     then have left no trace). Against the model, across compactions."""
     from rw_cli.store.keys import MAX_EPOCH as TOP
 
-    r = random.Random(seed)
-    objects = MemoryObjectStore()
-    h = _open(objects, r)
-    m = Model()
-    keys = _keyspace(r)
+    r, objects, h, m, keys = _model_run(seed)
     epoch, told, refused = 1, 0, 0
     for step in range(400):
         op = r.random()
