@@ -83,6 +83,14 @@ class HashAggExecutor(Executor):
         tables = [self.result_table, *self.minput_tables.values()]
         return all(hasattr(t, "refresh_cache") and t.refresh_cache(since, vnodes) for t in tables)
 
+    def fill_caches(self, vnodes: tuple[int, int] | None) -> None:
+        """An actor built where its state is stored already (on Spark, a copy in another
+        worker): its tables' caches read it whole when it is small (`fill_cache`), so a group
+        it has not seen is new without a store read."""
+        for t in [self.result_table, *self.minput_tables.values()]:
+            if hasattr(t, "fill_cache"):
+                t.fill_cache(vnodes)
+
     # -- messages -------------------------------------------------------------------------
     def on_chunk(self, chunk: StreamChunk, side: int = 0) -> list[StreamChunk]:
         if len(chunk):

@@ -133,6 +133,8 @@ def cached_actor(task: EpochTask, actor_id: int, store):
     else:
         STATS["built"] += 1
         actor = task.factory(store.state, vnodes, task.fresh)
+        if hasattr(actor, "fill_caches"):
+            actor.fill_caches(_span(vnodes))
         _ACTORS.pop(key, None)
         while len(_ACTORS) >= MAX_CACHED_ACTORS:  # dropped jobs' actors go first (oldest)
             _ACTORS.pop(next(iter(_ACTORS)))
@@ -141,6 +143,11 @@ def cached_actor(task: EpochTask, actor_id: int, store):
         value = task.clock_value
         actor.clock = lambda epoch: value
     return actor, cached
+
+
+def _span(vnodes: np.ndarray | None) -> tuple[int, int] | None:
+    """An actor's owned vnodes (a mask, one contiguous run) as [first, last)."""
+    return None if vnodes is None else (int(np.argmax(vnodes)), len(vnodes) - int(np.argmax(vnodes[::-1])))
 
 
 def _up_to_date(cached: _Cached, task: EpochTask, vnodes) -> bool:
@@ -153,8 +160,7 @@ def _up_to_date(cached: _Cached, task: EpochTask, vnodes) -> bool:
         return True
     if not 0 <= cached.last_epoch < task.expect_last or not hasattr(cached.actor, "catch_up"):
         return False
-    span = None if vnodes is None else (int(np.argmax(vnodes)), len(vnodes) - int(np.argmax(vnodes[::-1])))
-    if not cached.actor.catch_up(cached.last_epoch, span):
+    if not cached.actor.catch_up(cached.last_epoch, _span(vnodes)):
         return False
     STATS["caught_up"] += 1
     return True

@@ -187,6 +187,29 @@ class StateTable:
         if self._complete is None:
             self._complete = not self.store.holds_table(self.table_id)
 
+    def fill_cache(self, vnodes: tuple[int, int] | None = None) -> bool:
+        """Make a cache that has just begun complete: when the table is empty, as it is; when
+        what it holds is small beside the cache's room (an eighth), by reading the handle's
+        range whole into it. A handle opened on a table that holds rows otherwise reads every
+        key its cache has not seen from the SSTs — a Spark actor built again in another
+        worker looked every new group up there in each of its epochs. `vnodes`: the
+        handle's [first, last) vnodes, the only keys it reads (None: all). Whether it did."""
+        if self._cache is None or self._complete is not None or self._mem_k:
+            return bool(self._complete)
+        if not self.store.holds_table(self.table_id):
+            self._complete = True
+            return True
+        room = min(b for b in (self._cache.max_bytes, self._cache.budget.max_bytes) if b is not None)
+        if self.store.estimate_size(self.table_id) > room // 8:
+            return False
+        start, end = (self._prefix, self._end) if vnodes is None else (
+            vnode_prefix(self.table_id, vnodes[0]), vnode_prefix(self.table_id, vnodes[1]))
+        rows = Run.concat(list(self.store.iter_runs(start, end, MAX_EPOCH)))
+        if len(rows):
+            self._cache.put(as_binary(rows.keys), as_binary(rows.values))
+        self._complete = not self._cache.evicted
+        return self._complete
+
     def refresh_cache(self, since: int, vnodes: tuple[int, int] | None = None) -> bool:
         """Bring the cache up to date with what another handle of the same vnodes wrote
         after epoch `since` — an actor's copy in a Spark worker whose last epochs ran in
@@ -363,8 +386,13 @@ class StateTable:
         self._mem_put(keys, pa.nulls(len(keys), pa.binary()))
 
     def commit(self, epoch: int) -> None:
+        if self._cache is not None:
+            # (before this epoch's writes reach the store; an epoch that wrote nothing
+            # decides it too: a Spark actor that began in an empty epoch and then caught up
+            # with another worker's writes would find the table holding rows at its first
+            # lookup, its cache complete all along)
+            self._check_complete()
         if self._mem_k and self._cache is not None:
-            self._check_complete()  # (before this epoch's writes reach the store)
             keys, values = self._mem_arrays()
             self._cache.put(keys, values, self._mem_h[0])
         if self._mem_k:

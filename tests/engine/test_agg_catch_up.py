@@ -92,3 +92,58 @@ def test_no_catch_up_when_the_store_cannot_tell():
         store.sync()
     store.compact(full=True)
     assert not a.catch_up(2 << 16, None)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_copy_built_on_stored_state_reads_it_whole_once(seed):
+    """A copy built where the state is stored already (a Spark worker's copy of an actor
+    whose first epochs ran in the other worker) fills its caches from the store once
+    (`fill_caches`): from then on, as the copy that began on an empty table, neither copy
+    reads the store for a key — a new group is new without a lookup."""
+    shared, alone = _Counting(MemoryObjectStore()), HummockStorage(MemoryObjectStore())
+    copies, reference = [_agg(shared), None], _agg(alone)
+    last = [0, -1]
+    rng, live = random.Random(seed), []
+    for n in range(1, 14):
+        epoch = EpochPair((n + 1) << 16, n << 16)
+        i = 0 if n < 3 else rng.randrange(2)
+        if copies[i] is None:
+            copies[i] = _agg(shared)
+            copies[i].fill_caches(None)
+        elif last[i] not in (-1, (n - 1) << 16):
+            assert copies[i].catch_up(last[i], None)
+        for c in _chunks(rng, live, append_only=False):
+            copies[i].on_chunk(c)
+            reference.on_chunk(c)
+        reads = shared.reads
+        assert _sorted(copies[i].on_barrier(epoch)) == _sorted(reference.on_barrier(epoch)), n
+        assert shared.reads == reads, (n, i)
+        last[i] = epoch.prev
+        for s in (shared, alone):
+            s.commit_epoch(epoch.prev)
+            s.sync()
+    assert copies[1] is not None
+
+
+def test_an_epoch_without_rows_decides_that_the_cache_began_on_an_empty_table():
+    """A copy whose first epoch had no rows (Spark's first epoch of a job reads nothing), then
+    caught up with what the other copy wrote: its cache began on an empty table and is
+    complete, so its next epoch reads nothing from the store."""
+    store = _Counting(MemoryObjectStore())
+    a, b = _agg(store), _agg(store)
+    rng, live = random.Random(5), []
+    a.on_barrier(EpochPair(2 << 16, 1 << 16))  # epoch 1: no rows
+    store.commit_epoch(1 << 16)
+    store.sync()
+    for n in (2, 3):  # the other copy runs two epochs of rows
+        for c in _chunks(rng, live, append_only=False):
+            b.on_chunk(c)
+        b.on_barrier(EpochPair((n + 1) << 16, n << 16))
+        store.commit_epoch(n << 16)
+        store.sync()
+    assert a.catch_up(1 << 16, None)
+    for c in _chunks(rng, live, append_only=False):
+        a.on_chunk(c)
+    reads = store.reads
+    a.on_barrier(EpochPair(5 << 16, 4 << 16))
+    assert store.reads == reads

@@ -488,3 +488,43 @@ def test_scan_pk_range_reads_the_rows_in_its_bounds(tmp_path, dist, text, desc):
         h.commit_epoch(epoch, wait=True)
         committed = set(live)
     h.close()
+
+
+def test_fill_cache_reads_the_handles_range_whole_or_nothing(monkeypatch):
+    """`fill_cache`: a handle opened on stored rows reads its vnodes' range into its cache
+    and then answers every key of those vnodes — stored, deleted or never written — without
+    a store read; past an eighth of the caches' budget it reads nothing and looks keys up."""
+    from rw_cli.store.state_cache import StateCache
+
+    h = HummockStorage(MemoryObjectStore(), block_size=512)
+    t = StateTable(h, 9, SCHEMA, [0])
+    t.insert(_rows(list(range(3000))))
+    t.commit(1)
+    h.commit_epoch(1)
+    t.delete(_rows(list(range(0, 3000, 7))))
+    t.commit(2)
+    h.commit_epoch(2)
+    h.sync()
+    ids = pa.array(list(range(0, 3200, 3)), pa.int64())
+    vnodes = compute_vnodes([ids], num_rows=len(ids))
+    mine = ids.filter(pa.array(vnodes < 128))
+    want = [i < 3000 and i % 7 != 0 for i in mine.to_pylist()]
+
+    reads = []
+    real = h.multi_get_array
+    monkeypatch.setattr(h, "multi_get_array", lambda *a, **k: reads.append(1) or real(*a, **k))
+    half = StateTable(h, 9, SCHEMA, [0])
+    half.enable_cache()
+    assert half.fill_cache((0, 128))
+    rows, found = half.get_rows([mine])
+    assert found.tolist() == want and not reads
+    assert rows.column("id").to_pylist() == [i if w else None for i, w in zip(mine.to_pylist(), want)]
+
+    small = StateTable(h, 9, SCHEMA, [0])
+    small.enable_cache(max_bytes=100_000)  # an eighth: 12,500 bytes, less than the table's
+    assert not small.fill_cache()
+    assert small.get_rows([mine])[1].tolist() == want and reads  # looked up in the store
+
+    empty = StateTable(h, 10, SCHEMA, [0])
+    empty.enable_cache()
+    assert empty.fill_cache() and empty.get_rows([ids])[1].tolist() == [False] * len(ids)
