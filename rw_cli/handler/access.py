@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rw_cli.errors import CatalogError, NotSupported, SqlSyntaxError
 from rw_cli.meta.access import ACTIONS, DEFAULT_DATABASE
-from rw_cli.meta.catalog import INDEX, MATERIALIZED_VIEW, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
+from rw_cli.meta.catalog import DEFAULT_SCHEMA, INDEX, MATERIALIZED_VIEW, SINK, SOURCE, SUBSCRIPTION, TABLE, VIEW, RelationCatalog
 from rw_cli.handler.authz import current_user
 from rw_cli.result import Result
 from rw_cli.sql.admin import Admin
@@ -182,8 +182,11 @@ def _alter_owner(session, spec: dict) -> Result:
 
 
 def find_relation(catalog, name: str, kind: str) -> RelationCatalog:
-    """A relation by `name` or `schema.name`, of `kind`."""
+    """A relation by `name` or `schema.name`, of `kind` (a name with a dot but no schema of
+    that name before it is a name of its own: CREATE TABLE "a.b")."""
     schema, _, bare = name.rpartition(".")
+    if schema and schema not in catalog.schemas and schema != DEFAULT_SCHEMA and catalog.get(name) is not None:
+        schema, bare = "", name
     rel = catalog.get(catalog.qualified(bare, schema or None))
     if rel is None:
         raise CatalogError(f'{kind} "{name}" does not exist')

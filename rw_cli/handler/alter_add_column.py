@@ -72,14 +72,16 @@ def handle(session, tree: exp.Alter, column: exp.ColumnDef) -> Result:
 
 
 def _has_rows(session, rel) -> bool:
+    from rw_cli.handler.dml import relation_table
     from rw_cli.handler.query import run_query
 
-    data, _ = run_query(session, exp.select("1").from_(exp.to_table(rel.name)).limit(1))
+    data, _ = run_query(session, exp.select("1").from_(relation_table(session.catalog, rel).copy()).limit(1))
     return data.num_rows > 0
 
 
 def _default_value(session, column: ColumnCatalog) -> pa.Scalar:
     """The column's default, computed once (NULL without one)."""
+    from rw_cli.handler.dml import relation_table
     from rw_cli.handler.query import run_query
     from rw_cli.sql.dialect import parse_statement
 

@@ -438,7 +438,7 @@ def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Tab
     from rw_cli.handler.query import run_query_on
 
     exprs = ret.expressions if isinstance(ret, exp.Returning) else [ret]
-    q = exp.select(*[e.copy() for e in exprs]).from_(_source(rel, tree.this))
+    q = exp.select(*[e.copy() for e in exprs]).from_(_source(session, rel, tree.this))
     if rows is None:
         from rw_cli.stream.builder import relation_schema
 
@@ -556,9 +556,9 @@ def _default_column(c, n: int) -> pa.Array:
     return pa.concat_arrays([value.combine_chunks()] * n) if n else pa.nulls(0, c.type.arrow())
 
 
-def _source(rel: RelationCatalog, target: exp.Expression | None) -> exp.Table:
+def _source(session, rel: RelationCatalog, target: exp.Expression | None) -> exp.Table:
     """`rel` as a FROM item, under the alias the statement gave its target (`UPDATE t AS x`)."""
-    table = _table_of(rel.name).copy()
+    table = relation_table(session.catalog, rel).copy()
     if isinstance(target, exp.Schema):  # INSERT INTO t AS x (a, b)
         target = target.this
     alias = target.args.get("alias") if isinstance(target, exp.Table) else None
@@ -567,11 +567,21 @@ def _source(rel: RelationCatalog, target: exp.Expression | None) -> exp.Table:
     return table
 
 
+def relation_table(catalog, rel: RelationCatalog) -> exp.Table:
+    """A relation as a table a query names it by: `schema.name` for one of a schema, else its
+    name whole (a table named "a.b" in public is not table b of a schema a). Don't modify it:
+    a driver's single-row UPDATEs and DELETEs name the same table thousands of times, and
+    building it cost a tenth of each; copy it."""
+    schema, dot, name = rel.name.partition(".")
+    if dot and schema in catalog.schemas:
+        return _table_of(name, schema)
+    return _table_of(rel.name, None)
+
+
 @functools.lru_cache(maxsize=256)
-def _table_of(name: str) -> exp.Table:
-    """A relation's name as a table (parsed once: a driver's single-row UPDATEs and DELETEs
-    name the same table thousands of times, and parsing it cost a tenth of each)."""
-    return exp.to_table(name)
+def _table_of(name: str, schema: str | None) -> exp.Table:
+    return exp.table_(exp.to_identifier(name, quoted=True), db=None if schema is None else
+                      exp.to_identifier(schema, quoted=True))
 
 
 def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
@@ -580,7 +590,7 @@ def _matching_rows(session, rel: RelationCatalog, where: exp.Expression | None,
     expressions over them, as the session sees the table (its own writes included). A WHERE
     binding the primary key fetches just those rows from the table's state; any other
     reads a snapshot of the table."""
-    q = exp.Select(expressions=[exp.Star()]).from_(_source(rel, target), copy=False)
+    q = exp.Select(expressions=[exp.Star()]).from_(_source(session, rel, target), copy=False)
     for e in extra or []:
         q = q.select(e, append=True)
     if where is not None:
