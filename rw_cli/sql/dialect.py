@@ -578,6 +578,35 @@ _ARRAY_CALLS = {"regexp_match": "VARCHAR", "regexp_split_to_array": "VARCHAR", "
                 "array_replace": None, "trim_array": None}
 
 
+def series_type(gen: exp.Expression) -> exp.DataType | None:
+    """The type of the rows of generate_series(a, b [, step]) or range(a, b [, step]) over
+    numbers, from their (annotated) bounds as PostgreSQL and RisingWave type them: integer,
+    bigint when a bound is one, numeric when a bound or the step is; None for others (dates
+    and timestamps) and where a bound's type is not known."""
+    T = exp.DataType.Type
+    if isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries)):
+        bounds, step = [gen.args.get("start"), gen.args.get("end")], gen.args.get("step")
+    elif isinstance(gen, exp.Anonymous) and isinstance(gen.this, str) and gen.this.lower() == "range" \
+            and len(gen.expressions) in (2, 3):
+        bounds, step = gen.expressions[:2], (gen.expressions[2:] or [None])[0]
+    else:
+        return None
+    kinds = [a.type.this if a is not None and a.type is not None else None for a in bounds]
+    if step is not None and step.type is not None and step.type.this == T.DECIMAL:
+        kinds.append(T.DECIMAL)
+    if not all(k in (T.TINYINT, T.SMALLINT, T.INT, T.BIGINT, T.DECIMAL) for k in kinds):
+        return None
+    kind = T.DECIMAL if T.DECIMAL in kinds else T.BIGINT if T.BIGINT in kinds else T.INT
+    return exp.DataType.build(kind)
+
+
+def _annotate_series(self, e: exp.Expression) -> exp.Expression:
+    """generate_series in a SELECT list: a row per value, of its values' type (a query over
+    `SELECT generate_series(1, 3) AS x` divides x as an integer)."""
+    self._set_type(e, series_type(e) or exp.DataType.Type.UNKNOWN)
+    return e
+
+
 def _annotate_anonymous(self, e: exp.Anonymous) -> exp.Anonymous:
     """The array type of the array functions above (a subscript or array function over
     their result needs it), else unknown."""
@@ -623,6 +652,7 @@ class RwDialect(RisingWave):
         **{f: {"annotator": lambda self, e: self._annotate_by_args(e, "this")}
            for f in (exp.ArrayRemove, exp.ArrayAppend, exp.ArrayPrepend, exp.ArrayDistinct)},
         exp.Anonymous: {"annotator": _annotate_anonymous},
+        exp.ExplodingGenerateSeries: {"annotator": _annotate_series},
     }
     # PostgreSQL's to_char / to_timestamp patterns that sqlglot's Postgres mapping lacks
     TIME_MAPPING = {**RisingWave.TIME_MAPPING, "MS": "%g", "Mon": "%b", "Month": "%B", "Dy": "%a",

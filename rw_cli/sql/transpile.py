@@ -11,7 +11,7 @@ from sqlglot.schema import MappingSchema
 
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.common.types import DataType
-from rw_cli.sql.dialect import RwDialect
+from rw_cli.sql.dialect import RwDialect, series_type
 from rw_cli.sql.non_strict import non_strict
 from rw_cli.sql import numeric_sql
 from rw_cli.sql.variance import expand_variances
@@ -103,6 +103,7 @@ def _to_duckdb(tree: exp.Expression, schema: dict | None, copy: bool = True) -> 
         tree = tree.copy()
     _type_values_literals(tree)
     if schema is not None:
+        _typed_series_sources(tree)
         try:
             tree = annotate_types(tree, schema=mapping_schema(schema), dialect=RwDialect,
                                   expression_metadata=_METADATA)
@@ -142,27 +143,62 @@ def _is_number_literal(node: exp.Expression) -> bool:
     return isinstance(lit, exp.Literal) and not lit.is_string
 
 
-def _type_series_columns(tree: exp.Expression) -> None:
-    """Columns of `generate_series(int, int) AS s(i)` are integers (sqlglot cannot type a
-    table function's columns), so `i / 10` divides as integers, as in PostgreSQL: the
-    columns of the query whose FROM has the series (an outer query may name another
-    relation `s`)."""
-    series: dict[tuple[int, str], set[str]] = {}
+def _typed_series_sources(tree: exp.Expression) -> None:
+    """`FROM generate_series(a, b) AS s(i)` (or range) over integer constants becomes `FROM
+    (SELECT CAST(i AS integer) AS i FROM generate_series(a, b) AS s(i)) AS s`: its rows are of
+    the type PostgreSQL gives them (DuckDB's are bigints) and that type reaches every query
+    over them — `i / 2` in a derived table over the series divides as integers, and
+    pg_typeof(i) is integer. Series over columns (LATERAL) or WITH ORDINALITY stay as they are
+    (`_type_series_columns` types their columns where the series is)."""
     for t in nodes(tree, exp.Table):
         gen = t.this
-        if isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) and all(
-                _is_number_literal(a) and (a.this if isinstance(a, exp.Neg) else a).is_int
-                for a in (gen.args.get("start"), gen.args.get("end")) if a is not None):
-            alias = t.args.get("alias")
-            if alias is not None and alias.this:
-                scope = id(t.find_ancestor(exp.Select))
-                series[(scope, alias.this.name)] = {c.name for c in alias.columns} or {alias.this.name}
+        if not isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Anonymous)) \
+                or t.args.get("ordinality") or gen.find(exp.Column, exp.Subquery, exp.Select):
+            continue
+        try:
+            kind = series_type(annotate_types(gen.copy(), dialect=RwDialect, expression_metadata=_METADATA))
+        except Exception:  # noqa: BLE001 - best effort, as the annotation below
+            kind = None
+        if kind is None or kind.this not in (exp.DataType.Type.INT, exp.DataType.Type.BIGINT):
+            continue
+        alias = t.args.get("alias")
+        name = alias.this.name if alias is not None and alias.this else (
+            "range" if isinstance(gen, exp.Anonymous) else "generate_series")
+        if isinstance(gen, exp.Anonymous) and name == "range" and alias is None:
+            continue  # (a call of another function named like a table's column)
+        col = alias.columns[0].name if alias is not None and alias.columns else name
+        inner = exp.select(exp.Cast(this=exp.column(col, quoted=True), to=kind).as_(col, quoted=True)).from_(t.copy())
+        t.replace(exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True))))
+
+
+def _type_series_columns(tree: exp.Expression) -> None:
+    """Columns of `generate_series(a, b) AS s(i)` and `range(a, b) AS s(i)` over integers are
+    integers, over numeric numeric (`series_type`: sqlglot cannot type a table function's
+    columns), so `i / 10` divides as integers, as in PostgreSQL: the columns of the query
+    whose FROM has the series (an outer query may name another relation `s`)."""
+    series: dict[tuple[int, str], tuple[set[str], exp.DataType]] = {}
+    for t in nodes(tree, exp.Table):
+        gen = t.this
+        kind = series_type(gen) or _literal_series_type(gen)
+        alias = t.args.get("alias")
+        if kind is not None and alias is not None and alias.this:
+            scope = id(t.find_ancestor(exp.Select))
+            series[(scope, alias.this.name)] = ({c.name for c in alias.columns} or {alias.this.name}, kind)
     if not series:
         return
     for col in nodes(tree, exp.Column):
-        names = series.get((id(col.find_ancestor(exp.Select)), col.table))
+        names, kind = series.get((id(col.find_ancestor(exp.Select)), col.table), (None, None))
         if names and col.name in names and (col.type is None or col.type.this == exp.DataType.Type.UNKNOWN):
-            col.type = exp.DataType.build("INT")
+            col.type = kind.copy()
+
+
+def _literal_series_type(gen: exp.Expression) -> exp.DataType | None:
+    """generate_series over integer literals where the annotation did not run: integer."""
+    if isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) and all(
+            _is_number_literal(a) and (a.this if isinstance(a, exp.Neg) else a).is_int
+            for a in (gen.args.get("start"), gen.args.get("end")) if a is not None):
+        return exp.DataType.build("INT")
+    return None
 
 
 _SOURCE_ARGS = frozenset(("with_", "with", "from_", "from", "joins"))
