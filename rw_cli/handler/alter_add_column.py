@@ -81,7 +81,6 @@ def _has_rows(session, rel) -> bool:
 
 def _default_value(session, column: ColumnCatalog) -> pa.Scalar:
     """The column's default, computed once (NULL without one)."""
-    from rw_cli.handler.dml import relation_table
     from rw_cli.handler.query import run_query
     from rw_cli.sql.dialect import parse_statement
 
