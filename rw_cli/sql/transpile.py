@@ -148,8 +148,9 @@ def _typed_series_sources(tree: exp.Expression) -> None:
     (SELECT CAST(i AS integer) AS i FROM generate_series(a, b) AS s(i)) AS s`: its rows are of
     the type PostgreSQL gives them (DuckDB's are bigints) and that type reaches every query
     over them — `i / 2` in a derived table over the series divides as integers, and
-    pg_typeof(i) is integer. Series over columns (LATERAL) or WITH ORDINALITY stay as they are
-    (`_type_series_columns` types their columns where the series is)."""
+    pg_typeof(i) is integer. Series over columns (LATERAL), WITH ORDINALITY or without a
+    column alias stay as they are (`_type_series_columns` types their columns where the
+    series is)."""
     for t in nodes(tree, exp.Table):
         gen = t.this
         if not isinstance(gen, (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Anonymous)) \
@@ -162,13 +163,11 @@ def _typed_series_sources(tree: exp.Expression) -> None:
         if kind is None or kind.this not in (exp.DataType.Type.INT, exp.DataType.Type.BIGINT):
             continue
         alias = t.args.get("alias")
-        name = alias.this.name if alias is not None and alias.this else (
-            "range" if isinstance(gen, exp.Anonymous) else "generate_series")
-        if isinstance(gen, exp.Anonymous) and name == "range" and alias is None:
-            continue  # (a call of another function named like a table's column)
-        col = alias.columns[0].name if alias is not None and alias.columns else name
+        if alias is None or not alias.this or len(alias.columns) != 1:
+            continue  # (its column's name is the binder's, after the function or the alias)
+        col = alias.columns[0].name
         inner = exp.select(exp.Cast(this=exp.column(col, quoted=True), to=kind).as_(col, quoted=True)).from_(t.copy())
-        t.replace(exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True))))
+        t.replace(exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(alias.this.name, quoted=True))))
 
 
 def _type_series_columns(tree: exp.Expression) -> None:
@@ -183,13 +182,19 @@ def _type_series_columns(tree: exp.Expression) -> None:
         alias = t.args.get("alias")
         if kind is not None and alias is not None and alias.this:
             scope = id(t.find_ancestor(exp.Select))
-            series[(scope, alias.this.name)] = ({c.name for c in alias.columns} or {alias.this.name}, kind)
+            # (without a column alias the column is named after the alias or the function)
+            names = {c.name for c in alias.columns} or {alias.this.name, _function_name(gen)}
+            series[(scope, alias.this.name)] = (names, kind)
     if not series:
         return
     for col in nodes(tree, exp.Column):
         names, kind = series.get((id(col.find_ancestor(exp.Select)), col.table), (None, None))
         if names and col.name in names and (col.type is None or col.type.this == exp.DataType.Type.UNKNOWN):
             col.type = kind.copy()
+
+
+def _function_name(gen: exp.Expression) -> str:
+    return gen.this.lower() if isinstance(gen, exp.Anonymous) and isinstance(gen.this, str) else "generate_series"
 
 
 def _literal_series_type(gen: exp.Expression) -> exp.DataType | None:
