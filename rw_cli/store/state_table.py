@@ -131,6 +131,11 @@ def _chunks(arr) -> list:
 MEM_PIECES = 4  # past this many writes since the memtable was last sorted, a lookup sorts it
 
 
+# the most a cache reads to begin complete (`StateTable.fill_cache`): a larger table's reading
+# would cost an epoch more than the lookups of the groups it meets
+FILL_MAX_BYTES = 64 << 20
+
+
 class StateTable:
     def __init__(self, store: HummockStorage, table_id: int, schema: pa.Schema, pk_indices: list[int],
                  pk_descending: list[bool] | None = None, dist_key_indices: list[int] | None = None):
@@ -189,7 +194,8 @@ class StateTable:
 
     def fill_cache(self, vnodes: tuple[int, int] | None = None) -> bool:
         """Make a cache that has just begun complete: when the table is empty, as it is; when
-        what it holds is small beside the cache's room (an eighth), by reading the handle's
+        what it holds is small (an eighth of the cache's room, FILL_MAX_BYTES at most), by
+        reading the handle's
         range whole into it. A handle opened on a table that holds rows otherwise reads every
         key its cache has not seen from the SSTs — a Spark actor built again in another
         worker looked every new group up there in each of its epochs. `vnodes`: the
@@ -200,7 +206,7 @@ class StateTable:
             self._complete = True
             return True
         room = min(b for b in (self._cache.max_bytes, self._cache.budget.max_bytes) if b is not None)
-        if self.store.estimate_size(self.table_id) > room // 8:
+        if self.store.estimate_size(self.table_id) > min(room // 8, FILL_MAX_BYTES):
             return False
         start, end = (self._prefix, self._end) if vnodes is None else (
             vnode_prefix(self.table_id, vnodes[0]), vnode_prefix(self.table_id, vnodes[1]))
