@@ -260,7 +260,7 @@ def test_date_and_timestamp_keys(tmp_path, scans, monkeypatch):
     s, con = twins(str(tmp_path / "d"), [
         "CREATE TABLE e (id INT PRIMARY KEY, ts TIMESTAMP, d DATE, v INT)",
         "INSERT INTO e SELECT i, TIMESTAMP '2024-01-01 00:00:00' + i * INTERVAL '1 minute', "
-        "DATE '2024-01-01' + CAST(i / 100 AS INT), i FROM range(1, 3001) AS x(i)"])
+        "DATE '2024-01-01' + CAST(floor(i / 100.0) AS INT), i FROM range(1, 3001) AS x(i)"])  # (the same in both)
     s.execute("CREATE TABLE p (ts TIMESTAMP PRIMARY KEY, v INT)")
     s.execute("INSERT INTO p SELECT ts, v FROM e")
     s.execute("CREATE INDEX by_at ON e (ts)")
@@ -276,7 +276,7 @@ def test_date_and_timestamp_keys(tmp_path, scans, monkeypatch):
     monkeypatch.setattr(index_lookup, "key_range_plan", lambda tree, catalog: None)
     want = [_rows(s, q.replace(" ", "  ", 1)) for q in queries]
     assert got == want
-    assert got[0] == [(60, 2040, 2099)] and got[2] == [(202,)]
+    assert got[0] == [(60, 2040, 2099)] and got[2] == [(200,)]
     monkeypatch.undo()
     for sql in ["DELETE FROM e WHERE d = '2024-01-05'", "UPDATE e SET v = 0 WHERE ts BETWEEN '2024-01-02' AND '2024-01-02 00:10:00'",
                 "DELETE FROM e WHERE ts > TIMESTAMP '2024-01-03 00:00:00' AND v > 2950"]:
