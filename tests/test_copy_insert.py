@@ -103,6 +103,49 @@ def test_insert_refuses_bad_data_and_writes_nothing(session, data, error, messag
     assert session.execute("select count(*) from t").fetchall() == [(1,)]
 
 
+@pytest.mark.parametrize("data, message, context", [
+    (pa.table({"id": pa.array(["1", "2", "3", "x4"])}), 'invalid input syntax for type integer: "x4"',
+     "row 3 (counting from 0), column id: 'x4'"),
+    (pa.table({"id": pa.array([1, 2 ** 40, 3], pa.int64())}), "integer out of range",
+     "row 1 (counting from 0), column id: 1099511627776"),
+    # the first refused value in row order, then column order, as PostgreSQL reports a load's
+    (pd.DataFrame({"score": ["1", "2", "bad", "x"], "id": ["1", "2", "x", "4"]}),
+     'invalid input syntax for type numeric: "bad"', "row 2 (counting from 0), column score: 'bad'"),
+    ({"id": [1, 2, None], "name": ["a", "b", "c"]}, 'null value in column "id"',
+     "row 2 (counting from 0), column id: None"),
+])
+def test_insert_names_the_row_and_column_of_a_bad_value(tmp_path, data, message, context):
+    s = rw_cli.connect(str(tmp_path / "d"))
+    s.execute("create table t (id int not null, name varchar, score numeric)")
+    with pytest.raises(ExecutionError, match=message) as e:
+        s.insert("t", data)
+    assert e.value.context == f"Session.insert into t, {context}"
+    s.execute("flush")
+    assert s.execute("select count(*) from t").fetchall() == [(0,)]
+    s.close()
+
+
+def test_a_parquet_load_names_the_row_and_column_of_a_bad_value(tmp_path):
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3]), "v": pa.array([5, 2 ** 40, 2 ** 41])}), tmp_path / "in.parquet")
+    out = _rw(tmp_path / "d", "-c", "create table t (id int, v int)",
+              "-c", f"copy t from '{tmp_path / 'in.parquet'}' (format parquet)")
+    assert out.returncode == 1
+    assert "integer out of range" in out.stderr
+    assert 'CONTEXT:  COPY t, row 2, column v: "1099511627776"' in out.stderr
+    assert _rw(tmp_path / "d", "-c", "select count(*) from t").stdout.split()[2] == "0"
+
+
+def test_a_null_in_a_not_null_column_names_its_line(tmp_path):
+    (tmp_path / "in.csv").write_text("id,v\n1,10\n2,\n")
+    out = _rw(tmp_path / "d", "-c", "create table t (id int, v int not null)",
+              "-c", f"copy t from '{tmp_path / 'in.csv'}' (format csv, header)")
+    assert out.returncode == 1
+    assert 'null value in column "v" of relation "t" violates not-null constraint' in out.stderr
+    assert "CONTEXT:  COPY t, line 3, column v: NULL" in out.stderr
+
+
 def test_insert_after_close_is_an_error(tmp_path):
     s = rw_cli.connect(str(tmp_path / "c"))
     s.execute("create table t (a int)")

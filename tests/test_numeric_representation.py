@@ -105,3 +105,37 @@ def test_vectorized_arithmetic_raises_out_of_range_when_strict():
     big = _arr(["79228162514264337593543950335"])
     with pytest.raises(rd.NumericError, match="Numeric out of range"):
         N.add_arrays(big, big)
+
+
+def _random_text(r: random.Random) -> str | None:
+    k = r.random()
+    if k < 0.05:
+        return None
+    if k < 0.15:
+        return r.choice(["nan", " Infinity", "-inf", "1e3", "1.5E-2", "1_000", ".5", "-.5", "1.", "+1.", "  -0.0 ",
+                         "-0", "00012.3400", "x", "", " 1 ", "1.2.3", "9" * 18, "9" * 19, "1." + "9" * 27,
+                         "1." + "9" * 28, "0." + "1" * 28, "-0." + "0" * 27 + "1", "-" + "9" * 18 + ".5",
+                         "\t7\n", "\u0661", "--1", "+-1"])
+    digits = str(r.randint(0, 10 ** r.randint(0, 18)))
+    frac = "".join(r.choice("0123456789") for _ in range(r.randint(0, 12)))
+    return r.choice(["", "-", "+"]) + digits + ("." + frac if r.random() < 0.7 else "")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_text_column_parses_as_each_of_its_values_does(seed):
+    """`parse_texts` (a column at a time: loads, casts) gives what `rd.parse` gives each value,
+    its scale too; a value it cannot read is `rd.parse`'s error, or NULL when not strict."""
+    r = random.Random(seed)
+    texts = [_random_text(r) for _ in range(5000)]
+    want = []
+    for t in texts:
+        try:
+            want.append(None if t is None else rd.parse(t))
+        except rd.NumericError:
+            want.append(None)
+    got = N.parse_texts(pa.array(texts, pa.string()), strict=False)
+    assert N.unpack(got) == want
+    assert N.texts(got) == N.texts(N.pack(want))  # the scales: 1.50 stays 1.50
+    with pytest.raises(rd.NumericError, match='invalid input syntax for type numeric: "x"'):
+        N.parse_texts(pa.array(["1.5", "x", "2"]))
+    assert N.texts(N.parse_texts(pa.chunked_array([["-0.5", "12"], ["-3.25"]]))) == ["-0.5", "12", "-3.25"]

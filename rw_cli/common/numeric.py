@@ -260,6 +260,58 @@ def from_decimals(arr: pa.Array) -> pa.StructArray:
     return pack(out)
 
 
+# a number as text that the arrays below parse as rust_decimal does (what rd.parse reads more,
+# and every row this does not match, it reads a row at a time): sign, digits, an optional
+# fraction, no more than 28 digits in all (the mantissa stays below 2^96: no rounding) and 18
+# before the point (an int64)
+_PLAIN_TEXT = r"^\s*(?P<sign>[+-]?)(?P<int>\d{1,18})(?:\.(?P<frac>\d*))?\s*$"
+_FRAC_I128 = pa.decimal128(29, 0)  # up to 10^28: the difference below stays within 38 digits
+
+
+def parse_texts(arr: pa.Array, strict: bool = True) -> pa.StructArray:
+    """Text as numerics (`rd.parse` of each value; NULL stays NULL): the plain numbers a load
+    is made of (`12`, `-3.50`) a column at a time, the others (exponents, `_`, specials, long
+    digit strings, bad text) by `rd.parse` — whose error a bad value raises (`strict`; else
+    NULL, for a materialized view's expressions)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not pa.types.is_string(arr.type):
+        arr = arr.cast(pa.string())
+    n = len(arr)
+    parts = pc.extract_regex(arr, _PLAIN_TEXT)
+    sign, ints, fracs = (child(parts, k).fill_null("") for k in ("sign", "int", "frac"))
+    digits = pc.add(pc.utf8_length(ints), pc.utf8_length(fracs))
+    plain = pc.and_(pc.and_(arr.is_valid(), parts.is_valid()), pc.less_equal(pc.fill_null(digits, 0), FRAC_DIGITS))
+    plain = plain.to_numpy(zero_copy_only=False)
+    if not plain.all():
+        ints = pc.if_else(plain, ints, "0")
+        fracs = pc.if_else(plain, fracs, "")
+    negative = pc.equal(sign, "-")
+    nonzero = pc.match_substring_regex(fracs, "[1-9]")
+    i = pc.cast(ints, pa.int64())
+    f = pc.cast(pc.utf8_rpad(fracs, width=FRAC_DIGITS, padding="0"), _FRAC_I128)
+    # V = -(i + f/10^28) for a negative: floor(V) = -i - 1 and the rest 10^28 - f when f > 0
+    borrow = pc.and_(negative, nonzero)
+    n_int = pc.if_else(negative, pc.subtract(pc.negate(i), pc.cast(borrow, pa.int64())), i).cast(_I128)
+    n_frac = pc.if_else(borrow, pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), f), f).cast(_I128)
+    fast = _struct(n_int, n_frac, scale_array(pc.utf8_length(fracs).to_numpy(zero_copy_only=False)),
+                   pa.array(plain))
+    rest = np.flatnonzero(~plain & arr.is_valid().to_numpy(zero_copy_only=False))
+    if not len(rest):
+        return fast
+    values = []
+    for text in arr.take(pa.array(rest)).to_pylist():
+        try:
+            values.append(rd.parse(text))
+        except rd.NumericError:
+            if strict:
+                raise
+            values.append(None)
+    where = np.arange(n)
+    where[rest] = n + np.arange(len(rest))
+    return pa.concat_arrays([fast, pack(values)]).take(pa.array(where))
+
+
 def coerce(arr: pa.Array) -> pa.StructArray:
     """Any Arrow array of numbers (or text, or nulls) as numerics: integers and decimals keep
     their digits, floats convert as RisingWave casts them, text is parsed."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 import pyarrow as pa
 from sqlglot import exp
@@ -30,7 +31,7 @@ from rw_cli.common.pg_text import format_array
 from rw_cli.common.types import DataType
 from rw_cli.engine import duck
 from rw_cli.errors import BindError, ExecutionError, NotSupported, RwError
-from rw_cli.handler.dml import cast_to, insert_rows, target_table
+from rw_cli.handler.dml import insert_rows, target_table
 from rw_cli.meta.catalog import RelationCatalog
 from rw_cli.result import Result
 
@@ -129,9 +130,7 @@ def _copy_from(session, target: exp.Expression, opts: CopyOptions, path: str) ->
     if not os.path.isfile(path):
         raise ExecutionError(f'could not open file "{path}" for reading: No such file or directory')
     data = _read(path, opts, len(indices), rel, indices)
-    if opts.format != "parquet":
-        _check_values(rel, data, indices, opts)
-    n = insert_rows(session, rel, data, indices)
+    n = insert_rows(session, rel, data, indices, where=_where(rel, opts))
     return Result(f"COPY {n}")
 
 
@@ -195,28 +194,15 @@ def _csv_error(e: ExecutionError, rel: RelationCatalog, indices: list[int]) -> R
     return ExecutionError(f'missing data for column "{missing}"', context=f'COPY {rel.name}, line {line}: "{original}"')
 
 
-def _check_values(rel: RelationCatalog, data: pa.Table, indices: list[int], opts: CopyOptions) -> None:
-    """Cast every column as the load will; on the first value that does not cast, the error
-    names its line and column (found by halving the rows: casts stay whole columns)."""
-    for pos, j in enumerate(indices):
-        col = data.select([pos])
-        try:
-            cast_to(col, rel, [j])
-            continue
-        except RwError as e:
-            first_error = e
-        lo, hi = 0, col.num_rows  # the first bad row is in [lo, hi)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            try:
-                cast_to(col.slice(lo, mid - lo), rel, [j])
-                lo = mid
-            except RwError:
-                hi = mid
-        value = col.column(0)[lo].as_py()
-        line = lo + 1 + (1 if opts.header else 0)
-        raise ExecutionError(first_error.message, hint=first_error.hint,
-                             context=f'COPY {rel.name}, line {line}, column {rel.columns[j].name}: "{value}"')
+def _where(rel: RelationCatalog, opts: CopyOptions) -> Callable[[int, str, object], str]:
+    """A load's first bad value as PostgreSQL's CONTEXT line names it: `COPY t, line 3, column
+    b: "x"` (the file's line, its header counted; a Parquet file's row)."""
+    def where(row: int, column: str, value: object) -> str:
+        shown = "NULL" if value is None else f'"{value}"'
+        if opts.format == "parquet":
+            return f"COPY {rel.name}, row {row + 1}, column {column}: {shown}"
+        return f"COPY {rel.name}, line {row + 1 + (1 if opts.header else 0)}, column {column}: {shown}"
+    return where
 
 
 # -- TO ------------------------------------------------------------------------------------------
@@ -288,8 +274,7 @@ def copy_in(session, table: str, columns: list[str] | None, data: pa.Table) -> R
     indices = _target_columns(rel, target)
     if data.num_columns != len(indices):
         raise BindError(f"COPY expects {len(indices)} column(s) per row, got {data.num_columns}")
-    _check_values(rel, data, indices, CopyOptions())
-    n = insert_rows(session, rel, data, indices) if data.num_rows else 0
+    n = insert_rows(session, rel, data, indices, where=_where(rel, CopyOptions())) if data.num_rows else 0
     return Result(f"COPY {n}")
 
 

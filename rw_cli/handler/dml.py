@@ -3,6 +3,7 @@ into the table's stream as one chunk, so every MV downstream sees the change."""
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -13,6 +14,7 @@ from rw_cli.common import numeric
 from rw_cli.sql.duckdb_dialect import duckdb_dialect
 from rw_cli.engine import duck
 from rw_cli.common.numeric import NUMERIC_DUCKDB, is_numeric_arrow
+from rw_cli.common.rust_decimal import NumericError
 from rw_cli.common.types import DataType
 from rw_cli.engine.chunk import DELETE, UPDATE_DELETE, UPDATE_INSERT, StreamChunk
 from rw_cli.errors import BindError, CatalogError, ExecutionError, NotSupported, RwError
@@ -174,7 +176,15 @@ def _arrow_cast(col, target) -> pa.ChunkedArray | pa.Array | None:
     decimal integers) into an integer type that holds every value, or into a float type
     (rounded to nearest); text of plain decimal numbers into double precision, of ISO dates and
     timestamps into date and timestamp. None otherwise:
-    the DuckDB cast, whose errors are PostgreSQL's."""
+    the DuckDB cast, whose errors are PostgreSQL's. Text into numeric: parsed a column at a
+    time (`numeric.parse_texts`; a DuckDB query would call its UDF per 2048 rows)."""
+    if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and target.name == "numeric":
+        if not len(col):
+            return None
+        try:
+            return numeric.parse_texts(col)
+        except NumericError:  # the DuckDB cast words it as PostgreSQL does
+            return None
     if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and target.name in _PLAIN_TEMPORAL:
         if not len(col) or col.null_count == len(col):
             return None
@@ -389,7 +399,9 @@ def insert_data(session, table: str, data) -> int:
         indices.append(j)
     if len(set(indices)) != len(indices):
         raise BindError("column specified more than once")
-    return insert_rows(session, rel, arrow, indices)
+    return insert_rows(session, rel, arrow, indices,
+                       where=lambda row, column, value: f"Session.insert into {rel.name}, row {row} "
+                                                        f"(counting from 0), column {column}: {value!r}")
 
 
 def _as_arrow(data) -> pa.Table:
@@ -448,10 +460,19 @@ def _returning(session, rel: RelationCatalog, tree: exp.Expression, rows: pa.Tab
 
 
 def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int],
-                written: list | None = None) -> int:
+                written: list | None = None, where: Callable[[int, str, object], str] | None = None) -> int:
     """Insert rows given for the columns at `indices`: the others get their DEFAULT (or NULL),
-    a hidden `_row_id` gets fresh ids; values are cast to the column types."""
-    table = table_rows(session, rel, data, indices)
+    a hidden `_row_id` gets fresh ids; values are cast to the column types. A load (`where`:
+    its words for a row, a column and a value, as the error's context) that holds a value
+    its column refuses fails naming the first such one, and writes nothing."""
+    try:
+        table = table_rows(session, rel, data, indices)
+    except RwError as e:
+        bad = first_bad_value(rel, data, indices) if where is not None else None
+        if bad is None:
+            raise
+        row, j, value, error = bad
+        raise type(error)(error.message, hint=error.hint, context=where(row, rel.columns[j].name, value)) from None
     if written is not None:
         written.append(table)
     _push_rows(session, rel, table)
@@ -486,6 +507,40 @@ def table_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int]
     if check:
         check_not_null(rel, table)
     return table
+
+
+def first_bad_value(rel: RelationCatalog, data: pa.Table, indices: list[int]) -> tuple[int, int, object, RwError] | None:
+    """(row, target column, value, error) of the first value of `data` (in row order, then
+    column order, as PostgreSQL reports a load's first bad field) that its column refuses: its
+    cast fails, or it is NULL in a NOT NULL column. None when every value is accepted. Casts
+    stay whole columns: the row is found by halving, only after the whole load failed."""
+    def refused(rows: pa.Table, ks: list[int]) -> RwError | None:
+        try:
+            cols = cast_to(rows.select(ks), rel, [indices[k] for k in ks])
+            for k, col in zip(ks, cols):
+                if rel.columns[indices[k]].not_null and col.null_count:
+                    raise ExecutionError(f'null value in column "{rel.columns[indices[k]].name}" of relation '
+                                         f'"{rel.name.rpartition(".")[2]}" violates not-null constraint')
+        except RwError as e:
+            return e
+        return None
+
+    every = list(range(len(indices)))
+    if not data.num_rows or refused(data, every) is None:
+        return None
+    lo, hi = 0, data.num_rows  # the first refused row is in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if refused(data.slice(lo, mid - lo), every) is not None:
+            hi = mid
+        else:
+            lo = mid
+    row = data.slice(lo, 1)
+    for k in every:
+        error = refused(row, [k])
+        if error is not None:
+            return lo, indices[k], row.column(k)[0].as_py(), error
+    return None
 
 
 def check_not_null(rel: RelationCatalog, rows: pa.Table) -> None:
