@@ -139,3 +139,32 @@ def test_a_text_column_parses_as_each_of_its_values_does(seed):
     with pytest.raises(rd.NumericError, match='invalid input syntax for type numeric: "x"'):
         N.parse_texts(pa.array(["1.5", "x", "2"]))
     assert N.texts(N.parse_texts(pa.chunked_array([["-0.5", "12"], ["-3.25"]]))) == ["-0.5", "12", "-3.25"]
+
+
+@pytest.mark.parametrize("lost_scale", [False, True])
+def test_a_numeric_column_prints_as_each_of_its_values_does(lost_scale):
+    """`text_array` (a column at a time: output, COPY TO, casts to text) prints what
+    `rd.to_text` prints for each value: every digit of its scale, or the fewest digits that
+    hold it where the scale was lost (min/max in DuckDB); the specials and floors beyond 64
+    bits too."""
+    import numpy as np
+
+    r = random.Random(7)
+    texts = ["nan", "Infinity", "-inf", "0", "-0.0", "0.000", "79228162514264337593543950335",
+             "-79228162514264337593543950335", "0.0000000000000000000000000001", "-0.0000000000000000000000000001",
+             "9223372036854775807.5", "-9223372036854775808.5", "-9223372036854775807.25", "-9223372036854775808",
+             "18446744073709551616.1", "-0.5", "-1", "-1.000", None]
+    for _ in range(3000):
+        whole = str(r.randint(0, 10 ** r.randint(0, 19)))
+        frac = "".join(r.choice("0123456789") for _ in range(r.randint(0, 9 if r.random() < .8 else 28 - len(whole))))
+        texts.append(r.choice(["", "-"]) + whole + ("." + frac if frac or r.random() < 0.3 else ""))
+    arr = N.pack([None if t is None else rd.parse(t) for t in texts])
+    if lost_scale:
+        arr = pa.StructArray.from_arrays([N.child(arr, "n_int"), N.child(arr, "n_frac"),
+                                          N.scale_array(np.full(len(arr), -1))],
+                                         fields=list(N.NUMERIC_ARROW), mask=pa.compute.invert(arr.is_valid()))
+    want = [None if v is None else rd.to_text(v) for v in N.unpack(arr)]
+    assert N.text_array(arr).to_pylist() == want
+    assert N.text_array(arr.slice(7, 20)).to_pylist() == want[7:27]
+    if not lost_scale:
+        assert want[:6] == ["NaN", "Infinity", "-Infinity", "0", "0.0", "0.000"]

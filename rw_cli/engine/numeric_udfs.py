@@ -283,6 +283,7 @@ def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
         out[name] = (_to_arrow(fn, arrow_type, len(params)), params, ret)
         if fails:
             out[name + "_or_null"] = (_to_arrow(fn, arrow_type, len(params), strict=False), params, ret)
+    out["rw_num_out"] = (N.text_array, [NUM], "VARCHAR")  # rd.to_text, a chunk at a time
     return out
 
 
