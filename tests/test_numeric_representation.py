@@ -168,3 +168,44 @@ def test_a_numeric_column_prints_as_each_of_its_values_does(lost_scale):
     assert N.text_array(arr.slice(7, 20)).to_pylist() == want[7:27]
     if not lost_scale:
         assert want[:6] == ["NaN", "Infinity", "-Infinity", "0", "0.0", "0.000"]
+
+
+@pytest.mark.parametrize("chunk", [N.F64_CHUNK, 1000])
+def test_a_double_column_becomes_numerics_as_each_of_its_values_does(chunk, monkeypatch):
+    """`from_f64_column` (double precision into numeric, a column at a time) gives what
+    `rd.from_f64` gives each value — rust_decimal's from_f64, bit for bit: its 96-bit
+    steps, its rounding one digit at a time — for doubles of every magnitude, subnormals,
+    the specials and NULL; a value rust_decimal cannot hold is its error, or NULL when not
+    strict."""
+    import math
+    import struct
+
+    r = random.Random(13)
+    values = [0.0, -0.0, 0.1, 0.2, 0.3, 1 / 3, 2 / 3, math.pi, -math.e, 1e-30, 1e-33, 5e-324, 2.0 ** 53,
+              2.0 ** 53 + 2, 9007199254740991.0, math.nan, math.inf, -math.inf, 0.5, -0.5, 1.5, 2.5, 123.456,
+              1e22, 1e-7, 4.35, 0.615, 7.9e28, None]
+    for _ in range(6000):
+        k = r.random()
+        if k < 0.3:
+            v = r.random()
+        elif k < 0.5:
+            v = round(r.uniform(-1e6, 1e6), r.randint(0, 6))
+        elif k < 0.75:
+            v = r.uniform(-1, 1) * 10 ** r.randint(-40, 30)
+        elif k < 0.85:
+            v = float(r.randint(-10 ** 15, 10 ** 15))
+        else:
+            v = struct.unpack("<d", struct.pack("<Q", r.getrandbits(64)))[0]
+        values.append(v)
+    want = []
+    for v in values:
+        try:
+            want.append(None if v is None else rd.from_f64(v))
+        except rd.NumericError:
+            want.append(None)
+    monkeypatch.setattr(N, "F64_CHUNK", chunk)
+    got = N.from_f64_column(pa.array(values, pa.float64()), strict=False)
+    assert N.unpack(got) == want
+    assert N.texts(got) == N.texts(N.pack(want))
+    with pytest.raises(rd.NumericError, match="out of range"):
+        N.from_f64_column(pa.array([1.0, 1e30]))

@@ -312,6 +312,126 @@ def parse_texts(arr: pa.Array, strict: bool = True) -> pa.StructArray:
     return pa.concat_arrays([fast, pack(values)]).take(pa.array(where))
 
 
+_U64 = np.uint64
+_LOW32 = _U64(0xFFFFFFFF)
+_FAST_E2 = -160  # doubles below about 1e-32 take rd.from_f64's path (its rounding past 28 digits)
+_POW10_256 = pa.array([10 ** k for k in range(FRAC_DIGITS + 1)], pa.decimal256(40, 0))
+
+
+def _div10(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hi, lo) // 10 and the remainder, for 96-bit numbers in two words (hi < 2^32): long
+    division over 32-bit limbs, no intermediate beyond 64 bits."""
+    q2, r = hi // _U64(10), hi % _U64(10)
+    t = (r << _U64(32)) | (lo >> _U64(32))
+    q1, r = t // _U64(10), t % _U64(10)
+    t = (r << _U64(32)) | (lo & _LOW32)
+    q0, r = t // _U64(10), t % _U64(10)
+    return q2, (q1 << _U64(32)) | q0, r
+
+
+F64_CHUNK = 1 << 15  # values converted together: their words stay in the CPU's cache
+
+
+def from_f64_array(values: np.ndarray, strict: bool = True) -> pa.StructArray:
+    """`rd.from_f64` of every value (rust_decimal `from_f64`, bit for bit), its loops run over
+    all the values at once on 96-bit numbers held in two words; the values outside what that
+    covers (NaN, the infinities, magnitudes from 2^53 up or below ~1e-32) one by one. A value
+rust_decimal cannot hold (7.9e28 and up) raises its error, or is NULL when not `strict`."""
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    if len(x) > F64_CHUNK:
+        return pa.concat_arrays([_from_f64_chunk(x[i:i + F64_CHUNK], strict) for i in range(0, len(x), F64_CHUNK)])
+    return _from_f64_chunk(x, strict)
+
+
+def from_f64_column(arr: pa.Array, strict: bool = True) -> pa.StructArray:
+    """`from_f64_array` of a float64 Arrow array (NULL stays NULL)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    out = from_f64_array(arr.fill_null(0.0).to_numpy(zero_copy_only=False), strict)
+    if arr.null_count:
+        out = pc.if_else(arr.is_valid(), out, pa.scalar(None, NUMERIC_ARROW))
+    return out
+
+
+def _from_f64_chunk(x: np.ndarray, strict: bool) -> pa.StructArray:
+    n = len(x)
+    raw = x.view(_U64)
+    negative = (raw >> _U64(63)) == 1
+    biased = ((raw >> _U64(52)) & _U64(0x7FF)).astype(np.int64)
+    mant = raw & _U64((1 << 52) - 1)
+    e2 = np.where(biased != 0, biased - 1023, -1022) - 52
+    lo = np.where(biased != 0, mant | _U64(1 << 52), mant)
+    hi = np.zeros(n, dtype=_U64)
+    ok = np.isfinite(x) & (x != 0) & (e2 <= 0) & (e2 >= _FAST_E2)
+    e5, e10 = np.where(ok, -e2, 0), np.where(ok, e2, 0)
+    one, two, sixtytwo, sixtythree = _U64(1), _U64(2), _U64(62), _U64(63)
+    steps = int(e5.max()) if n else 0
+    for _ in range(steps):  # bits * 5^e5 into bits * 10^e10 within 96 bits (base2_to_decimal's first loop)
+        act = e5 > 0
+        l4 = lo << two
+        m_lo = l4 + lo
+        m_hi = (hi << two) + (lo >> sixtytwo) + hi + (m_lo < l4)
+        times5 = act & ((lo & one) == one) & (m_hi <= _LOW32)
+        shift = act & ~times5
+        lo = np.where(times5, m_lo, np.where(shift, (lo >> one) | ((hi & one) << sixtythree), lo))
+        hi = np.where(times5, m_hi, np.where(shift, hi >> one, hi))
+        e10 += shift
+        e5 -= act
+    while True:  # at most 28 fraction digits: one digit at a time, half up (zero: scale 0)
+        act = np.flatnonzero(ok & (e10 < -rd.MAX_SCALE))
+        if not len(act):
+            break
+        q_hi, q_lo, r = _div10(hi[act], lo[act])
+        zero = (q_hi == 0) & (q_lo == 0)
+        up = ((r >= 5) & ~zero).astype(_U64)
+        lo[act] = q_lo + up
+        hi[act] = q_hi + ((q_lo + up) < q_lo).astype(_U64)
+        e10[act] = np.where(zero, 0, e10[act] + 1)
+    while True:  # rounded to the digits a double guarantees, one digit at a time, half up
+        act = np.flatnonzero(ok & (e10 < 0) & ((hi > 0) | (lo >= _U64(1 << 52))))
+        if not len(act):
+            break
+        q_hi, q_lo, r = _div10(hi[act], lo[act])
+        up = (r >= 5).astype(_U64)
+        lo[act] = q_lo + up
+        hi[act] = q_hi + ((q_lo + up) < q_lo).astype(_U64)
+        e10[act] += 1
+    ok &= hi == 0
+    while True:  # trailing zeros stripped
+        act = np.flatnonzero(ok & (e10 < 0) & (lo % _U64(10) == 0) & (lo != 0))
+        if not len(act):
+            break
+        lo[act] //= _U64(10)
+        e10[act] += 1
+    scale = np.where(ok, -e10, 0)
+    small = scale <= 19
+    p = np.where(small, _U64(10) ** np.minimum(scale, 19).astype(_U64), _U64(1))
+    whole = np.where(small, lo // p, 0).astype(np.int64)
+    frac = np.where(small, lo % p, lo)
+    # the fraction's digits as n_frac: frac * 10^(28 - scale), exact in decimal256
+    f = pc.multiply(pa.array(frac.astype(np.int64)).cast(pa.decimal256(20, 0)),
+                    _POW10_256.take(pa.array(FRAC_DIGITS - scale))).cast(_FRAC_I128)
+    borrow = negative & (frac != 0) & ok
+    n_int = np.where(negative, -whole - borrow, whole)
+    n_frac = pc.if_else(pa.array(borrow), pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), f), f).cast(_I128)
+    fast = _struct(pa.array(n_int).cast(_I128), n_frac, scale_array(scale), pa.array(ok))
+    rest = np.flatnonzero(~ok)
+    if not len(rest):
+        return fast
+    slow = []
+    for v in x[rest].tolist():
+        try:
+            slow.append(rd.from_f64(v))
+        except rd.NumericError:
+            if strict:
+                raise
+            slow.append(None)
+    slow = pack(slow)
+    where = np.arange(n)
+    where[rest] = n + np.arange(len(rest))
+    return pa.concat_arrays([fast, slow]).take(pa.array(where))
+
+
 def coerce(arr: pa.Array) -> pa.StructArray:
     """Any Arrow array of numbers (or text, or nulls) as numerics: integers and decimals keep
     their digits, floats convert as RisingWave casts them, text is parsed."""
@@ -328,6 +448,8 @@ def coerce(arr: pa.Array) -> pa.StructArray:
         if t.scale == 0 and t.bit_width == 128:
             return from_int128(arr)
         return from_decimals(arr)
+    if pa.types.is_float64(t):
+        return from_f64_column(arr)
     if pa.types.is_floating(t):
         conv = rd.from_f32 if pa.types.is_float32(t) else rd.from_f64
         return pack([None if v is None else conv(v) for v in arr.to_pylist()])
@@ -377,7 +499,10 @@ def to_python(v) -> decimal.Decimal:
 
 
 def texts(arr: pa.Array) -> list[str | None]:
-    """Each value as RisingWave prints it."""
+    """Each value as RisingWave prints it (a few values one by one: the kernels' fixed cost
+    is more than theirs)."""
+    if len(arr) <= 32:
+        return [None if v is None else rd.to_text(v) for v in unpack(arr)]
     return text_array(arr).to_pylist()
 
 

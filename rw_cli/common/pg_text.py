@@ -90,6 +90,8 @@ def _format_arrow(col: pa.Array, t: DataType) -> pa.Array | None:
         return pc.cast(col, pa.string())
     if name == "double precision" and not few:
         return _float8_array(col)
+    if name == "numeric" and numeric.is_numeric_arrow(col.type) and not few:
+        return numeric.text_array(col)
     if name == "character varying" and pa.types.is_string(col.type):
         return col
     if name == "date":
