@@ -176,8 +176,14 @@ def _arrow_cast(col, target) -> pa.ChunkedArray | pa.Array | None:
     decimal integers) into an integer type that holds every value, or into a float type
     (rounded to nearest); text of plain decimal numbers into double precision, of ISO dates and
     timestamps into date and timestamp. None otherwise:
-    the DuckDB cast, whose errors are PostgreSQL's. Text into numeric: parsed a column at a
-    time (`numeric.parse_texts`; a DuckDB query would call its UDF per 2048 rows)."""
+    the DuckDB cast, whose errors are PostgreSQL's. Text and doubles into numeric: a column
+    at a time (`numeric.parse_texts`, `from_f64_column`; a DuckDB query would call their UDFs
+    per 2048 rows)."""
+    if pa.types.is_float64(col.type) and target.name == "numeric" and len(col):
+        try:
+            return numeric.from_f64_column(col)
+        except NumericError:  # the DuckDB cast words it as PostgreSQL does
+            return None
     if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and target.name == "numeric":
         if not len(col):
             return None
