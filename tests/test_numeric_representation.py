@@ -209,3 +209,36 @@ def test_a_double_column_becomes_numerics_as_each_of_its_values_does(chunk, monk
     assert N.texts(got) == N.texts(N.pack(want))
     with pytest.raises(rd.NumericError, match="out of range"):
         N.from_f64_column(pa.array([1.0, 1e30]))
+
+
+@pytest.mark.parametrize("digits", [None, 0, 2, 18, 20, -1, "mixed"])
+def test_round_of_a_column_is_round_of_each_value(digits):
+    """`round_dp_arrays` (round(x) and round(x, d) a column at a time) gives `rd.round_` /
+    `rd.round_dp` of each value: half away from zero, a value with fewer digits keeping its
+    scale, carries into the integer part, negative and large digits, the specials, NULLs."""
+    r = random.Random(17)
+    texts = ["nan", "Infinity", "-inf", "0", "-0.001", "0.005", "-0.005", "0.0049", "9.995", "-9.995", "99.5",
+             "-99.5", "0.5", "-0.5", "1.5", "-2.5", "79228162514264337593543950335",
+             "-7922816251426433759354395033.5", "4611686018427387903.5", None]
+    for _ in range(3000):
+        whole = str(r.randint(0, 10 ** r.randint(0, 19)))
+        frac = "".join(r.choice("0123456789")
+                       for _ in range(r.randint(0, 9 if r.random() < .8 else max(0, 28 - len(whole)))))
+        texts.append(r.choice(["", "-"]) + whole + ("." + frac if frac or r.random() < 0.3 else ""))
+    values = [None if t is None else rd.parse(t) for t in texts]
+    if digits == "mixed":
+        ds = [r.choice([None, -2, 0, 1, 3, 18, 19, 30]) for _ in values]
+    else:
+        ds = None if digits is None else [digits] * len(values)
+    want = []
+    for i, v in enumerate(values):
+        if v is None or (ds is not None and ds[i] is None):
+            want.append(None)
+            continue
+        try:
+            want.append(rd.round_(v) if ds is None else rd.round_dp(v, ds[i]))
+        except rd.NumericError:
+            want.append(None)
+    got = N.round_dp_arrays(N.pack(values), None if ds is None else pa.array(ds, pa.int32()), strict=False)
+    assert N.unpack(got) == want
+    assert N.texts(got) == N.texts(N.pack(want))

@@ -407,29 +407,95 @@ def _from_f64_chunk(x: np.ndarray, strict: bool) -> pa.StructArray:
     small = scale <= 19
     p = np.where(small, _U64(10) ** np.minimum(scale, 19).astype(_U64), _U64(1))
     whole = np.where(small, lo // p, 0).astype(np.int64)
-    frac = np.where(small, lo % p, lo)
+    frac = np.where(small, lo % p, lo).astype(np.int64)
+    fast = _from_digits(negative & ok, whole, frac, scale, ok)
+    return _with_rows(fast, ok, lambda rows: x[rows].tolist(), rd.from_f64, strict)
+
+
+def _from_digits(negative: np.ndarray, whole: np.ndarray, frac: np.ndarray, scale: np.ndarray,
+                 valid: np.ndarray) -> pa.StructArray:
+    """Numerics from their parts: the sign, the integer part and the fraction's digits as an
+    integer (both int64) at `scale` (0..28) digits; NULL where not `valid`."""
     # the fraction's digits as n_frac: frac * 10^(28 - scale), exact in decimal256
-    f = pc.multiply(pa.array(frac.astype(np.int64)).cast(pa.decimal256(20, 0)),
+    f = pc.multiply(pa.array(frac).cast(pa.decimal256(20, 0)),
                     _POW10_256.take(pa.array(FRAC_DIGITS - scale))).cast(_FRAC_I128)
-    borrow = negative & (frac != 0) & ok
+    borrow = negative & (frac != 0)  # -(w + f) = (-w - 1) + (1 - f)
     n_int = np.where(negative, -whole - borrow, whole)
     n_frac = pc.if_else(pa.array(borrow), pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), f), f).cast(_I128)
-    fast = _struct(pa.array(n_int).cast(_I128), n_frac, scale_array(scale), pa.array(ok))
-    rest = np.flatnonzero(~ok)
+    return _struct(pa.array(n_int).cast(_I128), n_frac, scale_array(scale), pa.array(valid))
+
+
+def _with_rows(fast: pa.StructArray, done: np.ndarray, values: Callable[[np.ndarray], list], fn: Callable,
+               strict: bool, skip: np.ndarray | None = None) -> pa.StructArray:
+    """`fast` where `done`, elsewhere `fn` (a rust_decimal value) of each of the `values` of
+    those rows (a function of their positions), but NULL where `skip` (NULL inputs); `fn`'s
+    error is raised, or NULL when not `strict`."""
+    rest = np.flatnonzero(~done if skip is None else ~done & ~skip)
     if not len(rest):
         return fast
     slow = []
-    for v in x[rest].tolist():
+    for v in values(rest):
         try:
-            slow.append(rd.from_f64(v))
+            slow.append(fn(v))
         except rd.NumericError:
             if strict:
                 raise
             slow.append(None)
-    slow = pack(slow)
+    n = len(fast)
     where = np.arange(n)
     where[rest] = n + np.arange(len(rest))
-    return pa.concat_arrays([fast, slow]).take(pa.array(where))
+    return pa.concat_arrays([fast, pack(slow)]).take(pa.array(where))
+
+
+def round_dp_arrays(arr: pa.Array, digits: pa.Array | None = None, strict: bool = True) -> pa.StructArray:
+    """`rd.round_dp` (`digits` None: `rd.round_`) of each value: half away from zero to at most
+    `digits` (0..18) fraction digits, a value with fewer keeping its own, by Arrow kernels on
+    the fraction's digits; negative or larger digits, floors beyond 64 bits and the specials
+    by `rd.round_dp`."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    if isinstance(digits, pa.ChunkedArray):
+        digits = digits.combine_chunks()
+    d = np.zeros(n, dtype=np.int64) if digits is None else digits.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    if digits is not None:
+        valid &= digits.is_valid().to_numpy(zero_copy_only=False)
+    w = _words(child(arr, "n_int"))
+    n_int = w[:, 0].view(np.int64)
+    fits = (w[:, 1].view(np.int64) == (n_int >> np.int64(63))) & (np.abs(n_int) < (1 << 62))
+    s = known_scales(arr).astype(np.int64)
+    fast = valid & fits & (d >= 0) & (d <= 18)
+    keep = fast & (s <= d)  # as it is (round(1.5, 3) is 1.5)
+    todo = fast & ~keep
+    n_int = np.where(todo, n_int, 0)
+    fw = _words(child(arr, "n_frac"))
+    negative = n_int < 0
+    borrow = negative & ((fw[:, 0] | fw[:, 1]) != 0) & todo
+    whole = np.where(negative, -n_int - borrow, n_int)
+    frac = pc.if_else(pa.array(todo), child(arr, "n_frac"), pa.scalar(0, _I128)).cast(_FRAC_I128)
+    frac = pc.if_else(pa.array(borrow), pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), frac), frac)
+    frac28 = pc.utf8_lpad(frac.cast(pa.string()), width=FRAC_DIGITS, padding="0")
+    q = np.zeros(n, dtype=np.int64)
+    up = np.zeros(n, dtype=bool)
+    for k in np.unique(d[todo]).tolist():
+        at = d == k
+        if k:
+            q = np.where(at, pc.cast(pc.utf8_slice_codeunits(frac28, 0, k), pa.int64()).to_numpy(
+                zero_copy_only=False), q)
+        up |= at & (pc.greater_equal(pc.utf8_slice_codeunits(frac28, k, k + 1), "5").to_numpy(
+            zero_copy_only=False))
+    q = q + (up & todo)
+    carry = q == 10 ** np.clip(d, 0, 18)
+    whole = whole + carry
+    q = np.where(carry, 0, q)
+    zero = (whole == 0) & (q == 0)
+    rounded = _from_digits(negative & ~zero & todo, whole, q, np.where(todo, d, 0), todo)
+    out = pc.if_else(pa.array(keep), arr, rounded) if keep.any() else rounded
+    if digits is None:
+        return _with_rows(out, fast, lambda rows: unpack(arr.take(pa.array(rows))), rd.round_, strict, skip=~valid)
+    return _with_rows(out, fast, lambda rows: list(zip(unpack(arr.take(pa.array(rows))), d[rows].tolist())),
+                      lambda v: rd.round_dp(*v), strict, skip=~valid)
 
 
 def coerce(arr: pa.Array) -> pa.StructArray:

@@ -247,6 +247,8 @@ _VECTORIZED: dict[str, tuple[Callable, list[str]]] = {
     "rw_num_in": (lambda a, strict: N.parse_texts(a, strict), ["VARCHAR"]),
     "rw_num_const": (lambda a, strict: N.parse_texts(a, strict), ["VARCHAR"]),
     "rw_num_from_f64": (lambda a, strict: N.from_f64_column(a, strict), ["DOUBLE"]),
+    "rw_num_round": (lambda a, strict: N.round_dp_arrays(a, None, strict), [NUM]),
+    "rw_num_round_dp": (lambda a, d, strict: N.round_dp_arrays(a, d, strict), [NUM, "INTEGER"]),
     "rw_num_add": (lambda a, b, strict: N.add_arrays(a, b, strict=strict), [NUM, NUM]),
     "rw_num_sub": (lambda a, b, strict: N.add_arrays(a, b, subtract=True, strict=strict), [NUM, NUM]),
     "rw_num_mul": (lambda a, b, strict: N.mul_arrays(a, b, strict=strict), [NUM, NUM]),
