@@ -447,44 +447,64 @@ def _with_rows(fast: pa.StructArray, done: np.ndarray, values: Callable[[np.ndar
     return pa.concat_arrays([fast, pack(slow)]).take(pa.array(where))
 
 
+def _floor_fits(arr: pa.StructArray) -> tuple[np.ndarray, np.ndarray]:
+    """(n_int as int64, whether it fits 62 bits) of a numeric array."""
+    w = _words(child(arr, "n_int"))
+    n_int = w[:, 0].view(np.int64)
+    fits = (w[:, 1].view(np.int64) == (n_int >> np.int64(63))) & (n_int > -(1 << 62)) & (n_int < (1 << 62))
+    return n_int, fits
+
+
+def _magnitude(arr: pa.StructArray, n_int: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """At `rows` (whose floor fits 62 bits): (whether negative, the integer part of |V| as
+    int64, the 28 digits of |V|'s fraction as text); zeros elsewhere. A negative V = n_int +
+    f/10^28 is -((-n_int - 1) + (10^28 - f)/10^28) when f > 0."""
+    n_int = np.where(rows, n_int, 0)
+    fw = _words(child(arr, "n_frac"))
+    negative = n_int < 0
+    borrow = negative & ((fw[:, 0] | fw[:, 1]) != 0) & rows
+    whole = np.where(negative, -n_int - borrow, n_int)
+    frac = pc.if_else(pa.array(rows), child(arr, "n_frac"), pa.scalar(0, _I128)).cast(_FRAC_I128)
+    frac = pc.if_else(pa.array(borrow), pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), frac), frac)
+    return negative, whole, pc.utf8_lpad(frac.cast(pa.string()), width=FRAC_DIGITS, padding="0")
+
+
+def _leading_digits(frac28: pa.Array, counts: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The first `counts` (0..18) of each row's 28 fraction digits as an int64 (at `rows`)."""
+    out = np.zeros(len(frac28), dtype=np.int64)
+    for k in np.unique(counts[rows]).tolist():
+        if k:
+            digits = pc.cast(pc.utf8_slice_codeunits(frac28, 0, k), pa.int64()).to_numpy(zero_copy_only=False)
+            out = np.where(rows & (counts == k), digits, out)
+    return out
+
+
 def round_dp_arrays(arr: pa.Array, digits: pa.Array | None = None, strict: bool = True) -> pa.StructArray:
     """`rd.round_dp` (`digits` None: `rd.round_`) of each value: half away from zero to at most
     `digits` (0..18) fraction digits, a value with fewer keeping its own, by Arrow kernels on
-    the fraction's digits; negative or larger digits, floors beyond 64 bits and the specials
+    the fraction's digits; negative or larger digits, floors beyond 62 bits and the specials
     by `rd.round_dp`."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     n = len(arr)
     if isinstance(digits, pa.ChunkedArray):
         digits = digits.combine_chunks()
-    d = np.zeros(n, dtype=np.int64) if digits is None else digits.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    d = np.zeros(n, dtype=np.int64) if digits is None else \
+        digits.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
     if digits is not None:
         valid &= digits.is_valid().to_numpy(zero_copy_only=False)
-    w = _words(child(arr, "n_int"))
-    n_int = w[:, 0].view(np.int64)
-    fits = (w[:, 1].view(np.int64) == (n_int >> np.int64(63))) & (np.abs(n_int) < (1 << 62))
+    n_int, fits = _floor_fits(arr)
     s = known_scales(arr).astype(np.int64)
     fast = valid & fits & (d >= 0) & (d <= 18)
     keep = fast & (s <= d)  # as it is (round(1.5, 3) is 1.5)
     todo = fast & ~keep
-    n_int = np.where(todo, n_int, 0)
-    fw = _words(child(arr, "n_frac"))
-    negative = n_int < 0
-    borrow = negative & ((fw[:, 0] | fw[:, 1]) != 0) & todo
-    whole = np.where(negative, -n_int - borrow, n_int)
-    frac = pc.if_else(pa.array(todo), child(arr, "n_frac"), pa.scalar(0, _I128)).cast(_FRAC_I128)
-    frac = pc.if_else(pa.array(borrow), pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), frac), frac)
-    frac28 = pc.utf8_lpad(frac.cast(pa.string()), width=FRAC_DIGITS, padding="0")
-    q = np.zeros(n, dtype=np.int64)
+    negative, whole, frac28 = _magnitude(arr, n_int, todo)
+    q = _leading_digits(frac28, d, todo)
     up = np.zeros(n, dtype=bool)
     for k in np.unique(d[todo]).tolist():
-        at = d == k
-        if k:
-            q = np.where(at, pc.cast(pc.utf8_slice_codeunits(frac28, 0, k), pa.int64()).to_numpy(
-                zero_copy_only=False), q)
-        up |= at & (pc.greater_equal(pc.utf8_slice_codeunits(frac28, k, k + 1), "5").to_numpy(
-            zero_copy_only=False))
+        up |= (d == k) & pc.greater_equal(pc.utf8_slice_codeunits(frac28, k, k + 1), "5").to_numpy(
+            zero_copy_only=False)
     q = q + (up & todo)
     carry = q == 10 ** np.clip(d, 0, 18)
     whole = whole + carry
@@ -572,7 +592,48 @@ def texts(arr: pa.Array) -> list[str | None]:
     return text_array(arr).to_pylist()
 
 
-_INT64_MIN = np.int64(-(2 ** 63))
+def _powi10(n: np.ndarray) -> np.ndarray:
+    """`rd._powi(10.0, n)` of each n (0..31): the same square-and-multiply, so the same
+    rounded products."""
+    result = np.ones(len(n))
+    base = np.full(len(n), 10.0)
+    n = n.copy()
+    while n.any():
+        odd = (n & 1) == 1
+        result = np.where(odd, result * base, result)
+        n >>= 1
+        base = base * base
+    return result
+
+
+def to_f64_array(arr: pa.Array) -> np.ndarray:
+    """`rd.to_f64` of each value (numeric into double precision, rust_decimal's way: the
+    integer part plus the fraction as a quotient, rounded at the scale through 10^scale), in
+    float64 arithmetic over the whole column; NaN in NULL slots. The specials, floors beyond
+    62 bits and scales above 18 row by row."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    n_int, fits = _floor_fits(arr)
+    s = known_scales(arr).astype(np.int64)
+    fast = valid & fits & (s <= 18)
+    negative, whole, frac28 = _magnitude(arr, n_int, fast)
+    frac_part = _leading_digits(frac28, s, fast)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        integral = whole.astype(np.float64)
+        frac = frac_part.astype(np.float64) / (10 ** np.clip(s, 0, 18)).astype(np.float64)
+        round_to = _powi10(np.clip(s, 0, 31))
+        x = (integral + frac) * round_to
+        f = np.floor(x)
+        halfaway = np.where(x >= 4503599627370496.0, x, np.where(x - f >= 0.5, f + 1.0, f))
+        rounded = np.where((s == 0) | (frac == 0.0), integral, halfaway / round_to)
+    out = np.where(negative, -rounded, rounded)
+    out[~valid] = np.nan
+    rest = np.flatnonzero(valid & ~fast)
+    if len(rest):
+        out[rest] = [rd.to_f64(v) for v in unpack(arr.take(pa.array(rest)))]
+    return out
 
 
 def text_array(arr: pa.Array) -> pa.Array:
@@ -585,18 +646,9 @@ def text_array(arr: pa.Array) -> pa.Array:
     if n == 0:
         return pa.array([], pa.string())
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
-    w = _words(child(arr, "n_int"))
-    n_int = w[:, 0].view(np.int64)
-    fast = valid & (w[:, 1].view(np.int64) == (n_int >> np.int64(63))) & (n_int != _INT64_MIN)
-    n_int = np.where(fast, n_int, 0)
-    fw = _words(child(arr, "n_frac"))
-    negative = n_int < 0
-    # a negative V = n_int + f/10^28 prints as -(|n_int| - 1).(10^28 - f) when f > 0
-    borrow = negative & ((fw[:, 0] | fw[:, 1]) != 0) & fast
-    whole = np.where(negative, -n_int - borrow, n_int)
-    frac = pc.if_else(pa.array(fast), child(arr, "n_frac"), pa.scalar(0, _I128)).cast(_FRAC_I128)
-    frac = pc.if_else(pa.array(borrow), pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), frac), frac)
-    frac28 = pc.utf8_lpad(frac.cast(pa.string()), width=FRAC_DIGITS, padding="0")
+    n_int, fits = _floor_fits(arr)
+    fast = valid & fits
+    negative, whole, frac28 = _magnitude(arr, n_int, fast)
     s = scales(arr)
     digits = pc.utf8_rtrim(frac28, characters="0")  # a lost scale: the fewest digits
     for scale in np.unique(s[fast & (s >= 0)]).tolist():

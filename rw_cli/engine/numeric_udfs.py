@@ -265,6 +265,14 @@ def _vectorized(fn: Callable, n: int, strict: bool) -> Callable:
     return _arity(lambda *args: fn(*args, strict=strict), n)
 
 
+def _f64_column(arr: pa.Array) -> pa.Array:
+    """`rd.to_f64` a chunk at a time (NULL stays NULL)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    values = N.to_f64_array(arr)
+    return pa.array(values, pa.float64(), mask=~arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None)
+
+
 def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
     out: dict[str, tuple[Callable, list[str], str]] = {
         "rw_num_from_int": (_from_ints, ["DECIMAL(38,0)"], NUM),
@@ -287,6 +295,7 @@ def _udfs() -> dict[str, tuple[Callable, list[str], str]]:
         if fails:
             out[name + "_or_null"] = (_to_arrow(fn, arrow_type, len(params), strict=False), params, ret)
     out["rw_num_out"] = (N.text_array, [NUM], "VARCHAR")  # rd.to_text, a chunk at a time
+    out["rw_num_to_f64"] = (_f64_column, [NUM], "DOUBLE")
     return out
 
 
