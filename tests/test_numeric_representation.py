@@ -141,6 +141,18 @@ def test_a_text_column_parses_as_each_of_its_values_does(seed):
     assert N.texts(N.parse_texts(pa.chunked_array([["-0.5", "12"], ["-3.25"]]))) == ["-0.5", "12", "-3.25"]
 
 
+def _numeric_texts(r: random.Random, n: int, short: int = 9) -> list[str]:
+    """`n` numbers as text: up to 19 integer digits, a sign, mostly up to `short` fraction
+    digits, sometimes as many as 28 digits in all allow."""
+    out = []
+    for _ in range(n):
+        whole = str(r.randint(0, 10 ** r.randint(0, 19)))
+        frac = "".join(r.choice("0123456789")
+                       for _ in range(r.randint(0, short if r.random() < .8 else max(0, 28 - len(whole)))))
+        out.append(r.choice(["", "-"]) + whole + ("." + frac if frac or r.random() < 0.3 else ""))
+    return out
+
+
 @pytest.mark.parametrize("lost_scale", [False, True])
 def test_a_numeric_column_prints_as_each_of_its_values_does(lost_scale):
     """`text_array` (a column at a time: output, COPY TO, casts to text) prints what
@@ -154,10 +166,7 @@ def test_a_numeric_column_prints_as_each_of_its_values_does(lost_scale):
              "-79228162514264337593543950335", "0.0000000000000000000000000001", "-0.0000000000000000000000000001",
              "9223372036854775807.5", "-9223372036854775808.5", "-9223372036854775807.25", "-9223372036854775808",
              "18446744073709551616.1", "-0.5", "-1", "-1.000", None]
-    for _ in range(3000):
-        whole = str(r.randint(0, 10 ** r.randint(0, 19)))
-        frac = "".join(r.choice("0123456789") for _ in range(r.randint(0, 9 if r.random() < .8 else 28 - len(whole))))
-        texts.append(r.choice(["", "-"]) + whole + ("." + frac if frac or r.random() < 0.3 else ""))
+    texts += _numeric_texts(r, 3000)
     arr = N.pack([None if t is None else rd.parse(t) for t in texts])
     if lost_scale:
         arr = pa.StructArray.from_arrays([N.child(arr, "n_int"), N.child(arr, "n_frac"),
@@ -220,11 +229,7 @@ def test_round_of_a_column_is_round_of_each_value(digits):
     texts = ["nan", "Infinity", "-inf", "0", "-0.001", "0.005", "-0.005", "0.0049", "9.995", "-9.995", "99.5",
              "-99.5", "0.5", "-0.5", "1.5", "-2.5", "79228162514264337593543950335",
              "-7922816251426433759354395033.5", "4611686018427387903.5", None]
-    for _ in range(3000):
-        whole = str(r.randint(0, 10 ** r.randint(0, 19)))
-        frac = "".join(r.choice("0123456789")
-                       for _ in range(r.randint(0, 9 if r.random() < .8 else max(0, 28 - len(whole)))))
-        texts.append(r.choice(["", "-"]) + whole + ("." + frac if frac or r.random() < 0.3 else ""))
+    texts += _numeric_texts(r, 3000)
     values = [None if t is None else rd.parse(t) for t in texts]
     if digits == "mixed":
         ds = [r.choice([None, -2, 0, 1, 3, 18, 19, 30]) for _ in values]
@@ -254,11 +259,7 @@ def test_a_numeric_column_into_double_is_each_value_into_double():
     texts = ["nan", "Infinity", "-inf", "0", "-0.001", "0.005", "-0.005", "1.5", "-2.5", "0.1", "0.3", "-0.7",
              "79228162514264337593543950335", "123.456", "9007199254740993", "1.00000000000000000001",
              "-9223372036854775808", "4611686018427387904.5", None]
-    for _ in range(4000):
-        whole = str(r.randint(0, 10 ** r.randint(0, 19)))
-        frac = "".join(r.choice("0123456789")
-                       for _ in range(r.randint(0, 12 if r.random() < .8 else max(0, 28 - len(whole)))))
-        texts.append(r.choice(["", "-"]) + whole + ("." + frac if frac or r.random() < 0.3 else ""))
+    texts += _numeric_texts(r, 4000, short=12)
     values = [None if t is None else rd.parse(t) for t in texts]
     got = N.to_f64_array(N.pack(values)).tolist()
     for v, g in zip(values, got):

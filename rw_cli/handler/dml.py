@@ -474,7 +474,8 @@ def insert_rows(session, rel: RelationCatalog, data: pa.Table, indices: list[int
     try:
         table = table_rows(session, rel, data, indices)
     except RwError as e:
-        bad = first_bad_value(rel, data, indices) if where is not None else None
+        # (a BindError is about a whole column's type, no value of it)
+        bad = first_bad_value(rel, data, indices) if where is not None and not isinstance(e, BindError) else None
         if bad is None:
             raise
         row, j, value, error = bad
