@@ -315,7 +315,13 @@ def parse_texts(arr: pa.Array, strict: bool = True) -> pa.StructArray:
 _U64 = np.uint64
 _LOW32 = _U64(0xFFFFFFFF)
 _FAST_E2 = -160  # doubles below about 1e-32 take rd.from_f64's path (its rounding past 28 digits)
-_POW10_256 = pa.array([10 ** k for k in range(FRAC_DIGITS + 1)], pa.decimal256(40, 0))
+
+
+@functools.lru_cache(maxsize=1)
+def _pow10_256() -> pa.Array:
+    """10^0 .. 10^28 as decimal256 (built on first use: building it imports pandas and
+    pyarrow.compute, which opening a data directory must not)."""
+    return pa.array([10 ** k for k in range(FRAC_DIGITS + 1)], pa.decimal256(40, 0))
 
 
 def _div10(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -418,7 +424,7 @@ def _from_digits(negative: np.ndarray, whole: np.ndarray, frac: np.ndarray, scal
     integer (both int64) at `scale` (0..28) digits; NULL where not `valid`."""
     # the fraction's digits as n_frac: frac * 10^(28 - scale), exact in decimal256
     f = pc.multiply(pa.array(frac).cast(pa.decimal256(20, 0)),
-                    _POW10_256.take(pa.array(FRAC_DIGITS - scale))).cast(_FRAC_I128)
+                    _pow10_256().take(pa.array(FRAC_DIGITS - scale))).cast(_FRAC_I128)
     borrow = negative & (frac != 0)  # -(w + f) = (-w - 1) + (1 - f)
     n_int = np.where(negative, -whole - borrow, whole)
     n_frac = pc.if_else(pa.array(borrow), pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), f), f).cast(_I128)
