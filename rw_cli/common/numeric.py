@@ -277,7 +277,6 @@ def parse_texts(arr: pa.Array, strict: bool = True) -> pa.StructArray:
         arr = arr.combine_chunks()
     if not pa.types.is_string(arr.type):
         arr = arr.cast(pa.string())
-    n = len(arr)
     parts = pc.extract_regex(arr, _PLAIN_TEXT)
     sign, ints, fracs = (child(parts, k).fill_null("") for k in ("sign", "int", "frac"))
     digits = pc.add(pc.utf8_length(ints), pc.utf8_length(fracs))
@@ -296,20 +295,8 @@ def parse_texts(arr: pa.Array, strict: bool = True) -> pa.StructArray:
     n_frac = pc.if_else(borrow, pc.subtract(pa.scalar(FRAC_ONE, _FRAC_I128), f), f).cast(_I128)
     fast = _struct(n_int, n_frac, scale_array(pc.utf8_length(fracs).to_numpy(zero_copy_only=False)),
                    pa.array(plain))
-    rest = np.flatnonzero(~plain & arr.is_valid().to_numpy(zero_copy_only=False))
-    if not len(rest):
-        return fast
-    values = []
-    for text in arr.take(pa.array(rest)).to_pylist():
-        try:
-            values.append(rd.parse(text))
-        except rd.NumericError:
-            if strict:
-                raise
-            values.append(None)
-    where = np.arange(n)
-    where[rest] = n + np.arange(len(rest))
-    return pa.concat_arrays([fast, pack(values)]).take(pa.array(where))
+    return _with_rows(fast, plain, lambda rows: arr.take(pa.array(rows)).to_pylist(), rd.parse, strict,
+                      skip=~arr.is_valid().to_numpy(zero_copy_only=False))
 
 
 _U64 = np.uint64
