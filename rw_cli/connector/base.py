@@ -45,6 +45,13 @@ class SourceReader:
         tasks), as Structured Streaming's Kafka source assigns offset ranges."""
         return None
 
+    def plan_ahead(self, split: str, offset: int, max_rows: int) -> int | None:
+        """What `plan` would answer, where the reader knows it without asking anyone and
+        the units surely exist (None: it cannot tell). A remote runtime reads the next
+        epoch's range ahead on it while the epoch before finishes; a read of units that do
+        not exist yet could wait for them, so a reader that is not sure says None."""
+        return None
+
     def read_to(self, split: str, offset: int, end: int, max_rows: int, columns: list[str] | None = None
                 ) -> tuple[pa.Table | None, np.ndarray | None, int]:
         """`read` within a range [offset, end) that `plan` assigned: at most `max_rows` units

@@ -305,6 +305,11 @@ class KafkaReader(SourceReader):
         hi = self._high(p) if p in self._assigned else self._probe(p)
         return offset if hi is None else max(offset, min(offset + max_rows, hi))
 
+    def plan_ahead(self, split: str, offset: int, max_rows: int) -> int | None:
+        """Within the partition's end as last seen (no fetch, no probe): those offsets exist."""
+        hi = self._high(int(split))
+        return None if hi is None else max(offset, min(offset + max_rows, hi))
+
     def _probe(self, partition: int, fresh_s: float = 0.05) -> int | None:
         """The partition's end from a fetch response: assigned at the end the broker lists,
         fetched until a response comes (or a fetch wait passes, the cached end then being

@@ -95,6 +95,9 @@ class SparkRuntime(EmbeddedRuntime):
         self.stats: Counter[str] = Counter()
         self._graphs: dict[int, object] = {}  # job -> its JobGraph, or why it has none
         self._spare_rdds: dict[int, object] = {}  # job -> an EpochRDD for its next epoch
+        # job -> the ranges its next epoch is expected to read (epoch_job.next_ranges): a
+        # job whose last epoch read what was expected reads its next one ahead
+        self.expected_ranges: dict[int, list] = {}
         self.fused_status: dict[int, str] = {}  # job -> "fused" or why not (logged on change)
         self._ranges: dict[int, list] = {}  # source -> split ranges assigned for this epoch
         self._needed: dict[int, set[int] | None] = {}  # source -> the columns its readers use
@@ -213,6 +216,10 @@ class SparkRuntime(EmbeddedRuntime):
                               hint="the last committed epoch is intact; uncommitted changes were rolled back") from None
 
     def close(self) -> None:
+        try:
+            self._discard_spare_rdds()
+        except Exception:  # noqa: BLE001 - its SparkContext is gone already
+            pass
         super().close()
         if self._jobs is not None:
             self._jobs.stop()
@@ -232,7 +239,7 @@ class SparkRuntime(EmbeddedRuntime):
         first epochs' latency then is an epoch's, not the workers' and the JVM's start-up."""
         if context.is_connect(self.spark):
             return
-        from rw_cli.spark.epoch_job import run_rdd, shuffle_to
+        from rw_cli.spark.epoch_rdd import run_rdd, shuffle_to
 
         sc = self.spark.sparkContext
         n = 2 * self.default_parallelism()
@@ -245,7 +252,7 @@ class SparkRuntime(EmbeddedRuntime):
     def add_job(self, job: StreamJob) -> None:
         super().add_job(job)
         self._graphs.clear()
-        self._spare_rdds.clear()
+        self._discard_spare_rdds()
 
     def spare_rdd(self, job_id: int):
         """The RDDs built for `job_id`'s next epoch while its last one ran (taken: an
@@ -253,17 +260,30 @@ class SparkRuntime(EmbeddedRuntime):
         return self._spare_rdds.pop(job_id, None)
 
     def keep_spare_rdd(self, job_id: int, rdd) -> None:
+        old = self._spare_rdds.pop(job_id, None)
+        if old is not None:
+            old.discard()
         self._spare_rdds[job_id] = rdd
+
+    def _discard_spare_rdds(self) -> None:
+        """The jobs changed: RDDs built (and ranges read ahead) for the old graphs go."""
+        spares, self._spare_rdds = self._spare_rdds, {}
+        for rdd in spares.values():
+            rdd.discard()
+
+    def source_reader(self, source_id: int):
+        """The driver's reader of a source (what it plans the epochs' ranges with)."""
+        return self.jobs[source_id].nodes[0].executor.reader
 
     def connect(self, job: StreamJob) -> None:
         super().connect(job)
         self._graphs.clear()
-        self._spare_rdds.clear()
+        self._discard_spare_rdds()
 
     def drop_job(self, relation_id: int) -> None:
         super().drop_job(relation_id)
         self._graphs.clear()
-        self._spare_rdds.clear()
+        self._discard_spare_rdds()
 
     def _graph(self, job: StreamJob):
         """The job's JobGraph, or why it has none (Spark Connect has no RDDs: none there)."""

@@ -89,6 +89,28 @@ def test_nexmark_as_one_spark_job_per_epoch(tmp_path, query):
         assert 0 < stats["combined_rows_out"] < stats["combined_rows_in"] == 40_000 - 40_000 // 50 * 4, stats
 
 
+def test_the_next_epochs_ranges_are_read_ahead_and_dropped_when_the_tick_differs(tmp_path):
+    """While an epoch's actors run, stage 0 of the next epoch reads the ranges its tick is
+    expected to assign (each split's range again, after this one); an epoch whose tick
+    assigned other ranges drops that read and reads its own. Same results as embedded."""
+    statements = [BID.format(events=100_000), PER_AUCTION]
+    expected, _, _, _ = run(tmp_path, "embedded", statements)
+    with rw_cli.connect(str(tmp_path / "ahead"), "spark") as s:
+        s.execute("SET STREAMING_PARALLELISM = 2")
+        for sql in statements:
+            s.execute(sql)
+        assert drive(s, 6000, max_epochs=4) == 4
+        stats = s.runtime.stats
+        # the first epoch expects nothing, the second confirms the pattern: the rest read ahead
+        assert stats["read_ahead_epochs"] == 4 - 2, stats
+        used = stats["read_ahead_epochs"]
+        drive(s, 5000, max_epochs=1)  # another tick size: the read-ahead goes unused
+        assert stats["read_ahead_epochs"] == used, stats
+        drive(s, 5000)
+        assert stats["read_ahead_epochs"] > used, stats
+        assert rows(s) == expected
+
+
 def test_restart_resumes_at_committed_offsets(tmp_path):
     statements = [BID.format(events=60_000), PER_AUCTION]
     expected, _, _, _ = run(tmp_path, "embedded", statements)

@@ -162,10 +162,10 @@ def test_epoch_shuffles_are_java_serialized_and_keyed_by_partition():
     """An epoch job's shuffle moves a few large pickled batches: Java serialization, not the
     Kryo Spark picks for them and builds anew in every task; each record lands in the
     partition its key names."""
-    from rw_cli.spark import context, epoch_job
+    from rw_cli.spark import context, epoch_rdd
 
     sc = context.spark_session("local[2]").sparkContext
-    out = epoch_job.shuffle_to(sc.parallelize([(1, b"a"), (0, b"b"), (1, b"c")], 2), 2)
+    out = epoch_rdd.shuffle_to(sc.parallelize([(1, b"a"), (0, b"b"), (1, b"c")], 2), 2)
     dependency = out._jrdd.rdd().dependencies().head().rdd().dependencies().head()
     assert dependency.serializer().getClass().getSimpleName() == "JavaSerializer"
     assert [sorted(p) for p in out.glom().collect()] == [[(0, b"b")], [(1, b"a"), (1, b"c")]]
