@@ -65,13 +65,18 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
         steady = runtime.expected_ranges.get(job.relation_id) == assignments
         ahead = next_ranges(runtime, assignments)
         runtime.expected_ranges[job.relation_id] = ahead
+        if steady and rdd.ahead is None and rdd.ahead_deps and assignments:
+            # this epoch's stage 0 as map stages of their own too: the next epoch's read
+            # waits for them, so that it never takes the slots this epoch's actors are due
+            read_ahead(sc, rdd, _stage0_info(runtime, assignments, reads, udfs), key)
 
-        def next_epochs_rdd() -> None:  # while this epoch's job runs
+        def next_epochs_rdd(job_done) -> None:  # while this epoch's job runs
             spare = build_rdd(sc, graph, rdd.splits)
             runtime.keep_spare_rdd(job.relation_id, spare)
             if steady and ahead and len(ahead) <= spare.splits and spare.ahead_deps:
-                read_ahead(sc, spare, EpochInfo(0, 0, b"", runtime.store_url, runtime.endpoint, {}, {},
-                                                         reads, udfs, splits=ahead), _read_key(ahead, reads, udfs))
+                if rdd.ahead is not None:
+                    rdd.ahead.wait(job_done)
+                read_ahead(sc, spare, _stage0_info(runtime, ahead, reads, udfs), _read_key(ahead, reads, udfs))
 
         results = runtime.run_job(lambda: collect(sc, rdd, property_value), epoch, f"job {job.relation_id}",
                                   meanwhile=next_epochs_rdd)
@@ -79,6 +84,8 @@ def run_epoch(runtime, job: StreamJob, graph: JobGraph, epoch: EpochPair,
         # the epoch fails as a whole: what its tasks wrote is referenced by no version, and
         # with its ids released vacuum deletes it (orphans of failed attempts)
         store.release_sst_ids([i for ids in reserved.values() for i in ids])
+        if rdd is not None and rdd.ahead is not None:
+            rdd.ahead.cancel()
         spare = runtime.spare_rdd(job.relation_id)  # (read ahead from ranges that go back)
         if spare is not None:
             spare.discard()
@@ -116,6 +123,11 @@ def next_ranges(runtime, assignments: list[tuple[int, SplitRange]]) -> list[tupl
         if end > r.end:
             out.append((src, SplitRange(r.split, r.ordinal, r.end, end)))
     return out
+
+
+def _stage0_info(runtime, ranges: list, reads: dict, udfs: dict) -> EpochInfo:
+    """What stage 0 needs of an epoch's info (its ranges, the columns read, the functions)."""
+    return EpochInfo(0, 0, b"", runtime.store_url, runtime.endpoint, {}, {}, reads, udfs, splits=ranges)
 
 
 def read_ahead(sc, rdd: EpochRDD, info: EpochInfo, key: tuple) -> None:

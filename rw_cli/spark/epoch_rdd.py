@@ -17,6 +17,7 @@ its consumer and the keying pipelined with the stage's own function.
 from __future__ import annotations
 
 import struct
+import time
 from dataclasses import dataclass, field
 
 from rw_cli.spark.graph import SOURCE_STAGE, JobGraph
@@ -156,6 +157,14 @@ class ReadAhead:
     key: tuple  # (ranges, columns read per source, Python functions): what stage 0 reads
     futures: list  # the map stages' FutureActions
 
+    def wait(self, job_done, poll_s: float = 0.003) -> None:
+        """Until its map stages have finished, or `job_done()` (the epoch job that needs them
+        has ended: it failed, or it ran them itself). (Polled: Spark's own timed waits
+        raise on time out, and a Java exception costs PySpark ~70 ms to convert.)"""
+        for f in self.futures:
+            while not job_done() and not f.isCompleted():
+                time.sleep(poll_s)
+
     def cancel(self) -> None:
         for f in self.futures:
             try:
@@ -239,6 +248,19 @@ def build_rdd(sc, graph: JobGraph, splits: int) -> EpochRDD:
     return EpochRDD(graph, splits, id(sc), root, persisted, ahead_deps)
 
 
+_partitioners: dict[tuple[int, int], object] = {}
+
+
+def _partitioner(sc, n: int):
+    """PySpark's partitioner of `partitionBy(n, _partition)` (a record's key is its partition)."""
+    key = (id(sc), n)
+    if key not in _partitioners:
+        if any(k[0] != id(sc) for k in _partitioners):
+            _partitioners.clear()
+        _partitioners[key] = sc._jvm.PythonPartitioner(n, id(_partition))
+    return _partitioners[key]
+
+
 def _shuffled(sc, keyed: list, n: int):
     """The keyed records of a stage's producers shuffled into its `n` partitions (one
     shuffle of their union): the RDD its tasks read, and the shuffle's dependency."""
@@ -250,7 +272,7 @@ def _shuffled(sc, keyed: list, n: int):
         for i, k in enumerate(keyed):
             rdds[i] = k.asJavaRDD()
         both = sc._jsc.union(rdds).rdd()
-    pairs = jvm.PairwiseRDD(both).asJavaPairRDD().partitionBy(jvm.PythonPartitioner(n, id(_partition)))
+    pairs = jvm.PairwiseRDD(both).asJavaPairRDD().partitionBy(_partitioner(sc, n))
     shuffled = pairs.rdd()
     shuffled.setSerializer(_java_serializer(sc))
     return jvm.PythonRDD.valueOfPair(pairs).rdd(), shuffled.dependencies().head()

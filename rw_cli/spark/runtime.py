@@ -164,7 +164,8 @@ class SparkRuntime(EmbeddedRuntime):
 
     def run_job(self, action, epoch, what: str, meanwhile=None):
         """A fused epoch's Spark job (`action` runs it); any failure fails the epoch. The
-        caller's `meanwhile` runs while the job does (its failure only loses its work)."""
+        caller's `meanwhile(job_done)` runs while the job does (its failure only loses its
+        work; `job_done()` tells whether the job has ended)."""
         try:
             return self._run(action, epoch, meanwhile)
         except EpochFailed:
@@ -197,7 +198,7 @@ class SparkRuntime(EmbeddedRuntime):
         future = self._jobs.submit(run)
         if meanwhile is not None:
             try:
-                meanwhile()
+                meanwhile(future.done)
             except Exception as e:  # noqa: BLE001 - an optimization lost, not the epoch
                 log.warning("while epoch %s ran on Spark: %s", epoch.prev, e)
         try:
