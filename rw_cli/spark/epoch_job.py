@@ -6,6 +6,10 @@ epoch's job ran) with one action, the epoch's own values set as a property of th
 tasks read the sources, run every executor next to its state and write the SSTs of their
 vnodes; what comes back is metadata only (SST infos, counters), which the driver adds to the
 epoch's version. No row data passes through the driver.
+
+While an epoch's actors run, the next epoch's stage 0 reads the ranges its tick is expected
+to assign (`next_ranges`, `read_ahead`; `epoch_rdd.ReadAhead`): Spark's fixed cost of a
+stage then falls beside the actors' work instead of before it.
 """
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ metadata only. Results must equal the embedded engine's, across restarts and fai
 jobs of other shapes fall back to the driver path and say so."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -55,11 +56,18 @@ def drive(s, tick: int, max_epochs: int | None = None) -> int:
     return epochs
 
 
-def run(path, engine: str, statements: list[str], tick: int = 8000):
-    with rw_cli.connect(str(path / engine), engine) as s:
+@contextlib.contextmanager
+def started(path: str, engine: str, statements: list[str]):
+    """A session at `path` on `engine` (parallelism 2) that ran `statements`."""
+    with rw_cli.connect(path, engine) as s:
         s.execute("SET STREAMING_PARALLELISM = 2")
         for sql in statements:
             s.execute(sql)
+        yield s
+
+
+def run(path, engine: str, statements: list[str], tick: int = 8000):
+    with started(str(path / engine), engine, statements) as s:
         drive(s, tick)
         result = rows(s)
         stats = dict(getattr(s.runtime, "stats", {}))
@@ -95,10 +103,7 @@ def test_the_next_epochs_ranges_are_read_ahead_and_dropped_when_the_tick_differs
     assigned other ranges drops that read and reads its own. Same results as embedded."""
     statements = [BID.format(events=100_000), PER_AUCTION]
     expected, _, _, _ = run(tmp_path, "embedded", statements)
-    with rw_cli.connect(str(tmp_path / "ahead"), "spark") as s:
-        s.execute("SET STREAMING_PARALLELISM = 2")
-        for sql in statements:
-            s.execute(sql)
+    with started(str(tmp_path / "ahead"), "spark", statements) as s:
         assert drive(s, 6000, max_epochs=4) == 4
         stats = s.runtime.stats
         # the first epoch expects nothing, the second confirms the pattern: the rest read ahead
@@ -115,10 +120,7 @@ def test_restart_resumes_at_committed_offsets(tmp_path):
     statements = [BID.format(events=60_000), PER_AUCTION]
     expected, _, _, _ = run(tmp_path, "embedded", statements)
     d = str(tmp_path / "restarted")
-    with rw_cli.connect(d, "spark") as s:
-        s.execute("SET STREAMING_PARALLELISM = 2")
-        for sql in statements:
-            s.execute(sql)
+    with started(d, "spark", statements) as s:
         assert drive(s, 8000, max_epochs=2) == 2
         partial = rows(s)
         assert partial and partial != expected
@@ -132,10 +134,7 @@ def test_restart_resumes_at_committed_offsets(tmp_path):
 def test_failed_epoch_rolls_back_and_reads_its_ranges_again(tmp_path):
     statements = [BID.format(events=50_000), PER_AUCTION]
     expected, _, _, _ = run(tmp_path, "embedded", statements)
-    with rw_cli.connect(str(tmp_path / "failing"), "spark") as s:
-        s.execute("SET STREAMING_PARALLELISM = 2")
-        for sql in statements:
-            s.execute(sql)
+    with started(str(tmp_path / "failing"), "spark", statements) as s:
         drive(s, 8000, max_epochs=2)
         before = rows(s)
         s.tick(8000)
