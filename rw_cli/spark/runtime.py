@@ -285,6 +285,7 @@ class SparkRuntime(EmbeddedRuntime):
         super().drop_job(relation_id)
         self._graphs.clear()
         self._discard_spare_rdds()
+        self.expected_ranges.pop(relation_id, None)
 
     def _graph(self, job: StreamJob):
         """The job's JobGraph, or why it has none (Spark Connect has no RDDs: none there)."""
