@@ -181,9 +181,9 @@ class DatagenReader(SourceReader):
         n = max_rows if total is None else min(max_rows, total - offset)
         return offset + max(0, n)
 
-
     def plan_ahead(self, split: str, offset: int, max_rows: int) -> int:
         return self.plan(split, offset, max_rows)  # (generated: every planned row exists)
+
     def read(self, split: str, offset: int, max_rows: int, columns: list[str] | None = None):
         total = self._split_rows(split)
         n = max_rows if total is None else min(max_rows, total - offset)
