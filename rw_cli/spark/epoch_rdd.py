@@ -41,31 +41,32 @@ def shuffle_to(rdd, n: int):
     return out
 
 
-_serializers: dict[int, object] = {}
+_jvm_objects: dict[tuple, object] = {}  # (SparkContext id, what) -> a JVM object made for it
+
+
+def _per_context(sc, what: tuple, make):
+    """A JVM object `make()` builds, kept for `sc` (objects of an earlier SparkContext go)."""
+    key = (id(sc), *what)
+    if key not in _jvm_objects:
+        if len(_jvm_objects) > 64 or any(k[0] != id(sc) for k in _jvm_objects):
+            _jvm_objects.clear()
+        _jvm_objects[key] = make()
+    return _jvm_objects[key]
 
 
 def _java_serializer(sc):
-    key = id(sc)
-    if key not in _serializers:
-        _serializers.clear()  # (another SparkContext's is no use any more)
-        _serializers[key] = sc._jvm.org.apache.spark.serializer.JavaSerializer(sc._jsc.sc().conf())
-    return _serializers[key]
-
-
-_indexes: dict[tuple[int, int], object] = {}
+    return _per_context(sc, ("serializer",),
+                        lambda: sc._jvm.org.apache.spark.serializer.JavaSerializer(sc._jsc.sc().conf()))
 
 
 def _indexes_rdd(sc, n: int):
     """The JVM RDD of `n` empty partitions (and its deserializer): stage 0's task i reads
     the epoch's split range i (by its partition index). It is the same RDD every epoch (no
     data goes to the JVM for it)."""
-    key = (id(sc), n)
-    if key not in _indexes:
-        if len(_indexes) > 64 or any(k[0] != id(sc) for k in _indexes):
-            _indexes.clear()
+    def make():
         rdd = sc.parallelize([], n)
-        _indexes[key] = (rdd._jrdd.rdd(), rdd._jrdd_deserializer)
-    return _indexes[key]
+        return rdd._jrdd.rdd(), rdd._jrdd_deserializer
+    return _per_context(sc, ("indexes", n), make)
 
 
 _pickled: dict[int, tuple[JobGraph, bytes]] = {}
@@ -120,14 +121,12 @@ class _Functions:
             source = source_deserializer if st.id == SOURCE_STAGE else batches
             if len(st.consumers) != 1:  # the root, or a stage persisted for its consumers
                 self.plain[st.id] = _wrap_function(sc, fn, source, self.output)
+            # one consumer: keyed in the stage's own function; several: over the persisted output
+            body, body_in = (fn, source) if len(st.consumers) == 1 else (_records, self.output)
             for c in st.consumers:
                 n = graph.stages[c].parallelism
-                if len(st.consumers) == 1:
-                    self.keyed[(st.id, c)] = _wrap_function(sc, keyed_for(fn, c, n, sc._unbatched_serializer.dumps),
-                                                            source, NoOpSerializer())
-                else:  # over the persisted output: each consumer's records keyed
-                    self.keyed[(st.id, c)] = _wrap_function(sc, keyed_for(_records, c, n, sc._unbatched_serializer.dumps),
-                                                            self.output, NoOpSerializer())
+                self.keyed[(st.id, c)] = _wrap_function(sc, keyed_for(body, c, n, sc._unbatched_serializer.dumps),
+                                                        body_in, NoOpSerializer())
 
 
 def _records(_index, records):
@@ -206,16 +205,10 @@ class EpochRDD:
         self.release()
 
 
-_levels: dict[int, object] = {}
-
-
 def _memory_and_disk(sc):
-    if id(sc) not in _levels:
-        from pyspark import StorageLevel
+    from pyspark import StorageLevel
 
-        _levels.clear()
-        _levels[id(sc)] = sc._getJavaStorageLevel(StorageLevel.MEMORY_AND_DISK)
-    return _levels[id(sc)]
+    return _per_context(sc, ("level",), lambda: sc._getJavaStorageLevel(StorageLevel.MEMORY_AND_DISK))
 
 
 def build_rdd(sc, graph: JobGraph, splits: int) -> EpochRDD:
@@ -248,17 +241,9 @@ def build_rdd(sc, graph: JobGraph, splits: int) -> EpochRDD:
     return EpochRDD(graph, splits, id(sc), root, persisted, ahead_deps)
 
 
-_partitioners: dict[tuple[int, int], object] = {}
-
-
 def _partitioner(sc, n: int):
     """PySpark's partitioner of `partitionBy(n, _partition)` (a record's key is its partition)."""
-    key = (id(sc), n)
-    if key not in _partitioners:
-        if any(k[0] != id(sc) for k in _partitioners):
-            _partitioners.clear()
-        _partitioners[key] = sc._jvm.PythonPartitioner(n, id(_partition))
-    return _partitioners[key]
+    return _per_context(sc, ("partitioner", n), lambda: sc._jvm.PythonPartitioner(n, id(_partition)))
 
 
 def _shuffled(sc, keyed: list, n: int):
