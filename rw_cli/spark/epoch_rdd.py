@@ -260,7 +260,40 @@ def _shuffled(sc, keyed: list, n: int):
     pairs = jvm.PairwiseRDD(both).asJavaPairRDD().partitionBy(_partitioner(sc, n))
     shuffled = pairs.rdd()
     shuffled.setSerializer(_java_serializer(sc))
-    return jvm.PythonRDD.valueOfPair(pairs).rdd(), shuffled.dependencies().head()
+    return _values(sc, pairs), shuffled.dependencies().head()
+
+
+def _values(sc, pairs):
+    """The records of a shuffle's (partition, record) pairs: `PythonRDD.valueOfPair`'s RDD,
+    made with the function of the first one it made for `sc`. valueOfPair hands Spark's
+    closure cleaner its function anew on every call, which reads PythonRDD's class file
+    from its jar and parses it each time (~15 ms of the JVM's CPU per shuffle per epoch);
+    the function itself (drop each pair's key) is the same for every RDD. The RDD's
+    constructor is called through reflection: its flags (after `preservesPartitioning`,
+    all false here) differ between Spark versions."""
+    key = (id(sc), "values")
+    if key not in _jvm_objects:
+        made = sc._jvm.PythonRDD.valueOfPair(pairs).rdd()
+        _per_context(sc, ("values",), lambda: _constructor_args(sc, made, pairs.rdd()))
+        return made
+    ctor, args = _jvm_objects[key]
+    args[0] = pairs.rdd()
+    return ctor.newInstance(args)
+
+
+def _constructor_args(sc, made, parent) -> tuple:
+    """(the constructor of `made`, a MapPartitionsRDD, and its arguments for another
+    parent: `made`'s function, partitioning preserved, other flags false, its class tags)."""
+    cls = made.getClass()
+    f = cls.getDeclaredField("f")
+    f.setAccessible(True)
+    ctor = cls.getConstructors()[0]
+    flags = sum(1 for t in ctor.getParameterTypes() if t.getName() == "boolean")
+    values = [parent, f.get(made), True] + [False] * (flags - 1) + [made.elementClassTag(), parent.elementClassTag()]
+    args = sc._gateway.new_array(sc._jvm.java.lang.Object, len(values))
+    for i, v in enumerate(values):
+        args[i] = v
+    return ctor, args
 
 
 def run_rdd(sc, rdd) -> list:
