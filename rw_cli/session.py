@@ -7,6 +7,7 @@ rebuilt, and executors load their state from the store lazily.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -264,7 +265,7 @@ class Session:
         MAX_EPOCHS_IN_FLIGHT epochs in flight) unless `wait`, the catalog changed (DDL is
         durable when it returns) or rw_implicit_flush is on. The next statement waits for
         it (`settle`); sinks deliver an epoch only once it is durable."""
-        with self.mutex:  # the shell's and the pipeline driver's barriers never interleave
+        with self.mutex, self._streaming():  # the shell's and the pipeline driver's barriers never interleave
             self.store.check()  # an earlier background upload failed: say so now
             pair = EpochPair(next_epoch(self.epoch.curr), self.epoch.curr)
             try:
@@ -437,11 +438,16 @@ class Session:
         """Read up to `max_rows` from each source split and push it through the jobs."""
         from rw_cli.engine.source import tick_sources
 
-        with self.mutex:
+        with self.mutex, self._streaming():
             n, advanced = tick_sources(self.runtime, max_rows)
             if advanced:
                 self.dirty = True
         return n
+
+    def _streaming(self):
+        """The stream's work runs: the store's background compaction waits for a pause."""
+        streaming = getattr(self.store, "streaming", None)
+        return streaming() if streaming is not None else contextlib.nullcontext()
 
     def after_write(self) -> None:
         self.dirty = True

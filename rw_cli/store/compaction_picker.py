@@ -2,13 +2,16 @@
 
 L0 holds overlapping SSTs (one or a few per checkpoint, newest first); L1.. hold
 non-overlapping SSTs sorted by key, each level `level_multiplier` times larger than the one
-above. A task merges its inputs (all of L0 when it holds more than `l0_trigger` files, or one
+above. A task merges its inputs (all of L0 when it is more than `l0_trigger` files deep, or one
 SST of an oversized level, taken round-robin by key) with the overlapping SSTs of the target
 level; tombstones can go when nothing lies below the target level. Under a stream of
-checkpoints an L0 -> L1 merge waits until L0 holds `l0_stall` files (each such merge rewrites
-L1): meanwhile L0's newest files are merged among themselves, in tiers (`intra_l0`), as
-RisingWave compacts L0's sub-levels — every read asks each L0 file, so their number must
-stay small while L0's bytes are small beside L1's. Append logs are merged in tiers
+checkpoints an L0 -> L1 merge waits until L0 is `l0_stall` files deep (each such merge
+rewrites L1): meanwhile L0's newest files are merged among themselves, in tiers (`intra_l0`),
+as RisingWave compacts L0's sub-levels — a read of a key asks each L0 file that may hold it,
+so their depth must stay small while L0's bytes are small beside L1's. L0's depth (`l0_depth`)
+counts files one key can lie in, not files: a checkpoint's SSTs cut at the target size, or
+the SSTs of a Spark epoch's tasks (each over its own vnodes), sit side by side, one deep, as
+RisingWave's non-overlapping sub-level. Append logs are merged in tiers
 (append_log.merge_candidate).
 """
 from __future__ import annotations
@@ -43,6 +46,19 @@ def _overlapping(level: list[SstInfo], lo: bytes, hi: bytes) -> list[SstInfo]:
     return [s for s in level if not (s.largest_key < lo or s.smallest_key > hi)]
 
 
+def l0_depth(ssts: list[SstInfo]) -> int:
+    """The most of `ssts` that one key lies in (their key ranges are closed): what a read of
+    a key asks at most."""
+    if len(ssts) <= 1:
+        return len(ssts)
+    edges = sorted([(s.smallest_key, 0) for s in ssts] + [(s.largest_key, 1) for s in ssts])
+    depth = deepest = 0
+    for _, end in edges:  # (at one key, ranges begin before others end: they share it)
+        depth += -1 if end else 1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _is_bottom(v: HummockVersion, target: int) -> bool:
     return all(not lv for lv in v.levels[target + 1:])
 
@@ -65,13 +81,14 @@ class CompactionPicker:
         return self.level_base_size * self.level_multiplier ** max(0, i - 1)
 
     def intra_l0(self, v: HummockVersion) -> CompactTask | None:
-        """An L0 -> L0 merge of L0's newest files, when L0 holds more than `l0_trigger`
-        files but few bytes beside L1 (an L0 -> L1 merge would rewrite much of L1 for
+        """An L0 -> L0 merge of L0's newest files, when L0 is more than `l0_trigger`
+        files deep but holds few bytes beside L1 (an L0 -> L1 merge would rewrite much of L1 for
         little): the newest files, up to the first one more than twice as large as those
         before it together (size tiers: a large old file is not rewritten for a few small
         new ones, so a byte is merged about log(n) times). None when L0 should go down."""
         l0 = v.levels[0]
-        if len(l0) <= self.l0_trigger or len(l0) >= self.l0_stall:
+        depth = l0_depth(l0)
+        if depth <= self.l0_trigger or depth >= self.l0_stall:
             return None
         if sum(s.file_size for s in l0) * L0_SHARE_OF_L1 > (v.level_size(1) if len(v.levels) > 1 else 0):
             return None
@@ -82,7 +99,7 @@ class CompactionPicker:
                 break
             picked.append(s)
             total += s.file_size
-        if len(picked) < 2 or len(l0) - len(picked) + 1 > self.l0_trigger + 2:
+        if len(picked) < 2 or l0_depth(l0[len(picked):]) + 1 > self.l0_trigger + 2:
             # the tiers left would keep L0 long: merge all of it
             picked = list(l0)
         return CompactTask([(0, picked)], 0, False)
@@ -90,7 +107,7 @@ class CompactionPicker:
     def pick(self, v: HummockVersion) -> CompactTask | None:
         """The next task due, if any (advances the level's cursor)."""
         levels = v.levels
-        if len(levels[0]) > self.l0_trigger:
+        if l0_depth(levels[0]) > self.l0_trigger:
             intra = self.intra_l0(v)
             if intra is not None:
                 return intra
@@ -120,17 +137,17 @@ class CompactionPicker:
 
     def due(self, v: HummockVersion) -> bool:
         """Whether some level (or log) is over its limit."""
-        return len(v.levels[0]) > self.l0_trigger or self.log_merge_due(v) or any(
+        return l0_depth(v.levels[0]) > self.l0_trigger or self.log_merge_due(v) or any(
             v.level_size(i) > self.level_target(i) for i in range(1, len(v.levels)))
 
     def due_after_commit(self, v: HummockVersion) -> bool:
         """Whether a checkpoint's version made compaction due (a commit adds to L0 and logs)."""
-        return len(v.levels[0]) > self.l0_trigger or self.log_merge_due(v)
+        return l0_depth(v.levels[0]) > self.l0_trigger or self.log_merge_due(v)
 
     def pressing(self, v: HummockVersion) -> bool:
         """L0 or a log grew so long that compaction runs even under a stream of checkpoints
         (L0's own tiers are merged under it too: they are small)."""
-        return len(v.levels[0]) >= self.l0_stall or self.intra_l0(v) is not None or \
+        return l0_depth(v.levels[0]) >= self.l0_stall or self.intra_l0(v) is not None or \
             any(len(s) >= append_log.LOG_STALL for s in v.logs.values())
 
     @staticmethod

@@ -45,6 +45,8 @@ class Compactor(BackgroundLoop):
         self._task_lock = threading.Lock()  # one task at a time
         self.wanted = False
         self.last_commit = 0.0  # when the last checkpoint committed (time.monotonic)
+        self.streaming = 0  # the stream's work running now (ticks, barriers)
+        self.last_streamed = 0.0  # when such work last began or ended
         self.error: BaseException | None = None
 
     # -- background --------------------------------------------------------------------------
@@ -63,6 +65,19 @@ class Compactor(BackgroundLoop):
             self.wanted = True
             self._cond.notify_all()
 
+    def stream_work(self, begins: bool) -> None:
+        """The stream's work (a tick, a barrier) begins or ends: while it runs, and for
+        COMPACTION_IDLE_SECS after, only pressing compaction starts. Epochs that follow one
+        another with no pause are never idle, however long each one takes (a Spark epoch can
+        take longer than COMPACTION_IDLE_SECS between two commits)."""
+        with self._lock:
+            self.streaming += 1 if begins else -1
+            self.last_streamed = time.monotonic()
+
+    def _idle(self) -> bool:
+        return not self.streaming and \
+            time.monotonic() - max(self.last_commit, self.last_streamed) >= COMPACTION_IDLE_SECS
+
     def ensure_thread(self) -> None:
         if self.background:
             self.start_thread()
@@ -79,8 +94,7 @@ class Compactor(BackgroundLoop):
             try:
                 did = False
                 while not closing.is_set():
-                    if not self.picker.pressing(self.versions.current) and \
-                            time.monotonic() - self.last_commit < COMPACTION_IDLE_SECS:
+                    if not self.picker.pressing(self.versions.current) and not self._idle():
                         time.sleep(COMPACTION_IDLE_SECS / 4)
                         continue
                     if not (self.merge_logs_once() or self.compact_once(self.remote)):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from contextlib import contextmanager
 from typing import Iterator
 
 import pyarrow as pa
@@ -295,6 +296,16 @@ class HummockStorage:
             task.done.wait()
             if task.error is not None:
                 raise task.error
+
+    @contextmanager
+    def streaming(self) -> Iterator[None]:
+        """The stream's work runs (a tick, a barrier): background compaction that is not
+        pressing waits for a pause (`Compactor.stream_work`)."""
+        self.compactor.stream_work(True)
+        try:
+            yield
+        finally:
+            self.compactor.stream_work(False)
 
     def discard_uncommitted(self) -> None:
         """Forget every write not yet handed to a commit (an epoch that failed as a whole)."""

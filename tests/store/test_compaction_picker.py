@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from rw_cli.store.append_log import LOG_FANOUT, LOG_STALL
-from rw_cli.store.compaction_picker import CompactionPicker
+from rw_cli.store.compaction_picker import CompactionPicker, l0_depth
 from rw_cli.store.version import HummockVersion, LogSegment, SstInfo
 
 
@@ -27,7 +27,7 @@ def test_nothing_due_in_an_empty_or_small_version():
 
 def test_l0_past_its_trigger_merges_with_the_overlapping_l1_ssts():
     p = CompactionPicker(l0_trigger=2)
-    l0 = [sst(3, b"c", b"e"), sst(2, b"d", b"f"), sst(1, b"a", b"b")]
+    l0 = [sst(3, b"c", b"e"), sst(2, b"d", b"f"), sst(1, b"a", b"d")]  # three deep at d
     l1 = [sst(10, b"0", b"0"), sst(11, b"a", b"c"), sst(12, b"f", b"g"), sst(13, b"x", b"z")]
     v = version(l0, l1)
     assert p.due(v) and p.due_after_commit(v)
@@ -36,6 +36,21 @@ def test_l0_past_its_trigger_merges_with_the_overlapping_l1_ssts():
     assert [(lv, [s.id for s in ss]) for lv, ss in task.inputs] == [(0, [3, 2, 1]), (1, [11, 12])]
     assert task.bottom and task.input_ids == {1, 2, 3, 11, 12}
     assert task.input_bytes == 500
+
+
+def test_l0_is_counted_by_depth_so_ssts_side_by_side_count_once():
+    """A checkpoint's SSTs cut at the target size, or the SSTs of a Spark epoch's tasks (each
+    over its own vnodes), lie side by side: a read of a key asks one of them."""
+    assert l0_depth([]) == 0 and l0_depth([sst(1, b"a", b"b")]) == 1
+    assert l0_depth([sst(1, b"a", b"b"), sst(2, b"c", b"d")]) == 1
+    assert l0_depth([sst(1, b"a", b"c"), sst(2, b"c", b"d")]) == 2  # (closed ranges: both hold c)
+    # six epochs of two tasks each, newest first: twelve files, six deep
+    l0 = [sst(10 * e + t, b"ab"[t:t + 1] + b"0", b"ab"[t:t + 1] + b"9") for e in range(6, 0, -1) for t in range(2)]
+    assert l0_depth(l0) == 6
+    p = CompactionPicker(l0_trigger=4, l0_stall=6)
+    assert not p.due(version(l0[:8])) and not p.due_after_commit(version(l0[:8]))  # four deep
+    assert p.due(version(l0[:10])) and not p.pressing(version(l0[:10]))  # five deep
+    assert p.pressing(version(l0)) and p.pick(version(l0)).target_level == 1  # six deep: stalled
 
 
 def test_a_task_is_not_bottom_when_a_lower_level_holds_ssts():

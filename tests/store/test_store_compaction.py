@@ -1,6 +1,7 @@
 """Compaction against a dict model: every pinned snapshot stays readable, reads at or above the
 low watermark never change, old versions and tombstones are collected."""
 import random
+import time
 
 import pytest
 
@@ -104,7 +105,7 @@ def test_background_compaction_error_is_reported(monkeypatch, capsys):
     monkeypatch.setattr(Compactor, "compact_once", broken)
     h = HummockStorage(MemoryObjectStore(), l0_trigger=1)
     for e in range(1, 6):
-        h.ingest_batch([(b"k%d" % e, b"v")], e)
+        h.ingest_batch([(b"a", b"v"), (b"k%d" % e, b"v")], e)  # (SSTs over one another: L0 deepens)
         h.commit_epoch(e)
         h.compactor.last_commit = 0.0  # not a stream of checkpoints: compaction does not wait
     deadline = time.monotonic() + 10
@@ -162,7 +163,7 @@ def test_compaction_in_a_compactor_process(tmp_path):
 
     def write_epochs(first: int, n: int) -> None:
         for e in range(first, first + n):
-            kvs = [(b"k%04d" % ((e * 37 + i) % 500), b"v%d" % e) for i in range(40)]
+            kvs = [(b"k%04d" % ((e * 37 + i * 12) % 500), b"v%d" % e) for i in range(40)]  # (each over most keys)
             h.ingest_batch(kvs, e)
             want.update(kvs)
             h.commit_epoch(e)
@@ -189,6 +190,28 @@ def test_compaction_in_a_compactor_process(tmp_path):
     h2 = HummockStorage(LocalObjectStore(str(tmp_path)), background_compaction=False)
     assert dict(h2.iter(b"", None)) == want
     h2.close()
+
+
+def test_background_compaction_waits_while_the_stream_works():
+    """Epochs that follow one another with no pause are never idle, however long each takes:
+    only pressing compaction runs beside them; a pause lets the rest run."""
+    from rw_cli.store import compactor
+
+    h = HummockStorage(MemoryObjectStore(), l0_trigger=1, l0_stall=50)
+    with h.streaming():
+        for e in range(1, 6):
+            h.ingest_batch([(b"a", b"v"), (b"k%d" % e, b"v")], e)
+            h.commit_epoch(e, wait=True)
+            h.compactor.last_commit = 0.0  # long past: only the stream's work holds it back
+        h.compactor.kick()
+        time.sleep(3 * compactor.COMPACTION_IDLE_SECS)
+        assert h.stats["compactions"] == 0 and len(h.version.levels[0]) == 5
+    deadline = time.monotonic() + 10
+    while h.stats["compactions"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert h.stats["compactions"] >= 1 and len(h.version.levels[0]) < 5
+    assert all(h.get(b"k%d" % e) == b"v" for e in range(1, 6))
+    h.close()
 
 
 def test_l0_tiers_merge_within_l0_beside_a_large_l1_and_keep_newest_first():
